@@ -1,0 +1,33 @@
+"""thermopylae-env: Gymnasium environments for two card games about the battle of Thermopylae.
+
+Importing the package registers the environments::
+
+    import gymnasium as gym
+    import thermopylae_env  # noqa: F401
+
+    env = gym.make("thermopylae/Coop-v0")          # co-op solitaire, Spartans against the Persian deck
+    env = gym.make("thermopylae/DuelGreek-v0")     # duel, you play the Greeks
+    env = gym.make("thermopylae/DuelPersian-v0")   # duel, you play the Persians
+"""
+
+from __future__ import annotations
+
+from gymnasium.envs.registration import register, registry
+
+__version__ = "0.1.0"
+
+_ENVIRONMENTS = {
+    "thermopylae/Coop-v0": {
+        "entry_point": "thermopylae_env.coop_env:CoopEnv",
+    },
+    "thermopylae/DuelGreek-v0": {
+        "entry_point": "thermopylae_env.duel_env:DuelGreekEnv",
+    },
+    "thermopylae/DuelPersian-v0": {
+        "entry_point": "thermopylae_env.duel_env:DuelPersianEnv",
+    },
+}
+
+for _env_id, _spec in _ENVIRONMENTS.items():
+    if _env_id not in registry:
+        register(id=_env_id, **_spec)

@@ -1,0 +1,237 @@
+"""Card data for both games, read once from the data files in ``seeds/``.
+
+The files are plain CSV so that a user can replace them (the default Persian deck of the co-op game is a
+reconstruction: its red values and bonus marks are not printed in any source we have). Every loader checks
+its table and refuses a malformed one with a :class:`DeckError` that names the row and the problem.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "DeckError",
+    "PersianCard",
+    "DuelCardType",
+    "PERSIAN_DECK_SIZE",
+    "SPARTAN_VALUES",
+    "seeds_dir",
+    "load_spartan_deck",
+    "load_persian_deck",
+    "default_persian_deck",
+    "load_duel_deck",
+]
+
+PERSIAN_DECK_SIZE = 28
+SPARTAN_VALUES = tuple(range(10, 21))  # the faces a Spartan card can show: 10..20
+MAX_CARD_VALUE = 99  # no printed card comes near; a larger number is almost surely a typo
+
+
+class DeckError(ValueError):
+    """A deck table is malformed; the message names the row and the problem."""
+
+
+@dataclass(frozen=True)
+class PersianCard:
+    """One Persian card of the co-op game: combat value ``white``, annihilation value ``red``."""
+
+    white: int
+    red: int
+    bonus: bool
+
+
+@dataclass(frozen=True)
+class DuelCardType:
+    """One line of a duel deck list: ``count`` cards named ``name``.
+
+    ``kind`` is ``"attack"`` (Persian Attack card, force 10), ``"force"``, ``"strategy"`` (a multiplier,
+    force 0) or ``"discard"`` (Xerxes Commands / Leonidas Strategy, force 0).
+    """
+
+    name: str
+    kind: str
+    force: int
+    count: int
+
+
+def seeds_dir() -> Path:
+    """The folder holding the data files: ``seeds/`` of a source checkout, or its copy in a wheel."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_seeds", here.parent / "seeds"):
+        if (candidate / "spartan_deck.csv").is_file():
+            return candidate
+    raise FileNotFoundError(f"card data not found: neither {here / '_seeds'} nor {here.parent / 'seeds'} exists")
+
+
+def _read_csv(source: str | os.PathLike[str], what: str) -> tuple[list[str], list[list[str]]]:
+    path = Path(source)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as err:
+        raise DeckError(f"{what}: cannot read {path}: {err.strerror or err}") from err
+    rows = [row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)]
+    if not rows:
+        raise DeckError(f"{what}: {path} is empty")
+    header = [cell.strip().lower() for cell in rows[0]]
+    return header, rows[1:]
+
+
+def _check_header(header: Sequence[str], expected: Sequence[str], what: str) -> None:
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            raise DeckError(f"{what}: duplicate column {name!r} in the header")
+        seen.add(name)
+    missing = [name for name in expected if name not in seen]
+    extra = [name for name in header if name not in expected]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing column(s) {missing}")
+        if extra:
+            parts.append(f"unknown column(s) {extra}")
+        raise DeckError(f"{what}: header must be {list(expected)}: " + ", ".join(parts))
+
+
+def _int_cell(value: object, column: str, where: str) -> int:
+    if isinstance(value, bool):
+        raise DeckError(f"{where}: {column} must be a whole number, got {value!r}")
+    if isinstance(value, int):
+        number = value
+    else:
+        text = str(value).strip()
+        try:
+            number = int(text)
+        except ValueError:
+            try:
+                as_float = float(text)
+            except ValueError:
+                raise DeckError(f"{where}: {column} must be a whole number, got {value!r}") from None
+            if not as_float.is_integer():
+                raise DeckError(f"{where}: {column} must be a whole number, got {value!r}") from None
+            number = int(as_float)
+    return number
+
+
+def _bonus_cell(value: object, where: str) -> bool:
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "y"):
+        return True
+    if text in ("0", "false", "no", "n", ""):
+        return False
+    raise DeckError(f"{where}: bonus must be 0 or 1, got {value!r}")
+
+
+PersianRows = Iterable[PersianCard | Mapping[str, object] | Sequence[object]]
+
+
+def load_persian_deck(source: str | os.PathLike[str] | PersianRows | None = None) -> tuple[PersianCard, ...]:
+    """Read and check a Persian deck for the co-op game.
+
+    ``source`` is a CSV path with the header ``white,red,bonus``, or rows given directly (``PersianCard``,
+    mappings with those keys, or ``(white, red, bonus)`` sequences); ``None`` gives the default deck.
+    The deck must hold exactly 28 cards, each with ``1 <= white <= red`` and bonus 0 or 1.
+    """
+    if source is None:
+        return default_persian_deck()
+    what = "Persian deck"
+    if isinstance(source, (str, os.PathLike)):
+        header, raw = _read_csv(source, f"{what} {os.fspath(source)}")
+        _check_header(header, ("white", "red", "bonus"), f"{what} {os.fspath(source)}")
+        entries: list[tuple[str, Mapping[str, object]]] = []
+        for number, row in enumerate(raw, start=1):
+            where = f"{what} row {number} (line {number + 1})"
+            if len(row) != len(header):
+                raise DeckError(f"{where}: expected {len(header)} cells, got {len(row)}")
+            entries.append((where, dict(zip(header, row))))
+    else:
+        entries = []
+        for number, row in enumerate(source, start=1):
+            where = f"{what} row {number}"
+            if isinstance(row, PersianCard):
+                entries.append((where, {"white": row.white, "red": row.red, "bonus": int(row.bonus)}))
+            elif isinstance(row, Mapping):
+                keys = set(row)
+                if keys != {"white", "red", "bonus"}:
+                    raise DeckError(f"{where}: keys must be white, red, bonus; got {sorted(map(str, keys))}")
+                entries.append((where, row))
+            elif isinstance(row, Sequence) and not isinstance(row, (str, bytes)):
+                if len(row) != 3:
+                    raise DeckError(f"{where}: expected (white, red, bonus), got {len(row)} values")
+                entries.append((where, {"white": row[0], "red": row[1], "bonus": row[2]}))
+            else:
+                raise DeckError(f"{where}: expected (white, red, bonus), got {row!r}")
+    cards = []
+    for where, cells in entries:
+        white = _int_cell(cells["white"], "white", where)
+        red = _int_cell(cells["red"], "red", where)
+        bonus = _bonus_cell(cells["bonus"], where)
+        if not 1 <= white <= MAX_CARD_VALUE:
+            raise DeckError(f"{where}: white {white} is outside 1..{MAX_CARD_VALUE}")
+        if not 1 <= red <= MAX_CARD_VALUE:
+            raise DeckError(f"{where}: red {red} is outside 1..{MAX_CARD_VALUE}")
+        if red < white:
+            raise DeckError(f"{where}: red {red} is smaller than white {white} (red must be >= white)")
+        cards.append(PersianCard(white, red, bonus))
+    if len(cards) != PERSIAN_DECK_SIZE:
+        raise DeckError(f"{what}: expected {PERSIAN_DECK_SIZE} cards, got {len(cards)}")
+    return tuple(cards)
+
+
+@functools.cache
+def default_persian_deck() -> tuple[PersianCard, ...]:
+    """The default Persian deck (``seeds/persian_deck.csv``; red values and bonus marks reconstructed)."""
+    return load_persian_deck(seeds_dir() / "persian_deck.csv")
+
+
+@functools.cache
+def load_spartan_deck() -> tuple[int, ...]:
+    """The 20 Spartan card values of the co-op game, ascending (``seeds/spartan_deck.csv``)."""
+    path = seeds_dir() / "spartan_deck.csv"
+    header, raw = _read_csv(path, f"Spartan deck {path}")
+    _check_header(header, ("value", "count"), f"Spartan deck {path}")
+    values: list[int] = []
+    for number, row in enumerate(raw, start=1):
+        where = f"Spartan deck row {number}"
+        cells = dict(zip(header, row))
+        value = _int_cell(cells.get("value", ""), "value", where)
+        count = _int_cell(cells.get("count", ""), "count", where)
+        if value not in SPARTAN_VALUES or count < 0:
+            raise DeckError(f"{where}: value must be in 10..20 and count >= 0, got {value}, {count}")
+        values += [value] * count
+    if len(values) != 20:
+        raise DeckError(f"Spartan deck: expected 20 cards, got {len(values)}")
+    return tuple(sorted(values))
+
+
+DUEL_KINDS = ("attack", "force", "strategy", "discard")
+
+
+@functools.cache
+def load_duel_deck(side: str) -> tuple[DuelCardType, ...]:
+    """The duel deck list of ``side`` (``"greek"`` or ``"persian"``): 52 cards per side."""
+    if side not in ("greek", "persian"):
+        raise ValueError(f"side must be 'greek' or 'persian', got {side!r}")
+    path = seeds_dir() / f"duel_{side}_deck.csv"
+    what = f"{side} duel deck {path}"
+    header, raw = _read_csv(path, what)
+    _check_header(header, ("name", "kind", "force", "count"), what)
+    types = []
+    for number, row in enumerate(raw, start=1):
+        where = f"{what} row {number}"
+        cells = dict(zip(header, row))
+        kind = cells["kind"].strip()
+        if kind not in DUEL_KINDS:
+            raise DeckError(f"{where}: kind must be one of {DUEL_KINDS}, got {kind!r}")
+        force = _int_cell(cells["force"], "force", where)
+        count = _int_cell(cells["count"], "count", where)
+        types.append(DuelCardType(cells["name"].strip(), kind, force, count))
+    if sum(t.count for t in types) != 52:
+        raise DeckError(f"{what}: expected 52 cards, got {sum(t.count for t in types)}")
+    return tuple(types)
