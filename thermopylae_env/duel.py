@@ -1,0 +1,960 @@
+"""Rules engine of Game B, the Thermopylae duel (Greek against Persian), without Gymnasium.
+
+The engine follows ``/work/shared/RULES.md`` (Game B) and the project's write-up ``seeds/rules_duel.md``.
+It is laid out like the co-op engine and like Pgx: a static :class:`DuelGame` (card tables, action layout)
+and a small mutable :class:`DuelState` with a cheap :meth:`DuelState.copy`. All randomness comes from the
+``numpy.random.Generator`` passed in, drawn in exactly two places: :func:`shuffle_decks` and
+:func:`pick_random_discards`.
+
+Players: ``GREEK = 0``, ``PERSIAN = 1``. Card ids: the 52 Greek cards are ``0..51`` and the 52 Persian cards
+``52..103``, in the row order of ``seeds/duel_{greek,persian}_deck.csv`` (so ``card // 52`` is the owner).
+
+Card kinds
+----------
+Cards of equal force and effect play alike, so hands are tracked by *kind* (the card ids are kept as well,
+for names in displays and records). Both sides have nine kinds with the same shape:
+
+==== ===================================================== ================================================
+kind Greek                                                 Persian
+==== ===================================================== ================================================
+0    Greek Allies (force 10)                               Attack (force 10; needed to attack)
+1    Overlapping Shields (20)                              Ethiopian Tribesmen / Egyptian Levies / Mede
+                                                           Cavalry (20)
+2    Heavy Infantry (30)                                   Bactrian Spearmen / Indian Heavy Chariots /
+                                                           Scythed Chariots / Assyrian Light Chariots (30)
+3    Hoplites (40)                                         Persian Archers / Scythian Horse Archers /
+                                                           Phrygian Javelineers (40)
+4    Phalanx (50)                                          Immortals (50)
+5    Heroic Last Stand (strategy)                          Greek Traitor (strategy)
+6    Spartan Training (strategy)                           Outflanking March (strategy)
+7    Narrow Defile (strategy)                              Mountain Path (strategy)
+8    Leonidas Strategy (discard card)                      Xerxes Commands (discard card)
+==== ===================================================== ================================================
+
+Phases and turn
+---------------
+A turn is: draw (automatic), ``PERSIAN_DISCARD``, ``GREEK_DISCARD``, ``ATTACK`` (the Persian builds or
+declines an attack), ``DEFENCE`` (the Greek builds a defence or does not defend). A decision point where the
+rules leave exactly one possibility is resolved by the engine and reported as an event with
+``"auto": True``: a Greek with an empty hand ends his discard phase, a Persian without an Attack card does
+not attack, a Greek without a card of force > 0 does not defend.
+
+Action layout (``NUM_ACTIONS = 21``, one flat space for both sides and all phases; k = kind of the actor)
+--------------------------------------------------------------------------------------------------------
+
+========= ======================= ===================================================================
+index     name                    legal when
+========= ======================= ===================================================================
+0         ``PLAY_DISCARD_CARD``   own discard phase, holding the discard card (kind 8): play it; the
+                                  opponent discards 2 cards at random (all if fewer)
+1 + k     ``discard(k)``, k 0..8  own discard phase, holding a card of kind k: discard it unplayed
+10        ``DONE_DISCARDING``     own discard phase, holding at most 7 cards
+11 + k    ``add(k)``, k 0..7      ATTACK (Persian) / DEFENCE (Greek): a card of kind k still in hand
+                                  and not yet added; a strategy kind (5..7) at most once
+19        ``COMMIT``              ATTACK: at least one Attack card added; DEFENCE: at least one card of
+                                  force > 0 added
+20        ``DECLINE``             ATTACK: do not attack; DEFENCE: do not defend. Always legal there;
+                                  cards added so far go back to the hand unseen
+========= ======================= ===================================================================
+
+Observation layout (``OBS_SIZE = 56``, float32, all in [0, 1]; ``observe(state, player)``)
+------------------------------------------------------------------------------------------
+
+======= ==================================================================================
+slice   content (own = the observing player's side)
+======= ==================================================================================
+0:4     pending phase one-hot: PERSIAN_DISCARD, GREEK_DISCARD, ATTACK, DEFENCE (0 when over)
+4       1 if the observing player must act now
+5       1 if the observing player is the Persian
+6:15    own hand, count per kind 0..8 / 8 (cards being added to an attack/defence included)
+15:23   own cards added so far to the attack/defence being built, per kind 0..7 / 8
+23      opponent hand size / 8
+24      own deck size / 48
+25      opponent deck size / 48
+26:35   own discard pile, count per kind / 8
+35:44   opponent discard pile, count per kind / 8
+44      Greek troop tokens / 10
+45      turn / 49
+46:54   the Persian attack on the table (DEFENCE phase only), per Persian kind 0..7 / 8
+54      total of the attack on the table / 800
+55      total of the own attack/defence being built / 800
+======= ==================================================================================
+
+Everything in it is public or the observer's own: hands of the opponent and the order of both decks are
+never part of it.
+
+Bounds
+------
+* Game length: each turn begins with a Persian draw; after the deal the Persian deck holds 48 cards, so the
+  draw of turn 49 finds it empty and the Greeks win then, if not before: ``turn <= MAX_TURNS = 49``, and
+  turn 49 has no decision.
+* Micro-actions per turn: a hand holds at most 8 cards after the draw (at most 7 at the end of each
+  discard phase, one drawn per turn). In a discard phase every action but ``DONE_DISCARDING`` removes a
+  card from the actor's hand: at most 8 + 1 = 9 actions per side. At the attack/defence the hand holds at
+  most 7 cards and every ``add`` uses one, and one ``COMMIT``/``DECLINE`` ends it: at most 8 per side.
+  So at most 9 + 9 + 8 + 8 = ``MAX_ACTIONS_PER_TURN = 34`` per turn (17 per side) and
+  48 * 34 = ``MAX_GAME_ACTIONS = 1632`` per game.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .actions import IllegalActionError, as_action_index
+from .cards import DeckError, load_duel_deck
+
+__all__ = [
+    "GREEK",
+    "PERSIAN",
+    "PLAYER_NAMES",
+    "NUM_PLAYERS",
+    "DECK_SIZE",
+    "NUM_CARDS",
+    "START_HAND",
+    "HAND_LIMIT",
+    "MAX_HAND",
+    "START_TOKENS",
+    "NUM_KINDS",
+    "NUM_FORCE_KINDS",
+    "STRATEGY_KINDS",
+    "DISCARD_KIND",
+    "ATTACK_KIND",
+    "KIND_FORCE",
+    "MAX_TURNS",
+    "MAX_ACTIONS_PER_TURN",
+    "MAX_GAME_ACTIONS",
+    "PLAY_DISCARD_CARD",
+    "DISCARD_BASE",
+    "DONE_DISCARDING",
+    "ADD_BASE",
+    "NUM_ADD_KINDS",
+    "COMMIT",
+    "DECLINE",
+    "NUM_ACTIONS",
+    "OBS_SIZE",
+    "OBS_PHASE",
+    "OBS_TO_ACT",
+    "OBS_IS_PERSIAN",
+    "OBS_HAND",
+    "OBS_BUILD",
+    "OBS_OPP_HAND_SIZE",
+    "OBS_OWN_DECK",
+    "OBS_OPP_DECK",
+    "OBS_OWN_DISCARDS",
+    "OBS_OPP_DISCARDS",
+    "OBS_TOKENS",
+    "OBS_TURN",
+    "OBS_TABLE",
+    "OBS_TABLE_TOTAL",
+    "OBS_BUILD_TOTAL",
+    "COUNT_SCALE",
+    "TOTAL_SCALE",
+    "Phase",
+    "DuelKind",
+    "DuelState",
+    "DuelGame",
+    "discard_action",
+    "add_action",
+    "decode_action",
+    "encode_action",
+    "combat_total",
+    "card_kind",
+    "card_name",
+    "card_owner",
+    "duel_kinds",
+    "shuffle_decks",
+    "pick_random_discards",
+    "check_invariants",
+]
+
+GREEK = 0
+PERSIAN = 1
+PLAYER_NAMES = ("greek", "persian")
+NUM_PLAYERS = 2
+DECK_SIZE = 52
+NUM_CARDS = 2 * DECK_SIZE
+START_HAND = 4
+HAND_LIMIT = 7
+MAX_HAND = HAND_LIMIT + 1  # a hand never holds more than this (7 after the discard phase, plus one draw)
+START_TOKENS = 10
+
+NUM_KINDS = 9
+NUM_FORCE_KINDS = 5  # kinds 0..4: force 10, 20, 30, 40, 50
+STRATEGY_KINDS = (5, 6, 7)
+DISCARD_KIND = 8
+ATTACK_KIND = 0  # the Persian's kind 0 is the Attack card
+KIND_FORCE = (10, 20, 30, 40, 50, 0, 0, 0, 0)
+
+MAX_TURNS = DECK_SIZE - START_HAND + 1  # 49
+MAX_ACTIONS_PER_TURN = 2 * (MAX_HAND + 1) + 2 * (HAND_LIMIT + 1)  # 34
+MAX_GAME_ACTIONS = (MAX_TURNS - 1) * MAX_ACTIONS_PER_TURN  # 1632
+
+PLAY_DISCARD_CARD = 0
+DISCARD_BASE = 1
+DONE_DISCARDING = DISCARD_BASE + NUM_KINDS  # 10
+ADD_BASE = DONE_DISCARDING + 1  # 11
+NUM_ADD_KINDS = NUM_KINDS - 1  # the discard card never joins a combat
+COMMIT = ADD_BASE + NUM_ADD_KINDS  # 19
+DECLINE = COMMIT + 1  # 20
+NUM_ACTIONS = DECLINE + 1  # 21
+
+COUNT_SCALE = 8.0  # the largest number of cards of one kind
+TOTAL_SCALE = 800.0  # the largest total: 4 Phalanx x (3 strategy cards + 1) = 800
+
+OBS_PHASE = slice(0, 4)
+OBS_TO_ACT = 4
+OBS_IS_PERSIAN = 5
+OBS_HAND = slice(6, 15)
+OBS_BUILD = slice(15, 23)
+OBS_OPP_HAND_SIZE = 23
+OBS_OWN_DECK = 24
+OBS_OPP_DECK = 25
+OBS_OWN_DISCARDS = slice(26, 35)
+OBS_OPP_DISCARDS = slice(35, 44)
+OBS_TOKENS = 44
+OBS_TURN = 45
+OBS_TABLE = slice(46, 54)
+OBS_TABLE_TOTAL = 54
+OBS_BUILD_TOTAL = 55
+OBS_SIZE = 56
+
+_DECK_AFTER_DEAL = float(DECK_SIZE - START_HAND)
+
+
+class Phase(enum.IntEnum):
+    """The decision pending: whose discard phase, the Persian's attack or the Greek's defence."""
+
+    PERSIAN_DISCARD = 0
+    GREEK_DISCARD = 1
+    ATTACK = 2
+    DEFENCE = 3
+
+
+# Plain ints on the hot path (comparisons of IntEnum members go through the enum machinery).
+_P_DISC = 0
+_G_DISC = 1
+_ATTACK = 2
+_DEFENCE = 3
+_ONE_HOT_PHASE = ((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 1.0))
+
+
+@dataclass(frozen=True)
+class DuelKind:
+    """One kind of card of one side: cards that play alike (same force, same effect)."""
+
+    side: int
+    index: int
+    kind: str  # "attack", "force", "strategy" or "discard"
+    force: int
+    count: int
+    names: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """Display name: the card names joined by '/', with the force for cards that have one."""
+        text = "/".join(self.names)
+        return f"{text} ({self.force})" if self.force > 0 else text
+
+
+@functools.cache
+def duel_kinds() -> tuple[tuple[DuelKind, ...], tuple[DuelKind, ...]]:
+    """The nine kinds of each side, ``(greek_kinds, persian_kinds)``, read from the duel deck lists."""
+    return _build_tables()[0]
+
+
+@functools.cache
+def _build_tables() -> tuple[tuple[tuple[DuelKind, ...], ...], tuple[int, ...], tuple[str, ...]]:
+    all_kinds = []
+    card_kind: list[int] = []
+    card_name: list[str] = []
+    for side, side_name in enumerate(PLAYER_NAMES):
+        types = load_duel_deck(side_name)
+        what = f"{side_name} duel deck"
+        members: list[list[tuple[str, int]]] = [[] for _ in range(NUM_KINDS)]  # (name, count)
+        kind_of_type: list[str] = [""] * NUM_KINDS
+        strategies: list[str] = []
+        for t in types:
+            if t.kind in ("attack", "force"):
+                if t.force not in KIND_FORCE[:NUM_FORCE_KINDS]:
+                    raise DeckError(f"{what}: {t.name!r} has force {t.force}; the duel knows forces 10..50")
+                index = t.force // 10 - 1
+                wanted = "attack" if (side == PERSIAN and index == ATTACK_KIND) else "force"
+                if t.kind != wanted:
+                    raise DeckError(
+                        f"{what}: {t.name!r} is a {t.kind} card of force {t.force}; the engine expects "
+                        f"{wanted} cards there (Persian force-10 cards are the Attack cards)"
+                    )
+            elif t.kind == "strategy":
+                if t.force != 0:
+                    raise DeckError(f"{what}: strategy card {t.name!r} must have force 0, got {t.force}")
+                if t.name not in strategies:
+                    strategies.append(t.name)
+                if len(strategies) > len(STRATEGY_KINDS):
+                    raise DeckError(f"{what}: more than {len(STRATEGY_KINDS)} strategy types")
+                index = STRATEGY_KINDS[strategies.index(t.name)]
+            else:  # "discard"
+                if t.force != 0:
+                    raise DeckError(f"{what}: discard card {t.name!r} must have force 0, got {t.force}")
+                index = DISCARD_KIND
+            kind_of_type[index] = t.kind
+            members[index].append((t.name, t.count))
+        side_kinds = []
+        for index in range(NUM_KINDS):
+            if not members[index] or sum(c for _, c in members[index]) == 0:
+                raise DeckError(f"{what}: no card of kind {index} (the engine needs all nine kinds)")
+            names = tuple(dict.fromkeys(name for name, _ in members[index]))
+            count = sum(c for _, c in members[index])
+            if count > COUNT_SCALE:
+                raise DeckError(f"{what}: kind {index} has {count} cards; at most {int(COUNT_SCALE)}")
+            side_kinds.append(DuelKind(side, index, kind_of_type[index], KIND_FORCE[index], count, names))
+        # Card ids follow the rows of the CSV file.
+        for t in types:
+            index = next(k.index for k in side_kinds if t.name in k.names)
+            card_kind.extend([index] * t.count)
+            card_name.extend([t.name] * t.count)
+        all_kinds.append(tuple(side_kinds))
+    if len(card_kind) != NUM_CARDS:
+        raise DeckError(f"duel decks: expected {NUM_CARDS} cards, got {len(card_kind)}")
+    return (all_kinds[0], all_kinds[1]), tuple(card_kind), tuple(card_name)
+
+
+def card_kind(card: int) -> int:
+    """Kind (0..8) of card id ``card``."""
+    return _build_tables()[1][card]
+
+
+def card_name(card: int) -> str:
+    """Printed name of card id ``card``."""
+    return _build_tables()[2][card]
+
+
+def card_owner(card: int) -> int:
+    """``GREEK`` (ids 0..51) or ``PERSIAN`` (ids 52..103)."""
+    return card // DECK_SIZE
+
+
+def combat_total(counts: Sequence[int]) -> int:
+    """Total of an attack or defence given its count per kind: sum of forces x (strategy cards + 1)."""
+    force = 10 * counts[0] + 20 * counts[1] + 30 * counts[2] + 40 * counts[3] + 50 * counts[4]
+    return force * (1 + counts[5] + counts[6] + counts[7])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Actions
+
+
+def discard_action(kind: int) -> int:
+    """The action that discards a card of ``kind`` (0..8) in a discard phase."""
+    if not 0 <= kind < NUM_KINDS:
+        raise ValueError(f"kind must be in 0..{NUM_KINDS - 1}, got {kind}")
+    return DISCARD_BASE + kind
+
+
+def add_action(kind: int) -> int:
+    """The action that adds a card of ``kind`` (0..7) to the attack or defence being built."""
+    if not 0 <= kind < NUM_ADD_KINDS:
+        raise ValueError(f"kind must be in 0..{NUM_ADD_KINDS - 1}, got {kind}")
+    return ADD_BASE + kind
+
+
+def _describe(action: int, player: int) -> str:
+    kinds = duel_kinds()[player]
+    if action == PLAY_DISCARD_CARD:
+        return f"play {kinds[DISCARD_KIND].label}"
+    if action < DONE_DISCARDING:
+        return f"discard {kinds[action - DISCARD_BASE].label}"
+    if action == DONE_DISCARDING:
+        return "done discarding"
+    if action < COMMIT:
+        return f"add {kinds[action - ADD_BASE].label} to {'attack' if player == PERSIAN else 'defence'}"
+    if action == COMMIT:
+        return "commit attack" if player == PERSIAN else "commit defence"
+    return "decline attack" if player == PERSIAN else "no defence"
+
+
+def decode_action(action: int, player: int | None = None) -> str:
+    """Readable name of ``action``, e.g. ``"add Immortals (50) to attack"`` for the Persian.
+
+    With ``player=None`` the name covers both sides: the Greek reading, ``" | "``, the Persian reading
+    (a single reading where both agree, e.g. ``"done discarding"``).
+    """
+    action = as_action_index(action, NUM_ACTIONS)
+    if player is None:
+        greek, persian = _describe(action, GREEK), _describe(action, PERSIAN)
+        return greek if greek == persian else f"{greek} | {persian}"
+    if player not in (GREEK, PERSIAN):
+        raise ValueError(f"player must be {GREEK} (Greek), {PERSIAN} (Persian) or None, got {player!r}")
+    return _describe(action, player)
+
+
+@functools.cache
+def _action_names() -> dict[str, int]:
+    names: dict[str, int] = {}
+    for action in range(NUM_ACTIONS):
+        for player in (None, GREEK, PERSIAN):
+            names[decode_action(action, player).lower()] = action
+    return names
+
+
+def encode_action(name: str) -> int:
+    """Inverse of :func:`decode_action` (any of its readings; case and outer spaces ignored)."""
+    try:
+        return _action_names()[name.strip().lower()]
+    except KeyError:
+        raise ValueError(f"unknown duel action {name!r}") from None
+
+
+# ----------------------------------------------------------------------------------------------------------
+# State
+
+
+@dataclass(eq=False)
+class DuelState:
+    """Everything that changes during a duel. Card locations: deck, hand, table, discard pile.
+
+    ``decks[p]`` is the full shuffled order of player ``p``'s 52 card ids; the cards at positions
+    ``deck_pos[p]:`` are still in the deck (the tuple itself never changes, so copies share it).
+    ``hands[p]`` lists the card ids in hand and ``hand_counts[p]`` their count per kind; ``build`` counts per
+    kind the cards of the acting player added so far to the attack/defence being built (they stay in the
+    hand until committed); ``table`` holds the committed Persian attack during the Greek's defence.
+    """
+
+    decks: tuple[tuple[int, ...], tuple[int, ...]]
+    deck_pos: list[int]
+    hands: list[list[int]]
+    hand_counts: list[list[int]]
+    discards: list[list[int]]
+    discard_counts: list[list[int]]
+    build: list[int]
+    table: list[int]
+    table_counts: list[int]
+    attack_total: int = 0
+    tokens: int = START_TOKENS
+    turn: int = 0
+    phase: int = _P_DISC
+    current_player: int = PERSIAN
+    terminated: bool = False
+    winner: int = -1  # GREEK, PERSIAN, or -1 while the game goes on
+    end_reason: str = ""  # "persian_deck_empty" or "no_tokens"
+    actions_taken: int = 0  # micro-actions applied by step (automatic resolutions not counted)
+
+    def copy(self) -> DuelState:
+        """An independent copy (the immutable deck orders are shared)."""
+        return DuelState(
+            self.decks,
+            self.deck_pos[:],
+            [self.hands[0][:], self.hands[1][:]],
+            [self.hand_counts[0][:], self.hand_counts[1][:]],
+            [self.discards[0][:], self.discards[1][:]],
+            [self.discard_counts[0][:], self.discard_counts[1][:]],
+            self.build[:],
+            self.table[:],
+            self.table_counts[:],
+            self.attack_total,
+            self.tokens,
+            self.turn,
+            self.phase,
+            self.current_player,
+            self.terminated,
+            self.winner,
+            self.end_reason,
+            self.actions_taken,
+        )
+
+    def deck_size(self, player: int) -> int:
+        """Cards left in ``player``'s deck."""
+        return DECK_SIZE - self.deck_pos[player]
+
+    def hand_size(self, player: int) -> int:
+        """Cards in ``player``'s hand (cards being added to an attack/defence included)."""
+        return len(self.hands[player])
+
+    @property
+    def phase_enum(self) -> Phase:
+        """The pending phase as a :class:`Phase` member."""
+        return Phase(self.phase)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Chance: the only two places randomness is drawn
+
+
+def shuffle_decks(rng: np.random.Generator) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Shuffled orders of the Greek (ids 0..51) and the Persian (ids 52..103) decks."""
+    greek = tuple(int(c) for c in rng.permutation(DECK_SIZE))
+    persian = tuple(int(c) + DECK_SIZE for c in rng.permutation(DECK_SIZE))
+    return greek, persian
+
+
+def pick_random_discards(rng: np.random.Generator, hand_size: int) -> list[int]:
+    """Positions in a hand of ``hand_size`` cards hit by a discard card: 2 at random, all if fewer."""
+    if hand_size <= 2:
+        return list(range(hand_size))
+    return [int(i) for i in rng.choice(hand_size, size=2, replace=False)]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Game
+
+
+class DuelGame:
+    """Static information and rules of the duel (Pgx style: ``init``, ``step``, ``observe``, ...)."""
+
+    num_players = NUM_PLAYERS
+    num_actions = NUM_ACTIONS
+    obs_size = OBS_SIZE
+
+    def __init__(self) -> None:
+        kinds, card_kinds, card_names = _build_tables()
+        self.kinds: tuple[tuple[DuelKind, ...], tuple[DuelKind, ...]] = kinds
+        self.card_kinds: tuple[int, ...] = card_kinds
+        self.card_names: tuple[str, ...] = card_names
+
+    # --- setup ---------------------------------------------------------------------------------------
+
+    def init(self, rng: np.random.Generator, events: list | None = None) -> DuelState:
+        """Shuffle both decks with ``rng``, deal 4 cards each and play the first draw."""
+        greek, persian = shuffle_decks(rng)
+        return self.new_state(greek, persian, events)
+
+    def new_state(
+        self, greek_order: Sequence[int], persian_order: Sequence[int], events: list | None = None
+    ) -> DuelState:
+        """The state after the deal and the first draw for given deck orders (explicit chance).
+
+        ``greek_order`` must be a permutation of 0..51 and ``persian_order`` of 52..103 (top card first).
+        """
+        greek = tuple(int(c) for c in greek_order)
+        persian = tuple(int(c) for c in persian_order)
+        if sorted(greek) != list(range(DECK_SIZE)):
+            raise ValueError("greek_order must be a permutation of the Greek card ids 0..51")
+        if sorted(persian) != list(range(DECK_SIZE, NUM_CARDS)):
+            raise ValueError("persian_order must be a permutation of the Persian card ids 52..103")
+        ck = self.card_kinds
+        hands = [list(greek[:START_HAND]), list(persian[:START_HAND])]
+        hand_counts = [[0] * NUM_KINDS, [0] * NUM_KINDS]
+        for p in (GREEK, PERSIAN):
+            for c in hands[p]:
+                hand_counts[p][ck[c]] += 1
+        state = DuelState(
+            decks=(greek, persian),
+            deck_pos=[START_HAND, START_HAND],
+            hands=hands,
+            hand_counts=hand_counts,
+            discards=[[], []],
+            discard_counts=[[0] * NUM_KINDS, [0] * NUM_KINDS],
+            build=[0] * NUM_KINDS,
+            table=[],
+            table_counts=[0] * NUM_KINDS,
+        )
+        if events is not None:
+            events.append({"type": "deal", "hands": [hands[0][:], hands[1][:]]})
+        self._begin_turn(state, events)
+        return state
+
+    # --- legality ------------------------------------------------------------------------------------
+
+    def illegal_reason(self, state: DuelState, action: int) -> str | None:
+        """``None`` if ``action`` (an int in 0..20) is legal now, else why not."""
+        if state.terminated:
+            return "the game is over"
+        p = state.current_player
+        counts = state.hand_counts[p]
+        phase = state.phase
+        if phase <= _G_DISC:
+            if action == PLAY_DISCARD_CARD:
+                return None if counts[DISCARD_KIND] else f"no {self.kinds[p][DISCARD_KIND].label} in hand"
+            if action < DONE_DISCARDING:
+                k = action - DISCARD_BASE
+                return None if counts[k] else f"no {self.kinds[p][k].label} in hand to discard"
+            if action == DONE_DISCARDING:
+                n = len(state.hands[p])
+                return None if n <= HAND_LIMIT else f"holding {n} cards; discard down to {HAND_LIMIT} first"
+            return "only discard-phase actions (0..10) are legal in a discard phase"
+        if action < ADD_BASE:
+            return "discard-phase actions are not legal while an attack/defence is being built"
+        if action < COMMIT:
+            k = action - ADD_BASE
+            if counts[k] <= state.build[k]:
+                return f"no {self.kinds[p][k].label} left in hand to add"
+            if k >= NUM_FORCE_KINDS and state.build[k]:
+                return f"{self.kinds[p][k].label} already added (strategy types must be distinct)"
+            return None
+        if action == COMMIT:
+            b = state.build
+            if phase == _ATTACK:
+                return None if b[ATTACK_KIND] else "an attack needs at least one Attack card"
+            if b[0] or b[1] or b[2] or b[3] or b[4]:
+                return None
+            return "a defence needs at least one card of force > 0"
+        return None  # DECLINE
+
+    def is_legal(self, state: DuelState, action: int) -> bool:
+        """Whether ``action`` is legal for ``state.current_player`` now."""
+        return self.illegal_reason(state, action) is None
+
+    def legal_actions(self, state: DuelState) -> list[int]:
+        """The legal actions, ascending."""
+        if state.terminated:
+            return []
+        p = state.current_player
+        counts = state.hand_counts[p]
+        if state.phase <= _G_DISC:
+            legal = [PLAY_DISCARD_CARD] if counts[DISCARD_KIND] else []
+            legal += [DISCARD_BASE + k for k in range(NUM_KINDS) if counts[k]]
+            if len(state.hands[p]) <= HAND_LIMIT:
+                legal.append(DONE_DISCARDING)
+            return legal
+        b = state.build
+        legal = [ADD_BASE + k for k in range(NUM_FORCE_KINDS) if counts[k] > b[k]]
+        legal += [ADD_BASE + k for k in STRATEGY_KINDS if counts[k] and not b[k]]
+        if (b[ATTACK_KIND] if state.phase == _ATTACK else (b[0] or b[1] or b[2] or b[3] or b[4])):
+            legal.append(COMMIT)
+        legal.append(DECLINE)
+        return legal
+
+    def legal_action_mask(self, state: DuelState, dtype: type = np.bool_) -> np.ndarray:
+        """Mask over the 21 actions for ``state.current_player`` (all False once the game is over)."""
+        mask = np.zeros(NUM_ACTIONS, dtype=dtype)
+        legal = self.legal_actions(state)
+        if legal:
+            mask[legal] = 1
+        return mask
+
+    # --- transition ----------------------------------------------------------------------------------
+
+    def step(
+        self, state: DuelState, action: int, rng: np.random.Generator, events: list | None = None
+    ) -> None:
+        """Apply ``action`` of ``state.current_player`` in place, then any automatic resolution.
+
+        Raises :class:`IllegalActionError` (state untouched) for an action the rules forbid now, and
+        ``TypeError``/``ValueError`` for a value outside the action space.
+        """
+        if type(action) is not int:
+            action = as_action_index(action, NUM_ACTIONS)
+        elif not 0 <= action < NUM_ACTIONS:
+            raise ValueError(f"action {action} is outside the action space Discrete({NUM_ACTIONS})")
+        reason = self.illegal_reason(state, action)
+        if reason is not None:
+            raise IllegalActionError(f"{decode_action(action, state.current_player)}: {reason}")
+        state.actions_taken += 1
+        p = state.current_player
+        if state.phase <= _G_DISC:
+            if action == PLAY_DISCARD_CARD:
+                card = self._remove_kind(state, p, DISCARD_KIND)
+                self._to_discard(state, p, card)
+                victim = 1 - p
+                hand = state.hands[victim]
+                hit = sorted(pick_random_discards(rng, len(hand)), reverse=True)
+                lost = []
+                for i in hit:
+                    c = hand.pop(i)
+                    state.hand_counts[victim][self.card_kinds[c]] -= 1
+                    self._to_discard(state, victim, c)
+                    lost.append(c)
+                if events is not None:
+                    events.append({"type": "play_discard_card", "player": p, "card": card, "victim": victim,
+                                   "discarded": lost})
+            elif action < DONE_DISCARDING:
+                card = self._remove_kind(state, p, action - DISCARD_BASE)
+                self._to_discard(state, p, card)
+                if events is not None:
+                    events.append({"type": "discard", "player": p, "card": card})
+            else:
+                if events is not None:
+                    events.append({"type": "done_discarding", "player": p})
+                self._end_discard_phase(state, p, events)
+            return
+        if action < COMMIT:
+            state.build[action - ADD_BASE] += 1
+            if events is not None:
+                events.append({"type": "add", "player": p, "kind": action - ADD_BASE})
+            return
+        if state.phase == _ATTACK:
+            if action == COMMIT:
+                cards = self._take_build(state, PERSIAN)
+                state.table = cards
+                counts = state.table_counts
+                for c in cards:
+                    counts[self.card_kinds[c]] += 1
+                state.attack_total = combat_total(counts)
+                if events is not None:
+                    events.append({"type": "attack", "player": PERSIAN, "cards": cards[:],
+                                   "total": state.attack_total})
+                self._start_defence(state, events)
+            else:
+                state.build = [0] * NUM_KINDS
+                if events is not None:
+                    events.append({"type": "no_attack", "player": PERSIAN})
+                self._begin_turn(state, events)
+            return
+        if action == COMMIT:
+            cards = self._take_build(state, GREEK)
+            counts = [0] * NUM_KINDS
+            for c in cards:
+                counts[self.card_kinds[c]] += 1
+                self._to_discard(state, GREEK, c)
+            total = combat_total(counts)
+            if events is not None:
+                events.append({"type": "defence", "player": GREEK, "cards": cards, "total": total})
+            self._resolve(state, total, events)
+        else:
+            state.build = [0] * NUM_KINDS
+            if events is not None:
+                events.append({"type": "no_defence", "player": GREEK})
+            self._resolve(state, 0, events)
+
+    # --- helpers of step -----------------------------------------------------------------------------
+
+    def _remove_kind(self, state: DuelState, p: int, kind: int) -> int:
+        hand = state.hands[p]
+        ck = self.card_kinds
+        for i, c in enumerate(hand):
+            if ck[c] == kind:
+                del hand[i]
+                state.hand_counts[p][kind] -= 1
+                return c
+        raise AssertionError("hand_counts out of step with hands")  # pragma: no cover
+
+    def _to_discard(self, state: DuelState, p: int, card: int) -> None:
+        state.discards[p].append(card)
+        state.discard_counts[p][self.card_kinds[card]] += 1
+
+    def _take_build(self, state: DuelState, p: int) -> list[int]:
+        """Move the cards counted in ``build`` out of ``p``'s hand and return their ids."""
+        build = state.build
+        hand = state.hands[p]
+        counts = state.hand_counts[p]
+        ck = self.card_kinds
+        need = build[:]
+        taken = []
+        kept = []
+        for c in hand:
+            k = ck[c]
+            if need[k]:
+                need[k] -= 1
+                counts[k] -= 1
+                taken.append(c)
+            else:
+                kept.append(c)
+        state.hands[p] = kept
+        state.build = [0] * NUM_KINDS
+        return taken
+
+    def _draw(self, state: DuelState, p: int, events: list | None) -> None:
+        card = state.decks[p][state.deck_pos[p]]
+        state.deck_pos[p] += 1
+        state.hands[p].append(card)
+        state.hand_counts[p][self.card_kinds[card]] += 1
+        if events is not None:
+            events.append({"type": "draw", "player": p, "card": card})
+
+    def _end(self, state: DuelState, winner: int, reason: str, events: list | None) -> None:
+        state.terminated = True
+        state.winner = winner
+        state.end_reason = reason
+        if events is not None:
+            events.append({"type": "end", "winner": winner, "reason": reason})
+
+    def _begin_turn(self, state: DuelState, events: list | None) -> None:
+        state.turn += 1
+        if state.deck_pos[PERSIAN] >= DECK_SIZE:
+            self._end(state, GREEK, "persian_deck_empty", events)
+            return
+        self._draw(state, PERSIAN, events)
+        if state.deck_pos[GREEK] < DECK_SIZE:
+            self._draw(state, GREEK, events)
+        state.phase = _P_DISC
+        state.current_player = PERSIAN
+
+    def _end_discard_phase(self, state: DuelState, p: int, events: list | None) -> None:
+        if p == PERSIAN:
+            state.phase = _G_DISC
+            state.current_player = GREEK
+            if state.hands[GREEK]:
+                return
+            if events is not None:
+                events.append({"type": "done_discarding", "player": GREEK, "auto": True})
+        if state.hand_counts[PERSIAN][ATTACK_KIND]:
+            state.phase = _ATTACK
+            state.current_player = PERSIAN
+            return
+        if events is not None:
+            events.append({"type": "no_attack", "player": PERSIAN, "auto": True})
+        self._begin_turn(state, events)
+
+    def _start_defence(self, state: DuelState, events: list | None) -> None:
+        c = state.hand_counts[GREEK]
+        if c[0] or c[1] or c[2] or c[3] or c[4]:
+            state.phase = _DEFENCE
+            state.current_player = GREEK
+            return
+        if events is not None:
+            events.append({"type": "no_defence", "player": GREEK, "auto": True})
+        self._resolve(state, 0, events)
+
+    def _resolve(self, state: DuelState, defence: int, events: list | None) -> None:
+        attack = state.attack_total
+        lost = (attack - defence) // 10 if attack > defence else 0
+        state.tokens = max(0, state.tokens - lost)
+        for c in state.table:
+            self._to_discard(state, PERSIAN, c)
+        state.table = []
+        state.table_counts = [0] * NUM_KINDS
+        state.attack_total = 0
+        if events is not None:
+            events.append({"type": "combat", "attack": attack, "defence": defence, "tokens_lost": lost,
+                           "tokens": state.tokens})
+        if state.tokens <= 0:
+            self._end(state, PERSIAN, "no_tokens", events)
+        else:
+            self._begin_turn(state, events)
+
+    # --- observation and outcome ---------------------------------------------------------------------
+
+    def observe(self, state: DuelState, player: int, out: np.ndarray | None = None) -> np.ndarray:
+        """The float32 observation of ``player`` (layout in the module docstring)."""
+        o = 1 - player
+        s = 1.0 / COUNT_SCALE
+        if state.terminated:
+            head = [0.0, 0.0, 0.0, 0.0, 0.0]
+        else:
+            head = [*_ONE_HOT_PHASE[state.phase], 1.0 if state.current_player == player else 0.0]
+        building = not state.terminated and state.phase >= _ATTACK and state.current_player == player
+        if building:
+            b = state.build
+            build = [x * s for x in b[:NUM_ADD_KINDS]]
+            build_total = combat_total(b) / TOTAL_SCALE
+        else:
+            build = [0.0] * NUM_ADD_KINDS
+            build_total = 0.0
+        values = (
+            head
+            + [float(player)]
+            + [x * s for x in state.hand_counts[player]]
+            + build
+            + [len(state.hands[o]) * s, (DECK_SIZE - state.deck_pos[player]) / _DECK_AFTER_DEAL,
+               (DECK_SIZE - state.deck_pos[o]) / _DECK_AFTER_DEAL]
+            + [x * s for x in state.discard_counts[player]]
+            + [x * s for x in state.discard_counts[o]]
+            + [state.tokens / START_TOKENS, state.turn / MAX_TURNS]
+            + [x * s for x in state.table_counts[:NUM_ADD_KINDS]]
+            + [state.attack_total / TOTAL_SCALE, build_total]
+        )
+        if out is None:
+            return np.array(values, dtype=np.float32)
+        out[:] = values
+        return out
+
+    def returns(self, state: DuelState) -> np.ndarray:
+        """``[greek, persian]`` returns: +1 for the winner, -1 for the loser, zeros while the game goes on."""
+        r = np.zeros(NUM_PLAYERS, dtype=np.float32)
+        if state.terminated:
+            r[state.winner] = 1.0
+            r[1 - state.winner] = -1.0
+        return r
+
+    # --- display -------------------------------------------------------------------------------------
+
+    def describe_cards(self, cards: Sequence[int]) -> str:
+        """Names of ``cards`` joined by commas ('-' for none)."""
+        return ", ".join(self.card_names[c] for c in cards) or "-"
+
+    def render(self, state: DuelState) -> str:
+        """A plain-text picture of the whole state (both hands shown: for people, not for agents)."""
+        lines = [f"Turn {state.turn}  Greek tokens {state.tokens}"]
+        if state.terminated:
+            lines.append(f"Game over: {PLAYER_NAMES[state.winner]} win ({state.end_reason})")
+        else:
+            lines.append(f"Phase {Phase(state.phase).name}, {PLAYER_NAMES[state.current_player]} to act")
+        for p in (PERSIAN, GREEK):
+            lines.append(
+                f"{PLAYER_NAMES[p].capitalize():8s} deck {state.deck_size(p):2d}"
+                f"  discards {len(state.discards[p]):2d}"
+                f"  hand: {self.describe_cards(state.hands[p])}"
+            )
+        if not state.terminated and state.phase >= _ATTACK and any(state.build):
+            kinds = self.kinds[state.current_player]
+            parts = [f"{n} x {kinds[k].label}" for k, n in enumerate(state.build) if n]
+            lines.append(f"Being added ({combat_total(state.build)}): " + ", ".join(parts))
+        if state.table:
+            lines.append(f"Attack on the table ({state.attack_total}): {self.describe_cards(state.table)}")
+        return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Invariants
+
+
+def check_invariants(state: DuelState, game: DuelGame | None = None) -> None:
+    """Raise ``AssertionError`` unless every one of the 104 cards is in exactly one place, and the counts,
+    phase, tokens and turn agree with the rules."""
+    game = game or DuelGame()
+    ck = game.card_kinds
+    seen: dict[int, str] = {}
+
+    def place(card: int, where: str) -> None:
+        assert 0 <= card < NUM_CARDS, f"card id {card} out of range (in {where})"
+        assert card not in seen, f"card {card} ({ck[card]}) is both in {seen[card]} and in {where}"
+        seen[card] = where
+
+    for p in (GREEK, PERSIAN):
+        name = PLAYER_NAMES[p]
+        assert sorted(state.decks[p]) == list(range(p * DECK_SIZE, (p + 1) * DECK_SIZE)), f"{name} deck order"
+        assert START_HAND <= state.deck_pos[p] <= DECK_SIZE, f"{name} deck position {state.deck_pos[p]}"
+        for c in state.decks[p][state.deck_pos[p]:]:
+            place(c, f"{name} deck")
+        for c in state.hands[p]:
+            assert card_owner(c) == p, f"card {c} in the {name} hand belongs to the other side"
+            place(c, f"{name} hand")
+        for c in state.discards[p]:
+            assert card_owner(c) == p, f"card {c} in the {name} discard pile belongs to the other side"
+            place(c, f"{name} discard pile")
+        for counts, cards, what in (
+            (state.hand_counts[p], state.hands[p], "hand"),
+            (state.discard_counts[p], state.discards[p], "discard pile"),
+        ):
+            expect = [0] * NUM_KINDS
+            for c in cards:
+                expect[ck[c]] += 1
+            assert list(counts) == expect, f"{name} {what} counts {counts} != {expect}"
+        if not state.terminated:
+            assert len(state.hands[p]) <= MAX_HAND, f"{name} holds {len(state.hands[p])} cards"
+    for c in state.table:
+        assert card_owner(c) == PERSIAN, f"Greek card {c} on the attack table"
+        place(c, "table")
+    assert len(seen) == NUM_CARDS, f"{NUM_CARDS - len(seen)} card(s) are nowhere"
+    expect = [0] * NUM_KINDS
+    for c in state.table:
+        expect[ck[c]] += 1
+    assert list(state.table_counts) == expect, "table counts"
+    assert state.attack_total == combat_total(state.table_counts), "attack total"
+    assert 0 <= state.tokens <= START_TOKENS, f"tokens {state.tokens}"
+    assert 1 <= state.turn <= MAX_TURNS, f"turn {state.turn}"
+    if state.terminated:
+        assert state.winner in (GREEK, PERSIAN)
+        assert (state.winner == PERSIAN) == (state.tokens == 0), "the Persian wins iff no token is left"
+        return
+    assert state.phase in (_P_DISC, _G_DISC, _ATTACK, _DEFENCE), f"phase {state.phase}"
+    expected_player = PERSIAN if state.phase in (_P_DISC, _ATTACK) else GREEK
+    assert state.current_player == expected_player, "current player does not match the phase"
+    assert (state.phase == _DEFENCE) == bool(state.table), "an attack is on the table iff defending"
+    counts = state.hand_counts[state.current_player]
+    for k, n in enumerate(state.build):
+        assert 0 <= n <= counts[k], f"build of kind {k} exceeds the hand"
+        if k >= NUM_FORCE_KINDS:
+            assert n <= 1, f"strategy kind {k} added twice"
+    if state.phase <= _G_DISC:
+        assert not any(state.build), "cards added outside an attack/defence"
+    if state.phase == _ATTACK:
+        assert counts[ATTACK_KIND] > 0, "Persian asked to attack without an Attack card"
+        assert len(state.hands[PERSIAN]) <= HAND_LIMIT
+    if state.phase == _DEFENCE:
+        assert any(counts[:NUM_FORCE_KINDS]), "Greek asked to defend without a card of force > 0"
+        assert len(state.hands[GREEK]) <= HAND_LIMIT
