@@ -1,0 +1,295 @@
+"""``thermopylae/Coop-v0``: the co-operative game as a single-agent Gymnasium environment.
+
+A thin adapter over the rules engine :mod:`thermopylae_env.coop`; the agent plays for the whole team.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from thermopylae_env.actions import IllegalActionError, as_action_index, check_illegal_action_mode
+from thermopylae_env.cards import PersianRows
+from thermopylae_env.coop import (
+    GRAVEYARD_WIN,
+    HAND_LIMIT,
+    LOCATION_DIE_MARKERS,
+    LOSS_MARKER,
+    NUM_ACTIONS,
+    NUM_SUPPORT,
+    OBS_SIZE,
+    CoopGame,
+    CoopState,
+    Phase,
+    decode_action,
+    encode_action,
+)
+
+__all__ = ["CoopEnv", "encode_action", "decode_action"]
+
+
+class CoopEnv(gym.Env[np.ndarray, np.int64]):
+    """The co-operative card game *Thermopyles*: 1 to 4 Spartan players against the Persian deck.
+
+    ## Description
+
+    The team holds Spartan cards (values 10..20) and four Greek support cards; two Persian cards stand in
+    the line, each with a white (combat) value, a red (annihilation) value and sometimes a bonus mark. On
+    each turn the acting seat either retreats (the marker moves one step towards 7, where the game is
+    lost) or fights with one card plus any support cards (one die each; one more die when the marker is on
+    3 or 6). A total at least the white value beats a Persian card, at least the red value sends it to the
+    graveyard. Twelve cards in the graveyard, or a Persian deck that cannot refill the line, win the game.
+    Draws are offered after a retreat and for each beaten bonus card; the team chooses who gets each
+    draw, and a draw into a full hand (5 cards) is declined or followed by a discard. The complete rules
+    are in ``seeds/rules_coop.md``; the default Persian red values and bonus marks are a reconstruction.
+
+    The single agent makes every decision of the team, whichever seat acts.
+
+    ## Action Space
+
+    ``Discrete(72)``, the same at every decision point; ``info["action_mask"]`` (int8) and
+    :meth:`action_masks` (bool, for sb3-contrib's ``MaskablePPO``) mark the legal actions.
+
+    | index | action |
+    | --- | --- |
+    | 0 | retreat |
+    | 1 + (v-10)*5 + s | fight with a card of value v (10..20) and s (0..4) support cards |
+    | 56 + p | give the offered draw to seat p (0..3, below ``num_players``) |
+    | 60 | decline the offered draw |
+    | 61 + (v-10) | discard a card of value v from the recipient's 6-card hand |
+
+    :func:`encode_action` / :func:`decode_action` (also methods of the env) translate between indices and
+    names such as ``"fight 17 +2 support"``.
+
+    ## Observation Space
+
+    ``Box(0, 1, (115,), float32)``:
+
+    | slice | content |
+    | --- | --- |
+    | 0:3 | pending decision one-hot: MAIN, DRAW_OFFER, DISCARD (all 0 once over) |
+    | 3:7 | acting seat one-hot |
+    | 7:11 | seat that must discard (DISCARD only) |
+    | 11:55 | hands: 11 + 11*p + (v-10) = count of value v in seat p's hand / 2 |
+    | 55:59, 59:63 | slot 1 and slot 2: present, white/30, red/30, bonus |
+    | 63:70 | marker one-hot 1..7 |
+    | 70 | support cards left / 4 |
+    | 71, 72 | Spartan deck size / 20, Persian deck size / 28 |
+    | 73, 74 | graveyard size / 12, Persian discard pile size / 28 |
+    | 75 | draw offers still pending after the current one / 2 |
+    | 76:87 | Spartan cards still in the deck per value 10..20, count / 2 |
+    | 87:115 | Persian deck table row i still in the Persian deck |
+
+    ## Rewards
+
+    +1 on the winning step, -1 on the losing step, 0 otherwise. An illegal action (with
+    ``illegal_action="loss"``) ends the episode with ``illegal_action_penalty``. With
+    ``reward_shaping = c > 0`` every non-final step also earns ``c`` per Persian card beaten to the
+    discard pile, ``2c`` per card sent to the graveyard, and ``-c`` per retreat; the final step stays
+    exactly +1 or -1.
+
+    ## Starting State
+
+    Both decks shuffled; two Persian cards in the line; the marker on 1; four support cards; solo: four
+    Spartan cards in hand, 2 to 4 players: three each. Seat 0 acts first.
+
+    ## Episode End
+
+    Terminated on a win (12th graveyard card, or the Persian deck cannot refill the line) or a loss
+    (the marker reaches 7, or every hand and the Spartan deck are empty after an action), or on an illegal
+    action in ``"loss"`` mode. The game is finite (at most 20 Spartan cards and 6 retreats), so there is
+    no truncation. ``info["is_success"]`` is set on the final step.
+
+    ## Arguments
+
+    * ``num_players`` (int, 1..4, default 1)
+    * ``persian_deck``: a CSV path (``white,red,bonus``) or 28 rows; ``None`` for the default deck
+    * ``illegal_action``: ``"loss"`` (default) or ``"raise"`` (raise ``IllegalActionError``, nothing
+      changes and the episode goes on); out-of-space actions always raise ``TypeError``/``ValueError``
+    * ``illegal_action_penalty`` (float, default -1.0)
+    * ``reward_shaping`` (float, default 0.0): see Rewards
+    * ``render_mode``: ``None`` or ``"ansi"``
+    * ``record_events`` (bool, default False): put the engine's events of each step in ``info["events"]``
+
+    ``env.game`` is the :class:`~thermopylae_env.coop.CoopGame`, ``env.state`` the live
+    :class:`~thermopylae_env.coop.CoopState` (``None`` before the first reset).
+
+    ## Version History
+
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    encode_action = staticmethod(encode_action)
+    decode_action = staticmethod(decode_action)
+
+    def __init__(
+        self,
+        num_players: int = 1,
+        persian_deck: str | os.PathLike[str] | PersianRows | None = None,
+        illegal_action: str = "loss",
+        illegal_action_penalty: float = -1.0,
+        reward_shaping: float = 0.0,
+        render_mode: str | None = None,
+        record_events: bool = False,
+    ) -> None:
+        self._game = CoopGame(num_players, persian_deck)
+        self.illegal_action = check_illegal_action_mode(illegal_action)
+        self.illegal_action_penalty = float(illegal_action_penalty)
+        self.reward_shaping = float(reward_shaping)
+        if not np.isfinite(self.reward_shaping) or self.reward_shaping < 0:
+            raise ValueError(f"reward_shaping must be a finite number >= 0, got {reward_shaping!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                             f"got {render_mode!r}")
+        self.render_mode = render_mode
+        self.record_events = bool(record_events)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
+        self._state: CoopState | None = None
+        self._episode_over = False
+        self._last_events: list[dict] = []
+
+    @property
+    def game(self) -> CoopGame:
+        """The static game (player count, card tables)."""
+        return self._game
+
+    @property
+    def state(self) -> CoopState | None:
+        """The engine state of the running episode (``None`` before the first reset)."""
+        return self._state
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._state = self._game.init(self.np_random)
+        self._episode_over = False
+        self._last_events = []
+        return self._game.observe(self._state), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        state = self._state
+        if state is None:
+            raise RuntimeError("step() called before reset()")
+        if self._episode_over:
+            raise RuntimeError("step() called after the episode ended; call reset()")
+        a = as_action_index(action, NUM_ACTIONS)
+        game = self._game
+        reason = game.illegal_reason(state, a)
+        if reason is not None:
+            if self.illegal_action == "raise":
+                raise IllegalActionError(reason)
+            self._episode_over = True
+            self._last_events = []
+            info = self._info()
+            info["illegal_action"] = True
+            info["illegal_reason"] = reason
+            info["is_success"] = False
+            return game.observe(state), self.illegal_action_penalty, True, False, info
+        shaping = self.reward_shaping
+        if shaping:
+            before = (len(state.persian_discard), len(state.graveyard), state.marker)
+        events: list[dict] | None = [] if self.record_events else None
+        game.step(state, a, self.np_random, events)
+        if state.terminated:
+            self._episode_over = True
+            reward = 1.0 if state.won else -1.0
+        elif shaping:
+            reward = shaping * (
+                (len(state.persian_discard) - before[0])
+                + 2 * (len(state.graveyard) - before[1])
+                - (state.marker - before[2])
+            )
+        else:
+            reward = 0.0
+        if events is not None:
+            self._last_events = events
+        info = self._info()
+        if state.terminated:
+            info["is_success"] = bool(state.won)
+        return game.observe(state), reward, state.terminated, False, info
+
+    def _info(self) -> dict[str, Any]:
+        state = self._state
+        if self._episode_over:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        else:
+            mask = self._game.legal_action_mask(state).astype(np.int8)
+        info: dict[str, Any] = {
+            "action_mask": mask,
+            "phase": int(state.phase),
+            "current_player": state.current_player,
+            "turn": state.turn,
+        }
+        if self.record_events:
+            info["events"] = self._last_events
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean legal-action mask of the current state (all false once the episode is over)."""
+        if self._state is None:
+            raise RuntimeError("action_masks() called before reset()")
+        if self._episode_over:
+            return np.zeros(NUM_ACTIONS, dtype=bool)
+        return self._game.legal_action_mask(self._state)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' to the env")
+            return None
+        if self._state is None:
+            return "Thermopyles co-op: not started (call reset())\n"
+        return render_text(self._game, self._state)
+
+
+def render_text(game: CoopGame, state: CoopState) -> str:
+    """A plain-text table of ``state``: hands, the Persian line, the marker track, supplies."""
+    lines = []
+    if state.terminated:
+        outcome = "WON" if state.won else "LOST"
+        why = {
+            "graveyard": f"{GRAVEYARD_WIN} Persian cards in the graveyard",
+            "refill": "the Persian deck cannot refill the line",
+            "marker": f"the marker reached {LOSS_MARKER}",
+            "exhausted": "no Spartan cards left in hand or deck",
+        }[state.reason]
+        status = f"game over: {outcome} ({why})"
+    elif state.phase == Phase.MAIN:
+        status = f"seat {state.current_player} to act: retreat or fight"
+    elif state.phase == Phase.DRAW_OFFER:
+        more = f", {state.offers} more pending" if state.offers else ""
+        status = f"draw offered: give it to a seat or decline{more}"
+    else:
+        status = f"seat {state.recipient} holds {HAND_LIMIT + 1} cards: discard one"
+    lines.append(f"Thermopyles co-op | {game.num_players} player(s) | turn {state.turn} | {status}")
+
+    track = []
+    for position in range(1, LOSS_MARKER + 1):
+        label = f"{position}{'*' if position in LOCATION_DIE_MARKERS else ''}"
+        track.append(f"[{label}]" if position == state.marker else f" {label} ")
+    lines.append("Marker    " + " ".join(track) + f"   (* location die, {LOSS_MARKER} loses)")
+
+    def slot_text(card: int) -> str:
+        if card < 0:
+            return "(empty)"
+        persian = game.persian[card]
+        return f"white {persian.white:>2} red {persian.red:>2}{' bonus' if persian.bonus else '      '}"
+
+    lines.append(f"Persians  slot 1: {slot_text(state.slot1)} | slot 2: {slot_text(state.slot2)}")
+    lines.append(
+        f"Support   {state.support}/{NUM_SUPPORT} left | Spartan deck {state.spartan_deck_size} | "
+        f"Persian deck {state.persian_deck_size} | Persian discard {len(state.persian_discard)} | "
+        f"graveyard {len(state.graveyard)}/{GRAVEYARD_WIN}"
+    )
+    for seat, hand in enumerate(state.hands):
+        values = " ".join(str(v) for v in sorted(game.spartan[c] for c in hand)) or "(empty)"
+        pointer = ">" if seat == state.current_player and not state.terminated else " "
+        lines.append(f"Hand {pointer} seat {seat}: {values}")
+    return "\n".join(lines) + "\n"
