@@ -62,6 +62,8 @@ Choices made where the contract and the original texts are silent (also listed i
   open, the deck orders are hidden.
 * Once the game is over no further turn is taken: ``current_player`` stays at the seat that acted last.
 * ``turn`` counts completed actions, the last (game-ending) one included.
+* During DRAW_OFFER and DISCARD the acting seat stays the one whose action caused them; the seat that must
+  discard is the separate ``recipient``.
 * Observation values above 30 (a custom deck with such a card) are clipped to 1.
 """
 
