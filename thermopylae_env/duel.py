@@ -223,7 +223,6 @@ OBS_TABLE_TOTAL = 54
 OBS_BUILD_TOTAL = 55
 OBS_SIZE = 56
 
-_DECK_AFTER_DEAL = float(DECK_SIZE - START_HAND)
 
 
 class Phase(enum.IntEnum):
@@ -240,7 +239,22 @@ _P_DISC = 0
 _G_DISC = 1
 _ATTACK = 2
 _DEFENCE = 3
-_ONE_HOT_PHASE = ((1.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0), (0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 1.0))
+_HEAD = tuple(  # [phase][acting] -> phase one-hot + "must act" flag
+    tuple((*(int(i == ph) for i in range(4)), int(me)) for me in (False, True)) for ph in range(4)
+)
+_HEAD_OVER = (0, 0, 0, 0, 0)
+_NO_BUILD = (0,) * NUM_KINDS
+# Observation = raw counts x this scale (one multiplication instead of one per entry).
+_OBS_SCALE = np.array(
+    [1.0] * 6
+    + [1.0 / COUNT_SCALE] * (NUM_KINDS + NUM_ADD_KINDS + 1)
+    + [1.0 / (DECK_SIZE - START_HAND)] * 2
+    + [1.0 / COUNT_SCALE] * (2 * NUM_KINDS)
+    + [1.0 / START_TOKENS, 1.0 / MAX_TURNS]
+    + [1.0 / COUNT_SCALE] * NUM_ADD_KINDS
+    + [1.0 / TOTAL_SCALE] * 2,
+    dtype=np.float32,
+)
 
 
 @dataclass(frozen=True)
@@ -486,8 +500,8 @@ class DuelState:
 
 def shuffle_decks(rng: np.random.Generator) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Shuffled orders of the Greek (ids 0..51) and the Persian (ids 52..103) decks."""
-    greek = tuple(int(c) for c in rng.permutation(DECK_SIZE))
-    persian = tuple(int(c) + DECK_SIZE for c in rng.permutation(DECK_SIZE))
+    greek = tuple(rng.permutation(DECK_SIZE).tolist())
+    persian = tuple((rng.permutation(DECK_SIZE) + DECK_SIZE).tolist())
     return greek, persian
 
 
@@ -620,11 +634,27 @@ class DuelGame:
 
     def legal_action_mask(self, state: DuelState, dtype: type = np.bool_) -> np.ndarray:
         """Mask over the 21 actions for ``state.current_player`` (all False once the game is over)."""
-        mask = np.zeros(NUM_ACTIONS, dtype=dtype)
-        legal = self.legal_actions(state)
-        if legal:
-            mask[legal] = 1
-        return mask
+        if state.terminated:
+            return np.zeros(NUM_ACTIONS, dtype=dtype)
+        p = state.current_player
+        c = state.hand_counts[p]
+        if state.phase <= _G_DISC:
+            values = [
+                c[8], c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], len(state.hands[p]) <= HAND_LIMIT,
+                *_NO_BUILD, False, False,
+            ]
+        else:
+            b = state.build
+            commit = b[ATTACK_KIND] if state.phase == _ATTACK else (b[0] or b[1] or b[2] or b[3] or b[4])
+            values = [
+                *_NO_BUILD, False, False,
+                c[0] > b[0], c[1] > b[1], c[2] > b[2], c[3] > b[3], c[4] > b[4],
+                c[5] > b[5] == 0, c[6] > b[6] == 0, c[7] > b[7] == 0, commit, True,
+            ]
+        mask = np.array(values, dtype=np.bool_)  # counts > 0 become True
+        if dtype is np.bool_:
+            return mask
+        return mask.view(np.int8) if dtype is np.int8 else mask.astype(dtype)
 
     # --- transition ----------------------------------------------------------------------------------
 
@@ -821,35 +851,32 @@ class DuelGame:
     def observe(self, state: DuelState, player: int, out: np.ndarray | None = None) -> np.ndarray:
         """The float32 observation of ``player`` (layout in the module docstring)."""
         o = 1 - player
-        s = 1.0 / COUNT_SCALE
         if state.terminated:
-            head = [0.0, 0.0, 0.0, 0.0, 0.0]
+            head = _HEAD_OVER
+            build = _NO_BUILD
+            build_total = 0
         else:
-            head = [*_ONE_HOT_PHASE[state.phase], 1.0 if state.current_player == player else 0.0]
-        building = not state.terminated and state.phase >= _ATTACK and state.current_player == player
-        if building:
-            b = state.build
-            build = [x * s for x in b[:NUM_ADD_KINDS]]
-            build_total = combat_total(b) / TOTAL_SCALE
-        else:
-            build = [0.0] * NUM_ADD_KINDS
-            build_total = 0.0
-        values = (
-            head
-            + [float(player)]
-            + [x * s for x in state.hand_counts[player]]
-            + build
-            + [len(state.hands[o]) * s, (DECK_SIZE - state.deck_pos[player]) / _DECK_AFTER_DEAL,
-               (DECK_SIZE - state.deck_pos[o]) / _DECK_AFTER_DEAL]
-            + [x * s for x in state.discard_counts[player]]
-            + [x * s for x in state.discard_counts[o]]
-            + [state.tokens / START_TOKENS, state.turn / MAX_TURNS]
-            + [x * s for x in state.table_counts[:NUM_ADD_KINDS]]
-            + [state.attack_total / TOTAL_SCALE, build_total]
-        )
+            head = _HEAD[state.phase][state.current_player == player]
+            if state.phase >= _ATTACK and state.current_player == player:
+                build = state.build
+                build_total = combat_total(build)
+            else:
+                build = _NO_BUILD
+                build_total = 0
+        dp = state.deck_pos
+        b = build
+        t = state.table_counts
+        values = [
+            *head, player, *state.hand_counts[player], b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+            len(state.hands[o]), DECK_SIZE - dp[player], DECK_SIZE - dp[o],
+            *state.discard_counts[player], *state.discard_counts[o], state.tokens, state.turn,
+            t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], state.attack_total, build_total,
+        ]
         if out is None:
-            return np.array(values, dtype=np.float32)
-        out[:] = values
+            out = np.array(values, dtype=np.float32)
+        else:
+            out[:] = values
+        out *= _OBS_SCALE
         return out
 
     def returns(self, state: DuelState) -> np.ndarray:
