@@ -688,6 +688,17 @@ def test_fight_event_records_dice_total_and_outcomes():
     assert events[1]["type"] == "refill" and events[1]["slot"] == 2
 
 
+def test_game_and_state_survive_pickling():
+    import pickle
+
+    game = CoopGame(3, persian_rows((12, 13, 1)))
+    state = game.init(np.random.default_rng(0))
+    game2, state2 = pickle.loads(pickle.dumps((game, state)))
+    assert game2.num_players == 3 and game2.persian == game.persian
+    assert state2.key() == state.key()
+    assert np.array_equal(game2.observe(state2), game.observe(state))
+
+
 def test_game_is_frozen():
     game = CoopGame()
     with pytest.raises(AttributeError):

@@ -399,6 +399,10 @@ class CoopGame:
     def __repr__(self) -> str:
         return f"CoopGame(num_players={self.num_players})"
 
+    def __reduce__(self) -> tuple:
+        # Rebuild through __init__ (the instance is frozen, so slot-by-slot unpickling cannot set it).
+        return (CoopGame, (self.num_players, self.persian))
+
     # ------------------------------------------------------------------ setup
 
     @property
