@@ -244,6 +244,7 @@ _HEAD = tuple(  # [phase][acting] -> phase one-hot + "must act" flag
 )
 _HEAD_OVER = (0, 0, 0, 0, 0)
 _NO_BUILD = (0,) * NUM_KINDS
+_ZEROS = (0,) * NUM_ACTIONS
 # Observation = raw counts x this scale (one multiplication instead of one per entry).
 _OBS_SCALE = np.array(
     [1.0] * 6
@@ -641,13 +642,13 @@ class DuelGame:
         if state.phase <= _G_DISC:
             values = [
                 c[8], c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], len(state.hands[p]) <= HAND_LIMIT,
-                *_NO_BUILD, False, False,
+                *_ZEROS[:NUM_ACTIONS - ADD_BASE],  # add, commit, decline: not in a discard phase
             ]
         else:
             b = state.build
             commit = b[ATTACK_KIND] if state.phase == _ATTACK else (b[0] or b[1] or b[2] or b[3] or b[4])
             values = [
-                *_NO_BUILD, False, False,
+                *_ZEROS[:ADD_BASE],  # discard-phase actions
                 c[0] > b[0], c[1] > b[1], c[2] > b[2], c[3] > b[3], c[4] > b[4],
                 c[5] > b[5] == 0, c[6] > b[6] == 0, c[7] > b[7] == 0, commit, True,
             ]
