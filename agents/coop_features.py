@@ -1,0 +1,373 @@
+"""Decoding helpers for the co-op game, shared by the hand-written and the search players.
+
+Everything here reads only what the team knows: the flat observation of ``thermopylae/Coop-v0`` (layout in
+``docs/coop_spec.md``) is decoded into a :class:`CoopView`, a small plain record that the heuristic works
+on. The module also holds exact dice-sum distributions and cached fight-outcome statistics: the fight of
+card value ``v`` with ``k`` dice against the line ``(slot 1, slot 2)`` depends on nothing else, so its
+expected result is computed once per distinct matchup and reused.
+
+No import of the engine is needed here; the layout constants are repeated from the spec and checked
+against the engine by the tests.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "NUM_ACTIONS",
+    "OBS_SIZE",
+    "RETREAT",
+    "DECLINE",
+    "FIGHT_BASE",
+    "GIVE_BASE",
+    "DISCARD_BASE",
+    "MAX_PLAYERS",
+    "HAND_LIMIT",
+    "NUM_SUPPORT",
+    "LOSS_MARKER",
+    "GRAVEYARD_WIN",
+    "MAX_DICE",
+    "VALUES",
+    "LOCATION_DIE_MARKERS",
+    "PHASE_MAIN",
+    "PHASE_DRAW_OFFER",
+    "PHASE_DISCARD",
+    "PHASE_OVER",
+    "CoopView",
+    "FightStats",
+    "decode_observation",
+    "fight_action",
+    "fight_of_action",
+    "give_action",
+    "discard_action",
+    "location_dice",
+    "dice_sum_pmf",
+    "prob_sum_at_least",
+    "fight_stats",
+    "fight_win_prob",
+    "view_from_state",
+]
+
+# Layout constants of docs/coop_spec.md (the fixed public API of thermopylae_env.coop).
+NUM_ACTIONS = 72
+OBS_SIZE = 115
+RETREAT = 0
+FIGHT_BASE = 1
+GIVE_BASE = 56
+DECLINE = 60
+DISCARD_BASE = 61
+MAX_PLAYERS = 4
+HAND_LIMIT = 5
+NUM_SUPPORT = 4
+LOSS_MARKER = 7
+GRAVEYARD_WIN = 12
+MAX_DICE = 5
+VALUES = tuple(range(10, 21))
+LOCATION_DIE_MARKERS = (3, 6)
+
+PHASE_MAIN, PHASE_DRAW_OFFER, PHASE_DISCARD = 0, 1, 2
+PHASE_OVER = -1
+
+# Observation slices.
+_PHASE = slice(0, 3)
+_ACTING = slice(3, 7)
+_RECIPIENT = slice(7, 11)
+_HANDS = slice(11, 55)
+_SLOT1 = slice(55, 59)
+_SLOT2 = slice(59, 63)
+_MARKER = slice(63, 70)
+_SUPPORT = 70
+_SPARTAN_DECK = 71
+_PERSIAN_DECK = 72
+_GRAVEYARD = 73
+_DISCARD_PILE = 74
+_PENDING = 75
+_UNSEEN_SPARTAN = slice(76, 87)
+_UNSEEN_PERSIAN = slice(87, 115)
+
+
+def fight_action(value: int, support: int) -> int:
+    """The action index of ``fight(value, support)``."""
+    return FIGHT_BASE + (value - 10) * (NUM_SUPPORT + 1) + support
+
+
+def fight_of_action(action: int) -> tuple[int, int]:
+    """``(value, support)`` of a fight action index (1..55)."""
+    offset = action - FIGHT_BASE
+    return 10 + offset // (NUM_SUPPORT + 1), offset % (NUM_SUPPORT + 1)
+
+
+def give_action(seat: int) -> int:
+    """The action index of ``give(seat)``."""
+    return GIVE_BASE + seat
+
+
+def discard_action(value: int) -> int:
+    """The action index of ``discard(value)``."""
+    return DISCARD_BASE + value - 10
+
+
+def location_dice(marker: int) -> int:
+    """The free dice a fight gets at this marker position (one at 3 and at 6)."""
+    return 1 if marker in LOCATION_DIE_MARKERS else 0
+
+
+@dataclass
+class CoopView:
+    """What the team knows at a decision, decoded from the observation.
+
+    ``hands[p, v - 10]`` counts seat ``p``'s cards of value ``v``; ``slot1``/``slot2`` are
+    ``(white, red, bonus)`` or ``None``; ``unseen_spartan[v - 10]`` counts the Spartan cards of value
+    ``v`` still in the deck; ``unseen_persian[i]`` is true for deck-table row ``i`` still in the deck.
+    ``phase`` is :data:`PHASE_OVER` once the game has ended.
+    """
+
+    phase: int
+    acting: int
+    recipient: int
+    hands: np.ndarray
+    slot1: tuple[int, int, bool] | None
+    slot2: tuple[int, int, bool] | None
+    marker: int
+    support: int
+    spartan_deck: int
+    persian_deck: int
+    graveyard: int
+    discard_pile: int
+    pending_offers: int
+    unseen_spartan: np.ndarray
+    unseen_persian: np.ndarray
+
+    def hand_of(self, seat: int) -> list[int]:
+        """The card values of ``seat``'s hand, ascending, one entry per card."""
+        return [v for i, v in enumerate(VALUES) for _ in range(int(self.hands[seat, i]))]
+
+    def hand_size(self, seat: int) -> int:
+        return int(self.hands[seat].sum())
+
+
+def _slot(obs: np.ndarray, part: slice) -> tuple[int, int, bool] | None:
+    present, white, red, bonus = obs[part]
+    if present < 0.5:
+        return None
+    return int(round(float(white) * 30)), int(round(float(red) * 30)), bool(bonus > 0.5)
+
+
+def _one_hot_index(values: np.ndarray, default: int = -1) -> int:
+    if values.max() < 0.5:
+        return default
+    return int(np.argmax(values))
+
+
+def decode_observation(obs: np.ndarray) -> CoopView:
+    """Decode a ``thermopylae/Coop-v0`` observation (115 floats) into a :class:`CoopView`."""
+    obs = np.asarray(obs, dtype=np.float64)
+    if obs.shape != (OBS_SIZE,):
+        raise ValueError(f"expected a co-op observation of shape ({OBS_SIZE},), got {obs.shape}")
+    phase = _one_hot_index(obs[_PHASE], PHASE_OVER)
+    return CoopView(
+        phase=phase,
+        acting=_one_hot_index(obs[_ACTING], 0),
+        recipient=_one_hot_index(obs[_RECIPIENT], -1),
+        hands=np.rint(obs[_HANDS] * 2).astype(np.int64).reshape(MAX_PLAYERS, len(VALUES)),
+        slot1=_slot(obs, _SLOT1),
+        slot2=_slot(obs, _SLOT2),
+        marker=_one_hot_index(obs[_MARKER], 0) + 1,
+        support=int(round(obs[_SUPPORT] * NUM_SUPPORT)),
+        spartan_deck=int(round(obs[_SPARTAN_DECK] * 20)),
+        persian_deck=int(round(obs[_PERSIAN_DECK] * 28)),
+        graveyard=int(round(obs[_GRAVEYARD] * GRAVEYARD_WIN)),
+        discard_pile=int(round(obs[_DISCARD_PILE] * 28)),
+        pending_offers=int(round(obs[_PENDING] * 2)),
+        unseen_spartan=np.rint(obs[_UNSEEN_SPARTAN] * 2).astype(np.int64),
+        unseen_persian=obs[_UNSEEN_PERSIAN] > 0.5,
+    )
+
+
+# ----------------------------------------------------------------------------------------------- dice
+def _build_dice_tables(max_dice: int = MAX_DICE + 1) -> tuple[list[np.ndarray], np.ndarray]:
+    pmfs = [np.array([1.0])]
+    for _ in range(max_dice):
+        pmfs.append(np.convolve(pmfs[-1], np.full(6, 1 / 6))[: 6 * len(pmfs)])
+    # pmfs[k][j] = P(sum of k dice == j + k); rebase to P(sum == t) on t = 0..6*max_dice.
+    size = 6 * max_dice + 2
+    table = np.zeros((max_dice + 1, size))
+    for k, pmf in enumerate(pmfs):
+        table[k, k : k + len(pmf)] = pmf
+    return [table[k].copy() for k in range(max_dice + 1)], table
+
+
+_PMFS, _PMF_TABLE = _build_dice_tables()
+# _AT_LEAST[k, t] = P(sum of k dice >= t) for t = 0..size-1 (t <= 0 is certain, t beyond the top is 0).
+_AT_LEAST = np.cumsum(_PMF_TABLE[:, ::-1], axis=1)[:, ::-1].copy()
+
+
+def dice_sum_pmf(k: int) -> np.ndarray:
+    """``pmf[t] = P(sum of k six-sided dice == t)`` for ``t = 0..6*(MAX_DICE+1)+1`` (exact)."""
+    return _PMFS[k]
+
+
+def prob_sum_at_least(k: int, target: int) -> float:
+    """``P(sum of k dice >= target)``, exact."""
+    if target <= 0:
+        return 1.0
+    if target >= _AT_LEAST.shape[1]:
+        return 0.0
+    return float(_AT_LEAST[k, target])
+
+
+@dataclass(frozen=True)
+class FightStats:
+    """Expected result of one fight (card value ``v`` plus ``k`` dice against the line).
+
+    ``p_beat1``: slot 1 beaten; ``p_grave1``: slot 1 to the graveyard; ``p_beat2``/``p_grave2`` the same
+    for slot 2 (which is fought only when slot 1 falls); ``e_beaten``, ``e_grave``, ``e_bonus`` the expected
+    numbers of beaten cards, graveyard cards and bonus draws; ``p_both`` both cards beaten.
+    ``grave_dist[j]`` is the probability of exactly ``j`` cards going to the graveyard (j = 0, 1, 2).
+    """
+
+    p_beat1: float
+    p_grave1: float
+    p_beat2: float
+    p_grave2: float
+    p_both: float
+    e_beaten: float
+    e_grave: float
+    e_bonus: float
+    grave_dist: tuple[float, float, float]
+    beaten_dist: tuple[float, float, float]
+
+
+@functools.lru_cache(maxsize=65536)
+def fight_stats(
+    value: int,
+    dice: int,
+    slot1: tuple[int, int, bool] | None,
+    slot2: tuple[int, int, bool] | None,
+) -> FightStats:
+    """Exact :class:`FightStats` of fighting with ``value + dice`` against ``slot1`` then ``slot2``."""
+    if slot1 is None:
+        return FightStats(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (1.0, 0.0, 0.0), (1.0, 0.0, 0.0))
+    pmf = _PMFS[dice]
+    w1, r1, b1 = slot1
+    p_beat1 = p_grave1 = p_beat2 = p_grave2 = 0.0
+    grave = [0.0, 0.0, 0.0]
+    beaten = [0.0, 0.0, 0.0]
+    bonus = 0.0
+    for t, p in enumerate(pmf):
+        if p == 0.0:
+            continue
+        total = value + t
+        if total < w1:
+            grave[0] += p
+            beaten[0] += p
+            continue
+        p_beat1 += p
+        g = 0
+        n = 1
+        if b1:
+            bonus += p
+        if total >= r1:
+            p_grave1 += p
+            g = 1
+        if slot2 is not None:
+            w2, r2, b2 = slot2
+            if total >= w2:
+                p_beat2 += p
+                n = 2
+                if b2:
+                    bonus += p
+                if total >= r2:
+                    p_grave2 += p
+                    g += 1
+        grave[g] += p
+        beaten[n] += p
+    e_grave = grave[1] + 2 * grave[2]
+    e_beaten = beaten[1] + 2 * beaten[2]
+    return FightStats(
+        p_beat1, p_grave1, p_beat2, p_grave2, beaten[2], e_beaten, e_grave, bonus,
+        (grave[0], grave[1], grave[2]), (beaten[0], beaten[1], beaten[2]),
+    )
+
+
+@functools.lru_cache(maxsize=65536)
+def fight_win_prob(
+    value: int,
+    dice: int,
+    slot1: tuple[int, int, bool] | None,
+    slot2: tuple[int, int, bool] | None,
+    need_grave: int,
+    persian_deck: int,
+) -> float:
+    """Exact chance that the fight wins at once: the ``need_grave``-th graveyard card (slot 2 is then
+    not fought), or more beaten cards than the ``persian_deck`` cards left to refill the line."""
+    if slot1 is None:
+        return 0.0
+    pmf = _PMFS[dice]
+    w1, r1, _ = slot1
+    win = 0.0
+    for t, p in enumerate(pmf):
+        if p == 0.0:
+            continue
+        total = value + t
+        if total < w1:
+            continue
+        grave = 1 if total >= r1 else 0
+        beaten = 1
+        if grave < need_grave and slot2 is not None and total >= slot2[0]:
+            beaten = 2
+            grave += 1 if total >= slot2[1] else 0
+        if grave >= need_grave or beaten > persian_deck:
+            win += p
+    return win
+
+
+def view_from_state(game, state) -> CoopView:
+    """The :class:`CoopView` of an engine state, equal to ``decode_observation(game.observe(state))``
+    but without building the observation (the search player's rollouts call this at every decision).
+
+    Only public parts of the state are read (hands, line, counters, which cards are still unseen).
+    """
+    spartan = game.spartan
+    hands = np.zeros((MAX_PLAYERS, len(VALUES)), dtype=np.int64)
+    for seat, hand in enumerate(state.hands):
+        for card in hand:
+            hands[seat, spartan[card] - 10] += 1
+    unseen_spartan = np.zeros(len(VALUES), dtype=np.int64)
+    order = state.spartan_order
+    for index in range(state.spartan_pos, len(order)):
+        unseen_spartan[spartan[order[index]] - 10] += 1
+    unseen_persian = np.zeros(len(game.persian), dtype=bool)
+    order = state.persian_order
+    for index in range(state.persian_pos, len(order)):
+        unseen_persian[order[index]] = True
+    terminated = state.terminated
+    return CoopView(
+        phase=PHASE_OVER if terminated else int(state.phase),
+        acting=int(state.current_player),
+        recipient=int(state.recipient) if (not terminated and state.phase == PHASE_DISCARD) else -1,
+        hands=hands,
+        slot1=_card_of(game, state.slot1),
+        slot2=_card_of(game, state.slot2),
+        marker=min(int(state.marker), LOSS_MARKER),
+        support=int(state.support),
+        spartan_deck=len(state.spartan_order) - state.spartan_pos,
+        persian_deck=len(state.persian_order) - state.persian_pos,
+        graveyard=len(state.graveyard),
+        discard_pile=len(state.persian_discard),
+        pending_offers=int(state.offers),
+        unseen_spartan=unseen_spartan,
+        unseen_persian=unseen_persian,
+    )
+
+
+def _card_of(game, card: int) -> tuple[int, int, bool] | None:
+    if card < 0:
+        return None
+    row = game.persian[card]
+    # The observation clips values to 30; clip the same way so that both views agree exactly.
+    return min(row.white, 30), min(row.red, 30), bool(row.bonus)
