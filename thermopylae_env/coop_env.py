@@ -112,7 +112,8 @@ class CoopEnv(gym.Env[np.ndarray, np.int64]):
       changes and the episode goes on); out-of-space actions always raise ``TypeError``/``ValueError``
     * ``illegal_action_penalty`` (float, default -1.0)
     * ``reward_shaping`` (float, default 0.0): see Rewards
-    * ``render_mode``: ``None`` or ``"ansi"``
+    * ``render_mode``: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (a (360, 640, 3) uint8 picture of the
+      table, :func:`thermopylae_env.render.render_coop_rgb`; needs Pillow)
     * ``record_events`` (bool, default False): put the engine's events of each step in ``info["events"]``
 
     ``env.game`` is the :class:`~thermopylae_env.coop.CoopGame`, ``env.state`` the live
@@ -123,7 +124,7 @@ class CoopEnv(gym.Env[np.ndarray, np.int64]):
     * v0: initial version.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     encode_action = staticmethod(encode_action)
     decode_action = staticmethod(decode_action)
@@ -240,10 +241,14 @@ class CoopEnv(gym.Env[np.ndarray, np.int64]):
             return np.zeros(NUM_ACTIONS, dtype=bool)
         return self._game.legal_action_mask(self._state)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' to the env")
             return None
+        if self.render_mode == "rgb_array":
+            from thermopylae_env.render import render_coop_rgb
+
+            return render_coop_rgb(self._game, self._state)
         if self._state is None:
             return "Thermopyles co-op: not started (call reset())\n"
         return render_text(self._game, self._state)
