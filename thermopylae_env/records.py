@@ -1,0 +1,758 @@
+"""Game records: write a game as JSON lines, read one back with validation, and replay it exactly.
+
+A record holds everything needed to play the very same game again: the environment id, its options and
+the reset seed fix every shuffle, die and random opponent move, so re-applying the recorded actions
+reproduces the game, and the recorded events (cards drawn, fights with their dice, combats, results) and
+observation digests are there to check that it did.
+
+File format (``.jsonl``, one JSON object per line, version 1)::
+
+    {"type": "header", "format": "thermopylae-record", "version": 1, "env_id": "thermopylae/Coop-v0",
+     "options": {"num_players": 1}, "seed": 7, "agent": "heuristic", "package_version": "0.1.0",
+     "reset": {"events": [...], "obs": "<digest>"}}
+    {"type": "step", "step": 1, "action": 13, "action_name": "fight 12 +2 support", "reward": 0.0,
+     "terminated": false, "truncated": false, "events": [{"type": "fight", ...}, ...], "obs": "<digest>"}
+    ...
+    {"type": "result", "steps": 17, "finished": true, "return": 1.0, "won": true, "reason": "graveyard"}
+
+``options`` are the keyword arguments of ``gymnasium.make`` (without ``render_mode`` and
+``record_events``: a replay sets those itself); they must be JSON values, so a duel opponent is recorded
+as ``"heuristic"``, ``"random"`` or a model path, never as a Python callable. ``events`` are the engine's
+event dicts (``record_events=True``; the duel's include both sides' moves and every card drawn: a record is
+for people and tests, not for an agent). ``obs`` is :func:`obs_digest` of the observation after the reset or
+step. ``agent`` (optional) says who chose the actions. A game stopped before its end (a player quit) has
+``"finished": false`` in its result line. Extra keys are allowed and kept.
+
+API: :class:`RecordEpisode` (a Gymnasium wrapper that writes one record per episode), :func:`record_game`
+(play an agent for one game and record it), :func:`load_record` (read and validate: a malformed file
+raises ``ValueError`` naming the line and the problem), :func:`iter_replay` / :func:`replay_record`
+(re-create the env, re-apply the actions, and raise :class:`RecordMismatchError` at the first difference),
+:func:`describe_event` (one line of text per event), :func:`make_agent` (the agents the command line and
+the scripts accept by name).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import secrets
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "GameRecord",
+    "RecordEpisode",
+    "RecordMismatchError",
+    "ReplayStep",
+    "describe_event",
+    "iter_replay",
+    "load_record",
+    "make_agent",
+    "obs_digest",
+    "record_game",
+    "replay_record",
+]
+
+FORMAT = "thermopylae-record"
+VERSION = 1
+_RESERVED_OPTIONS = ("render_mode", "record_events")
+
+
+class RecordMismatchError(ValueError):
+    """A replay did not reproduce the recorded game (different events, observation, reward or end)."""
+
+
+def obs_digest(obs: Any) -> str:
+    """A short fingerprint (16 hex digits of SHA-256) of an observation, as float32 bytes."""
+    return hashlib.sha256(np.ascontiguousarray(obs, dtype=np.float32).tobytes()).hexdigest()[:16]
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` with NumPy scalars/arrays and tuples turned into plain JSON types (for events)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _env_options(env: gym.Env) -> dict[str, Any]:
+    spec = env.spec
+    if spec is None:
+        raise ValueError("the env has no spec (it was not made by gymnasium.make): pass env_id= and options=")
+    return {k: v for k, v in (spec.kwargs or {}).items() if k not in _RESERVED_OPTIONS}
+
+
+def _check_options(options: dict[str, Any]) -> dict[str, Any]:
+    clean = {}
+    for key, value in options.items():
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as err:
+            raise ValueError(
+                f"cannot record option {key}={value!r}: a replay re-creates the env from the record, so its "
+                "options must be JSON values (e.g. opponent='heuristic', 'random' or a model path)"
+            ) from err
+        clean[str(key)] = value
+    return clean
+
+
+def _end_summary(env: gym.Env) -> dict[str, Any]:
+    state = getattr(env.unwrapped, "state", None)
+    reason = getattr(state, "reason", None) or getattr(state, "end_reason", None) or None
+    return {"reason": reason}
+
+
+class RecordEpisode(gym.Wrapper):
+    """Write each episode of ``env`` as a record file (format in the module docstring).
+
+    ``env`` must come from ``gymnasium.make(env_id, ..., record_events=True)`` (its id and keyword
+    arguments go into the header; or pass ``env_id`` and ``options``). ``path`` is the file to write; a
+    ``{episode}`` in it is replaced by the episode number (0, 1, ...), otherwise each reset starts the
+    same file afresh. A ``reset`` without a seed draws a fresh seed and records it, so every record can
+    be replayed. The record is complete when the episode ends; ``close`` (or a new ``reset``) in the middle
+    of an episode ends the file with ``"finished": false``.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env,
+        path: str | os.PathLike[str],
+        *,
+        env_id: str | None = None,
+        options: dict[str, Any] | None = None,
+        agent: str | None = None,
+    ) -> None:
+        super().__init__(env)
+        if not getattr(env.unwrapped, "record_events", False):
+            raise ValueError("RecordEpisode needs the engine's events: make the env with record_events=True")
+        if env_id is None:
+            if env.spec is None:
+                raise ValueError("the env has no spec (not made by gymnasium.make): pass env_id= and "
+                                 "options=")
+            env_id = env.spec.id
+        self.env_id = env_id
+        self.options = _check_options(_env_options(env) if options is None else dict(options))
+        self.agent = agent
+        self.path_template = os.fspath(path)
+        self.episode = -1
+        self.path: Path | None = None  # the file of the current (or last) episode
+        self._file = None
+        self._steps = 0
+        self._return = 0.0
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        self._file.write(json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n")
+
+    def _finish(self, finished: bool, won: bool | None) -> None:
+        if self._file is None:
+            return
+        result = {"type": "result", "steps": self._steps, "finished": finished, "return": self._return,
+                  "won": won}
+        result.update(_end_summary(self.env) if finished else {"reason": None})
+        self._write(result)
+        self._file.close()
+        self._file = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        self._finish(False, None)
+        if seed is None:
+            seed = secrets.randbits(31)
+        if options:
+            raise ValueError("RecordEpisode cannot record reset options (a replay would not know them)")
+        obs, info = self.env.reset(seed=seed)
+        self.episode += 1
+        self.path = Path(self.path_template.replace("{episode}", str(self.episode)))
+        if self.path.parent and not self.path.parent.exists():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - kept open for the episode
+        self._steps = 0
+        self._return = 0.0
+        from thermopylae_env import __version__
+
+        header = {"type": "header", "format": FORMAT, "version": VERSION, "env_id": self.env_id,
+                  "options": self.options, "seed": int(seed)}
+        if self.agent is not None:
+            header["agent"] = self.agent
+        header["package_version"] = __version__
+        header["reset"] = {"events": _jsonable(info.get("events", [])), "obs": obs_digest(obs)}
+        self._write(header)
+        self._file.flush()
+        return obs, info
+
+    def step(self, action: Any):
+        if self._file is None:
+            raise RuntimeError("RecordEpisode: step() before reset() or after the episode ended")
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        a = int(action)
+        self._steps += 1
+        self._return += float(reward)
+        line = {"type": "step", "step": self._steps, "action": a,
+                "action_name": self.env.unwrapped.decode_action(a), "reward": float(reward),
+                "terminated": bool(terminated), "truncated": bool(truncated),
+                "events": _jsonable(info.get("events", [])), "obs": obs_digest(obs)}
+        if info.get("illegal_action"):
+            line["illegal_reason"] = str(info.get("illegal_reason", ""))
+        self._write(line)
+        if terminated or truncated:
+            won = info.get("is_success")
+            self._finish(True, None if won is None else bool(won))
+        return obs, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        self._finish(False, None)
+        super().close()
+
+
+# ---------------------------------------------------------------------------------------------- agents
+
+AgentFn = Callable[[np.ndarray, np.ndarray], int]
+
+
+class PolicyAgent:
+    """A saved SB3 policy (``.zip``; ``MaskablePPO``, else ``PPO``) for any env of the package.
+
+    :meth:`action_probabilities` gives the policy's probabilities renormalised over the legal actions;
+    :meth:`act` plays the most probable legal one. A missing or unreadable file, or a model whose spaces do
+    not fit ``env``, raises ``ValueError`` naming the path.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], env: gym.Env | None = None) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise ValueError(f"model file not found: {self.path}")
+        errors = []
+        model = None
+        for module, name in (("sb3_contrib", "MaskablePPO"), ("stable_baselines3", "PPO")):
+            try:
+                cls = getattr(__import__(module, fromlist=[name]), name)
+                model = cls.load(self.path, device="cpu")
+                break
+            except Exception as err:  # noqa: BLE001 - any failure means: try the next loader
+                errors.append(f"{name}: {type(err).__name__}: {err}")
+        if model is None:
+            raise ValueError(f"cannot load model {self.path}: " + "; ".join(errors))
+        if env is not None:
+            want_obs = env.observation_space.shape
+            want_n = getattr(env.action_space, "n", None)
+            got_obs = getattr(model.observation_space, "shape", None)
+            got_n = getattr(model.action_space, "n", None)
+            if got_obs != want_obs or got_n != want_n:
+                raise ValueError(
+                    f"model {self.path} does not fit this env: observation shape {got_obs} "
+                    f"(need {want_obs}), actions {got_n} (need {want_n})"
+                )
+        self.model = model
+
+    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        import torch as th
+
+        policy = self.model.policy
+        obs_tensor, _ = policy.obs_to_tensor(np.asarray(observation, dtype=np.float32))
+        with th.no_grad():
+            probs = policy.get_distribution(obs_tensor).distribution.probs[0].cpu().numpy().astype(np.float64)
+        mask = np.asarray(action_mask, dtype=bool)
+        probs = np.where(mask, probs, 0.0)
+        total = probs.sum()
+        if total <= 0:
+            return mask / max(mask.sum(), 1)
+        return probs / total
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(np.argmax(self.action_probabilities(observation, action_mask)))
+
+
+def load_policy(path: str | os.PathLike[str], env: gym.Env | None = None) -> Any:
+    """A trained agent from ``path``: ``agents.sb3_agent.SB3Agent`` when that module exists, otherwise
+    :class:`PolicyAgent`. Either has ``act`` and ``action_probabilities(obs, mask)``."""
+    try:
+        from agents.sb3_agent import load_model  # type: ignore[import-not-found]
+    except ImportError:
+        return PolicyAgent(path, env)
+    return load_model(path)
+
+
+def make_agent(spec: Any, env: gym.Env, seed: int | None = None) -> tuple[AgentFn, str]:
+    """``act(observation, mask) -> int`` and a label for ``spec``: ``"random"``, ``"heuristic"`` (the
+    co-op heuristic, or the duel heuristic of the env's side), the path of a saved model, a callable, or
+    an object with an ``act`` method."""
+    if isinstance(spec, str) and spec == "random":
+        from agents.random_agent import RandomAgent
+
+        agent = RandomAgent(seed)
+        return (lambda obs, mask: agent.act(obs, mask)), "random"
+    if isinstance(spec, str) and spec == "heuristic":
+        side = getattr(env.unwrapped, "side", None)
+        if side is None:
+            from agents.coop_heuristic import CoopHeuristic
+
+            return CoopHeuristic().act, "heuristic"
+        from agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+
+        return (HeuristicGreek() if side == 0 else HeuristicPersian()).act, "heuristic"
+    if isinstance(spec, (str, os.PathLike)):
+        policy = load_policy(spec, env)
+        return policy.act, os.fspath(spec)
+    if hasattr(spec, "act") and callable(spec.act):
+        return spec.act, type(spec).__name__
+    if callable(spec):
+        return spec, getattr(spec, "__name__", type(spec).__name__)
+    raise ValueError(f"agent must be 'random', 'heuristic', a model path or a callable, got {spec!r}")
+
+
+def record_game(
+    env_id: str,
+    agent: Any,
+    path: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    options: dict[str, Any] | None = None,
+    agent_seed: int | None = None,
+) -> dict[str, Any]:
+    """Play one game of ``env_id`` with ``agent`` (see :func:`make_agent`) and write its record to ``path``.
+
+    Returns the result line (``steps``, ``return``, ``won``, ``reason``, ...).
+    """
+    import thermopylae_env  # noqa: F401 - registers the environments
+
+    options = _check_options(dict(options or {}))
+    env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
+    act, label = make_agent(agent, env, seed if agent_seed is None else agent_seed)
+    recorder = RecordEpisode(env, path, env_id=env_id, options=options, agent=label)
+    try:
+        obs, info = recorder.reset(seed=seed)
+        done = False
+        while not done:
+            action = act(obs, info["action_mask"])
+            obs, _, terminated, truncated, info = recorder.step(action)
+            done = terminated or truncated
+    finally:
+        recorder.close()
+    return load_record(recorder.path).result
+
+
+# --------------------------------------------------------------------------------------------- reading
+
+
+@dataclass
+class GameRecord:
+    """A validated record: ``header``, the ``steps`` (dicts, in order) and the ``result`` line."""
+
+    header: dict[str, Any]
+    steps: list[dict[str, Any]]
+    result: dict[str, Any]
+    path: str | None = None
+
+    @property
+    def env_id(self) -> str:
+        return self.header["env_id"]
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return self.header["options"]
+
+    @property
+    def seed(self) -> int:
+        return self.header["seed"]
+
+    @property
+    def actions(self) -> list[int]:
+        return [step["action"] for step in self.steps]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_header(obj: dict[str, Any]) -> str | None:
+    if obj.get("type") != "header":
+        return f"the first line must be the header (type 'header'), got type {obj.get('type')!r}"
+    if obj.get("format") != FORMAT:
+        return f"format must be {FORMAT!r}, got {obj.get('format')!r}: not a thermopylae game record"
+    version = obj.get("version")
+    if not _is_int(version):
+        return f"version must be an integer, got {version!r}"
+    if version > VERSION:
+        return f"record version {version} is newer than this package reads (up to {VERSION})"
+    if version < 1:
+        return f"unknown record version {version}"
+    if not isinstance(obj.get("env_id"), str) or not obj["env_id"]:
+        return f"env_id must be a non-empty string, got {obj.get('env_id')!r}"
+    if not isinstance(obj.get("options"), dict):
+        return f"options must be an object, got {obj.get('options')!r}"
+    reserved = [k for k in obj["options"] if k in _RESERVED_OPTIONS]
+    if reserved:
+        return f"options must not set {reserved} (a replay sets them)"
+    if not _is_int(obj.get("seed")) or obj["seed"] < 0:
+        return f"seed must be an integer >= 0, got {obj.get('seed')!r}"
+    if "agent" in obj and not isinstance(obj["agent"], str):
+        return f"agent must be a string, got {obj['agent']!r}"
+    reset = obj.get("reset", {"events": []})
+    if not isinstance(reset, dict):
+        return f"reset must be an object, got {reset!r}"
+    return _check_events(reset.get("events", []), "reset events") or _check_digest(reset.get("obs"))
+
+
+def _check_events(events: Any, what: str) -> str | None:
+    if not isinstance(events, list):
+        return f"{what} must be a list, got {type(events).__name__}"
+    for k, event in enumerate(events):
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            return f"{what}[{k}] must be an object with a string 'type', got {event!r}"
+    return None
+
+
+def _check_digest(digest: Any) -> str | None:
+    if digest is not None and not isinstance(digest, str):
+        return f"obs must be a digest string, got {digest!r}"
+    return None
+
+
+def _check_step(obj: dict[str, Any], expected: int) -> str | None:
+    if obj.get("step") != expected:
+        return f"step number {obj.get('step')!r} where {expected} was expected"
+    action = obj.get("action")
+    if not _is_int(action) or action < 0:
+        return f"action must be an integer >= 0, got {action!r}"
+    if not isinstance(obj.get("action_name"), str):
+        return f"action_name must be a string, got {obj.get('action_name')!r}"
+    if not _is_number(obj.get("reward")):
+        return f"reward must be a finite number, got {obj.get('reward')!r}"
+    for key in ("terminated", "truncated"):
+        if not isinstance(obj.get(key, False), bool):
+            return f"{key} must be true or false, got {obj.get(key)!r}"
+    if "events" not in obj:
+        return "a step needs its events (a list, possibly empty)"
+    return _check_events(obj["events"], "events") or _check_digest(obj.get("obs"))
+
+
+def _check_result(obj: dict[str, Any], steps: int, ended: bool) -> str | None:
+    if obj.get("steps") != steps:
+        return f"the result counts {obj.get('steps')!r} steps but the record holds {steps}"
+    finished = obj.get("finished")
+    if not isinstance(finished, bool):
+        return f"finished must be true or false, got {finished!r}"
+    if finished != ended:
+        return (f"finished is {str(finished).lower()} but the last step "
+                f"{'ended' if ended else 'did not end'} the game")
+    if not _is_number(obj.get("return")):
+        return f"return must be a finite number, got {obj.get('return')!r}"
+    if obj.get("won") not in (True, False, None):
+        return f"won must be true, false or null, got {obj.get('won')!r}"
+    return None
+
+
+def load_record(path: str | os.PathLike[str]) -> GameRecord:
+    """Read and validate a record file. A malformed record raises ``ValueError`` naming the file, the line
+    and the problem; a missing file raises ``FileNotFoundError``."""
+    path = Path(path)
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines:
+        raise ValueError(f"{path}: the file is empty (a record starts with a header line)")
+
+    def fail(number: int, problem: str) -> ValueError:
+        return ValueError(f"{path}: line {number}: {problem}")
+
+    header: dict[str, Any] | None = None
+    steps: list[dict[str, Any]] = []
+    result: dict[str, Any] | None = None
+    ended = False
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            raise fail(number, "empty line (every line holds one JSON object)")
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise fail(number, f"not valid JSON ({err.msg} at column {err.colno})") from None
+        if not isinstance(obj, dict):
+            raise fail(number, f"expected a JSON object, got {type(obj).__name__}")
+        if number == 1:
+            problem = _check_header(obj)
+            if problem:
+                raise fail(number, problem)
+            header = obj
+            continue
+        if result is not None:
+            raise fail(number, "a line after the result line (the result must be the last line)")
+        kind = obj.get("type")
+        if kind == "step":
+            if ended:
+                raise fail(number, "a step after the step that ended the game")
+            problem = _check_step(obj, len(steps) + 1)
+            if problem:
+                raise fail(number, problem)
+            steps.append(obj)
+            ended = bool(obj.get("terminated") or obj.get("truncated"))
+        elif kind == "result":
+            problem = _check_result(obj, len(steps), ended)
+            if problem:
+                raise fail(number, problem)
+            result = obj
+        elif kind == "header":
+            raise fail(number, "a second header line")
+        else:
+            raise fail(number, f"unknown line type {kind!r} (expected 'step' or 'result')")
+    if result is None:
+        raise fail(len(lines), "the record ends without a result line (an incomplete record)")
+    assert header is not None
+    return GameRecord(header=header, steps=steps, result=result, path=os.fspath(path))
+
+
+# --------------------------------------------------------------------------------------------- replay
+
+
+@dataclass
+class ReplayStep:
+    """One moment of a replay: ``index`` 0 is the reset, then one per recorded step (``step`` its line)."""
+
+    index: int
+    env: gym.Env
+    obs: np.ndarray
+    info: dict[str, Any]
+    events: list[dict[str, Any]] = field(default_factory=list)
+    step: dict[str, Any] | None = None
+    reward: float = 0.0
+    done: bool = False
+
+
+def _normalise(events: Any) -> Any:
+    return json.loads(json.dumps(_jsonable(events)))
+
+
+def _compare_events(where: str, recorded: list, replayed: list) -> None:
+    replayed = _normalise(replayed)
+    if recorded == replayed:
+        return
+    for k, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
+        if a != b:
+            raise RecordMismatchError(f"{where}: event {k} differs: recorded {a}, replay gave {b}")
+    raise RecordMismatchError(f"{where}: recorded {len(recorded)} events, replay gave {len(replayed)}")
+
+
+def make_record_env(record: GameRecord, render_mode: str | None = None) -> gym.Env:
+    """The environment of ``record`` (same id and options, events on), not yet reset."""
+    import thermopylae_env  # noqa: F401 - registers the environments
+
+    if record.env_id not in gym.registry:
+        raise ValueError(f"{record.path}: unknown env_id {record.env_id!r}")
+    kwargs = dict(record.options)
+    if render_mode is not None:
+        kwargs["render_mode"] = render_mode
+    try:
+        return gym.make(record.env_id, record_events=True, disable_env_checker=True, **kwargs)
+    except TypeError as err:
+        raise ValueError(
+            f"{record.path}: the options {record.options} do not fit {record.env_id}: {err}"
+        ) from err
+
+
+def iter_replay(
+    record: GameRecord | str | os.PathLike[str], *, check: bool = True, render_mode: str | None = None
+) -> Iterator[ReplayStep]:
+    """Replay ``record`` step by step: yields the reset, then each step, with the live env.
+
+    With ``check`` (default) every step's events, reward, end flags and observation digest are compared
+    with the record, and the first difference raises :class:`RecordMismatchError`. The env is closed
+    when the iteration ends.
+    """
+    if not isinstance(record, GameRecord):
+        record = load_record(record)
+    name = record.path or "record"
+    env = make_record_env(record, render_mode)
+    try:
+        obs, info = env.reset(seed=record.seed)
+        reset = record.header.get("reset", {})
+        if check:
+            _compare_events(f"{name}: reset", reset.get("events", []), info.get("events", []))
+            if reset.get("obs") is not None and reset["obs"] != obs_digest(obs):
+                raise RecordMismatchError(f"{name}: the observation after the reset differs from the record")
+        yield ReplayStep(0, env, obs, info, events=_normalise(info.get("events", [])))
+        total = 0.0
+        for step in record.steps:
+            where = f"{name}: step {step['step']} ({step['action_name']})"
+            mask = info.get("action_mask")
+            legal = mask is None or (step["action"] < len(mask) and bool(mask[step["action"]]))
+            if check and not legal and "illegal_reason" not in step:
+                raise RecordMismatchError(
+                    f"{where}: action {step['action']} is not legal in the replayed game")
+            obs, reward, terminated, truncated, info = env.step(step["action"])
+            total += float(reward)
+            if check:
+                _compare_events(where, step["events"], info.get("events", []))
+                if float(reward) != float(step["reward"]):
+                    raise RecordMismatchError(f"{where}: reward {reward}, the record says {step['reward']}")
+                if (bool(terminated), bool(truncated)) != (step.get("terminated", False),
+                                                           step.get("truncated", False)):
+                    raise RecordMismatchError(
+                        f"{where}: terminated/truncated {terminated}/{truncated}, the record says "
+                        f"{step.get('terminated', False)}/{step.get('truncated', False)}")
+                if step.get("obs") is not None and step["obs"] != obs_digest(obs):
+                    raise RecordMismatchError(f"{where}: the observation differs from the record")
+            yield ReplayStep(step["step"], env, obs, info, events=_normalise(info.get("events", [])),
+                             step=step, reward=float(reward), done=bool(terminated or truncated))
+        if check:
+            result = record.result
+            if not math.isclose(total, float(result["return"]), abs_tol=1e-9):
+                raise RecordMismatchError(
+                    f"{name}: replay return {total}, the record says {result['return']}")
+            if result["finished"]:
+                summary = _end_summary(env)
+                if result.get("reason") is not None and summary["reason"] != result["reason"]:
+                    raise RecordMismatchError(
+                        f"{name}: the game ended by {summary['reason']!r}, "
+                        f"the record says {result['reason']!r}")
+    finally:
+        env.close()
+
+
+def replay_record(path: str | os.PathLike[str] | GameRecord) -> dict[str, Any]:
+    """Replay a record and check that it reproduces the identical game (raises
+    :class:`RecordMismatchError` otherwise). Returns ``{"steps", "return", "won", "reason", "finished"}``."""
+    record = path if isinstance(path, GameRecord) else load_record(path)
+    steps = 0
+    for moment in iter_replay(record):
+        steps = moment.index
+    result = record.result
+    return {"steps": steps, "return": result["return"], "won": result.get("won"),
+            "reason": result.get("reason"), "finished": result["finished"]}
+
+
+# ------------------------------------------------------------------------------------------- describing
+
+
+def _duel_card(card: Any) -> str:
+    from thermopylae_env.duel import card_name
+
+    try:
+        return card_name(int(card))
+    except (IndexError, TypeError, ValueError):
+        return f"card {card}"
+
+
+def _duel_cards(cards: Any) -> str:
+    return ", ".join(_duel_card(c) for c in cards) or "nothing"
+
+
+def describe_event(event: dict[str, Any], viewer: int | None = None) -> str | None:
+    """One line of text for an engine event (co-op or duel).
+
+    For the duel, ``viewer`` (0 Greek, 1 Persian) hides what that side may not see: the opponent's drawn
+    cards and the cards it adds while building an attack/defence (``None`` returned: nothing to show).
+    With ``viewer=None`` everything is told (replays).
+    """
+    kind = event.get("type")
+    if "player" in event or "winner" in event or kind in ("deal", "combat"):
+        return _describe_duel(event, viewer)
+    return _describe_coop(event)
+
+
+def _describe_coop(event: dict[str, Any]) -> str | None:
+    kind = event.get("type")
+    if kind == "retreat":
+        return f"seat {event.get('seat')} retreats: marker to {event.get('marker')}"
+    if kind == "fight":
+        dice = event.get("dice") or []
+        extra = " (+ location die)" if event.get("location_die") else ""
+        roll = f", dice {' '.join(str(d) for d in dice)}{extra}" if dice else ""
+        lines = [f"seat {event.get('seat')} fights with {event.get('card')} + {event.get('support')} "
+                 f"support{roll}: total {event.get('total')}"]
+        words = {"stays": "stays", "discard": "beaten (discard pile)", "graveyard": "beaten (graveyard)"}
+        for r in event.get("results") or []:
+            bonus = ", bonus" if r.get("bonus") else ""
+            lines.append(f"slot {r.get('slot')} (white {r.get('white')}, red {r.get('red')}{bonus}): "
+                         f"{words.get(r.get('outcome'), r.get('outcome'))}")
+        return "; ".join(lines)
+    if kind == "offer":
+        more = f" ({event.get('pending')} more after this one)" if event.get("pending") else ""
+        return f"a Spartan draw is offered{more}"
+    if kind == "draw":
+        return f"seat {event.get('seat')} draws a {event.get('card')}"
+    if kind == "decline":
+        return "the draw is declined"
+    if kind == "discard":
+        return f"seat {event.get('seat')} discards a {event.get('card')}"
+    if kind == "refill":
+        bonus = ", bonus" if event.get("bonus") else ""
+        return (f"a new Persian card enters slot {event.get('slot')}: white {event.get('white')}, "
+                f"red {event.get('red')}{bonus}")
+    if kind == "end":
+        why = {"graveyard": "12 Persians in the graveyard",
+               "refill": "the Persian deck cannot refill the line",
+               "marker": "the marker reached 7", "exhausted": "no Spartan cards left"}
+        reason = why.get(event.get("reason"), event.get("reason"))
+        return f"game over: {'WON' if event.get('won') else 'LOST'} ({reason})"
+    return f"{kind}: {event}"
+
+
+def _describe_duel(event: dict[str, Any], viewer: int | None) -> str | None:
+    names = ("Greek", "Persian")
+    kind = event.get("type")
+    player = event.get("player")
+    who = names[player] if player in (0, 1) else "?"
+    if viewer is not None and player in (0, 1) and player == viewer:
+        who = f"you ({who})"
+    hidden = viewer is not None and player in (0, 1) and player != viewer
+    if kind == "deal":
+        hands = event.get("hands") or [[], []]
+        if viewer is None:
+            return f"deal: Greek {_duel_cards(hands[0])}; Persian {_duel_cards(hands[1])}"
+        return f"deal: your hand {_duel_cards(hands[viewer])}"
+    if kind == "draw":
+        return f"{who} draws a card" if hidden else f"{who} draws {_duel_card(event.get('card'))}"
+    if kind == "discard":
+        return f"{who} discards {_duel_card(event.get('card'))}"
+    if kind == "play_discard_card":
+        victim = names[event.get("victim", 1 - (player or 0))]
+        return (f"{who} plays {_duel_card(event.get('card'))}: the {victim} discards "
+                f"{_duel_cards(event.get('discarded') or [])}")
+    if kind == "done_discarding":
+        return f"{who} ends the discard phase" + (" (nothing to do)" if event.get("auto") else "")
+    if kind == "add":
+        if hidden:
+            return None
+        from thermopylae_env.duel import duel_kinds
+
+        try:
+            label = duel_kinds()[player][int(event.get("kind"))].label
+        except (IndexError, TypeError, ValueError):
+            label = f"a card of kind {event.get('kind')}"
+        return f"{who} adds {label}"
+    if kind == "attack":
+        return f"{who} attacks with {_duel_cards(event.get('cards') or [])}: total {event.get('total')}"
+    if kind == "no_attack":
+        return f"{who} does not attack" + (" (no Attack card)" if event.get("auto") else "")
+    if kind == "defence":
+        return f"{who} defends with {_duel_cards(event.get('cards') or [])}: total {event.get('total')}"
+    if kind == "no_defence":
+        return f"{who} does not defend" + (" (no troop card)" if event.get("auto") else "")
+    if kind == "combat":
+        return (f"combat: attack {event.get('attack')} against defence {event.get('defence')}: "
+                f"the Greeks lose {event.get('tokens_lost')} token(s), {event.get('tokens')} left")
+    if kind == "end":
+        reasons = {"persian_deck_empty": "the Persian deck is empty", "no_tokens": "no Greek tokens left"}
+        winner = names[event.get("winner")] if event.get("winner") in (0, 1) else "?"
+        return f"game over: the {winner}s win ({reasons.get(event.get('reason'), event.get('reason'))})"
+    return f"{kind}: {event}"
