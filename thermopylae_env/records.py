@@ -713,7 +713,7 @@ def _describe_duel(event: dict[str, Any], viewer: int | None) -> str | None:
     player = event.get("player")
     who = names[player] if player in (0, 1) else "?"
     if viewer is not None and player in (0, 1) and player == viewer:
-        who = f"you ({who})"
+        who = f"{who} (you)"
     hidden = viewer is not None and player in (0, 1) and player != viewer
     if kind == "deal":
         hands = event.get("hands") or [[], []]

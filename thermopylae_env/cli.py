@@ -1,0 +1,572 @@
+"""The ``thermopylae`` command: play the games in a terminal, replay game records, train and evaluate.
+
+Usage::
+
+    thermopylae play coop [--players N] [--seed S] [--hints MODEL.zip] [--record FILE]
+    thermopylae play duel --side greek|persian [--opponent heuristic|random|MODEL.zip] [--seed S]
+                          [--hints MODEL.zip] [--record FILE]
+    thermopylae replay FILE [--step | --all]
+    thermopylae train ...      (the arguments go to agents.training.main)
+    thermopylae evaluate ...   (the arguments go to agents.evaluation.main)
+
+Also ``python -m thermopylae_env ...``. The terminal game is plain text (no curses), so it works with
+piped input: each prompt reads one line; a number 1..k picks an action (its name works too), ``h`` or ``?``
+prints the help, ``q`` quits, and the end of the input quits cleanly (exit code 0). A wrong entry is
+explained and asked again. The screen is cleared between moves only when the output is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import secrets
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import numpy as np
+
+__all__ = ["main", "build_parser"]
+
+_CLEAR = "\033[2J\033[H"
+
+
+class _Quit(Exception):
+    """The player asked to stop (``q``) or the input ended."""
+
+
+class Terminal:
+    """Line-based input and output on two text streams (standard input and output by default)."""
+
+    def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+        self.stdin = stdin if stdin is not None else sys.stdin
+        self.stdout = stdout if stdout is not None else sys.stdout
+        self.interactive_in = _isatty(self.stdin)
+        self.interactive_out = _isatty(self.stdout)
+
+    def print(self, text: str = "") -> None:
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+    def screen(self, text: str) -> None:
+        """Show a whole screen: cleared first on a terminal, separated by a rule when piped."""
+        if self.interactive_out:
+            self.stdout.write(_CLEAR)
+        else:
+            self.stdout.write("\n" + "-" * 78 + "\n")
+        self.print(text)
+
+    def ask(self, prompt: str) -> str | None:
+        """One line of input without its newline, or ``None`` at the end of the input."""
+        self.stdout.write(prompt)
+        self.stdout.flush()
+        line = self.stdin.readline()
+        if not line:
+            self.stdout.write("\n")
+            return None
+        line = line.rstrip("\r\n")
+        if not self.interactive_in:
+            self.stdout.write(line + "\n")  # echo piped answers so the transcript reads naturally
+        return line
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def choose(term: Terminal, options: Sequence[tuple[int, str]], help_text: str) -> int:
+    """Ask until the player picks one of ``options`` (``(action, label)`` pairs); return its action.
+
+    Raises ``_Quit`` on ``q`` or at the end of the input.
+    """
+    k = len(options)
+    usage = (f"Type a number from 1 to {k} and press Enter (or the action's name); "
+             "h or ? for help, q to quit.")
+    while True:
+        line = term.ask(f"Your choice (1-{k}, h = help, q = quit): ")
+        if line is None:
+            raise _Quit("end of input")
+        entry = line.strip().lower()
+        if entry in ("q", "quit", "exit"):
+            raise _Quit("quit")
+        if entry in ("h", "?", "help"):
+            term.print(help_text)
+            term.print(usage)
+            continue
+        if not entry:
+            term.print(f"Nothing was entered. {usage}")
+            continue
+        if entry.isdigit():
+            number = int(entry)
+            if 1 <= number <= k:
+                return options[number - 1][0]
+            term.print(f"{entry} is not a choice: the actions are numbered 1 to {k}. {usage}")
+            continue
+        for action, label in options:
+            if entry == label.lower() or entry == label.lower().split("  ")[0].strip():
+                return action
+        term.print(f"{line.strip()!r} is not a choice. {usage}")
+
+
+def _numbered(options: Sequence[tuple[int, str]], marks: dict[int, str] | None = None) -> str:
+    width = len(str(len(options)))
+    lines = []
+    for number, (action, label) in enumerate(options, start=1):
+        mark = f"   {marks[action]}" if marks and action in marks else ""
+        lines.append(f"  {number:>{width}}. {label}{mark}")
+    return "\n".join(lines)
+
+
+def _hints(hinter: Any, obs: np.ndarray, mask: np.ndarray, options: Sequence[tuple[int, str]],
+           top: int = 3) -> tuple[dict[int, str], str]:
+    """Marks (``"<- agent 62%"``) for the agent's ``top`` most probable legal actions, and a summary line
+    naming their numbers in the list."""
+    probs = np.asarray(hinter.action_probabilities(obs, np.asarray(mask, dtype=bool)), dtype=float)
+    number = {action: k for k, (action, _) in enumerate(options, start=1)}
+    ranked = sorted(number, key=lambda a: (-probs[a], number[a]))[:top]
+    marks = {a: f"<- agent {100 * probs[a]:.0f}%" for a in ranked}
+    summary = ", ".join(f"{number[a]} ({100 * probs[a]:.0f}%)" for a in ranked)
+    return marks, f"Agent hints, most probable first: {summary}"
+
+
+def _show_hints(term: Terminal, hinter: Any, obs: np.ndarray, mask: np.ndarray,
+                options: Sequence[tuple[int, str]]) -> dict[int, str]:
+    if hinter is None:
+        return {}
+    marks, summary = _hints(hinter, obs, mask, options)
+    term.print(summary)
+    return marks
+
+
+def _seed(seed: int | None) -> int:
+    return secrets.randbits(31) if seed is None else int(seed)
+
+
+def _make_play_env(env_id: str, hints: str | None, record: str | None, **options: Any) -> tuple[Any, Any]:
+    """The env of a terminal game (events on, recorded when asked) and the hint agent (or ``None``).
+
+    A bad opponent or hint model raises ``ValueError`` with the reason."""
+    import gymnasium as gym
+
+    import thermopylae_env  # noqa: F401 - registers the environments
+
+    env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
+    hinter = None
+    if hints is not None:
+        from thermopylae_env.records import load_policy
+
+        hinter = load_policy(hints, env)
+    if record:
+        from thermopylae_env.records import RecordEpisode
+
+        env = RecordEpisode(env, record, env_id=env_id, options=options, agent="human")
+    return env, hinter
+
+
+# ------------------------------------------------------------------------------------------------ co-op
+
+COOP_HELP = """\
+How to play (co-op, the team against the Persian deck):
+  On each turn the acting seat either RETREATS (the marker moves one step; reaching 7 loses; then the
+  team may draw a Spartan card and choose who gets it) or FIGHTS with one card of its hand plus any
+  number of support cards: total = card + one die per support card (+1 die when the marker is on 3 or 6).
+  Slot 1 is fought first: total < white: it stays and the fight stops; total >= white: beaten (discard
+  pile); total >= red: it goes to the graveyard. Slot 2 is fought only if slot 1 was beaten.
+  Each beaten card with a bonus offers a draw. Win: 12 Persians in the graveyard, or the Persian deck
+  cannot refill the line. Loss: the marker reaches 7, or no Spartan card is left in any hand or the deck."""
+
+
+def _coop_screen(game: Any, state: Any, seed: int, events: Sequence[dict]) -> str:
+    from thermopylae_env.coop import GRAVEYARD_WIN, LOCATION_DIE_MARKERS, LOSS_MARKER, NUM_SUPPORT, Phase
+    from thermopylae_env.records import describe_event
+
+    lines = [f"=== Thermopyles (co-op) | {game.num_players} player(s) | turn {state.turn} | seed {seed} ==="]
+    track = []
+    for position in range(1, LOSS_MARKER + 1):
+        label = f"{position}{'*' if position in LOCATION_DIE_MARKERS else ''}"
+        track.append(f"[{label}]" if position == state.marker else f" {label} ")
+    lines.append("Marker track:   " + " ".join(track) + f"    (* = +1 die, {LOSS_MARKER} = defeat)")
+
+    def slot(card: int) -> str:
+        if card < 0:
+            return "(empty)"
+        p = game.persian[card]
+        return f"white {p.white:>2} / red {p.red:>2}{'  BONUS' if p.bonus else ''}"
+
+    lines.append(f"Persian line:   slot 1: {slot(state.slot1)}")
+    lines.append(f"                slot 2: {slot(state.slot2)}")
+    lines.append(f"Support left:   {state.support} of {NUM_SUPPORT}  " + "[S]" * state.support
+                 + "[ ]" * (NUM_SUPPORT - state.support))
+    lines.append(f"Decks:          Spartan {state.spartan_deck_size} | Persian {state.persian_deck_size} | "
+                 f"Persian discard {len(state.persian_discard)} | graveyard {len(state.graveyard)}/"
+                 f"{GRAVEYARD_WIN}")
+    for seat, hand in enumerate(state.hands):
+        values = " ".join(f"{v:>2}" for v in sorted(game.spartan[c] for c in hand)) or "(empty)"
+        pointer = ">" if seat == state.current_player and not state.terminated else " "
+        lines.append(f"Hand {pointer} seat {seat}:  {values}")
+    if events:
+        lines.append("")
+        lines.append("What happened:")
+        for event in events:
+            text = describe_event(event)
+            if text:
+                lines.append(f"  - {text}")
+    lines.append("")
+    if state.terminated:
+        lines.append("GAME OVER: " + ("you WIN!" if state.won else "you lose."))
+    elif state.phase == Phase.MAIN:
+        lines.append(f"Seat {state.current_player} to act: retreat or fight.")
+    elif state.phase == Phase.DRAW_OFFER:
+        lines.append("A Spartan card may be drawn: give it to a seat, or decline it.")
+    else:
+        lines.append(f"Seat {state.recipient} holds 6 cards: discard one.")
+    return "\n".join(lines)
+
+
+def _coop_label(game: Any, state: Any, action: int) -> str:
+    from thermopylae_env.coop import (
+        DECLINE,
+        DISCARD_BASE,
+        FIGHT_BASE,
+        GIVE_BASE,
+        LOCATION_DIE_MARKERS,
+        LOSS_MARKER,
+        NUM_SUPPORT,
+        RETREAT,
+    )
+
+    if action == RETREAT:
+        after = state.marker + 1
+        if after >= LOSS_MARKER:
+            return f"retreat  (marker {state.marker} -> {after}: the game is LOST)"
+        return f"retreat  (marker {state.marker} -> {after}, then a draw is offered)"
+    if FIGHT_BASE <= action < GIVE_BASE:
+        value, support = divmod(action - FIGHT_BASE, NUM_SUPPORT + 1)
+        value += 10
+        dice = support + (1 if state.marker in LOCATION_DIE_MARKERS else 0)
+        if dice == 0:
+            return f"fight {value} +{support} support  (total {value})"
+        return f"fight {value} +{support} support  ({dice} {'die' if dice == 1 else 'dice'}: total " \
+               f"{value + dice}..{value + 6 * dice})"
+    if GIVE_BASE <= action < DECLINE:
+        seat = action - GIVE_BASE
+        held = len(state.hands[seat])
+        full = ", full: then discards one" if held >= 5 else ""
+        return f"give draw to seat {seat}  (holds {held} card(s){full})"
+    if action == DECLINE:
+        return "decline draw"
+    return f"discard {action - DISCARD_BASE + 10}  (from seat {state.recipient})"
+
+
+def play_coop(args: argparse.Namespace, term: Terminal) -> int:
+    seed = _seed(args.seed)
+    try:
+        env, hinter = _make_play_env("thermopylae/Coop-v0", args.hints, args.record, num_players=args.players)
+    except ValueError as err:
+        sys.stderr.write(f"thermopylae play coop: {err}\n")
+        return 2
+    base = env.unwrapped
+    obs, info = env.reset(seed=seed)
+    events: list[dict] = []
+    try:
+        while True:
+            state = base.state
+            term.screen(_coop_screen(base.game, state, seed, events))
+            if state.terminated:
+                break
+            options = [(int(a), _coop_label(base.game, state, int(a)))
+                       for a in np.flatnonzero(info["action_mask"])]
+            marks = _show_hints(term, hinter, obs, info["action_mask"], options)
+            term.print(_numbered(options, marks))
+            action = choose(term, options, COOP_HELP)
+            obs, _, terminated, truncated, info = env.step(action)
+            events = list(info.get("events", []))
+    except _Quit as stop:
+        term.print("End of input: quitting." if str(stop) == "end of input" else "Quit.")
+        _close_record(env, term, args.record, finished=False)
+        return 0
+    _close_record(env, term, args.record, finished=True)
+    return 0
+
+
+def _close_record(env: Any, term: Terminal, path: str | None, finished: bool) -> None:
+    env.close()
+    if path:
+        term.print(f"Game record written to {path}" + ("" if finished else " (game not finished)")
+                   + f"; replay it with: thermopylae replay {path}")
+
+
+# ------------------------------------------------------------------------------------------------- duel
+
+DUEL_HELP = """\
+How to play (duel, Greek against Persian):
+  Each turn both draw (the Persian first; when his deck is empty the Greeks win). Then the Persian and
+  then the Greek have a discard phase: play discard cards (Xerxes Commands / Leonidas Strategy: the
+  opponent discards 2 cards at random), discard unwanted cards, then 'done discarding' with at most 7.
+  Then the Persian may attack: add at least one Attack card plus any troops and strategy cards of
+  distinct types, one card at a time, and commit (or decline). The Greek sees the attack and may defend
+  the same way (at least one troop card). Total = sum of forces x (strategy cards + 1). If the attack is
+  larger, the Greeks lose (attack - defence) / 10 of their 10 tokens; no tokens left: the Persians win."""
+
+
+def _card_text(game: Any, card: int) -> str:
+    kind = game.kinds[card // 52][game.card_kinds[card]]
+    name = game.card_names[card]
+    if kind.force > 0:
+        return f"{name} ({kind.force})"
+    return f"{name} ({'multiplier' if kind.kind == 'strategy' else 'discard 2'})"
+
+
+def _group(game: Any, cards: Sequence[int]) -> str:
+    if not cards:
+        return "-"
+    ordered = sorted(cards, key=lambda c: (game.card_kinds[c], game.card_names[c]))
+    counts = Counter(_card_text(game, c) for c in ordered)
+    return ", ".join(f"{n} x {text}" if n > 1 else text for text, n in counts.items())
+
+
+def _duel_screen(game: Any, state: Any, side: int, opponent: str, seed: int, events: Sequence[dict]) -> str:
+    from thermopylae_env.duel import PLAYER_NAMES, START_TOKENS, Phase, combat_total
+    from thermopylae_env.records import describe_event
+
+    me = PLAYER_NAMES[side].capitalize()
+    them = PLAYER_NAMES[1 - side].capitalize()
+    lines = [f"=== Thermopylae duel | you: {me} | opponent: {opponent} | turn {state.turn} | seed {seed} ==="]
+    if not state.terminated:
+        phase = {Phase.PERSIAN_DISCARD: "Persian discard phase", Phase.GREEK_DISCARD: "Greek discard phase",
+                 Phase.ATTACK: "Persian attack", Phase.DEFENCE: "Greek defence"}[Phase(state.phase)]
+        who = "your move" if state.current_player == side else f"{them}'s move"
+        lines.append(f"Phase:          {phase} - {who}")
+    lines.append(f"Greek tokens:   {state.tokens}/{START_TOKENS}  " + "#" * state.tokens
+                 + "." * (START_TOKENS - state.tokens))
+    opp = 1 - side
+    lines.append(f"{them} (opponent): {len(state.hands[opp])} card(s) in hand | "
+                 f"deck {state.deck_size(opp)} | discard pile {len(state.discards[opp])}")
+    lines.append(f"  discard pile: {_group(game, state.discards[opp])}")
+    if state.table:
+        lines.append(f"Attack on the table (total {state.attack_total}): {_group(game, state.table)}")
+    else:
+        lines.append("Attack on the table: none")
+    lines.append(f"Your hand ({len(state.hands[side])}): {_group(game, state.hands[side])}")
+    if not state.terminated and state.current_player == side and any(state.build):
+        kinds = game.kinds[side]
+        parts = [f"{n} x {kinds[k].label}" if n > 1 else kinds[k].label
+                 for k, n in enumerate(state.build) if n]
+        what = "attack" if side == 1 else "defence"
+        lines.append(f"Your {what} so far (total {combat_total(state.build)}): " + ", ".join(parts))
+    lines.append(f"Your deck {state.deck_size(side)} | your discard pile {len(state.discards[side])}: "
+                 f"{_group(game, state.discards[side])}")
+    told = [text for text in (describe_event(e, viewer=side) for e in events) if text]
+    if told:
+        lines.append("")
+        lines.append("What happened:")
+        lines.extend(f"  - {text}" for text in told)
+    lines.append("")
+    if state.terminated:
+        lines.append("GAME OVER: " + ("you WIN!" if state.winner == side else "you lose."))
+    else:
+        lines.append("Your move:")
+    return "\n".join(lines)
+
+
+def _duel_label(game: Any, state: Any, side: int, action: int) -> str:
+    from thermopylae_env.duel import ADD_BASE, COMMIT, DONE_DISCARDING, combat_total, decode_action
+
+    name = decode_action(action, side)
+    if action == DONE_DISCARDING:
+        return f"{name}  (keep {len(state.hands[side])} cards)"
+    if ADD_BASE <= action < COMMIT:
+        build = list(state.build)
+        build[action - ADD_BASE] += 1
+        return f"{name}  (total {combat_total(state.build)} -> {combat_total(build)})"
+    if action == COMMIT:
+        return f"{name}  (total {combat_total(state.build)})"
+    return name
+
+
+def play_duel(args: argparse.Namespace, term: Terminal) -> int:
+    side = 0 if args.side == "greek" else 1
+    env_id = "thermopylae/DuelGreek-v0" if side == 0 else "thermopylae/DuelPersian-v0"
+    seed = _seed(args.seed)
+    try:
+        env, hinter = _make_play_env(env_id, args.hints, args.record, opponent=args.opponent)
+    except ValueError as err:
+        sys.stderr.write(f"thermopylae play duel: {err}\n")
+        return 2
+    base = env.unwrapped
+    obs, info = env.reset(seed=seed)
+    events = list(info.get("events", []))
+    try:
+        while True:
+            state = base.state
+            term.screen(_duel_screen(base.game, state, side, base.opponent_label, seed, events))
+            if state.terminated:
+                break
+            options = [(int(a), _duel_label(base.game, state, side, int(a)))
+                       for a in np.flatnonzero(info["action_mask"])]
+            marks = _show_hints(term, hinter, obs, info["action_mask"], options)
+            term.print(_numbered(options, marks))
+            action = choose(term, options, DUEL_HELP)
+            obs, _, terminated, truncated, info = env.step(action)
+            events = list(info.get("events", []))
+    except _Quit as stop:
+        term.print("End of input: quitting." if str(stop) == "end of input" else "Quit.")
+        _close_record(env, term, args.record, finished=False)
+        return 0
+    _close_record(env, term, args.record, finished=True)
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------- replay
+
+
+def replay(args: argparse.Namespace, term: Terminal) -> int:
+    from thermopylae_env.records import RecordMismatchError, describe_event, iter_replay, load_record
+
+    try:
+        record = load_record(args.file)
+    except FileNotFoundError:
+        term.print(f"thermopylae replay: no such file: {args.file}")
+        return 2
+    except ValueError as err:
+        term.print(f"thermopylae replay: not a valid game record: {err}")
+        return 2
+    total = len(record.steps)
+    agent = record.header.get("agent")
+    term.print(f"Replaying {args.file}: {record.env_id}, options {record.options}, seed {record.seed}"
+               + (f", played by {agent}" if agent else "") + f", {total} step(s).")
+    pause = not args.all
+    try:
+        for moment in iter_replay(record):
+            base = moment.env.unwrapped
+            lines = []
+            if moment.step is None:
+                lines.append("--- start of the game ---")
+            else:
+                lines.append(f"--- step {moment.index}/{total}: {moment.step['action_name']} "
+                             f"(reward {moment.reward:g}) ---")
+            lines.extend(f"  - {text}" for text in (describe_event(e) for e in moment.events) if text)
+            if hasattr(base, "side"):
+                lines.append(base.game.render(base.state))
+            else:
+                from thermopylae_env.coop_env import render_text
+
+                lines.append(render_text(base.game, base.state).rstrip("\n"))
+            if pause:
+                term.screen("\n".join(lines))
+            else:
+                term.print("\n".join(lines))
+            if pause and moment.index < total:
+                answer = term.ask("Enter: next step, q: quit: ")
+                if answer is None or answer.strip().lower() in ("q", "quit", "exit"):
+                    term.print("Replay stopped.")
+                    return 0
+    except RecordMismatchError as err:
+        term.print(f"thermopylae replay: the record does not replay to the same game: {err}")
+        return 1
+    result = record.result
+    outcome = "unfinished" if not result["finished"] else ("won" if result.get("won") else "lost")
+    term.print(f"End of the record: {outcome} (return {result['return']:g}, reason {result.get('reason')}); "
+               "the replay matches the record.")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------ forwarding
+
+_FORWARDED = {"train": "agents.training", "evaluate": "agents.evaluation"}
+
+
+def _forward(command: str, argv: list[str]) -> int:
+    module_name = _FORWARDED[command]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        if err.name == module_name:
+            sys.stderr.write(f"thermopylae {command}: {module_name} is not part of this installation\n")
+        else:
+            sys.stderr.write(f"thermopylae {command}: {module_name} needs {err.name or err}; install the train "
+                             "extra: pip install \"thermopylae-env[train]\"\n")
+        return 2
+    result = module.main(argv)
+    return int(result or 0)
+
+
+# ----------------------------------------------------------------------------------------------- parser
+
+
+SEED_HELP = "shuffle seed (default: random, shown on screen)"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="thermopylae",
+        description="Play the Thermopylae card games in the terminal, replay game records, train and "
+        "evaluate agents.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    play = commands.add_parser("play", help="play a game in the terminal")
+    games = play.add_subparsers(dest="game", required=True, metavar="GAME")
+    coop = games.add_parser("coop", help="the co-operative game: you play the whole Spartan team")
+    coop.add_argument("--players", type=int, default=1, choices=range(1, 5), metavar="N",
+                      help="number of seats, 1..4 (default 1: solitaire)")
+    coop.add_argument("--seed", type=int, default=None, help=SEED_HELP)
+    coop.add_argument("--hints", metavar="MODEL.zip", default=None,
+                      help="a trained co-op agent whose most probable legal actions are shown")
+    coop.add_argument("--record", metavar="FILE", default=None, help="write the game record to FILE (.jsonl)")
+
+    duel = games.add_parser("duel", help="the duel: you play one side against a built-in opponent")
+    duel.add_argument("--side", choices=("greek", "persian"), required=True, help="the side you play")
+    duel.add_argument("--opponent", default="heuristic", metavar="heuristic|random|PATH",
+                      help="the other side: the heuristic player (default), a random player or a saved model")
+    duel.add_argument("--seed", type=int, default=None, help=SEED_HELP)
+    duel.add_argument("--hints", metavar="MODEL.zip", default=None,
+                      help="a trained agent of your side whose most probable legal actions are shown")
+    duel.add_argument("--record", metavar="FILE", default=None, help="write the game record to FILE (.jsonl)")
+
+    rep = commands.add_parser("replay", help="replay a game record, checking that it reproduces the game")
+    rep.add_argument("file", metavar="FILE", help="a record written by --record or thermopylae_env.records")
+    mode = rep.add_mutually_exclusive_group()
+    mode.add_argument("--step", action="store_true",
+                      help="pause after each step (default): Enter for the next, q to quit")
+    mode.add_argument("--all", action="store_true", help="print the whole game without pausing")
+
+    commands.add_parser("train", help="train agents (arguments go to agents.training; see 'train --help')",
+                        add_help=False)
+    commands.add_parser("evaluate", help="evaluate agents (arguments go to agents.evaluation)",
+                        add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in _FORWARDED:
+        return _forward(argv[0], argv[1:])
+    args = build_parser().parse_args(argv)
+    term = Terminal(stdin, stdout)
+    try:
+        if args.command == "replay":
+            return replay(args, term)
+        if args.game == "coop":
+            return play_coop(args, term)
+        return play_duel(args, term)
+    except KeyboardInterrupt:
+        term.print("\nInterrupted.")
+        return 130
+    except BrokenPipeError:  # the reader went away (e.g. piped into head): stop quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
