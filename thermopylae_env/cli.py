@@ -489,8 +489,8 @@ def _forward(command: str, argv: list[str]) -> int:
         if err.name == module_name:
             sys.stderr.write(f"thermopylae {command}: {module_name} is not part of this installation\n")
         else:
-            sys.stderr.write(f"thermopylae {command}: {module_name} needs {err.name or err}; install the train "
-                             "extra: pip install \"thermopylae-env[train]\"\n")
+            sys.stderr.write(f"thermopylae {command}: {module_name} needs {err.name or err}; install the "
+                             "train extra: pip install \"thermopylae-env[train]\"\n")
         return 2
     result = module.main(argv)
     return int(result or 0)

@@ -286,6 +286,8 @@ def _duel_card(draw: Any, box: tuple[float, float, float, float], card_kind: Any
     height = y1 - y0
     small = height < 70
     size = 9 if small else 10
+    while size > 7 and any(_text_width(word, size) > width - 6 for word in name.split()):
+        size -= 1  # a long word ("Outflanking") gets a smaller font rather than being cut
     lines = _wrap(name, size, width - 6, 2 if small else 3)
     for k, line in enumerate(lines):
         _centered(draw, x0 + width / 2, y0 + 11 + k * (size + 2), line, size)
