@@ -1,0 +1,1112 @@
+"""The co-op game for many games at once, with NumPy array operations (``gymnasium.make_vec``).
+
+:class:`CoopVectorEngine` holds ``N`` games as arrays of shape ``(N, ...)`` (int8 / int16 state, one
+persistent float32 observation buffer, one boolean mask buffer) and advances all of them with a fixed
+sequence of whole-array operations: there is no Python loop over games in ``step``. The rare branches of
+the rules (draw offers, the discard after a draw into a full hand, the refill, the two win conditions, the
+losses) are computed for every game as masked arithmetic, and the observation is updated in place (only
+the entries an action can change are rewritten), so the cost of a step hardly depends on what happened.
+:class:`CoopVectorEnv` is the Gymnasium ``VectorEnv`` over it; ``thermopylae_env.sb3_vec.CoopSB3VecEnv``
+is the Stable-Baselines3 ``VecEnv`` over it.
+
+The rules, the action layout (72 actions), the observation layout (115 float32 values) and the mask are
+those of :mod:`thermopylae_env.coop` (``docs/coop_spec.md``); ``tests/test_coop_vector.py`` drives both
+engines through thousands of games with the same shuffles and dice and compares every observation,
+reward, termination and mask.
+
+Chance is explicit. Everything random in one game (the Spartan deck order, the Persian deck order and the
+dice) is drawn when the game starts, as three tables: ``spartan_order`` (20 card ids, top first, as
+:meth:`thermopylae_env.coop.CoopGame.new_state` takes them), ``persian_order`` (28 rows, top first) and
+``dice`` (:data:`DICE_PER_GAME` = 24 dice, used in order: one game needs at most 20 location dice, one
+per fight, plus 4 support dice). The single engine fed the same orders, and dice served in the same order
+from its ``rng``, plays the same game. :meth:`CoopVectorEngine.chance_tables` returns the tables of the
+games now running, and a ``chance`` callable can replace the default source.
+
+Seeding: game ``i`` is keyed by its own seed (``reset(seed=s)`` gives game ``i`` the seed ``s + i``,
+``reset(seed=[s_0, ..., s_{N-1}])`` one seed per game, as SB3's ``VecEnv.seed`` does). Its ``e``-th game
+(``e = 0, 1, ...`` since the seed was set) is drawn from a counter-based generator: SplitMix64 outputs
+number ``128 e + j`` of the stream keyed by the seed. So what game ``i`` plays depends only on its seed
+and on how many games it has finished, never on the other games or on when they reset, and the chance of
+thousands of restarting games is drawn with a handful of array operations. (The streams are not those of
+the single environment's ``numpy.random.Generator``: the same seed gives other, equally distributed
+games.)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from thermopylae_env.actions import IllegalActionError, check_illegal_action_mode
+from thermopylae_env.cards import PersianRows, load_persian_deck, load_spartan_deck
+
+__all__ = [
+    "DICE_PER_GAME",
+    "ChanceFn",
+    "CoopVectorEngine",
+    "CoopVectorEnv",
+    "splitmix_chance",
+]
+
+NUM_ACTIONS = 72
+OBS_SIZE = 115
+MAX_PLAYERS = 4
+HAND_LIMIT = 5
+NUM_SUPPORT = 4
+LOSS_MARKER = 7
+GRAVEYARD_WIN = 12
+NUM_VALUES = 11  # Spartan card values 10..20
+MIN_VALUE = 10
+SPARTAN_DECK_SIZE = 20
+PERSIAN_DECK_SIZE = 28
+DICE_PER_GAME = SPARTAN_DECK_SIZE + NUM_SUPPORT  # one location die per fight at most, plus the support dice
+_VALUE_SCALE = 30.0
+
+# Phases; OVER is the engine's own code for a finished game.
+MAIN, DRAW_OFFER, DISCARD, OVER = 0, 1, 2, 3
+
+# Action kinds (row NUM_ACTIONS of each action table is the "no-op" a game that must not move is given).
+_NOOP, _RETREAT, _FIGHT, _GIVE, _DECLINE, _DISCARD = 0, 1, 2, 3, 4, 5
+NOOP_ACTION = NUM_ACTIONS
+
+# Observation offsets (docs/coop_spec.md).
+_O_HANDS = 11
+_O_SLOTS = 55
+_O_MARKER = 63
+_O_SUPPORT = 70
+_O_SPARTAN_DECK = 71
+_O_PERSIAN_DECK = 72
+_O_GRAVEYARD = 73
+_O_PERSIAN_DISCARD = 74
+_O_OFFERS = 75
+_O_UNSEEN_SPARTAN = 76
+_O_UNSEEN_PERSIAN = 87
+
+# Rows of the mask table: MAIN rows are support * 2048 + (bit set of the values the acting seat holds),
+# then the DRAW_OFFER row, the DISCARD rows (bit set of the recipient's values) and the all-false row.
+_BITS = 1 << NUM_VALUES
+_MASK_OFFER = (NUM_SUPPORT + 1) * _BITS
+_MASK_DISCARD = _MASK_OFFER + 1
+_MASK_NONE = _MASK_DISCARD + _BITS
+
+ChanceFn = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+"""``chance(games, keys, episodes) -> (spartan_order, persian_order, dice)`` for the ``k`` games that
+start now: ``games`` their indices, ``keys`` their uint64 seed keys, ``episodes`` how many games each has
+started since it was seeded. Returns int arrays of shapes ``(k, 20)`` (permutations of the Spartan card
+ids), ``(k, 28)`` (permutations of the Persian rows) and ``(k, DICE_PER_GAME)`` (values 1..6)."""
+
+# ---------------------------------------------------------------------------------------------- chance
+
+_GAMMA = 0x9E3779B97F4A7C15  # SplitMix64's increment
+_M1 = 0xBF58476D1CE4E5B9
+_M2 = 0x94D049BB133111EB
+_WORDS_PER_EPISODE = 128  # stream positions reserved for one game (51 are used)
+_DICE_PER_WORD = 8  # base-6 digits taken from one 64-bit word (bias below 1e-13)
+_DICE_WORDS = DICE_PER_GAME // _DICE_PER_WORD
+
+
+def _mix64(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's output function, in place on a uint64 array (wrapping arithmetic)."""
+    z ^= z >> np.uint64(30)
+    z *= np.uint64(_M1)
+    z ^= z >> np.uint64(27)
+    z *= np.uint64(_M2)
+    z ^= z >> np.uint64(31)
+    return z
+
+
+def seed_keys(seeds: Sequence[int] | np.ndarray) -> np.ndarray:
+    """The uint64 key of each seed: SplitMix64's first output for that seed (seeds taken mod 2**64)."""
+    values = np.array([int(s) % (1 << 64) for s in seeds], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        return _mix64(values + np.uint64(_GAMMA))
+
+
+def _random_words(keys: np.ndarray, episodes: np.ndarray, count: int) -> np.ndarray:
+    """``(k, count)`` uint64: SplitMix64 outputs ``128 * episode + j`` (``j < count``) of each key."""
+    position = episodes.astype(np.uint64)[:, None] * np.uint64(_WORDS_PER_EPISODE) + np.arange(
+        1, count + 1, dtype=np.uint64
+    )
+    with np.errstate(over="ignore"):
+        return _mix64(keys.astype(np.uint64)[:, None] + position * np.uint64(_GAMMA))
+
+
+def _permutations(words: np.ndarray) -> np.ndarray:
+    """Uniform random permutations of ``0..n-1`` (n <= 32), one per row of ``words`` (uint64 (k, n)):
+    sort the random words, with the position in the low 5 bits (so no two keys tie)."""
+    n = words.shape[1]
+    packed = (words & np.uint64(~31 & 0xFFFFFFFFFFFFFFFF)) | np.arange(n, dtype=np.uint64)
+    packed.sort(axis=1)
+    return (packed & np.uint64(31)).astype(np.int8)
+
+
+def splitmix_chance(
+    games: np.ndarray, keys: np.ndarray, episodes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The default chance source (see the module docstring): deck orders and dice of the games that start.
+
+    Word ``j`` of a game is SplitMix64 output ``128 * episode + j`` of its key: words 0..19 order the
+    Spartan deck, 20..47 the Persian deck (sorted random keys), 48..50 give 8 dice each (base-6 digits).
+    """
+    del games  # the tables depend on the key and the episode number only
+    words = _random_words(keys, episodes, SPARTAN_DECK_SIZE + PERSIAN_DECK_SIZE + _DICE_WORDS)
+    spartan = _permutations(words[:, :SPARTAN_DECK_SIZE])
+    persian = _permutations(words[:, SPARTAN_DECK_SIZE : SPARTAN_DECK_SIZE + PERSIAN_DECK_SIZE])
+    z = words[:, SPARTAN_DECK_SIZE + PERSIAN_DECK_SIZE :].copy()
+    dice = np.empty((len(keys), _DICE_WORDS, _DICE_PER_WORD), dtype=np.int8)
+    six = np.uint64(6)
+    for j in range(_DICE_PER_WORD):
+        dice[:, :, j] = z % six
+        z //= six
+    dice += 1
+    return spartan, persian, dice.reshape(len(keys), DICE_PER_GAME)
+
+
+# ---------------------------------------------------------------------------------------------- tables
+
+
+def _f32(x: float) -> np.float32:
+    """How the single engine writes a value: a Python float rounded once to float32."""
+    return np.float32(x)
+
+
+_VOID_MASK = np.dtype((np.void, NUM_ACTIONS))
+
+
+class _Tables:
+    """Lookup tables shared by every engine of one (num_players, Persian deck) configuration."""
+
+    def __init__(self, num_players: int, persian: Sequence) -> None:
+        p = num_players
+        # Action code (int16): value index | support << 4 | seat << 7 | kind << 9; row 72 is the no-op.
+        code = np.zeros(NUM_ACTIONS + 1, np.int16)
+        code[0] = _RETREAT << 9
+        for a in range(1, 56):
+            value, support = divmod(a - 1, NUM_SUPPORT + 1)
+            code[a] = value | support << 4 | _FIGHT << 9
+        for seat in range(MAX_PLAYERS):
+            code[56 + seat] = seat << 7 | _GIVE << 9
+        code[60] = _DECLINE << 9
+        for value in range(NUM_VALUES):
+            code[61 + value] = value | _DISCARD << 9
+        self.action_code = code
+
+        spartan = load_spartan_deck()
+        self.spartan_value = np.array([v - MIN_VALUE for v in spartan], np.int8)  # card id -> value index
+        full = np.bincount(self.spartan_value, minlength=NUM_VALUES)
+        # Persian rows as int16: white | red << 7 | bonus << 14, shifted by one so that index 0 is the
+        # empty slot (white = red = 127: never beaten, a total is at most 20 + 5 * 6).
+        if any(card.red > 99 for card in persian):
+            raise ValueError("Persian card values above 99 are not supported")
+        self.slot_pack = np.array(
+            [127 | 127 << 7] + [c.white | c.red << 7 | int(bool(c.bonus)) << 14 for c in persian], np.int16
+        )
+
+        # Observation pieces.
+        slot_code = np.zeros((len(persian) + 1, 4), np.float32)
+        for j, card in enumerate(persian, start=1):
+            slot_code[j] = (1.0, _f32(min(1.0, card.white / _VALUE_SCALE)),
+                            _f32(min(1.0, card.red / _VALUE_SCALE)), 1.0 if card.bonus else 0.0)
+        n_slot = len(persian) + 1
+        slots = np.zeros((n_slot * n_slot, 8), np.float32)  # 55:63, row (slot1+1)*29 + slot2+1
+        slots[:, :4] = np.repeat(slot_code, n_slot, axis=0)
+        slots[:, 4:] = np.tile(slot_code, (n_slot, 1))
+        self.obs_slots = slots
+        n_rows = len(persian)
+        self.obs_spartan_deck = np.array(
+            [_f32((SPARTAN_DECK_SIZE - pos) / SPARTAN_DECK_SIZE) for pos in range(SPARTAN_DECK_SIZE + 1)],
+            np.float32)
+        self.obs_persian_deck = np.array(
+            [_f32((n_rows - pos) / PERSIAN_DECK_SIZE) for pos in range(n_rows + 1)], np.float32)
+        self.obs_graveyard = np.array([_f32(g / GRAVEYARD_WIN) for g in range(n_rows + 1)], np.float32)
+        self.obs_discard = np.array([_f32(d / PERSIAN_DECK_SIZE) for d in range(n_rows + 1)], np.float32)
+        self.obs_offers = np.array([_f32(o / 2) for o in range(3)], np.float32)
+        self.obs_support = np.array([_f32(s / NUM_SUPPORT) for s in range(NUM_SUPPORT + 1)], np.float32)
+        self.half = np.arange(8, dtype=np.float32) * np.float32(0.5)  # a hand or deck count / 2
+        self.full_deck_half = (full * 0.5).astype(np.float32)  # 76:87 before any card is dealt
+        dealt = (4 if p == 1 else 3) * p
+        new = np.zeros(OBS_SIZE, np.float32)  # a new game, before its cards are known
+        new[MAIN] = 1.0
+        new[3] = 1.0  # seat 0 acts first
+        new[_O_MARKER] = 1.0
+        new[_O_SUPPORT] = 1.0
+        new[_O_SPARTAN_DECK] = self.obs_spartan_deck[dealt]
+        new[_O_PERSIAN_DECK] = self.obs_persian_deck[2]
+        new[_O_UNSEEN_PERSIAN : _O_UNSEEN_PERSIAN + n_rows] = 1.0
+        self.obs_new_game = new
+
+        # Masks.
+        masks = np.zeros((_MASK_NONE + 1, NUM_ACTIONS), bool)
+        bits = np.arange(_BITS)
+        held = (bits[:, None] >> np.arange(NUM_VALUES)) & 1 == 1  # (2048, 11)
+        for s in range(NUM_SUPPORT + 1):
+            block = masks[s * _BITS : (s + 1) * _BITS]
+            block[:, 0] = True
+            fight = np.zeros((_BITS, NUM_VALUES, NUM_SUPPORT + 1), bool)
+            fight[:, :, : s + 1] = held[:, :, None]
+            block[:, 1:56] = fight.reshape(_BITS, -1)
+        masks[_MASK_OFFER, 56 : 56 + p] = True
+        masks[_MASK_OFFER, 60] = True
+        masks[_MASK_DISCARD : _MASK_DISCARD + _BITS, 61:72] = held
+        self.masks = masks
+        self.masks_void = masks.view(_VOID_MASK).reshape(-1)
+        # The mask row of a phase that does not look at the hand (MAIN and DISCARD add the bits).
+        self.value_bit = (1 << np.arange(NUM_VALUES)).astype(np.int16)
+
+
+_TABLE_CACHE: dict[tuple, _Tables] = {}
+
+
+def _tables(num_players: int, persian: tuple) -> _Tables:
+    key = (num_players, persian)
+    if key not in _TABLE_CACHE:
+        _TABLE_CACHE[key] = _Tables(num_players, persian)
+    return _TABLE_CACHE[key]
+
+
+def _check_num_players(num_players: object) -> int:
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
+        raise TypeError(f"num_players must be an integer, got {num_players!r}")
+    if not 1 <= int(num_players) <= MAX_PLAYERS:
+        raise ValueError(f"num_players must be 1..{MAX_PLAYERS}, got {num_players}")
+    return int(num_players)
+
+
+# ---------------------------------------------------------------------------------------------- engine
+
+
+class CoopVectorEngine:
+    """``num_envs`` co-op games as arrays (Gymnasium-free; the environments are thin views of it).
+
+    State (``N = num_envs``; int8 unless said): ``phase`` (0 MAIN, 1 DRAW_OFFER, 2 DISCARD, 3 over),
+    ``current`` and ``recipient`` seats, ``marker``, ``support``, ``spartan_pos`` / ``persian_pos`` (cards
+    drawn from each deck), ``graveyard`` / ``persian_discard`` sizes, ``offers`` (pending after the current
+    one), ``slot1`` / ``slot2`` (Persian row, -1 empty), ``hands`` (N, 4, 11) card counts per value,
+    ``hand_total`` (cards in all hands), ``hand_bits`` (4, N) int16 (the values each seat holds, as bits),
+    the chance tables ``spartan_order`` (N, 20), ``persian_order`` (N, 28) and the prefix sums of the 24
+    dice ``dice_sum`` (N, 25) int16, with ``dice_pos`` the dice used; ``turn`` (int16) counts completed
+    actions. ``won`` / ``lost`` say how a finished game ended. ``obs`` (N, 115) float32 and ``masks``
+    (N, 72) bool are kept up to date in place.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        num_players: int = 1,
+        persian_deck: str | os.PathLike[str] | PersianRows | None = None,
+        chance: ChanceFn | None = None,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        n = int(num_envs)
+        self.num_envs = n
+        self.num_players = _check_num_players(num_players)
+        self.persian = load_persian_deck(persian_deck)
+        self.t = _tables(self.num_players, self.persian)
+        self.chance: ChanceFn = splitmix_chance if chance is None else chance
+        self.hand_size_at_start = 4 if self.num_players == 1 else 3
+
+        self.phase = np.full(n, OVER, np.int8)
+        self.current = np.zeros(n, np.int8)
+        self.recipient = np.full(n, -1, np.int8)
+        self.marker = np.ones(n, np.int8)
+        self.support = np.full(n, NUM_SUPPORT, np.int8)
+        self.spartan_pos = np.zeros(n, np.int8)
+        self.persian_pos = np.zeros(n, np.int8)
+        self.graveyard = np.zeros(n, np.int8)
+        self.persian_discard = np.zeros(n, np.int8)
+        self.offers = np.zeros(n, np.int8)
+        self.slot1 = np.full(n, -1, np.int8)
+        self.slot2 = np.full(n, -1, np.int8)
+        self.hands = np.zeros((n, MAX_PLAYERS, NUM_VALUES), np.int8)
+        self.hand_total = np.zeros(n, np.int8)
+        self.hand_bits = np.zeros((MAX_PLAYERS, n), np.int16)
+        self.spartan_order = np.zeros((n, SPARTAN_DECK_SIZE), np.int8)
+        self.persian_order = np.zeros((n, PERSIAN_DECK_SIZE), np.int8)
+        self.dice_sum = np.zeros((n, DICE_PER_GAME + 1), np.int16)
+        self.dice_pos = np.zeros(n, np.int8)
+        self.turn = np.zeros(n, np.int16)
+        self.won = np.zeros(n, bool)
+        self.lost = np.zeros(n, bool)
+        self.keys = np.zeros(n, np.uint64)
+        self.episodes = np.zeros(n, np.uint64)
+        self.obs = np.zeros((n, OBS_SIZE), np.float32)
+        self.masks = np.zeros((n, NUM_ACTIONS), bool)
+        self.seeded = False
+
+        rows = np.arange(n, dtype=np.intp)
+        self._rows = rows
+        self._off_obs = rows * OBS_SIZE
+        self._off_obs_hands = self._off_obs + _O_HANDS
+        self._off_obs_marker = self._off_obs + (_O_MARKER - 1)  # + marker (1..7)
+        self._off_mask = rows * NUM_ACTIONS
+        self._off_hands = rows * (MAX_PLAYERS * NUM_VALUES)
+        self._off_spartan = rows * SPARTAN_DECK_SIZE
+        self._off_persian = rows * PERSIAN_DECK_SIZE
+        self._off_dice = rows * (DICE_PER_GAME + 1)
+        self._masks_void = self.masks.view(_VOID_MASK).reshape(-1)
+
+    # ------------------------------------------------------------------ chance and seeding
+
+    def seed(self, seed: int | Sequence[int | None] | np.ndarray | None = None) -> None:
+        """Key each game's chance stream: an int ``s`` gives game ``i`` the seed ``s + i``; a sequence
+        gives one seed per game (``None`` entries keep that game's stream); ``None`` draws ``s`` from the
+        operating system. The episode counters of the seeded games restart at 0."""
+        n = self.num_envs
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy) % (1 << 63)
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            if int(seed) < 0:
+                raise ValueError(f"seed must be a non-negative integer, got {seed}")
+            games = self._rows
+            seeds: list[int] = [int(seed) + i for i in range(n)]
+        else:
+            seq = list(seed)  # type: ignore[arg-type]
+            if len(seq) != n:
+                raise ValueError(f"expected {n} seeds (one per game), got {len(seq)}")
+            for s in seq:
+                if s is not None and (isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0):
+                    raise ValueError(f"each seed must be a non-negative integer or None, got {s!r}")
+            if not self.seeded and any(s is None for s in seq):
+                self.seed(None)  # the games without a seed of their own still need a key
+            games = np.array([i for i, s in enumerate(seq) if s is not None], dtype=np.intp)
+            seeds = [int(s) for s in seq if s is not None]
+        if len(games):
+            self.keys[games] = seed_keys(seeds)
+            self.episodes[games] = 0
+        self.seeded = True
+
+    def chance_tables(self, game: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """The chance of the game now running in slot ``game``: ``(spartan_order, persian_order, dice)``
+        (card ids top first, as ``CoopGame.new_state`` takes them, and the dice in the order used)."""
+        return (
+            tuple(int(x) for x in self.spartan_order[game]),
+            tuple(int(x) for x in self.persian_order[game]),
+            tuple(int(x) for x in np.diff(self.dice_sum[game])),
+        )
+
+    # ------------------------------------------------------------------ reset
+
+    def reset_games(self, games: np.ndarray | None = None) -> None:
+        """Start new games in the slots ``games`` (all when ``None``), drawing their chance."""
+        if not self.seeded:
+            self.seed(None)
+        idx = self._rows if games is None else np.asarray(games, dtype=np.intp)
+        k = len(idx)
+        if k == 0:
+            return
+        t = self.t
+        spartan, persian, dice = self.chance(idx, self.keys[idx], self.episodes[idx])
+        self.episodes[idx] += np.uint64(1)
+        spartan = np.asarray(spartan, dtype=np.int8)
+        persian = np.asarray(persian, dtype=np.int8)
+        dice = np.asarray(dice, dtype=np.int8)
+        shapes = (spartan.shape, persian.shape, dice.shape)
+        if shapes != ((k, SPARTAN_DECK_SIZE), (k, PERSIAN_DECK_SIZE), (k, DICE_PER_GAME)):
+            raise ValueError(f"the chance source returned tables of shapes {shapes} for {k} games")
+        self.spartan_order[idx] = spartan
+        self.persian_order[idx] = persian
+        sums = np.zeros((k, DICE_PER_GAME + 1), np.int16)
+        np.cumsum(dice, axis=1, dtype=np.int16, out=sums[:, 1:])
+        self.dice_sum[idx] = sums
+        self.dice_pos[idx] = 0
+
+        p = self.num_players
+        per = self.hand_size_at_start
+        values = t.spartan_value[spartan[:, : per * p]]
+        dealt = values
+        if p > 1:
+            dealt = dealt + (np.arange(per * p, dtype=np.int8) // per) * NUM_VALUES
+        cells = MAX_PLAYERS * NUM_VALUES
+        counts = np.bincount((np.arange(k)[:, None] * cells + dealt).reshape(-1), minlength=k * cells)
+        counts = counts.astype(np.int8).reshape(k, MAX_PLAYERS, NUM_VALUES)
+        self.hands[idx] = counts
+        self.hand_total[idx] = per * p
+        bits = np.zeros((MAX_PLAYERS, k), np.int16)
+        for j in range(per * p):
+            bits[j // per] |= np.left_shift(np.int16(1), values[:, j])
+        self.hand_bits[:, idx] = bits
+        in_hands = counts[:, 0]
+        for seat in range(1, p):
+            in_hands = in_hands + counts[:, seat]
+        self.phase[idx] = MAIN
+        self.current[idx] = 0
+        self.recipient[idx] = -1
+        self.marker[idx] = 1
+        self.support[idx] = NUM_SUPPORT
+        self.spartan_pos[idx] = per * p
+        self.persian_pos[idx] = 2
+        self.graveyard[idx] = 0
+        self.persian_discard[idx] = 0
+        self.offers[idx] = 0
+        first, second = persian[:, 0], persian[:, 1]
+        self.slot1[idx] = first
+        self.slot2[idx] = second
+        self.turn[idx] = 0
+        self.won[idx] = False
+        self.lost[idx] = False
+
+        rows = np.empty((k, OBS_SIZE), np.float32)
+        rows[:] = t.obs_new_game
+        rows[:, _O_HANDS:_O_SLOTS] = counts.reshape(k, -1) * np.float32(0.5)
+        rows[:, _O_UNSEEN_SPARTAN:_O_UNSEEN_PERSIAN] = t.full_deck_half - in_hands * np.float32(0.5)
+        rows[:, _O_SLOTS:_O_MARKER] = np.take(
+            t.obs_slots, (first.astype(np.intp) + 1) * (len(self.persian) + 1) + second + 1, axis=0)
+        flat = rows.reshape(-1)
+        base = np.arange(k) * OBS_SIZE + _O_UNSEEN_PERSIAN
+        flat[base + first] = 0.0
+        flat[base + second] = 0.0
+        self.obs[idx] = rows
+        self._masks_void[idx] = t.masks_void[NUM_SUPPORT * _BITS + bits[0]]
+
+    # ------------------------------------------------------------------ observation and masks
+
+    def observe_rows(self, games: np.ndarray) -> np.ndarray:
+        """The observation of the games ``games`` rebuilt from the state arrays (``(k, 115)`` float32).
+
+        The step keeps :attr:`obs` up to date incrementally; this full rebuild is for the rare games that
+        end without moving (illegal actions) and lets tests check the incremental one.
+        """
+        idx = np.asarray(games, dtype=np.intp)
+        k = len(idx)
+        t = self.t
+        out = np.zeros((k, OBS_SIZE), np.float32)
+        ar = np.arange(k)
+        phase = self.phase[idx]
+        playing = phase < OVER
+        out[ar[playing], phase[playing]] = 1.0
+        out[ar, 3 + self.current[idx]] = 1.0
+        discarding = phase == DISCARD
+        out[ar[discarding], 7 + self.recipient[idx][discarding]] = 1.0
+        out[:, _O_HANDS:_O_SLOTS] = self.hands[idx].reshape(k, -1) * np.float32(0.5)
+        out[:, _O_SLOTS:_O_MARKER] = np.take(t.obs_slots, self._slot_code(idx), axis=0)
+        out[ar, _O_MARKER - 1 + self.marker[idx]] = 1.0
+        out[:, _O_SUPPORT] = t.obs_support[self.support[idx]]
+        out[:, _O_SPARTAN_DECK] = t.obs_spartan_deck[self.spartan_pos[idx]]
+        out[:, _O_PERSIAN_DECK] = t.obs_persian_deck[self.persian_pos[idx]]
+        out[:, _O_GRAVEYARD] = t.obs_graveyard[self.graveyard[idx]]
+        out[:, _O_PERSIAN_DISCARD] = t.obs_discard[self.persian_discard[idx]]
+        out[:, _O_OFFERS] = t.obs_offers[self.offers[idx]]
+        in_deck = np.arange(SPARTAN_DECK_SIZE) >= self.spartan_pos[idx][:, None]
+        values = t.spartan_value[self.spartan_order[idx]].astype(np.intp) + ar[:, None] * NUM_VALUES
+        counts = np.bincount(values[in_deck], minlength=k * NUM_VALUES).reshape(k, NUM_VALUES)
+        out[:, _O_UNSEEN_SPARTAN:_O_UNSEEN_PERSIAN] = counts * np.float32(0.5)
+        in_deck = np.arange(PERSIAN_DECK_SIZE) >= self.persian_pos[idx][:, None]
+        rows = self.persian_order[idx].astype(np.intp) + ar[:, None] * OBS_SIZE + _O_UNSEEN_PERSIAN
+        out.reshape(-1)[rows[in_deck]] = 1.0
+        return out
+
+    def _slot_code(self, idx: np.ndarray) -> np.ndarray:
+        """Row of the slot table for the line of games ``idx``: (slot1 + 1) * 29 + slot2 + 1."""
+        return (self.slot1[idx].astype(np.intp) + 1) * (len(self.persian) + 1) + self.slot2[idx] + 1
+
+    def masks_of(self, games: np.ndarray | None = None) -> np.ndarray:
+        """The mask rows of ``games`` (all when ``None``) computed from the state (bool ``(k, 72)``)."""
+        idx = self._rows if games is None else np.asarray(games, dtype=np.intp)
+        return self.t.masks[self._mask_codes(idx)]
+
+    def _mask_codes(self, idx: np.ndarray | None) -> np.ndarray:
+        if idx is None:
+            phase, support, cur, rec = self.phase, self.support, self.current, self.recipient
+            rows = self._rows
+        else:
+            phase, support = self.phase[idx], self.support[idx]
+            cur, rec = self.current[idx], self.recipient[idx]
+            rows = idx
+        if self.num_players == 1:
+            bits = self.hand_bits[0] if idx is None else self.hand_bits[0, idx]
+        else:
+            seat = np.where(phase == DISCARD, rec, cur).astype(np.intp)
+            bits = self.hand_bits.reshape(-1)[seat * self.num_envs + rows]
+        main = phase == MAIN
+        discard = phase == DISCARD
+        hand = bits + support.astype(np.int16) * np.int16(_BITS) * main + np.int16(_MASK_DISCARD) * discard
+        other = np.where(phase == DRAW_OFFER, np.int16(_MASK_OFFER), np.int16(_MASK_NONE))
+        return np.where(main | discard, hand, other)
+
+    # ------------------------------------------------------------------ step
+
+    def legal(self, actions: np.ndarray) -> np.ndarray:
+        """Whether each game's action (intp, in 0..71) is legal now (bool (N,))."""
+        return self.masks.reshape(-1)[self._off_mask + actions]
+
+    def transition(self, actions: np.ndarray) -> np.ndarray:
+        """Apply one legal action per game (intp (N,); :data:`NOOP_ACTION` leaves a game untouched).
+
+        Returns the games that ended with this action (bool (N,)); :attr:`won` / :attr:`lost` say how.
+        Legality is not checked here: the callers check it with :meth:`legal` first.
+        """
+        t = self.t
+        n = self.num_envs
+        multi = self.num_players > 1
+        code = np.take(t.action_code, actions)
+        kind = (code >> 9).astype(np.int8)
+        ret = kind == _RETREAT
+        fig = kind == _FIGHT
+        giv = kind == _GIVE
+        dis = kind == _DISCARD
+        value = (code & 15).astype(np.int8)
+        spent = ((code >> 4) & 7).astype(np.int8)
+        obs = self.obs
+        obs_flat = obs.reshape(-1)
+        off_obs = self._off_obs
+        sp_pos = self.spartan_pos
+        phase_before = self.phase.copy()
+        offers_before = self.offers.copy()
+
+        # --- a give draws the top Spartan card (the rare branches work on index subsets)
+        any_give = bool(giv.any())
+        if any_give:
+            gi = np.flatnonzero(giv)
+            gpos = sp_pos[gi]
+            drawn = t.spartan_value[self.spartan_order.reshape(-1)[self._off_spartan[gi] + gpos]]
+            value[gi] = drawn
+            obs_flat[off_obs[gi] + _O_UNSEEN_SPARTAN + drawn] -= np.float32(0.5)
+            gpos += 1
+            sp_pos[gi] = gpos
+            self.offers[gi] *= gpos < SPARTAN_DECK_SIZE  # the last card drawn: the other offers lapse
+            obs_flat[off_obs[gi] + _O_SPARTAN_DECK] = t.obs_spartan_deck[gpos]
+
+        # --- the one hand cell an action changes: a fight or a discard takes a card, a give adds one
+        delta = giv.view(np.int8) - fig.view(np.int8) - dis.view(np.int8)
+        if multi:
+            give_seat = ((code >> 7) & 3).astype(np.int8)
+            hseat = np.where(giv, give_seat, np.where(dis, self.recipient, self.current))
+            hcell = hseat * np.int8(NUM_VALUES) + value
+        else:
+            hcell = value
+        hidx = self._off_hands + hcell
+        hands_flat = self.hands.reshape(-1)
+        count = hands_flat[hidx] + delta
+        hands_flat[hidx] = count
+        obs_flat[self._off_obs_hands + hcell] = count * np.float32(0.5)
+        self.hand_total += delta
+        bit = np.left_shift(np.int16(1), value)
+        held = bit * (count > 0)
+        if multi:
+            bidx = hseat.astype(np.intp) * n + self._rows
+            bits_flat = self.hand_bits.reshape(-1)
+            bits_flat[bidx] = (bits_flat[bidx] & ~bit) | held
+        else:
+            bits = self.hand_bits[0]
+            bits &= ~bit
+            bits |= held
+
+        # --- retreat
+        marker = self.marker
+        marker += ret
+        lose_marker = ret & (marker == LOSS_MARKER)
+        if ret.any():
+            ri = np.flatnonzero(ret)
+            where = self._off_obs_marker[ri] + marker[ri]
+            obs_flat[where - 1] = 0.0
+            obs_flat[where] = 1.0
+
+        # --- fight: S = card + dice (support dice, plus one on markers 3 and 6)
+        total = ((value + np.int8(MIN_VALUE)) * fig).astype(np.int16)  # 0 for anything but a fight
+        n_dice = spent + (fig & ((marker == 3) | (marker == 6)))
+        if n_dice.any():
+            fi = np.flatnonzero(n_dice)
+            nd = n_dice[fi]
+            pos = self.dice_pos[fi]
+            didx = self._off_dice[fi] + pos
+            dsum = self.dice_sum.reshape(-1)
+            total[fi] += dsum[didx + nd] - dsum[didx]
+            self.dice_pos[fi] = pos + nd
+            left = self.support[fi] - spent[fi]
+            self.support[fi] = left
+            obs_flat[off_obs[fi] + _O_SUPPORT] = t.obs_support[left]
+        pack1 = np.take(t.slot_pack, self.slot1 + np.int8(1))
+        pack2 = np.take(t.slot_pack, self.slot2 + np.int8(1))
+        beat1 = total >= (pack1 & 127)  # a non-fight has total 0, below every white value
+        grave1 = total >= ((pack1 >> 7) & 127)
+        graveyard = self.graveyard
+        graveyard += grave1
+        win1 = grave1 & (graveyard == GRAVEYARD_WIN)
+        beat2 = beat1 & ~win1 & (total >= (pack2 & 127))
+        grave2 = beat2 & (total >= ((pack2 >> 7) & 127))
+        graveyard += grave2
+        wins = win1 | (grave2 & (graveyard == GRAVEYARD_WIN))
+        persian_discard = self.persian_discard
+        persian_discard += beat1 ^ grave1
+        persian_discard += beat2 ^ grave2
+        bonus = (beat1 & (pack1 >= 1 << 14)).view(np.int8) + (beat2 & (pack2 >= 1 << 14)).view(np.int8)
+        beaten = beat1.view(np.int8) + beat2.view(np.int8)
+        won = wins | (beaten > PERSIAN_DECK_SIZE - self.persian_pos)
+        slot1, slot2 = self.slot1, self.slot2
+        line_changed = beat1
+        if beat1.any():
+            bi = np.flatnonzero(beat1)
+            first_won = win1[bi]
+            survivor = slot2[bi]
+            slot1[bi] = np.where(beat2[bi] | first_won, np.int8(-1), survivor)
+            slot2[bi] = np.where(first_won, survivor, np.int8(-1))
+            o = off_obs[bi]
+            obs_flat[o + _O_GRAVEYARD] = t.obs_graveyard[graveyard[bi]]
+            obs_flat[o + _O_PERSIAN_DISCARD] = t.obs_discard[persian_discard[bi]]
+
+        # --- draw offers: a retreat offers one, a fight one per beaten bonus card, none from an empty deck
+        offers = self.offers
+        deck_left = sp_pos < SPARTAN_DECK_SIZE
+        ended = lose_marker | won
+        offered = bonus + ret
+        start = (offered > 0) & deck_left & ~ended
+        full = np.zeros(n, bool)
+        if any_give:
+            size = self.hands[gi, give_seat[gi]].sum(axis=1, dtype=np.int8) if multi else self.hand_total[gi]
+            full[gi] = size > HAND_LIMIT
+        moved_on = (kind >= _DECLINE) | (giv & ~full)  # decline, discard, or a give that fits
+        cont = moved_on & (offers > 0) & deck_left
+        offers &= ~moved_on  # at most one offer is ever pending after the current one
+        offers += start & (offered > 1)
+        changed = offers != offers_before
+        if changed.any():
+            oi = np.flatnonzero(changed)
+            obs_flat[off_obs[oi] + _O_OFFERS] = t.obs_offers[offers[oi]]
+        complete = ((ret | fig) & ~ended & ~start) | (moved_on & ~cont)
+
+        # --- end of an action: refill the line (slot 1 first), the loss by exhaustion, the next seat
+        refill = complete & (slot2 < 0)  # slot 1 is never empty while slot 2 is full
+        if refill.any():
+            ri = np.flatnonzero(refill)
+            both = slot1[ri] < 0
+            pos = self.persian_pos[ri]
+            pe_flat = self.persian_order.reshape(-1)
+            base = self._off_persian[ri] + pos
+            first = pe_flat[base]
+            second = pe_flat[base + both]  # read only where both slots are empty
+            slot1[ri] = np.where(both, first, slot1[ri])
+            slot2[ri] = np.where(both, second, first)
+            pos += 1 + both
+            self.persian_pos[ri] = pos
+            o = off_obs[ri] + _O_UNSEEN_PERSIAN
+            obs_flat[o + first] = 0.0
+            obs_flat[o + second] = 0.0
+            obs_flat[off_obs[ri] + _O_PERSIAN_DECK] = t.obs_persian_deck[pos]
+            line_changed = line_changed | refill
+        if line_changed.any():
+            li = np.flatnonzero(line_changed)
+            obs[li, _O_SLOTS:_O_MARKER] = np.take(t.obs_slots, self._slot_code(li), axis=0)
+        exhausted = complete & ~deck_left & (self.hand_total == 0)
+        lost = lose_marker | exhausted
+        done = won | lost
+        if multi:
+            passing = complete & ~exhausted
+            if passing.any():
+                cur = self.current
+                obs_flat[off_obs + 3 + cur] = 0.0
+                cur += passing
+                cur[cur >= self.num_players] = 0
+                obs_flat[off_obs + 3 + cur] = 1.0
+        self.won |= won
+        self.lost |= lost
+        self.turn += complete | done
+
+        # --- phase (and the recipient of a draw into a full hand)
+        moving = kind != _NOOP
+        phase = np.where(moving, (start | cont).view(np.int8) + full.view(np.int8) * np.int8(2), phase_before)
+        phase |= done.view(np.int8) * np.int8(OVER)
+        self.phase = phase
+        changed = phase != phase_before
+        if changed.any():
+            pi = np.flatnonzero(changed)
+            o = off_obs[pi]
+            old, new = phase_before[pi], phase[pi]
+            obs_flat[o + np.minimum(old, DISCARD)] = 0.0
+            obs_flat[o + np.minimum(new, DISCARD)] = (new < OVER).view(np.int8)
+        if any_give and full.any():
+            fi = np.flatnonzero(full)
+            seat = give_seat[fi] if multi else 0
+            self.recipient[fi] = seat
+            obs_flat[off_obs[fi] + 7 + seat] = 1.0
+        if dis.any():
+            di = np.flatnonzero(dis)
+            obs_flat[off_obs[di] + 7 + self.recipient[di]] = 0.0
+            self.recipient[di] = -1
+
+        np.take(t.masks_void, self._mask_codes(None), out=self._masks_void, mode="clip")
+        return done
+
+    def finish(self, games: np.ndarray) -> None:
+        """End the games ``games`` as losses where they stand (the illegal-action policy ``"loss"``): as in
+        the single environment the observation stays that of the position, and the mask becomes all false."""
+        self.lost[games] = True
+        self.phase[games] = OVER
+        self.masks[games] = False
+
+    def memory(self) -> dict[str, int]:
+        """Bytes held per configuration: ``state`` (game state and chance tables), ``buffers`` (the
+        observation and mask arrays) and ``index`` (precomputed offsets), all for ``num_envs`` games."""
+        state = sum(a.nbytes for a in (
+            self.phase, self.current, self.recipient, self.marker, self.support, self.spartan_pos,
+            self.persian_pos, self.graveyard, self.persian_discard, self.offers, self.slot1, self.slot2,
+            self.hands, self.hand_total, self.hand_bits, self.spartan_order, self.persian_order,
+            self.dice_sum, self.dice_pos, self.turn, self.won, self.lost, self.keys, self.episodes))
+        buffers = self.obs.nbytes + self.masks.nbytes
+        index = sum(a.nbytes for a in (
+            self._rows, self._off_obs, self._off_obs_hands, self._off_obs_marker, self._off_mask,
+            self._off_hands, self._off_spartan, self._off_persian, self._off_dice))
+        return {"state": state, "buffers": buffers, "index": index}
+
+
+# ---------------------------------------------------------------------------------------------- actions
+
+
+def as_action_batch(actions: object, num_envs: int) -> np.ndarray:
+    """Check that ``actions`` is an element of ``MultiDiscrete([72] * num_envs)``; return it as intp.
+
+    As :func:`thermopylae_env.actions.as_action_index` does for one game: ``TypeError`` for anything that is
+    not integers (floats, booleans, None, objects), ``ValueError`` for NaN, a wrong shape or a value outside
+    ``0..71``. Nothing is changed before these checks pass.
+    """
+    if actions is None:
+        raise TypeError("actions is None; expected an integer array of shape (num_envs,)")
+    if isinstance(actions, np.ndarray):
+        arr = actions
+    else:
+        try:
+            arr = np.asarray(actions)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"actions must be an integer array, got {type(actions).__name__}") from err
+    kind = arr.dtype.kind
+    if kind not in "iu":
+        if kind == "b":
+            raise TypeError("actions must be integers, got booleans")
+        if kind in "fc" and arr.size and np.isnan(arr).any():
+            raise ValueError("actions contain NaN; expected integers in the action space")
+        raise TypeError(f"actions must be integers, got dtype {arr.dtype}")
+    if arr.shape != (num_envs,):
+        raise ValueError(f"actions must have shape ({num_envs},), got {arr.shape}")
+    if num_envs and (arr.min() < 0 or arr.max() >= NUM_ACTIONS):
+        bad = int(np.flatnonzero((arr < 0) | (arr >= NUM_ACTIONS))[0])
+        raise ValueError(
+            f"action {int(arr[bad])} of game {bad} is outside the action space Discrete({NUM_ACTIONS})")
+    return arr.astype(np.intp, copy=False)
+
+
+def illegal_reason(engine: CoopVectorEngine, game: int, action: int) -> str:
+    """Why ``action`` is illegal in game ``game`` (a sentence like the single engine's)."""
+    from thermopylae_env.coop import decode_action
+
+    phase = int(engine.phase[game])
+    name = decode_action(action)
+    if phase == OVER:
+        return "the game is over"
+    if phase == MAIN:
+        if action >= 56:
+            return f"{name}: no draw is offered (the acting seat must retreat or fight)"
+        value, support = divmod(action - 1, NUM_SUPPORT + 1)
+        seat = int(engine.current[game])
+        if engine.hands[game, seat, value] == 0:
+            return f"{name}: seat {seat} holds no card of value {value + MIN_VALUE}"
+        return f"{name}: only {int(engine.support[game])} support card(s) left"
+    if phase == DRAW_OFFER:
+        if 56 <= action < 60:
+            return f"{name}: there are only {engine.num_players} seat(s)"
+        return f"{name}: a draw is offered (give it to a seat or decline it)"
+    seat = int(engine.recipient[game])
+    if action >= 61:
+        return f"{name}: seat {seat} holds no card of value {action - 61 + MIN_VALUE}"
+    return f"{name}: seat {seat} must discard down to {HAND_LIMIT} cards"
+
+
+class _StepResult:
+    """What one step of all games did (arrays of shape (N,))."""
+
+    __slots__ = ("rewards", "terminated", "won", "illegal", "reasons", "phase")
+
+    def __init__(self, rewards, terminated, won, illegal, reasons, phase) -> None:  # noqa: ANN001
+        self.rewards: np.ndarray = rewards  # float64
+        self.terminated: np.ndarray = terminated  # bool
+        self.won: np.ndarray = won  # bool: ended with a win this step
+        self.illegal: np.ndarray | None = illegal  # bool, or None when every action was legal
+        self.reasons: list[str] | None = reasons  # one sentence per illegal game, in game order
+        self.phase: np.ndarray = phase  # int8, the phase as the single env reports it (0 once over)
+
+
+class _Stepper:
+    """The part of a step shared by the Gymnasium and the SB3 vector environments: action checks, the
+    illegal-action policy, the transition and the rewards. Autoreset is the caller's business."""
+
+    def __init__(
+        self,
+        engine: CoopVectorEngine,
+        illegal_action: str,
+        illegal_action_penalty: float,
+        reward_shaping: float,
+    ) -> None:
+        self.engine = engine
+        self.illegal_action = check_illegal_action_mode(illegal_action)
+        self.illegal_action_penalty = float(illegal_action_penalty)
+        shaping = float(reward_shaping)
+        if not np.isfinite(shaping) or shaping < 0:
+            raise ValueError(f"reward_shaping must be a finite number >= 0, got {reward_shaping!r}")
+        self.reward_shaping = shaping
+
+    def __call__(self, actions: object, skip: np.ndarray | None) -> _StepResult:
+        """``skip``: games whose action is ignored because they start a new game first (NEXT_STEP)."""
+        eng = self.engine
+        a = as_action_batch(actions, eng.num_envs)
+        legal = eng.legal(a)
+        if skip is not None:
+            legal |= skip
+        illegal = None
+        reasons = None
+        if not legal.all():
+            illegal = ~legal
+            bad = np.flatnonzero(illegal)
+            reasons = [illegal_reason(eng, int(i), int(a[i])) for i in bad]
+            if self.illegal_action == "raise":
+                raise IllegalActionError(
+                    f"illegal action in {len(bad)} game(s); game {int(bad[0])}: {reasons[0]}"
+                )
+            a = np.where(illegal, NOOP_ACTION, a)
+        if skip is not None:
+            eng.reset_games(np.flatnonzero(skip))
+            a = np.where(skip, NOOP_ACTION, a)
+        shaping = self.reward_shaping
+        if shaping:
+            before = (eng.persian_discard.astype(np.int16), eng.graveyard.astype(np.int16),
+                      eng.marker.astype(np.int16))
+        done = eng.transition(a)
+        won = done & eng.won
+        rewards = np.zeros(eng.num_envs, np.float64)
+        if shaping:
+            discard, grave, marker = before
+            gain = (eng.persian_discard - discard) + 2 * (eng.graveyard - grave) - (eng.marker - marker)
+            rewards += shaping * gain
+        rewards[done] = np.where(won[done], 1.0, -1.0)
+        phase = eng.phase.copy()
+        phase[phase == OVER] = MAIN
+        if illegal is not None:
+            eng.finish(np.flatnonzero(illegal))
+            rewards[illegal] = self.illegal_action_penalty
+            done = done | illegal
+        return _StepResult(rewards, done, won, illegal, reasons, phase)
+
+
+# ---------------------------------------------------------------------------------------------- Gymnasium
+
+import gymnasium as gym  # noqa: E402  (the engine above does not need Gymnasium)
+from gymnasium.vector import AutoresetMode, VectorEnv  # noqa: E402
+from gymnasium.vector.utils import batch_space  # noqa: E402
+
+
+class CoopVectorEnv(VectorEnv):
+    """``num_envs`` games of ``thermopylae/Coop-v0`` stepped together with NumPy array operations.
+
+    ## Description
+    The co-operative game of ``thermopylae/Coop-v0`` (rules in ``seeds/rules_coop.md``) for many games at
+    once: ``gymnasium.make_vec("thermopylae/Coop-v0", num_envs=N)`` builds it (the spec's
+    ``vector_entry_point``); ``vectorization_mode="sync"`` gives a ``SyncVectorEnv`` of single environments
+    instead (the same games in distribution, much slower). ``tests/test_coop_vector.py`` checks that, fed
+    the same shuffles and dice, it plays exactly the games of the single environment.
+
+    ## Action Space
+    ``MultiDiscrete([72] * num_envs)``; ``single_action_space`` is ``Discrete(72)`` with the layout of
+    ``thermopylae/Coop-v0`` (0 retreat, 1 + (v-10)*5 + s fight, 56 + p give, 60 decline, 61 + (v-10)
+    discard). :meth:`action_masks` gives the legal actions as bool ``(num_envs, 72)`` (for sb3-contrib),
+    ``infos["action_mask"]`` as int8. Out-of-space actions raise ``TypeError`` / ``ValueError`` before any
+    game moves. An illegal action (mask 0) ends that game as a loss with reward ``illegal_action_penalty``,
+    ``infos["illegal_action"]`` and ``infos["illegal_reason"]`` (``illegal_action="loss"``, the default;
+    the observation stays that of the position and the mask becomes all false, as in the single
+    environment), or raises ``IllegalActionError`` before any game moves (``"raise"``).
+
+    ## Observation Space
+    ``Box(0, 1, (num_envs, 115), float32)``, each row laid out as in ``thermopylae/Coop-v0``.
+
+    ## Rewards
+    Per game: +1 on the winning step, -1 on the losing step, 0 otherwise (plus ``reward_shaping`` as in the
+    single environment).
+
+    ## Starting State
+    Each game shuffles both decks and deals (solo 4 cards, 2 to 4 players 3 each). Game ``i`` draws its
+    chance from a stream keyed by its own seed: ``reset(seed=s)`` gives it ``s + i``, ``reset(seed=[...])``
+    one seed per game (``None`` entries keep their stream), ``reset()`` without a seed continues every
+    stream (the first one seeds from the OS). See the module docstring.
+
+    ## Episode End
+    Per game as in the single environment: termination only, no truncation (a game is at most 26 turns).
+
+    Autoreset: ``metadata["autoreset_mode"]`` says which of Gymnasium's two modes the env was built with.
+
+    * ``AutoresetMode.NEXT_STEP`` (the default, Gymnasium's own): the step that ends a game returns its last
+      observation with ``terminated=True``, ``infos["is_success"]`` and an all-false mask; the next ``step``
+      ignores that game's action, starts a new game and returns its first observation with reward 0.
+    * ``AutoresetMode.SAME_STEP``: the ending step already returns the new game's first observation and
+      mask; the last observation is in ``infos["final_obs"]`` (object array; ``infos["_final_obs"]`` marks
+      the games) and that step's info (``is_success``, ``illegal_action`` ...) in ``infos["final_info"]``.
+      ``thermopylae_env.sb3_vec.CoopSB3VecEnv`` gives SB3 these semantics with ``terminal_observation``.
+
+    ``reset(options={"reset_mask": mask})`` restarts only the games where the bool mask is true.
+    Infos hold, as arrays over the games with Gymnasium's ``"_key"`` masks, what the single environment's
+    info holds: ``action_mask``, ``phase``, ``current_player``, ``turn``, and at game ends ``is_success``.
+
+    ## Arguments
+    * ``num_envs`` (int): number of games.
+    * ``num_players``, ``persian_deck``, ``illegal_action``, ``illegal_action_penalty``, ``reward_shaping``:
+      as for ``thermopylae/Coop-v0``. ``render_mode`` must be ``None`` and ``record_events`` ``False``.
+    * ``autoreset_mode``: ``AutoresetMode.NEXT_STEP`` (default) or ``AutoresetMode.SAME_STEP`` (or their
+      string values ``"NextStep"`` / ``"SameStep"``).
+    * ``copy`` (bool, default True): return a fresh observation array from each ``step`` / ``reset``.
+      ``False`` returns the engine's buffer itself, which the next call overwrites (faster, for code that
+      consumes the observation before it steps again).
+    * ``chance``: a :data:`ChanceFn` replacing the default chance source (tests, replays).
+
+    ## Version History
+    * v0: initial version.
+    """
+
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        num_players: int = 1,
+        persian_deck: str | os.PathLike[str] | PersianRows | None = None,
+        illegal_action: str = "loss",
+        illegal_action_penalty: float = -1.0,
+        reward_shaping: float = 0.0,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        copy: bool = True,
+        chance: ChanceFn | None = None,
+        render_mode: str | None = None,
+        record_events: bool = False,
+    ) -> None:
+        if render_mode is not None:
+            raise ValueError(f"CoopVectorEnv does not render; render_mode must be None, got {render_mode!r}")
+        if record_events:
+            raise ValueError("CoopVectorEnv does not record events; use thermopylae/Coop-v0 for that")
+        mode = AutoresetMode(autoreset_mode)
+        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+            raise ValueError(f"autoreset_mode must be NEXT_STEP or SAME_STEP, got {mode}")
+        self.engine = CoopVectorEngine(num_envs, num_players, persian_deck, chance)
+        self._stepper = _Stepper(self.engine, illegal_action, illegal_action_penalty, reward_shaping)
+        self.num_envs = self.engine.num_envs
+        self.num_players = self.engine.num_players
+        self.autoreset_mode = mode
+        self.copy = bool(copy)
+        self.render_mode = None
+        self.metadata = {"autoreset_mode": mode, "render_modes": []}
+        self.single_observation_space = gym.spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
+        self.single_action_space = gym.spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._autoreset = np.zeros(self.num_envs, bool)
+        self._ready = False
+
+    @property
+    def illegal_action(self) -> str:
+        return self._stepper.illegal_action
+
+    @property
+    def illegal_action_penalty(self) -> float:
+        return self._stepper.illegal_action_penalty
+
+    @property
+    def reward_shaping(self) -> float:
+        return self._stepper.reward_shaping
+
+    def _obs(self) -> np.ndarray:
+        return self.engine.obs.copy() if self.copy else self.engine.obs
+
+    def _state_info(self, infos: dict[str, Any], phase: np.ndarray | None = None) -> dict[str, Any]:
+        eng = self.engine
+        n = self.num_envs
+        if phase is None:
+            phase = eng.phase.copy()
+            phase[phase == OVER] = MAIN
+        infos["action_mask"] = eng.masks.view(np.int8).copy()
+        infos["_action_mask"] = np.ones(n, bool)
+        infos["phase"] = phase
+        infos["_phase"] = np.ones(n, bool)
+        infos["current_player"] = eng.current.copy()
+        infos["_current_player"] = np.ones(n, bool)
+        infos["turn"] = eng.turn.copy()
+        infos["_turn"] = np.ones(n, bool)
+        return infos
+
+    def reset(
+        self,
+        *,
+        seed: int | Sequence[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start new games (all of them, or those of ``options["reset_mask"]``); see the class docstring
+        for ``seed``. Returns ``(observations, infos)``."""
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            super().reset(seed=int(seed))  # the VectorEnv's own np_random, for API completeness
+        if seed is not None or not self.engine.seeded:
+            self.engine.seed(seed)
+        games = None
+        if options and "reset_mask" in options:
+            mask = np.asarray(options["reset_mask"])
+            if mask.dtype != bool or mask.shape != (self.num_envs,):
+                raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},)")
+            if not self._ready and not mask.all():
+                raise RuntimeError("the first reset must start every game (reset_mask all true)")
+            games = np.flatnonzero(mask)
+        self.engine.reset_games(games)
+        if games is None:
+            self._autoreset[:] = False
+        else:
+            self._autoreset[games] = False
+        self._ready = True
+        return self._obs(), self._state_info({})
+
+    def step(self, actions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One action per game (shape ``(num_envs,)``); see the class docstring for autoreset."""
+        if self.closed:
+            raise RuntimeError("step() called on a closed environment")
+        if not self._ready:
+            raise RuntimeError("step() called before reset()")
+        next_step = self.autoreset_mode == AutoresetMode.NEXT_STEP
+        skip = self._autoreset if next_step and self._autoreset.any() else None
+        result = self._stepper(actions, skip)
+        terminated = result.terminated
+        truncated = np.zeros(self.num_envs, bool)
+        end_info: dict[str, Any] = {}
+        if terminated.any():
+            end_info["is_success"] = result.won
+            end_info["_is_success"] = terminated.copy()
+        if result.illegal is not None:
+            illegal = result.illegal
+            text = np.full(self.num_envs, None, dtype=object)
+            text[illegal] = result.reasons
+            end_info["illegal_action"] = illegal
+            end_info["_illegal_action"] = illegal.copy()
+            end_info["illegal_reason"] = text
+            end_info["_illegal_reason"] = illegal.copy()
+        if next_step:
+            self._autoreset = terminated.copy()
+            infos = self._state_info(end_info, result.phase)
+            return self._obs(), result.rewards, terminated, truncated, infos
+        infos: dict[str, Any] = {}
+        if terminated.any():
+            ended = np.flatnonzero(terminated)
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            final_obs[ended] = list(self.engine.obs[ended])
+            self._state_info(end_info, result.phase)
+            for key in ("action_mask", "phase", "current_player", "turn"):
+                end_info["_" + key] = terminated.copy()
+            self.engine.reset_games(ended)
+            infos["final_obs"] = final_obs
+            infos["_final_obs"] = terminated.copy()
+            infos["final_info"] = end_info
+            infos["_final_info"] = terminated.copy()
+        return self._obs(), result.rewards, terminated, truncated, self._state_info(infos)
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of every game, bool ``(num_envs, 72)`` (a copy; all false for a game that
+        ended and waits for its NEXT_STEP reset)."""
+        return self.engine.masks.copy()
+
+    def chance_tables(self, game: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """See :meth:`CoopVectorEngine.chance_tables`."""
+        return self.engine.chance_tables(game)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._ready = False
