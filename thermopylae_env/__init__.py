@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 _ENVIRONMENTS = {
     "thermopylae/Coop-v0": {
         "entry_point": "thermopylae_env.coop_env:CoopEnv",
+        "vector_entry_point": "thermopylae_env.coop_vector:CoopVectorEnv",
     },
     "thermopylae/DuelGreek-v0": {
         "entry_point": "thermopylae_env.duel_env:DuelGreekEnv",
