@@ -718,8 +718,8 @@ def _describe_duel(event: dict[str, Any], viewer: int | None) -> str | None:
     if kind == "deal":
         hands = event.get("hands") or [[], []]
         if viewer is None:
-            return f"deal: Greek {_duel_cards(hands[0])}; Persian {_duel_cards(hands[1])}"
-        return f"deal: your hand {_duel_cards(hands[viewer])}"
+            return f"the Greek is dealt {_duel_cards(hands[0])}; the Persian {_duel_cards(hands[1])}"
+        return f"you are dealt {_duel_cards(hands[viewer])}"
     if kind == "draw":
         return f"{who} draws a card" if hidden else f"{who} draws {_duel_card(event.get('card'))}"
     if kind == "discard":
