@@ -237,7 +237,7 @@ def test_every_recorded_event_has_a_sentence(tmp_path, env_id, options, agent):
     events = record.header["reset"]["events"] + [e for step in record.steps for e in step["events"]]
     for event in events:
         text = describe_event(event)
-        assert text and not text.startswith(f"{event['type']}:"), event
+        assert text and not text.startswith("(unknown event)"), event
 
 
 def test_the_duel_description_hides_the_opponents_draws():

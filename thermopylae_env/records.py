@@ -704,7 +704,7 @@ def _describe_coop(event: dict[str, Any]) -> str | None:
                "marker": "the marker reached 7", "exhausted": "no Spartan cards left"}
         reason = why.get(event.get("reason"), event.get("reason"))
         return f"game over: {'WON' if event.get('won') else 'LOST'} ({reason})"
-    return f"{kind}: {event}"
+    return f"(unknown event) {event}"
 
 
 def _describe_duel(event: dict[str, Any], viewer: int | None) -> str | None:
@@ -755,4 +755,4 @@ def _describe_duel(event: dict[str, Any], viewer: int | None) -> str | None:
         reasons = {"persian_deck_empty": "the Persian deck is empty", "no_tokens": "no Greek tokens left"}
         winner = names[event.get("winner")] if event.get("winner") in (0, 1) else "?"
         return f"game over: the {winner}s win ({reasons.get(event.get('reason'), event.get('reason'))})"
-    return f"{kind}: {event}"
+    return f"(unknown event) {event}"
