@@ -1,0 +1,227 @@
+"""The ``thermopylae`` command: whole games through piped input, input validation, quitting, replays,
+hints and the train/evaluate forwarding."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from thermopylae_env.cli import main
+from thermopylae_env.records import load_record, replay_record
+
+ROOT = Path(__file__).resolve().parents[1]
+USAGE = "Type a number from 1 to"
+
+
+def run_cli(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "thermopylae_env.cli", *args], input=stdin,
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def test_a_whole_coop_game_through_piped_input():
+    done = run_cli("play", "coop", "--seed", "3", stdin="1\n" * 400)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "GAME OVER" in done.stdout
+    assert "Marker track" in done.stdout and "Persian line" in done.stdout and "Support left" in done.stdout
+    assert "End of input" not in done.stdout  # the game ended before the input did
+
+
+def test_a_whole_coop_game_with_three_players():
+    # "2" is out of range when a seat with an empty hand can only retreat: then "1" follows
+    done = run_cli("play", "coop", "--players", "3", "--seed", "1", stdin="2\n1\n" * 400)
+    assert done.returncode == 0, done.stderr
+    assert "GAME OVER" in done.stdout
+    assert "seat 2" in done.stdout
+
+
+@pytest.mark.parametrize(("side", "opponent"), [("greek", "heuristic"), ("persian", "random")])
+def test_a_whole_duel_through_piped_input(side, opponent):
+    done = run_cli("play", "duel", "--side", side, "--opponent", opponent, "--seed", "5", stdin="1\n" * 3000)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "GAME OVER" in done.stdout
+    assert "Greek tokens" in done.stdout and "Your hand" in done.stdout
+    assert "End of input" not in done.stdout
+
+
+def test_bad_entries_are_explained_and_asked_again():
+    done = run_cli("play", "coop", "--seed", "3", stdin="abc\n0\n999\n\n-1\n1.5\n1\nq\n")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.count(USAGE) == 6  # one explanation per bad entry
+    assert "'abc' is not a choice" in out
+    assert "0 is not a choice" in out and "999 is not a choice" in out
+    assert "Nothing was entered" in out
+    # six bad entries and "1" on the first screen, then "q" on the second: eight prompts
+    assert out.count("Your choice (") == 8
+    assert "seat 0 retreats" in out  # "1" was accepted after the bad entries
+    assert "Quit." in out
+
+
+def test_help_shows_the_rules_and_asks_again():
+    done = run_cli("play", "duel", "--side", "persian", "--seed", "2", stdin="h\n?\nq\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("How to play (duel") == 2
+    assert done.stdout.count("Your choice (") == 3
+
+
+def test_q_quits_with_exit_code_0():
+    done = run_cli("play", "coop", stdin="q\n")
+    assert done.returncode == 0
+    assert "Quit." in done.stdout
+    assert "GAME OVER" not in done.stdout
+
+
+def test_end_of_input_quits_cleanly():
+    done = run_cli("play", "duel", "--side", "greek", stdin="")
+    assert done.returncode == 0, done.stderr
+    assert "End of input" in done.stdout
+    assert done.stderr == ""
+
+
+def test_an_action_name_is_accepted_as_well_as_its_number():
+    out = io.StringIO()
+    code = main(["play", "coop", "--seed", "3"], stdin=io.StringIO("retreat\nq\n"), stdout=out)
+    assert code == 0
+    assert "seat 0 retreats: marker to 2" in out.getvalue()
+
+
+def test_a_bad_opponent_path_is_a_clear_error():
+    done = run_cli("play", "duel", "--side", "greek", "--opponent", "no/such/model.zip")
+    assert done.returncode == 2
+    assert "not found" in done.stderr and "no/such/model.zip" in done.stderr
+
+
+def test_a_bad_hints_path_is_a_clear_error():
+    done = run_cli("play", "coop", "--hints", "missing.zip", stdin="q\n")
+    assert done.returncode == 2
+    assert "missing.zip" in done.stderr
+
+
+def test_play_records_a_game_that_replays(tmp_path):
+    path = tmp_path / "game.jsonl"
+    done = run_cli("play", "coop", "--seed", "7", "--record", str(path), stdin="1\n" * 400)
+    assert done.returncode == 0, done.stderr
+    record = load_record(path)
+    assert record.seed == 7 and record.header["agent"] == "human"
+    assert record.result["finished"] is True
+    assert replay_record(path)["steps"] == len(record.steps)
+
+    replay = run_cli("replay", str(path), "--all")
+    assert replay.returncode == 0, replay.stderr
+    assert "the replay matches the record" in replay.stdout
+    assert replay.stdout.count("--- step ") == len(record.steps)
+
+
+def test_quitting_a_recorded_game_leaves_an_unfinished_record(tmp_path):
+    path = tmp_path / "cut.jsonl"
+    done = run_cli("play", "duel", "--side", "persian", "--seed", "4", "--record", str(path),
+                   stdin="1\n1\nq\n")
+    assert done.returncode == 0, done.stderr
+    record = load_record(path)
+    assert record.result["finished"] is False
+    assert len(record.steps) == 2
+
+
+def test_replay_steps_on_enter_and_stops_on_q(coop_game_record):
+    done = run_cli("replay", str(coop_game_record), stdin="\n\nq\n")
+    assert done.returncode == 0, done.stderr
+    assert "--- step 2/" in done.stdout and "--- step 3/" not in done.stdout
+    assert "Replay stopped." in done.stdout
+
+
+def test_replay_refuses_a_malformed_record(tmp_path, coop_game_record):
+    lines = coop_game_record.read_text().splitlines()
+    lines[2] = lines[2][:-5]  # a truncated JSON line
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    done = run_cli("replay", str(bad), "--all")
+    assert done.returncode == 2
+    assert "not a valid game record" in done.stdout and "line 3: not valid JSON" in done.stdout
+
+
+def test_replay_reports_a_record_that_does_not_reproduce(tmp_path, coop_game_record):
+    objects = [json.loads(line) for line in coop_game_record.read_text().splitlines()]
+    objects[0]["seed"] += 1  # other shuffles: the recorded events cannot match
+    bad = tmp_path / "other-seed.jsonl"
+    bad.write_text("".join(json.dumps(o) + "\n" for o in objects))
+    done = run_cli("replay", str(bad), "--all")
+    assert done.returncode == 1
+    assert "does not replay to the same game" in done.stdout
+
+
+def test_replay_of_a_missing_file():
+    done = run_cli("replay", "no-such-record.jsonl")
+    assert done.returncode == 2
+    assert "no such file" in done.stdout
+
+
+@pytest.fixture
+def coop_game_record(tmp_path) -> Path:
+    from thermopylae_env.records import record_game
+
+    path = tmp_path / "coop.jsonl"
+    record_game("thermopylae/Coop-v0", "heuristic", path, seed=12)
+    return path
+
+
+@pytest.mark.parametrize(("command", "module"),
+                         [("train", "agents.training"), ("evaluate", "agents.evaluation")])
+def test_train_and_evaluate_forward_their_arguments(monkeypatch, command, module):
+    seen = []
+    fake = types.ModuleType(module)
+    fake.main = lambda argv: seen.append(argv) or 0
+    monkeypatch.setitem(sys.modules, module, fake)
+    assert main([command, "coop", "--timesteps", "10", "--seed", "3"]) == 0
+    assert seen == [["coop", "--timesteps", "10", "--seed", "3"]]
+
+
+def test_usage_errors_exit_with_code_2():
+    bad = (["play"], ["play", "duel"], ["play", "duel", "--side", "spartan"],
+           ["play", "coop", "--players", "5"])
+    for args in bad:
+        done = run_cli(*args)
+        assert done.returncode == 2, args
+        assert "usage:" in done.stderr
+
+
+def test_hints_show_the_agents_most_probable_legal_actions(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    import thermopylae_env  # noqa: F401
+
+    model_path = tmp_path / "tiny.zip"
+    env = gym.make("thermopylae/Coop-v0")
+    MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}, seed=0,
+                device="cpu").save(model_path)
+    out = io.StringIO()
+    code = main(["play", "coop", "--seed", "3", "--hints", str(model_path)], stdin=io.StringIO("1\nq\n"),
+                stdout=out)
+    assert code == 0
+    text = out.getvalue()
+    assert text.count("Agent hints, most probable first:") == 2
+    assert text.count("<- agent ") >= 2 * 2  # at least two marked actions on each screen
+
+
+def test_hints_from_a_model_of_the_wrong_game_are_refused(tmp_path, capsys):
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    import thermopylae_env  # noqa: F401
+
+    model_path = tmp_path / "duel.zip"
+    MaskablePPO("MlpPolicy", gym.make("thermopylae/DuelGreek-v0"), n_steps=32, batch_size=32,
+                policy_kwargs={"net_arch": [8]}, seed=0, device="cpu").save(model_path)
+    code = main(["play", "coop", "--hints", str(model_path)], stdin=io.StringIO("q\n"), stdout=io.StringIO())
+    assert code == 2
+    assert "does not fit" in capsys.readouterr().err
