@@ -192,36 +192,37 @@ def test_usage_errors_exit_with_code_2():
         assert "usage:" in done.stderr
 
 
-def test_hints_show_the_agents_most_probable_legal_actions(tmp_path):
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory) -> dict[str, Path]:
+    """Untrained MaskablePPO policies saved for the co-op game and the Greek side of the duel."""
     pytest.importorskip("sb3_contrib")
     import gymnasium as gym
     from sb3_contrib import MaskablePPO
 
     import thermopylae_env  # noqa: F401
 
-    model_path = tmp_path / "tiny.zip"
-    env = gym.make("thermopylae/Coop-v0")
-    MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}, seed=0,
-                device="cpu").save(model_path)
+    folder = tmp_path_factory.mktemp("models")
+    paths = {}
+    for name, env_id in (("coop", "thermopylae/Coop-v0"), ("greek", "thermopylae/DuelGreek-v0")):
+        paths[name] = folder / f"{name}.zip"
+        MaskablePPO("MlpPolicy", gym.make(env_id), n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]},
+                    seed=0, device="cpu").save(paths[name])
+    return paths
+
+
+@pytest.mark.parametrize(("game", "model"), [(["coop"], "coop"), (["duel", "--side", "greek"], "greek")])
+def test_hints_show_the_agents_most_probable_legal_actions(tiny_models, game, model):
     out = io.StringIO()
-    code = main(["play", "coop", "--seed", "3", "--hints", str(model_path)], stdin=io.StringIO("1\nq\n"),
-                stdout=out)
+    code = main(["play", *game, "--seed", "3", "--hints", str(tiny_models[model])],
+                stdin=io.StringIO("1\nq\n"), stdout=out)
     assert code == 0
     text = out.getvalue()
     assert text.count("Agent hints, most probable first:") == 2
     assert text.count("<- agent ") >= 2 * 2  # at least two marked actions on each screen
 
 
-def test_hints_from_a_model_of_the_wrong_game_are_refused(tmp_path, capsys):
-    pytest.importorskip("sb3_contrib")
-    import gymnasium as gym
-    from sb3_contrib import MaskablePPO
-
-    import thermopylae_env  # noqa: F401
-
-    model_path = tmp_path / "duel.zip"
-    MaskablePPO("MlpPolicy", gym.make("thermopylae/DuelGreek-v0"), n_steps=32, batch_size=32,
-                policy_kwargs={"net_arch": [8]}, seed=0, device="cpu").save(model_path)
-    code = main(["play", "coop", "--hints", str(model_path)], stdin=io.StringIO("q\n"), stdout=io.StringIO())
+def test_hints_from_a_model_of_the_wrong_game_are_refused(tiny_models, capsys):
+    code = main(["play", "coop", "--hints", str(tiny_models["greek"])], stdin=io.StringIO("q\n"),
+                stdout=io.StringIO())
     assert code == 2
     assert "does not fit" in capsys.readouterr().err

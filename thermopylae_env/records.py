@@ -277,14 +277,9 @@ class PolicyAgent:
         return int(np.argmax(self.action_probabilities(observation, action_mask)))
 
 
-def load_policy(path: str | os.PathLike[str], env: gym.Env | None = None) -> Any:
-    """A trained agent from ``path``: ``agents.sb3_agent.SB3Agent`` when that module exists, otherwise
-    :class:`PolicyAgent`. Either has ``act`` and ``action_probabilities(obs, mask)``."""
-    try:
-        from agents.sb3_agent import load_model  # type: ignore[import-not-found]
-    except ImportError:
-        return PolicyAgent(path, env)
-    return load_model(path)
+def load_policy(path: str | os.PathLike[str], env: gym.Env | None = None) -> PolicyAgent:
+    """The trained agent saved at ``path`` (a :class:`PolicyAgent`, checked against ``env``'s spaces)."""
+    return PolicyAgent(path, env)
 
 
 def make_agent(spec: Any, env: gym.Env, seed: int | None = None) -> tuple[AgentFn, str]:
