@@ -66,7 +66,9 @@ def seeds_dir() -> Path:
     for candidate in (here / "_seeds", here.parent / "seeds"):
         if (candidate / "spartan_deck.csv").is_file():
             return candidate
-    raise FileNotFoundError(f"card data not found: neither {here / '_seeds'} nor {here.parent / 'seeds'} exists")
+    raise FileNotFoundError(
+        f"card data not found: neither {here / '_seeds'} nor {here.parent / 'seeds'} exists"
+    )
 
 
 def _read_csv(source: str | os.PathLike[str], what: str) -> tuple[list[str], list[list[str]]]:
@@ -75,6 +77,10 @@ def _read_csv(source: str | os.PathLike[str], what: str) -> tuple[list[str], lis
         text = path.read_text(encoding="utf-8-sig")
     except OSError as err:
         raise DeckError(f"{what}: cannot read {path}: {err.strerror or err}") from err
+    except UnicodeDecodeError as err:
+        raise DeckError(
+            f"{what}: not a UTF-8 text (CSV) file ({err.reason} at byte {err.start})"
+        ) from None
     rows = [row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)]
     if not rows:
         raise DeckError(f"{what}: {path} is empty")
@@ -149,8 +155,13 @@ def load_persian_deck(source: str | os.PathLike[str] | PersianRows | None = None
             where = f"{what} row {number} (line {number + 1})"
             if len(row) != len(header):
                 raise DeckError(f"{where}: expected {len(header)} cells, got {len(row)}")
-            entries.append((where, dict(zip(header, row))))
+            entries.append((where, dict(zip(header, row, strict=False))))
     else:
+        if not isinstance(source, Iterable) or isinstance(source, (bytes, bytearray)):
+            raise DeckError(
+                f"{what}: expected a CSV path, rows (white, red, bonus) or None, got {type(source).__name__} "
+                f"{source!r}"
+            )
         entries = []
         for number, row in enumerate(source, start=1):
             where = f"{what} row {number}"
@@ -199,7 +210,7 @@ def load_spartan_deck() -> tuple[int, ...]:
     values: list[int] = []
     for number, row in enumerate(raw, start=1):
         where = f"Spartan deck row {number}"
-        cells = dict(zip(header, row))
+        cells = dict(zip(header, row, strict=False))
         value = _int_cell(cells.get("value", ""), "value", where)
         count = _int_cell(cells.get("count", ""), "count", where)
         if value not in SPARTAN_VALUES or count < 0:
@@ -225,7 +236,7 @@ def load_duel_deck(side: str) -> tuple[DuelCardType, ...]:
     types = []
     for number, row in enumerate(raw, start=1):
         where = f"{what} row {number}"
-        cells = dict(zip(header, row))
+        cells = dict(zip(header, row, strict=False))
         kind = cells["kind"].strip()
         if kind not in DUEL_KINDS:
             raise DeckError(f"{where}: kind must be one of {DUEL_KINDS}, got {kind!r}")

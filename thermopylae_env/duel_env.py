@@ -91,6 +91,23 @@ class PolicyOpponent:
         return int(np.argmax(np.where(mask, probs, -1.0)))
 
 
+class EnvRandomOpponent:
+    """A uniformly random legal player that draws from its env's ``np_random`` at each move.
+
+    An object rather than a closure, so that a copied (``copy.deepcopy``) or pickled env gets an opponent
+    that draws from the copy's generator, and the copy continues exactly as the original would.
+    """
+
+    def __init__(self, env: gym.Env) -> None:
+        from agents.random_agent import RandomAgent
+
+        self.env = env
+        self.agent = RandomAgent()
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return self.agent.act(observation, action_mask, self.env.np_random)
+
+
 def make_opponent(opponent: Any, side: int, env: gym.Env) -> tuple[OpponentFn, str]:
     """Turn the ``opponent=`` argument into ``act(observation, mask) -> int`` for ``side``, and a label.
 
@@ -103,10 +120,7 @@ def make_opponent(opponent: Any, side: int, env: gym.Env) -> tuple[OpponentFn, s
         player = HeuristicGreek() if side == GREEK else HeuristicPersian()
         return player.act, "heuristic"
     if isinstance(opponent, str) and opponent == "random":
-        from agents.random_agent import RandomAgent
-
-        agent = RandomAgent()
-        return (lambda obs, mask: agent.act(obs, mask, env.np_random)), "random"
+        return EnvRandomOpponent(env).act, "random"
     if isinstance(opponent, (str, os.PathLike)):
         policy = PolicyOpponent(opponent)
         return policy.act, f"model {os.fspath(opponent)}"

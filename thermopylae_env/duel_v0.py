@@ -36,8 +36,8 @@ from gymnasium.utils import EzPickle, seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from thermopylae_env.actions import as_action_index
-from thermopylae_env.duel import NUM_ACTIONS, OBS_SIZE, PLAYER_NAMES, DuelGame, DuelState
+from thermopylae_env.actions import IllegalActionError, as_action_index
+from thermopylae_env.duel import NUM_ACTIONS, OBS_SIZE, PLAYER_NAMES, DuelGame, DuelState, decode_action
 
 __all__ = ["env", "raw_env"]
 
@@ -83,6 +83,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.state: DuelState | None = None
         self._np_random, _ = seeding.np_random(None)
 
+    # EzPickle alone pickles only the constructor arguments, so that a copy would be a fresh, unstarted
+    # env. The duel is pure Python: copies (copy.deepcopy, pickle) carry the whole game and its generator
+    # instead, as the package's Gymnasium envs do, and a copy continues exactly as the original would.
+    def __getstate__(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
 
@@ -111,14 +120,23 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         return {"observation": self.game.observe(state, player), "action_mask": mask}
 
     def step(self, action: Any) -> None:
+        if self.state is None:
+            raise RuntimeError("step() called before reset()")
+        if not self.agents:
+            raise RuntimeError("step() called after the game ended and every agent was removed; call reset()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         state = self.state
+        # Check the action (and its legality) before touching anything: a bad action changes nothing.
+        index = as_action_index(action, NUM_ACTIONS)
+        reason = self.game.illegal_reason(state, index)
+        if reason is not None:
+            raise IllegalActionError(f"{agent}: {decode_action(index, state.current_player)}: {reason}")
         self._cumulative_rewards[agent] = 0
         self.rewards = dict.fromkeys(self.agents, 0)
-        self.game.step(state, as_action_index(action, NUM_ACTIONS), self._np_random)
+        self.game.step(state, index, self._np_random)
         if state.terminated:
             winner = self.possible_agents[state.winner]
             for a in self.agents:
