@@ -1,0 +1,273 @@
+"""Environment throughput: steps per second of the co-op (and duel) environments, single and vectorized.
+
+Usage::
+
+    python scripts/benchmark.py                  # full run (a few minutes), table + benchmarks/results.json
+    python scripts/benchmark.py --quick          # smoke run (well under a minute)
+    python scripts/benchmark.py --json out.json --repeats 5
+
+Every row plays random *legal* actions: the action is drawn uniformly from the current mask. Only the
+environment's own work is timed (``step``, plus ``reset`` when a single env's episode ends; the vector
+envs reset inside ``step``): drawing the actions is outside the timer. Observations and masks are part of
+the timed work (the vector env builds both on every step; the single env builds its info mask). Each row
+is measured ``--repeats`` times and the median is reported, as wall-clock steps/s and as steps per CPU
+second of this process (``time.process_time``): on a shared machine the second number is the steadier.
+
+Rows:
+
+* ``single raw``: ``thermopylae_env.coop_env.CoopEnv`` called directly.
+* ``single make``: ``gymnasium.make("thermopylae/Coop-v0")`` (with Gymnasium's checker and order wrappers).
+* ``sync N``: ``gymnasium.make_vec(..., vectorization_mode="sync")``, a ``SyncVectorEnv`` of N single envs.
+* ``native N``: ``CoopVectorEnv`` (``gymnasium.make_vec`` default), NumPy arrays for all N games; the
+  ``copy=False`` row returns the live observation buffer instead of a fresh array.
+* ``ppo adapter`` / ``ppo dummy``: ``MaskablePPO("MlpPolicy")`` ``learn()`` throughput (environment steps
+  per second, training included) on ``CoopSB3VecEnv`` vs ``DummyVecEnv`` of ``Monitor(CoopEnv())``, same
+  configuration and seed, one torch thread.
+* ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel_env.py`` exists.
+
+Memory: bytes per game of the native engine's arrays (game state with its chance tables, the observation
+and mask buffers, the precomputed index arrays) at the largest N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import gymnasium as gym  # noqa: E402
+
+import thermopylae_env  # noqa: E402, F401  (registers the environments)
+from thermopylae_env.coop_env import CoopEnv  # noqa: E402
+from thermopylae_env.coop_vector import CoopVectorEnv  # noqa: E402
+
+Timer = tuple[float, float]  # (wall seconds, CPU seconds)
+
+
+def _clock() -> Timer:
+    return time.perf_counter(), time.process_time()
+
+
+class Meter:
+    """Accumulates the time spent inside the environment."""
+
+    def __init__(self) -> None:
+        self.wall = 0.0
+        self.cpu = 0.0
+
+    def run(self, fn: Callable, *args, **kwargs):  # noqa: ANN202
+        w0, c0 = _clock()
+        out = fn(*args, **kwargs)
+        w1, c1 = _clock()
+        self.wall += w1 - w0
+        self.cpu += c1 - c0
+        return out
+
+
+def bench_single(env: gym.Env, steps: int, seed: int) -> tuple[float, float]:
+    """Random legal play on one env for ``steps`` steps; returns (wall steps/s, CPU steps/s)."""
+    rng = np.random.default_rng(seed)
+    meter = Meter()
+    _, info = meter.run(env.reset, seed=seed)
+    for _ in range(steps):
+        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        _, _, terminated, truncated, info = meter.run(env.step, action)
+        if terminated or truncated:
+            _, info = meter.run(env.reset)
+    return steps / meter.wall, steps / meter.cpu
+
+
+def _legal_random(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row (0 for a row without any: a game waiting for reset)."""
+    return (rng.random(masks.shape, dtype=np.float32) * masks).argmax(axis=1)
+
+
+def bench_vector(env: gym.vector.VectorEnv, steps: int, seed: int, masks_of: Callable) -> tuple[float, float]:
+    """Random legal play on a vector env for ``steps`` vector steps; returns env steps/s (wall, CPU)."""
+    rng = np.random.default_rng(seed)
+    meter = Meter()
+    _, infos = meter.run(lambda: env.reset(seed=seed))
+    n = env.num_envs
+    for _ in range(steps):
+        actions = _legal_random(masks_of(env, infos), rng)
+        _, _, _, _, infos = meter.run(env.step, actions)
+    return steps * n / meter.wall, steps * n / meter.cpu
+
+
+def _native_masks(env: CoopVectorEnv, infos: dict) -> np.ndarray:
+    return env.engine.masks  # read only; the same array infos["action_mask"] copies
+
+
+def _sync_masks(env: gym.vector.VectorEnv, infos: dict) -> np.ndarray:
+    return infos["action_mask"]
+
+
+def bench_ppo(kind: str, n_envs: int, timesteps: int, seed: int) -> tuple[float, float]:
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+
+    torch.set_num_threads(1)
+    if kind == "adapter":
+        env = CoopSB3VecEnv(n_envs, seed=seed)
+    else:
+        env = DummyVecEnv([lambda: Monitor(CoopEnv()) for _ in range(n_envs)])
+        env.seed(seed)
+    model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=256, n_epochs=2, seed=seed, device="cpu")
+    w0, c0 = _clock()
+    model.learn(total_timesteps=timesteps)
+    w1, c1 = _clock()
+    env.close()
+    return model.num_timesteps / (w1 - w0), model.num_timesteps / (c1 - c0)
+
+
+def median_of(repeats: int, fn: Callable[[int], tuple[float, float]]) -> dict:
+    runs = [fn(r) for r in range(repeats)]
+    wall = [r[0] for r in runs]
+    cpu = [r[1] for r in runs]
+    return {
+        "steps_per_s": statistics.median(wall),
+        "cpu_steps_per_s": statistics.median(cpu),
+        "runs_steps_per_s": wall,
+        "runs_cpu_steps_per_s": cpu,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short smoke run")
+    parser.add_argument("--repeats", type=int, default=None, help="runs per row (default 5, quick 2)")
+    default_json = str(ROOT / "benchmarks" / "results.json")
+    parser.add_argument("--json", default=default_json, help="where to write the JSON results")
+    parser.add_argument("--skip-ppo", action="store_true", help="leave out the PPO rows")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    quick = args.quick
+    repeats = args.repeats or (2 if quick else 5)
+    scale = 0.1 if quick else 1.0
+
+    rows: list[dict] = []
+
+    def add(name: str, what: str, n: int, fn: Callable[[int], tuple[float, float]]) -> None:
+        result = median_of(repeats, fn)
+        result.update({"name": name, "what": what, "num_envs": n})
+        rows.append(result)
+        print(f"  {name:<22} {result['steps_per_s']:>14,.0f} steps/s  "
+              f"(cpu {result['cpu_steps_per_s']:,.0f})", flush=True)
+
+    print(f"thermopylae-env benchmark ({'quick' if quick else 'full'}, median of {repeats})", flush=True)
+    single_steps = int(20000 * scale)
+    add("single raw", "CoopEnv called directly", 1,
+        lambda r: bench_single(CoopEnv(), single_steps, args.seed + r))
+    add("single make", 'gymnasium.make("thermopylae/Coop-v0")', 1,
+        lambda r: bench_single(gym.make("thermopylae/Coop-v0"), single_steps, args.seed + r))
+    add("sync 64", "SyncVectorEnv of 64 CoopEnv", 64,
+        lambda r: bench_vector(gym.make_vec("thermopylae/Coop-v0", num_envs=64, vectorization_mode="sync"),
+                               max(3, int(300 * scale)), args.seed + r, _sync_masks))
+    native_steps = {1: 3000, 64: 2000, 1024: 600, 8192: 150}
+    for n, steps in native_steps.items():
+        add(f"native {n}", f"CoopVectorEnv(num_envs={n})", n,
+            lambda r, n=n, steps=steps: bench_vector(CoopVectorEnv(n), max(10, int(steps * scale)),
+                                                     args.seed + r, _native_masks))
+    add("native 8192 copy=False", "CoopVectorEnv(num_envs=8192, copy=False)", 8192,
+        lambda r: bench_vector(CoopVectorEnv(8192, copy=False), max(10, int(150 * scale)), args.seed + r,
+                               _native_masks))
+
+    if not args.skip_ppo and importlib.util.find_spec("sb3_contrib") is not None:
+        n_envs = 16
+        timesteps = n_envs * 128 * (2 if quick else 6)
+        ppo_repeats = 1 if quick else 3
+        for kind, what in (("adapter", "MaskablePPO on CoopSB3VecEnv(16)"),
+                           ("dummy", "MaskablePPO on DummyVecEnv of 16 Monitor(CoopEnv())")):
+            def run(r: int, kind: str = kind) -> tuple[float, float]:
+                return bench_ppo(kind, n_envs, timesteps, args.seed + r)
+
+            result = median_of(ppo_repeats, run)
+            result.update({"name": f"ppo {kind}", "what": what, "num_envs": n_envs})
+            rows.append(result)
+            print(f"  {'ppo ' + kind:<22} {result['steps_per_s']:>14,.0f} steps/s  "
+                  f"(cpu {result['cpu_steps_per_s']:,.0f})", flush=True)
+
+    if (ROOT / "thermopylae_env" / "duel_env.py").exists():
+        for env_id in ("thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"):
+            add(f"duel {env_id.split('/')[1].replace('-v0', '')}", f'gymnasium.make("{env_id}")', 1,
+                lambda r, env_id=env_id: bench_single(gym.make(env_id), int(5000 * scale), args.seed + r))
+    else:
+        print("  (thermopylae_env/duel_env.py not found: duel rows skipped)")
+
+    n_mem = max(native_steps)
+    memory = CoopVectorEnv(n_mem).engine.memory()
+    per_game = {key: value / n_mem for key, value in memory.items()}
+    per_game["total"] = sum(per_game.values())
+
+    print()
+    _print_table(rows, per_game, n_mem)
+    result = {
+        "benchmark": "thermopylae-env environment throughput",
+        "mode": "quick" if quick else "full",
+        "repeats": repeats,
+        "timed": "env step (and single-env reset) only; random legal action sampling excluded",
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "gymnasium": gym.__version__,
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        },
+        "rows": rows,
+        "native_memory_bytes_per_game": per_game,
+        "native_memory_num_envs": n_mem,
+    }
+    path = Path(args.json)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {path}")
+    return 0
+
+
+def _print_table(rows: list[dict], per_game: dict, n_mem: int) -> None:
+    single = next((r["steps_per_s"] for r in rows if r["name"] == "single raw"), None)
+    header = ("row", "num_envs", "steps/s (wall)", "steps/s (cpu)", "vs single raw")
+    lines = []
+    for r in rows:
+        ratio = f"{r['steps_per_s'] / single:.1f}x" if single else ""
+        wall, cpu = f"{r['steps_per_s']:,.0f}", f"{r['cpu_steps_per_s']:,.0f}"
+        lines.append((r["name"], str(r["num_envs"]), wall, cpu, ratio))
+    try:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title="environment steps per second (median)")
+        for i, name in enumerate(header):
+            table.add_column(name, justify="left" if i == 0 else "right")
+        for line in lines:
+            table.add_row(*line)
+        Console().print(table)
+    except ImportError:
+        widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+        print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
+        for line in lines:
+            print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)))
+    parts = ", ".join(f"{key} {value:.0f} B" for key, value in per_game.items())
+    print(f"native engine memory per game at N={n_mem}: {parts}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
