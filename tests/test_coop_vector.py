@@ -23,6 +23,8 @@ from thermopylae_env.coop_vector import (
     NOOP_ACTION,
     CoopVectorEngine,
     CoopVectorEnv,
+    _permutations,
+    seed_keys,
     splitmix_chance,
 )
 
@@ -261,7 +263,7 @@ def test_outcome_statistics_match_the_single_env_under_their_own_rngs():
 
 
 def test_chance_source_deals_uniform_permutations():
-    keys = np.arange(30000, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    keys = seed_keys(range(30000))
     spartan, persian, dice = splitmix_chance(np.arange(30000), keys, np.zeros(30000, np.uint64))
     assert sorted(spartan[0].tolist()) == list(range(20))
     assert (np.sort(persian, axis=1) == np.arange(28)).all()
@@ -276,6 +278,12 @@ def test_chance_source_deals_uniform_permutations():
     assert chi2(np.bincount(spartan[:, 13], minlength=20)) < 51
     assert chi2(np.bincount(persian[:, 0], minlength=28)) < 66  # 27 d.f.
     assert chi2(np.bincount(dice.reshape(-1), minlength=7)[1:]) < 26  # 5 d.f.
+    # The rare shuffles whose 27-bit sort keys tie are redone with 64-bit keys: force one.
+    halves = np.zeros((2, 20), np.uint32)
+    halves[1] = np.arange(20, dtype=np.uint32) << 5  # distinct keys: the identity order
+    perms = _permutations(halves, keys[:2], np.zeros(2, np.uint64), 64)
+    assert sorted(perms[0].tolist()) == list(range(20)) and perms[0].tolist() != list(range(20))
+    assert perms[1].tolist() == list(range(20))
     # successive episodes of one key differ
     s2, _, _ = splitmix_chance(np.arange(3), keys[:3], np.ones(3, np.uint64))
     assert not (s2 == spartan[:3]).all()

@@ -103,9 +103,9 @@ ids), ``(k, 28)`` (permutations of the Persian rows) and ``(k, DICE_PER_GAME)`` 
 _GAMMA = 0x9E3779B97F4A7C15  # SplitMix64's increment
 _M1 = 0xBF58476D1CE4E5B9
 _M2 = 0x94D049BB133111EB
-_WORDS_PER_EPISODE = 128  # stream positions reserved for one game (51 are used)
-_DICE_PER_WORD = 8  # base-6 digits taken from one 64-bit word (bias below 1e-13)
-_DICE_WORDS = DICE_PER_GAME // _DICE_PER_WORD
+_WORDS_PER_EPISODE = 128  # stream positions reserved for one game
+_CHANCE_WORDS = 36  # 72 halves of 32 bits: 20 + 28 sort keys, 24 dice
+_TIE_WORDS = 64  # words 64..111 of a game: 64-bit sort keys for the (rare) shuffles whose 27-bit keys tie
 
 
 def _mix64(z: np.ndarray) -> np.ndarray:
@@ -125,22 +125,41 @@ def seed_keys(seeds: Sequence[int] | np.ndarray) -> np.ndarray:
         return _mix64(values + np.uint64(_GAMMA))
 
 
-def _random_words(keys: np.ndarray, episodes: np.ndarray, count: int) -> np.ndarray:
-    """``(k, count)`` uint64: SplitMix64 outputs ``128 * episode + j`` (``j < count``) of each key."""
+def _random_words(keys: np.ndarray, episodes: np.ndarray, count: int, first: int = 0) -> np.ndarray:
+    """``(k, count)`` uint64: SplitMix64 outputs ``128 * episode + j`` (``first <= j < first + count``)
+    of each key."""
     position = episodes.astype(np.uint64)[:, None] * np.uint64(_WORDS_PER_EPISODE) + np.arange(
-        1, count + 1, dtype=np.uint64
+        first + 1, first + count + 1, dtype=np.uint64
     )
     with np.errstate(over="ignore"):
         return _mix64(keys.astype(np.uint64)[:, None] + position * np.uint64(_GAMMA))
 
 
-def _permutations(words: np.ndarray) -> np.ndarray:
-    """Uniform random permutations of ``0..n-1`` (n <= 32), one per row of ``words`` (uint64 (k, n)):
-    sort the random words, with the position in the low 5 bits (so no two keys tie)."""
-    n = words.shape[1]
-    packed = (words & np.uint64(~31 & 0xFFFFFFFFFFFFFFFF)) | np.arange(n, dtype=np.uint64)
+def _sort_keys_to_permutation(keys: np.ndarray, low_mask: int) -> np.ndarray:
+    """Permutations of ``0..n-1`` (n <= 32) from random sort keys ((k, n), uint32 or uint64): the position
+    goes into the low 5 bits, so equal keys cannot happen; rows whose random parts tie are flagged."""
+    n = keys.shape[1]
+    dtype = keys.dtype.type
+    packed = (keys & dtype(low_mask)) | np.arange(n, dtype=keys.dtype)
     packed.sort(axis=1)
-    return (packed & np.uint64(31)).astype(np.int8)
+    random_part = packed >> dtype(5)
+    equal = random_part[:, 1:] == random_part[:, :-1]
+    tied = equal.any(axis=1) if equal.any() else None
+    return (packed & dtype(31)).astype(np.int8), tied
+
+
+def _permutations(
+    halves: np.ndarray, keys: np.ndarray, episodes: np.ndarray, first_tie_word: int
+) -> np.ndarray:
+    """Uniform permutations from 27 random bits per element (uint32 sort keys, fast). The rare rows where
+    two keys tie (about 1 in 10**6) are redone with 64-bit keys from their own reserved stream words,
+    so every permutation is exactly uniform (up to a 64-bit tie, about 1 in 10**16)."""
+    perm, tied = _sort_keys_to_permutation(halves, 0xFFFFFFE0)
+    if tied is not None:
+        rows = np.flatnonzero(tied)
+        words = _random_words(keys[rows], episodes[rows], halves.shape[1], first=first_tie_word)
+        perm[rows], _ = _sort_keys_to_permutation(words, 0xFFFFFFFFFFFFFFE0)
+    return perm
 
 
 def splitmix_chance(
@@ -148,21 +167,23 @@ def splitmix_chance(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The default chance source (see the module docstring): deck orders and dice of the games that start.
 
-    Word ``j`` of a game is SplitMix64 output ``128 * episode + j`` of its key: words 0..19 order the
-    Spartan deck, 20..47 the Persian deck (sorted random keys), 48..50 give 8 dice each (base-6 digits).
+    A game uses SplitMix64 outputs ``128 * episode + j`` of its key. Words 0..35 are split into 72 halves
+    of 32 bits: halves 0..19 sort the Spartan deck and 20..47 the Persian deck (27 random bits each; the
+    rare ties are redone exactly with words 64..111), halves 48..71 give the 24 dice as ``1 + (6 * h) >>
+    32`` (each face within 1.4e-9 of 1/6).
     """
     del games  # the tables depend on the key and the episode number only
-    words = _random_words(keys, episodes, SPARTAN_DECK_SIZE + PERSIAN_DECK_SIZE + _DICE_WORDS)
-    spartan = _permutations(words[:, :SPARTAN_DECK_SIZE])
-    persian = _permutations(words[:, SPARTAN_DECK_SIZE : SPARTAN_DECK_SIZE + PERSIAN_DECK_SIZE])
-    z = words[:, SPARTAN_DECK_SIZE + PERSIAN_DECK_SIZE :].copy()
-    dice = np.empty((len(keys), _DICE_WORDS, _DICE_PER_WORD), dtype=np.int8)
-    six = np.uint64(6)
-    for j in range(_DICE_PER_WORD):
-        dice[:, :, j] = z % six
-        z //= six
-    dice += 1
-    return spartan, persian, dice.reshape(len(keys), DICE_PER_GAME)
+    keys = np.asarray(keys, dtype=np.uint64)
+    episodes = np.asarray(episodes, dtype=np.uint64)
+    words = _random_words(keys, episodes, _CHANCE_WORDS)
+    halves = np.empty((len(keys), 2 * _CHANCE_WORDS), np.uint32)
+    halves[:, 0::2] = words & np.uint64(0xFFFFFFFF)
+    halves[:, 1::2] = words >> np.uint64(32)
+    spartan = _permutations(halves[:, :SPARTAN_DECK_SIZE], keys, episodes, _TIE_WORDS)
+    persian_halves = halves[:, SPARTAN_DECK_SIZE : SPARTAN_DECK_SIZE + PERSIAN_DECK_SIZE]
+    persian = _permutations(persian_halves, keys, episodes, _TIE_WORDS + SPARTAN_DECK_SIZE)
+    dice = halves[:, SPARTAN_DECK_SIZE + PERSIAN_DECK_SIZE :].astype(np.uint64) * np.uint64(6)
+    return spartan, persian, (dice >> np.uint64(32)).astype(np.int8) + np.int8(1)
 
 
 # ---------------------------------------------------------------------------------------------- tables
@@ -174,6 +195,8 @@ def _f32(x: float) -> np.float32:
 
 
 _VOID_MASK = np.dtype((np.void, NUM_ACTIONS))
+_VOID_3F = np.dtype((np.void, 3 * 4))  # 3 float32 of an observation row, copied as one item
+_VOID_8F = np.dtype((np.void, 8 * 4))
 
 
 class _Tables:
@@ -215,6 +238,16 @@ class _Tables:
         slots[:, :4] = np.repeat(slot_code, n_slot, axis=0)
         slots[:, 4:] = np.tile(slot_code, (n_slot, 1))
         self.obs_slots = slots
+        self.obs_slots_void = slots.view(_VOID_8F).reshape(-1)
+        phase_rows = np.zeros((4, 3), np.float32)  # 0:3 by phase (OVER: all zero)
+        phase_rows[[0, 1, 2], [0, 1, 2]] = 1.0
+        self.obs_phase_void = phase_rows.view(_VOID_3F).reshape(-1)
+        marker_support = np.zeros((LOSS_MARKER * (NUM_SUPPORT + 1), 8), np.float32)  # 63:71
+        for m in range(1, LOSS_MARKER + 1):
+            for s in range(NUM_SUPPORT + 1):
+                marker_support[(m - 1) * (NUM_SUPPORT + 1) + s, m - 1] = 1.0
+                marker_support[(m - 1) * (NUM_SUPPORT + 1) + s, 7] = _f32(s / NUM_SUPPORT)
+        self.obs_marker_support_void = marker_support.view(_VOID_8F).reshape(-1)
         n_rows = len(persian)
         self.obs_spartan_deck = np.array(
             [_f32((SPARTAN_DECK_SIZE - pos) / SPARTAN_DECK_SIZE) for pos in range(SPARTAN_DECK_SIZE + 1)],
@@ -348,6 +381,15 @@ class CoopVectorEngine:
         self._off_persian = rows * PERSIAN_DECK_SIZE
         self._off_dice = rows * (DICE_PER_GAME + 1)
         self._masks_void = self.masks.view(_VOID_MASK).reshape(-1)
+        # Blocks of the observation rows as single items, to write a block with one fancy assignment.
+        self._obs_phase = self._obs_block(0, _VOID_3F)
+        self._obs_slots = self._obs_block(_O_SLOTS, _VOID_8F)
+        self._obs_marker_support = self._obs_block(_O_MARKER, _VOID_8F)
+
+    def _obs_block(self, column: int, dtype: np.dtype) -> np.ndarray:
+        """A (N,) view of ``obs[:, column : column + k]`` whose items are the k float32 as raw bytes."""
+        n = self.num_envs
+        return np.ndarray((n,), dtype, buffer=self.obs, offset=4 * column, strides=(4 * OBS_SIZE,))
 
     # ------------------------------------------------------------------ chance and seeding
 
@@ -523,9 +565,12 @@ class CoopVectorEngine:
             bits = self.hand_bits.reshape(-1)[seat * self.num_envs + rows]
         main = phase == MAIN
         discard = phase == DISCARD
-        hand = bits + support.astype(np.int16) * np.int16(_BITS) * main + np.int16(_MASK_DISCARD) * discard
-        other = np.where(phase == DRAW_OFFER, np.int16(_MASK_OFFER), np.int16(_MASK_NONE))
-        return np.where(main | discard, hand, other)
+        code = bits * (main | discard)
+        code += (support.astype(np.int16) << 11) * main  # support * _BITS
+        code += np.int16(_MASK_DISCARD) * discard
+        code += np.int16(_MASK_OFFER) * (phase == DRAW_OFFER)
+        code += np.int16(_MASK_NONE) * (phase == OVER)
+        return code
 
     # ------------------------------------------------------------------ step
 
@@ -599,11 +644,6 @@ class CoopVectorEngine:
         marker = self.marker
         marker += ret
         lose_marker = ret & (marker == LOSS_MARKER)
-        if ret.any():
-            ri = np.flatnonzero(ret)
-            where = self._off_obs_marker[ri] + marker[ri]
-            obs_flat[where - 1] = 0.0
-            obs_flat[where] = 1.0
 
         # --- fight: S = card + dice (support dice, plus one on markers 3 and 6)
         total = ((value + np.int8(MIN_VALUE)) * fig).astype(np.int16)  # 0 for anything but a fight
@@ -616,9 +656,12 @@ class CoopVectorEngine:
             dsum = self.dice_sum.reshape(-1)
             total[fi] += dsum[didx + nd] - dsum[didx]
             self.dice_pos[fi] = pos + nd
-            left = self.support[fi] - spent[fi]
-            self.support[fi] = left
-            obs_flat[off_obs[fi] + _O_SUPPORT] = t.obs_support[left]
+            self.support[fi] -= spent[fi]
+        moved = ret | (spent > 0)  # the marker or the support changed
+        if moved.any():
+            mi = np.flatnonzero(moved)
+            code = (marker[mi].astype(np.intp) - 1) * (NUM_SUPPORT + 1) + self.support[mi]
+            self._obs_marker_support[mi] = t.obs_marker_support_void[code]
         pack1 = np.take(t.slot_pack, self.slot1 + np.int8(1))
         pack2 = np.take(t.slot_pack, self.slot2 + np.int8(1))
         beat1 = total >= (pack1 & 127)  # a non-fight has total 0, below every white value
@@ -689,7 +732,7 @@ class CoopVectorEngine:
             line_changed = line_changed | refill
         if line_changed.any():
             li = np.flatnonzero(line_changed)
-            obs[li, _O_SLOTS:_O_MARKER] = np.take(t.obs_slots, self._slot_code(li), axis=0)
+            self._obs_slots[li] = t.obs_slots_void[self._slot_code(li)]
         exhausted = complete & ~deck_left & (self.hand_total == 0)
         lost = lose_marker | exhausted
         done = won | lost
@@ -713,10 +756,7 @@ class CoopVectorEngine:
         changed = phase != phase_before
         if changed.any():
             pi = np.flatnonzero(changed)
-            o = off_obs[pi]
-            old, new = phase_before[pi], phase[pi]
-            obs_flat[o + np.minimum(old, DISCARD)] = 0.0
-            obs_flat[o + np.minimum(new, DISCARD)] = (new < OVER).view(np.int8)
+            self._obs_phase[pi] = t.obs_phase_void[phase[pi]]
         if any_give and full.any():
             fi = np.flatnonzero(full)
             seat = give_seat[fi] if multi else 0
