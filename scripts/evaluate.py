@@ -1,0 +1,13 @@
+"""Evaluate agents on the same seeded deals; ``python scripts/evaluate.py --help``, agents/evaluation.py."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agents.evaluation import main  # noqa: E402
+
+if __name__ == "__main__":
+    raise SystemExit(main())
