@@ -1,0 +1,221 @@
+"""The training pipeline (agents/training.py, agents/imitation.py) on the real environments, tiny budgets.
+
+Speed is not tested here (scripts/benchmark.py measures it); these tests check that runs start, save,
+load, resume and report, and that the configuration files mean what they say.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("sb3_contrib")
+
+from agents import training  # noqa: E402
+from agents.training import (  # noqa: E402
+    COOP_ID,
+    GREEK_ID,
+    PERSIAN_ID,
+    TARGETS,
+    Config,
+    load_config,
+    main,
+)
+
+
+def read_report(run_dir: Path) -> dict:
+    return json.loads((run_dir / "report.json").read_text())
+
+
+def shrunk_config(target: str, tmp_path: Path, **budget) -> Path:
+    """The shipped config of ``target`` with every key kept but tiny budgets (for end-to-end tests)."""
+    data = load_config(target)
+    blocks = [GREEK_ID, PERSIAN_ID] if target == "selfplay" else [training.ENV_IDS[target]]
+    for env_id in blocks:
+        hp = data[env_id]
+        hp["n_envs"] = budget.get("n_envs", 4)
+        hp["n_timesteps"] = budget.get("n_timesteps", 256)
+        hp["n_steps"] = budget.get("n_steps", 32)
+        hp["batch_size"] = budget.get("batch_size", 64)
+        hp["n_epochs"] = 1
+        if "checkpoint_freq" in hp:
+            hp["checkpoint_freq"] = 128
+        if "eval" in hp:
+            hp["eval"].update(freq=128, episodes=4)
+        if "bc" in hp:
+            hp["bc"].update(episodes=budget.get("bc_episodes", 6), epochs=1)
+        if "report" in hp:
+            hp["report"]["episodes"] = budget.get("report_episodes", 6)
+            if "search_episodes" in hp["report"]:
+                hp["report"]["search_episodes"] = 2
+    if target == "selfplay":
+        data["selfplay"].update(generations=2, report_episodes=4)
+    path = tmp_path / f"{target}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+# ------------------------------------------------------------------------------------------- configs
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_shipped_configs_parse_in_the_zoo_layout(target):
+    data = load_config(target)
+    blocks = [GREEK_ID, PERSIAN_ID] if target == "selfplay" else [training.ENV_IDS[target]]
+    for env_id in blocks:
+        hp = data[env_id]
+        for key in ("n_envs", "n_timesteps", "policy", "policy_kwargs", "learning_rate", "n_steps",
+                    "batch_size", "n_epochs", "gamma", "gae_lambda", "ent_coef", "clip_range"):
+            assert key in hp, f"{target}: {env_id} lacks {key}"
+        # A rollout must split into whole minibatches.
+        assert (hp["n_envs"] * hp["n_steps"]) % hp["batch_size"] == 0
+
+
+def test_unknown_config_key_is_refused(tmp_path):
+    data = load_config("coop")
+    data[COOP_ID]["learning_rat"] = 1e-3
+    path = tmp_path / "typo.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ValueError, match="learning_rat"):
+        load_config("coop", path)
+
+
+def test_config_tracks_which_keys_were_read():
+    cfg = Config({"a": 1, "b": {"c": 2, "d": 3}})
+    assert cfg["a"] == 1
+    assert cfg["b"]["c"] == 2
+    assert cfg.unused() == ["b.d"]
+    assert "b" in cfg and cfg.unused() == ["b.d"]  # a membership test is not a read
+
+
+def test_linear_schedule_string_is_parsed():
+    schedule = training._schedule("lin_0.001", "learning_rate")
+    assert schedule(1.0) == pytest.approx(0.001) and schedule(0.5) == pytest.approx(0.0005)
+    assert training._schedule(3e-4, "learning_rate") == pytest.approx(3e-4)
+    with pytest.raises(ValueError):
+        training._schedule([1], "learning_rate")
+
+
+# ------------------------------------------------------------------------------------- end to end
+
+
+def test_coop_end_to_end_via_the_command_line(tmp_path):
+    """Every key of the shipped co-op config is read, and a run leaves all its files behind."""
+    config = shrunk_config("coop", tmp_path)
+    out = tmp_path / "run"
+    assert main(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--seed", "3"]) == 0
+    for name in ("config.yaml", "final_model.zip", "report.json", "eval/evaluations.npz",
+                 "eval/best_model.zip"):
+        assert (out / name).is_file(), name
+    assert list((out / "checkpoints").glob("model_*_steps.zip"))
+    assert list((out / "tb").rglob("events.out.tfevents.*"))
+    evaluations = np.load(out / "eval" / "evaluations.npz")
+    assert "successes" in evaluations.files and evaluations["successes"].shape[1] == 4
+    report = read_report(out)
+    assert report["unused_config_keys"] == []
+    assert report["num_timesteps"] >= 256
+    assert report["throughput"]["steps_per_second"] > 0
+    assert report["behaviour_cloning"]["decisions"] > 0
+    rows = {row["agent"]: row for row in report["evaluation"]["rows"]}
+    assert {"ppo", "random", "heuristic", "search"} <= set(rows)
+    for row in rows.values():
+        assert 0.0 <= row["ci_low"] <= row["win_rate"] <= row["ci_high"] <= 1.0
+    resolved = yaml.safe_load((out / "config.yaml").read_text())
+    assert resolved["run"]["seed"] == 3 and resolved["run"]["algo"] == "maskable_ppo"
+
+
+def test_duel_greek_end_to_end_against_the_heuristic(tmp_path):
+    config = shrunk_config("duel-greek", tmp_path)
+    result = training.train("duel-greek", config=config, out=tmp_path / "run", progress=False)
+    assert result["unused_config_keys"] == []
+    opponents = {row["opponent"] for row in result["evaluation"]["rows"]}
+    assert {"heuristic", "random"} <= opponents
+    assert (tmp_path / "run" / "final_model.zip").is_file()
+
+
+@pytest.mark.slow
+def test_duel_persian_end_to_end(tmp_path):
+    config = shrunk_config("duel-persian", tmp_path)
+    result = training.train("duel-persian", config=config, out=tmp_path / "run", progress=False)
+    assert result["unused_config_keys"] == []
+    assert result["evaluation"]["rows"]
+
+
+def test_selfplay_tiny_run_saves_both_sides_and_cross_play(tmp_path):
+    config = shrunk_config("selfplay", tmp_path, n_timesteps=128, n_envs=2, n_steps=32, batch_size=32)
+    result = training.train_selfplay(config=config, out=tmp_path / "sp", progress=False)
+    assert result["unused_config_keys"] == []
+    for side in ("greek", "persian"):
+        assert (tmp_path / "sp" / f"final_{side}.zip").is_file()
+        assert (tmp_path / "sp" / "snapshots" / f"{side}_gen2.zip").is_file()
+        assert result[side]["num_timesteps"] >= 128
+        assert sum(result[side]["opponents_sampled"].values()) > 0
+    matrix = result["cross_play"]["matrix"]
+    assert {"selfplay", "heuristic"} <= set(matrix)
+    for row in matrix.values():
+        for cell in row.values():
+            assert 0.0 <= cell["ci_low"] <= cell["greek_win_rate"] <= cell["ci_high"] <= 1.0
+
+
+# ------------------------------------------------------------------------------------- resume, PPO
+
+
+def test_resume_continues_the_timestep_counter(tmp_path):
+    config = shrunk_config("duel-persian", tmp_path, n_timesteps=128, n_envs=2, n_steps=32, batch_size=32)
+    out = tmp_path / "run"
+    first = training.train("duel-persian", config=config, out=out, progress=False, report=False)
+    assert first["num_timesteps"] == 128
+    second = training.train("duel-persian", resume=out, timesteps=256, progress=False, report=False)
+    assert second["resumed_from"] is not None
+    assert second["num_timesteps"] == 256  # 128 more steps, counted on from 128
+    assert second["throughput"]["env_steps"] == 128
+    from sb3_contrib import MaskablePPO
+
+    assert MaskablePPO.load(out / "final_model.zip").num_timesteps == 256
+
+
+def test_resume_from_a_checkpoint_file(tmp_path):
+    config = shrunk_config("coop", tmp_path, n_timesteps=256, bc_episodes=0)
+    out = tmp_path / "run"
+    training.train("coop", config=config, out=out, progress=False, report=False)
+    checkpoint = sorted((out / "checkpoints").glob("model_*_steps.zip"))[0]
+    result = training.train("coop", resume=checkpoint, timesteps=384, progress=False, report=False)
+    assert result["run_dir"] == str(out)
+    assert result["num_timesteps"] >= 384
+
+
+def test_plain_ppo_runs_on_the_unmasked_env(tmp_path):
+    """Plain PPO ignores the mask; its illegal actions end episodes as losses instead of crashing."""
+    config = shrunk_config("coop", tmp_path, bc_episodes=0)
+    result = training.train("coop", algo="ppo", config=config, out=tmp_path / "ppo", progress=False,
+                            report=False, bc_episodes=0)
+    from stable_baselines3 import PPO
+
+    model = PPO.load(tmp_path / "ppo" / "final_model.zip")
+    assert model.num_timesteps == result["num_timesteps"] >= 256
+
+
+# ------------------------------------------------------------------------------------- imitation
+
+
+def test_behaviour_cloning_increases_agreement_with_the_expert():
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    from agents.imitation import agreement, behaviour_cloning
+    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+
+    data = training.collect_bc_data(COOP_ID, {}, "heuristic", 60, seed=0, gamma=1.0, workers=1)
+    held = training.collect_bc_data(COOP_ID, {}, "heuristic", 20, seed=1000, gamma=1.0, workers=1)
+    assert len(data) > 500 and data.masks[np.arange(len(data)), data.actions].all()
+    model = MaskablePPO("MlpPolicy", CoopSB3VecEnv(2, seed=0), seed=0, policy_kwargs={"net_arch": [64, 64]})
+    before = agreement(model.policy, held)
+    history = behaviour_cloning(model.policy, data, epochs=4, batch_size=128, learning_rate=3e-3)
+    after = agreement(model.policy, held)
+    assert history[-1]["loss"] < history[0]["loss"]
+    assert after > before + 0.3 and after > 0.7
+    assert isinstance(gym.make(COOP_ID).action_space, gym.spaces.Discrete)
