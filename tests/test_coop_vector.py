@@ -309,6 +309,17 @@ def test_make_vec_builds_the_native_vector_env():
     sync = gym.make_vec("thermopylae/Coop-v0", num_envs=2, vectorization_mode="sync")
     assert isinstance(sync, gym.vector.SyncVectorEnv)
     env.close()
+    # Gymnasium's own vector wrappers (they expect NEXT_STEP autoreset) work on it
+    stats = gym.wrappers.vector.RecordEpisodeStatistics(gym.make_vec("thermopylae/Coop-v0", num_envs=8))
+    stats.reset(seed=0)
+    rng = np.random.default_rng(0)
+    recorded = 0
+    for _ in range(120):
+        masks = stats.unwrapped.action_masks()
+        _, _, _, _, infos = stats.step(np.array([choose(m, rng) for m in masks]))
+        if "episode" in infos:
+            recorded += int(infos["_episode"].sum())
+    assert recorded > 0
 
 
 def test_next_step_autoreset_ignores_the_action_after_the_end():
