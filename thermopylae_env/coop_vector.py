@@ -2,12 +2,16 @@
 
 :class:`CoopVectorEngine` holds ``N`` games as arrays of shape ``(N, ...)`` (int8 / int16 state, one
 persistent float32 observation buffer, one boolean mask buffer) and advances all of them with a fixed
-sequence of whole-array operations: there is no Python loop over games in ``step``. The rare branches of
-the rules (draw offers, the discard after a draw into a full hand, the refill, the two win conditions, the
-losses) are computed for every game as masked arithmetic, and the observation is updated in place (only
-the entries an action can change are rewritten), so the cost of a step hardly depends on what happened.
+sequence of whole-array operations: there is no Python loop over games in ``step`` (the only per-game
+Python code runs for the rare illegal actions, to write their reasons, and for the games that end, in the
+SB3 adapter's list of info dicts). The rules' branches (fight outcomes, draw offers, the discard after a
+draw into a full hand, the refill, the win and loss checks) are int8 masked arithmetic over all games;
+what only some games do (a draw, a beaten card, a refill, a phase change) is applied to the index subset
+that does it. The observation is updated in place (only the entries an action can change are rewritten,
+some blocks as single raw-byte items), and the mask is one gather from a table of all 12,290 possible mask
+rows, indexed by (phase, support left, the bit set of values the deciding seat holds).
 :class:`CoopVectorEnv` is the Gymnasium ``VectorEnv`` over it; ``thermopylae_env.sb3_vec.CoopSB3VecEnv``
-is the Stable-Baselines3 ``VecEnv`` over it.
+is the Stable-Baselines3 ``VecEnv`` over it. ``scripts/benchmark.py`` measures it (``benchmarks/``).
 
 The rules, the action layout (72 actions), the observation layout (115 float32 values) and the mask are
 those of :mod:`thermopylae_env.coop` (``docs/coop_spec.md``); ``tests/test_coop_vector.py`` drives both
@@ -18,9 +22,10 @@ Chance is explicit. Everything random in one game (the Spartan deck order, the P
 dice) is drawn when the game starts, as three tables: ``spartan_order`` (20 card ids, top first, as
 :meth:`thermopylae_env.coop.CoopGame.new_state` takes them), ``persian_order`` (28 rows, top first) and
 ``dice`` (:data:`DICE_PER_GAME` = 24 dice, used in order: one game needs at most 20 location dice, one
-per fight, plus 4 support dice). The single engine fed the same orders, and dice served in the same order
-from its ``rng``, plays the same game. :meth:`CoopVectorEngine.chance_tables` returns the tables of the
-games now running, and a ``chance`` callable can replace the default source.
+per fight, plus 4 support dice; the engine keeps their prefix sums). The single engine fed the same
+orders, and dice served in the same order from its ``rng``, plays the same game.
+:meth:`CoopVectorEngine.chance_tables` returns the tables of the games now running, and a ``chance``
+callable can replace the default source.
 
 Seeding: game ``i`` is keyed by its own seed (``reset(seed=s)`` gives game ``i`` the seed ``s + i``,
 ``reset(seed=[s_0, ..., s_{N-1}])`` one seed per game, as SB3's ``VecEnv.seed`` does). Its ``e``-th game
