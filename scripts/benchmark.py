@@ -5,6 +5,7 @@ Usage::
     python scripts/benchmark.py                  # full run (a few minutes), table + benchmarks/results.json
     python scripts/benchmark.py --quick          # smoke run (well under a minute)
     python scripts/benchmark.py --json out.json --repeats 5
+    python scripts/benchmark.py --markdown benchmarks/results.md   # also a Markdown table
 
 Every row plays random *legal* actions: the action is drawn uniformly from the current mask. Only the
 environment's own work is timed (``step``, plus ``reset`` when a single env's episode ends; the vector
@@ -155,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=None, help="runs per row (default 5, quick 2)")
     default_json = str(ROOT / "benchmarks" / "results.json")
     parser.add_argument("--json", default=default_json, help="where to write the JSON results")
+    parser.add_argument("--markdown", default=None, help="also write the table as Markdown to this path")
     parser.add_argument("--skip-ppo", action="store_true", help="leave out the PPO rows")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -163,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     scale = 0.1 if quick else 1.0
 
     rows: list[dict] = []
+    load_start = _load()
 
     def add(name: str, what: str, n: int, fn: Callable[[int], tuple[float, float]]) -> None:
         result = median_of(repeats, fn)
@@ -229,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             "gymnasium": gym.__version__,
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
-            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+            "load_average_start": load_start,
+            "load_average_end": _load(),
         },
         "rows": rows,
         "native_memory_bytes_per_game": per_game,
@@ -239,7 +243,43 @@ def main(argv: list[str] | None = None) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"\nwrote {path}")
+    if args.markdown:
+        md = Path(args.markdown)
+        md.parent.mkdir(parents=True, exist_ok=True)
+        md.write_text(markdown_table(result), encoding="utf-8")
+        print(f"wrote {md}")
     return 0
+
+
+def markdown_table(result: dict) -> str:
+    """The results of one run as a Markdown table (for the README's speed section)."""
+    rows = result["rows"]
+    single = next((r["steps_per_s"] for r in rows if r["name"] == "single raw"), None)
+    machine = result["machine"]
+    start, end = machine.get("load_average_start"), machine.get("load_average_end")
+    load = ""
+    if start and end:
+        load = f", 1-minute load average {start[0]:.1f} at the start and {end[0]:.1f} at the end"
+    lines = [
+        f"Median of {result['repeats']} runs ({result['mode']} mode); numpy {machine['numpy']}, "
+        f"{machine['cpus']} CPUs{load}.",
+        "",
+        "| row | what | envs | steps/s (wall) | steps/s (CPU) | vs single raw |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        ratio = f"{r['steps_per_s'] / single:.1f}x" if single else ""
+        lines.append(f"| {r['name']} | {r['what']} | {r['num_envs']} | {r['steps_per_s']:,.0f} | "
+                     f"{r['cpu_steps_per_s']:,.0f} | {ratio} |")
+    mem = result["native_memory_bytes_per_game"]
+    lines += ["", f"Native engine memory per game (N = {result['native_memory_num_envs']}): "
+              + ", ".join(f"{key} {value:.0f} B" for key, value in mem.items()) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def _load() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages (other processes share the CPUs), where the OS tells."""
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
 def _print_table(rows: list[dict], per_game: dict, n_mem: int) -> None:
