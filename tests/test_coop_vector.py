@@ -205,15 +205,11 @@ def test_env_matches_single_envs_including_illegal_actions_and_autoreset(mode, n
                     np.testing.assert_array_equal(obs[i], first)
                 else:
                     np.testing.assert_array_equal(obs[i], o)
-                    assert not masks_after(vec)[i].any()
+                    assert not vec.action_masks()[i].any()
             else:
                 np.testing.assert_array_equal(obs[i], o)
         pending_reset = terminated.copy() if mode == AutoresetMode.NEXT_STEP else np.zeros(n, bool)
     assert episodes >= 40
-
-
-def masks_after(vec: CoopVectorEnv) -> np.ndarray:
-    return vec.action_masks()
 
 
 def test_outcome_statistics_match_the_single_env_under_their_own_rngs():
