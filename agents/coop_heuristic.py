@@ -1,0 +1,313 @@
+"""A hand-written player for the co-op game (``thermopylae/Coop-v0``).
+
+:class:`CoopHeuristic` reads only the observation and the legal-action mask (plus the printed Persian
+deck table, which is part of the rules, not of the hidden state). Its ideas:
+
+* **Which fight.** The exact dice-sum distribution gives, for card ``v`` with ``s`` support dice (plus the
+  location die on markers 3 and 6), the expected number of beaten cards, graveyard cards and bonus draws
+  against the line. A fight is scored by its *advantage*: that gain minus what the card would gain on
+  average later (against a random pair of the Persian cards not yet seen, with the usual location die),
+  minus the support spent. So low cards go to easy lines, high cards and support to hard ones, and a
+  fight that turns a likely loss into a likely win earns the support it costs. A fight that wins at once
+  (12th graveyard card, or a refill the Persian deck cannot supply) scores its win probability.
+* **When to retreat.** Markers 3 and 6 give every fight a free die; 7 loses. The team walks 1 -> 2 -> 3
+  early (two draws on the way), fights on 3 while the hand lasts, then retreats 3 -> 4 -> 5 -> 6 in one
+  burst when the hand runs low (three draws) and fights on 6 to the end. A retreat also happens when no
+  fight is worth its card.
+* **Draws.** Always draw (with a full hand the worst of the six cards goes, which is never worse than
+  declining) and give the card to the seat with the fewest cards, nearest in turn order.
+* **Discard.** The lowest card of the recipient's hand.
+
+The weights in :data:`DEFAULT_PARAMS` were tuned with short paired experiments on the default deck.
+The policy works on a :class:`~agents.coop_features.CoopView`, so the search player runs the very same
+policy on views built straight from engine states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from agents.coop_features import (
+    DECLINE,
+    GIVE_BASE,
+    GRAVEYARD_WIN,
+    HAND_LIMIT,
+    MAX_DICE,
+    MAX_PLAYERS,
+    NUM_SUPPORT,
+    PHASE_DISCARD,
+    PHASE_DRAW_OFFER,
+    PHASE_MAIN,
+    RETREAT,
+    VALUES,
+    CoopView,
+    decode_observation,
+    dice_sum_pmf,
+    discard_action,
+    fight_action,
+    fight_stats,
+    fight_win_prob,
+    location_dice,
+)
+
+__all__ = ["CoopHeuristic", "DEFAULT_PARAMS"]
+
+DEFAULT_PARAMS: dict[str, float] = {
+    # What a fight gains.
+    "grave": 0.125,  # each card sent to the graveyard (on top of "beaten")
+    "beaten": 0.5,  # each card beaten
+    "bonus": 0.4,  # each bonus draw earned while the Spartan deck still holds cards
+    "win": 50.0,  # an immediate win
+    # What a fight costs.
+    "line": 2.0,  # times the change of the line's quality (how well a typical card does against it)
+    "card_scale": 1.0,  # times the card's average future gain
+    "future_dice": 1.0,  # dice assumed for that future fight
+    "full_hand_discount": 0.4,  # a card played from a full hand costs less (draws would be wasted)
+    "support": 1.0,  # each support card spent, at the start of the game
+    "support_exp": 0.5,  # support gets cheaper as (cards left / 20) ** support_exp
+    # When to retreat (advantage thresholds, hand sizes).
+    "early_keep": 0.3,  # on 1 and 2, fight instead of retreating only above this advantage
+    "stay3_hand": 2.0,  # on 3, retreat when the hand holds at most this many cards
+    "stay3_adv": -0.9,  # on 3, retreat when the best fight's advantage is below this
+    "walk_hand": 4.0,  # on 4 and 5, retreat when the hand holds at most this many cards
+    "walk_adv": 0.0,  # on 4 and 5, retreat when the best fight's advantage is below this
+}
+
+
+class CoopHeuristic:
+    """Hand-written co-op player: scores every legal action with a small value model (see module doc).
+
+    Parameters
+    ----------
+    params:
+        Overrides for :data:`DEFAULT_PARAMS` (used by tuning experiments).
+    persian_deck:
+        The Persian deck table the game is played with (a path, rows, or ``None`` for the default), as
+        accepted by :func:`thermopylae_env.cards.load_persian_deck`; the observation only says which
+        table rows are still unseen.
+    rng, seed:
+        Accepted for the common agent interface; the policy itself is deterministic.
+    """
+
+    def __init__(
+        self,
+        params: Mapping[str, float] | None = None,
+        persian_deck: object = None,
+        rng: np.random.Generator | None = None,
+        seed: int | None = None,
+    ) -> None:
+        unknown = set(params or {}) - set(DEFAULT_PARAMS)
+        if unknown:
+            raise ValueError(f"unknown heuristic parameter(s): {sorted(unknown)}")
+        self.params = {**DEFAULT_PARAMS, **(params or {})}
+        from thermopylae_env.cards import load_persian_deck
+
+        deck = load_persian_deck(persian_deck)
+        rows = tuple((min(c.white, 30), min(c.red, 30), bool(c.bonus)) for c in deck)
+        self._tables = _pair_tables(rows)
+        self._row_of = {row: i for i, row in enumerate(rows)}
+        self._future_cache: dict[tuple[bytes, bool], tuple[np.ndarray, np.ndarray, float]] = {}
+        # Line quality: the average gain of a card drawn from the Spartan deck against the pair (i, j).
+        from thermopylae_env.cards import load_spartan_deck
+
+        weights = np.bincount(np.asarray(load_spartan_deck()) - 10, minlength=len(VALUES)).astype(float)
+        self._spartan_weights = weights / weights.sum()
+
+    # ------------------------------------------------------------------------------------ interface
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """Choose a legal action from the observation and the mask."""
+        return self.choose(decode_observation(observation), np.asarray(action_mask, dtype=bool))
+
+    def choose(self, view: CoopView, mask: np.ndarray) -> int:
+        """Choose a legal action from a decoded view (the search player calls this on engine states)."""
+        if view.phase == PHASE_MAIN:
+            action = self._main(view, mask)
+        elif view.phase == PHASE_DRAW_OFFER:
+            action = self._draw_offer(view, mask)
+        elif view.phase == PHASE_DISCARD:
+            action = self._discard(view, mask)
+        else:
+            action = -1
+        if action < 0 or not mask[action]:
+            # Never return an illegal action, even on a view the model does not expect.
+            legal = np.flatnonzero(mask)
+            if legal.size == 0:
+                raise ValueError("no legal action: the game is over")
+            action = int(legal[0])
+        return action
+
+    # ------------------------------------------------------------------------------------ decisions
+    def _draw_offer(self, view: CoopView, mask: np.ndarray) -> int:
+        best, best_key = DECLINE, None
+        for seat in range(MAX_PLAYERS):
+            if not mask[GIVE_BASE + seat]:
+                continue
+            # Fewest cards first, then the seat that acts soonest from the acting seat.
+            key = (view.hand_size(seat), (seat - view.acting) % MAX_PLAYERS)
+            if best_key is None or key < best_key:
+                best, best_key = GIVE_BASE + seat, key
+        return best
+
+    def _discard(self, view: CoopView, mask: np.ndarray) -> int:
+        seat = view.recipient if view.recipient >= 0 else view.acting
+        for value in view.hand_of(seat):
+            action = discard_action(value)
+            if mask[action]:
+                return action
+        return -1
+
+    def future_gain(self, view: CoopView) -> tuple[np.ndarray, np.ndarray, float]:
+        """Averages over the unseen Persian cards: the gain of each card value 10..20 against a random
+        pair, the line quality with row ``i`` in slot 1 and a random slot 2 (per row), and the line
+        quality of a random pair."""
+        bonus_on = view.spartan_deck > 0
+        key = (view.unseen_persian.tobytes(), bonus_on)
+        cached = self._future_cache.get(key)
+        if cached is not None:
+            return cached
+        p = self.params
+        u = view.unseen_persian.astype(np.float64)
+        if u.sum() < 2:
+            u = np.ones_like(u)
+        n = u.sum()
+        k = int(round(p["future_dice"]))
+        grave, beaten, bonus = self._tables
+        combined = p["beaten"] * beaten[:, k] + p["grave"] * grave[:, k]
+        if bonus_on:
+            combined = combined + p["bonus"] * bonus[:, k]
+        total = np.einsum("i,vij,j->v", u, combined, u)
+        diagonal = np.einsum("vii,i->v", combined, u)
+        card_gain = (total - diagonal) / (n * (n - 1))
+        quality = np.einsum("v,vij->ij", self._spartan_weights, combined)
+        row_quality = (quality @ u - np.diagonal(quality) * u) / np.maximum(n - u, 1.0)
+        pair_quality = float(self._spartan_weights @ card_gain)
+        result = (card_gain, row_quality, pair_quality)
+        if len(self._future_cache) > 4096:
+            self._future_cache.clear()
+        self._future_cache[key] = result
+        return result
+
+    def _main(self, view: CoopView, mask: np.ndarray) -> int:
+        hand_size = view.hand_size(view.acting)
+        if hand_size == 0:
+            return RETREAT
+        scores = self.fight_scores(view, mask)
+        best_action, best_adv = -1, -np.inf
+        for action, adv in scores.items():
+            if adv > best_adv:
+                best_action, best_adv = action, adv
+        if mask[RETREAT] and self._should_retreat(view, hand_size, best_adv):
+            return RETREAT
+        return best_action if best_action >= 0 else RETREAT
+
+    def rank_main(self, view: CoopView, mask: np.ndarray, actions: list[int]) -> list[int]:
+        """``actions`` (of a MAIN decision) best first: the retreat, then fights by advantage."""
+        scores = self.fight_scores(view, mask)
+        return sorted(actions, key=lambda a: (a != RETREAT, -scores.get(a, -np.inf), a))
+
+    def fight_scores(self, view: CoopView, mask: np.ndarray) -> dict[int, float]:
+        """The advantage of every legal fight (see the module docstring), by action index."""
+        p = self.params
+        hand = view.hand_of(view.acting)
+        hand_size = len(hand)
+        dice_here = location_dice(view.marker)
+        cards_left = view.spartan_deck + int(view.hands.sum())
+        support_cost = p["support"] * (min(cards_left, 20) / 20.0) ** p["support_exp"]
+        if view.support >= cards_left:
+            support_cost = 0.0
+        future, row_quality, pair_quality = self.future_gain(view)
+        line_weight = p["line"]
+        i1 = self._row_of.get(view.slot1) if view.slot1 is not None else None
+        i2 = self._row_of.get(view.slot2) if view.slot2 is not None else None
+        if i1 is None or i2 is None:
+            line_weight = 0.0
+        else:
+            q_now = float(self._spartan_weights @ self._quality_of(i1, i2, view.spartan_deck > 0))
+            q_one = float(row_quality[i2])
+        discount = p["full_hand_discount"] if hand_size >= HAND_LIMIT else 0.0
+        need_grave = GRAVEYARD_WIN - view.graveyard
+        bonus_value = p["bonus"] if view.spartan_deck > 0 else 0.0
+
+        scores: dict[int, float] = {}
+        for value in sorted(set(hand)):
+            card_cost = p["card_scale"] * future[value - 10] - discount
+            for support in range(min(view.support, NUM_SUPPORT) + 1):
+                action = fight_action(value, support)
+                if not mask[action]:
+                    continue
+                dice = min(support + dice_here, MAX_DICE)
+                stats = fight_stats(value, dice, view.slot1, view.slot2)
+                gain = p["beaten"] * stats.e_beaten + p["grave"] * stats.e_grave + bonus_value * stats.e_bonus
+                p_win = fight_win_prob(value, dice, view.slot1, view.slot2, need_grave, view.persian_deck)
+                if line_weight:
+                    p_one = stats.p_beat1 - stats.p_both
+                    gain += line_weight * (p_one * (q_one - q_now) + stats.p_both * (pair_quality - q_now))
+                # After a win nothing is left to pay for: the costs count only when the game goes on.
+                rest = gain - card_cost - support_cost * support
+                scores[action] = p_win * p["win"] + (1.0 - p_win) * rest
+        return scores
+
+    def _quality_of(self, i: int, j: int, bonus_on: bool) -> np.ndarray:
+        p = self.params
+        k = int(round(p["future_dice"]))
+        grave, beaten, bonus = self._tables
+        combined = p["beaten"] * beaten[:, k, i, j] + p["grave"] * grave[:, k, i, j]
+        if bonus_on:
+            combined = combined + p["bonus"] * bonus[:, k, i, j]
+        return combined
+
+    def _should_retreat(self, view: CoopView, hand_size: int, best_adv: float) -> bool:
+        p = self.params
+        marker = view.marker
+        if marker >= 6:
+            return False  # the next step is 7: lost at once
+        if best_adv >= p["win"] * 0.5:
+            return False  # a likely immediate win
+        can_draw = view.spartan_deck > 0
+        if marker <= 2:
+            return best_adv < p["early_keep"] or not can_draw and best_adv < 0
+        if not can_draw:
+            return False
+        if marker == 3:
+            return hand_size <= p["stay3_hand"] or best_adv < p["stay3_adv"]
+        return hand_size <= p["walk_hand"] or best_adv < p["walk_adv"]
+
+
+_TABLE_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _pair_tables(deck: Sequence[tuple[int, int, bool]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Expected graveyard cards, beaten cards and bonus draws of card ``v`` with ``k`` dice against every
+    ordered pair of deck rows ``(slot 1 = i, slot 2 = j)``: three arrays of shape (11, MAX_DICE + 1, n, n).
+    """
+    key = tuple(deck)
+    if key in _TABLE_CACHE:
+        return _TABLE_CACHE[key]
+    white = np.array([c[0] for c in deck])
+    red = np.array([c[1] for c in deck])
+    bonus = np.array([c[2] for c in deck], dtype=np.float64)
+    n = len(deck)
+    grave = np.zeros((len(VALUES), MAX_DICE + 1, n, n))
+    beaten = np.zeros_like(grave)
+    draws = np.zeros_like(grave)
+    for k in range(MAX_DICE + 1):
+        pmf = dice_sum_pmf(k)
+        support = np.flatnonzero(pmf)
+        for vi, v in enumerate(VALUES):
+            totals = v + support  # (T,)
+            probs = pmf[support]
+            beat1 = (totals[:, None] >= white[None, :]).astype(np.float64)  # (T, n)
+            grave1 = (totals[:, None] >= red[None, :]).astype(np.float64)
+            beat2 = beat1[:, :, None] * beat1[:, None, :]  # (T, i, j)
+            grave2 = beat1[:, :, None] * grave1[:, None, :]
+            grave[vi, k] = (
+                np.einsum("t,ti->i", probs, grave1)[:, None] + np.einsum("t,tij->ij", probs, grave2)
+            )
+            beaten[vi, k] = np.einsum("t,ti->i", probs, beat1)[:, None] + np.einsum("t,tij->ij", probs, beat2)
+            draws[vi, k] = (np.einsum("t,ti->i", probs, beat1) * bonus)[:, None] + np.einsum(
+                "t,tij->ij", probs, beat2
+            ) * bonus[None, :]
+    _TABLE_CACHE[key] = (grave, beaten, draws)
+    return grave, beaten, draws
