@@ -632,7 +632,8 @@ class CoopVectorEngine:
         hands_flat = self.hands.reshape(-1)
         count = hands_flat[hidx] + delta
         hands_flat[hidx] = count
-        obs_flat[self._off_obs_hands + hcell] = count * np.float32(0.5)
+        hi = np.flatnonzero(delta)  # retreats and declines leave every hand as it was
+        obs_flat[self._off_obs_hands[hi] + hcell[hi]] = count[hi] * np.float32(0.5)
         self.hand_total += delta
         bit = np.left_shift(np.int16(1), value)
         held = bit * (count > 0)
