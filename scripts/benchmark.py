@@ -22,8 +22,8 @@ Rows:
 * ``native N``: ``CoopVectorEnv`` (``gymnasium.make_vec`` default), NumPy arrays for all N games; the
   ``copy=False`` row returns the live observation buffer instead of a fresh array.
 * ``ppo adapter`` / ``ppo dummy``: ``MaskablePPO("MlpPolicy")`` ``learn()`` throughput (environment steps
-  per second, training included) on ``CoopSB3VecEnv`` vs ``DummyVecEnv`` of ``Monitor(CoopEnv())``, same
-  configuration and seed, one torch thread.
+  per second, training included) on ``CoopSB3VecEnv(64)`` vs ``DummyVecEnv`` of 64 ``Monitor(CoopEnv())``,
+  same configuration and seed (``n_steps=64``, ``batch_size=512``, ``n_epochs=2``), one torch thread.
 * ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel_env.py`` exists.
 
 Memory: bytes per game of the native engine's arrays (game state with its chance tables, the observation
@@ -56,6 +56,8 @@ from thermopylae_env.coop_env import CoopEnv  # noqa: E402
 from thermopylae_env.coop_vector import CoopVectorEnv  # noqa: E402
 
 Timer = tuple[float, float]  # (wall seconds, CPU seconds)
+PPO_ENVS = 64  # the PPO rows: 64 games, 64 steps per rollout, 2 epochs of minibatches of 512
+PPO_STEPS = 64
 
 
 def _clock() -> Timer:
@@ -130,7 +132,8 @@ def bench_ppo(kind: str, n_envs: int, timesteps: int, seed: int) -> tuple[float,
     else:
         env = DummyVecEnv([lambda: Monitor(CoopEnv()) for _ in range(n_envs)])
         env.seed(seed)
-    model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=256, n_epochs=2, seed=seed, device="cpu")
+    model = MaskablePPO("MlpPolicy", env, n_steps=PPO_STEPS, batch_size=512, n_epochs=2, seed=seed,
+                        device="cpu")
     w0, c0 = _clock()
     model.learn(total_timesteps=timesteps)
     w1, c1 = _clock()
@@ -193,11 +196,11 @@ def main(argv: list[str] | None = None) -> int:
                                _native_masks))
 
     if not args.skip_ppo and importlib.util.find_spec("sb3_contrib") is not None:
-        n_envs = 16
-        timesteps = n_envs * 128 * (2 if quick else 6)
+        n_envs = PPO_ENVS
+        timesteps = n_envs * PPO_STEPS * (2 if quick else 5)
         ppo_repeats = 1 if quick else 3
-        for kind, what in (("adapter", "MaskablePPO on CoopSB3VecEnv(16)"),
-                           ("dummy", "MaskablePPO on DummyVecEnv of 16 Monitor(CoopEnv())")):
+        for kind, what in (("adapter", f"MaskablePPO on CoopSB3VecEnv({n_envs})"),
+                           ("dummy", f"MaskablePPO on DummyVecEnv of {n_envs} Monitor(CoopEnv())")):
             def run(r: int, kind: str = kind) -> tuple[float, float]:
                 return bench_ppo(kind, n_envs, timesteps, args.seed + r)
 
