@@ -148,8 +148,9 @@ def load_persian_deck(source: str | os.PathLike[str] | PersianRows | None = None
         return default_persian_deck()
     what = "Persian deck"
     if isinstance(source, (str, os.PathLike)):
-        header, raw = _read_csv(source, f"{what} {os.fspath(source)}")
-        _check_header(header, ("white", "red", "bonus"), f"{what} {os.fspath(source)}")
+        what = f"{what} {os.fspath(source)}"  # every message of a file names it
+        header, raw = _read_csv(source, what)
+        _check_header(header, ("white", "red", "bonus"), what)
         entries: list[tuple[str, Mapping[str, object]]] = []
         for number, row in enumerate(raw, start=1):
             where = f"{what} row {number} (line {number + 1})"

@@ -22,7 +22,8 @@ agent not to act is all zeros). Turns follow the rules, not a fixed alternation:
 makes several micro-actions in a row (discards, cards added to an attack). Rewards: +1 to the winner and
 -1 to the loser at the end, 0 otherwise. ``env()`` wraps the raw env in PettingZoo's
 ``TerminateIllegalWrapper`` (an illegal move ends the game, -1 for the mover),
-``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper``; ``raw_env`` itself raises
+``AssertOutOfBoundsWrapper``, :class:`ActionCheckWrapper` (an action outside the space raises ``TypeError`` /
+``ValueError``, as everywhere in the package) and ``OrderEnforcingWrapper``; ``raw_env`` itself raises
 :class:`~thermopylae_env.actions.IllegalActionError` on an illegal move and leaves the game unchanged.
 """
 
@@ -39,7 +40,7 @@ from pettingzoo.utils import wrappers
 from thermopylae_env.actions import IllegalActionError, as_action_index
 from thermopylae_env.duel import NUM_ACTIONS, OBS_SIZE, PLAYER_NAMES, DuelGame, DuelState, decode_action
 
-__all__ = ["env", "raw_env"]
+__all__ = ["ActionCheckWrapper", "env", "raw_env"]
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -47,8 +48,25 @@ def env(**kwargs: Any) -> AECEnv:
     aec = raw_env(**kwargs)
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
     aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    aec = ActionCheckWrapper(aec)
     aec = wrappers.OrderEnforcingWrapper(aec)
     return aec
+
+
+class ActionCheckWrapper(wrappers.BaseWrapper):
+    """Refuses an action outside ``Discrete(21)`` with ``TypeError``/``ValueError`` (the package's
+    convention, :func:`thermopylae_env.actions.as_action_index`) before PettingZoo's wrappers see it.
+
+    ``AssertOutOfBoundsWrapper`` lets a boolean through (Gymnasium's ``Discrete`` counts it as an int), and
+    ``TerminateIllegalWrapper`` would then index the mask with it and fail with NumPy's "truth value of an
+    array is ambiguous". ``None`` stays the action of an agent that is done, as in PettingZoo.
+    """
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if not (action is None and (self.terminations[agent] or self.truncations[agent])):
+            as_action_index(action, NUM_ACTIONS)
+        super().step(action)
 
 
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
