@@ -130,6 +130,21 @@ def test_coop_env_rgb_array_passes_gymnasiums_env_checker():
     check_env(gym.make("thermopylae/Coop-v0", render_mode="rgb_array").unwrapped, skip_render_check=False)
 
 
+@pytest.mark.parametrize("env_id", ["thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"])
+def test_duel_env_rgb_array_render_mode(env_id):
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make(env_id, render_mode="rgb_array")
+    assert env.unwrapped.render().shape == FRAME_SHAPE  # before reset: an empty table
+    _, info = env.reset(seed=0)
+    first = env.render()
+    assert first.shape == FRAME_SHAPE and first.dtype == np.uint8
+    assert np.array_equal(first, render_env_rgb(env))
+    env.step(_first_legal(info["action_mask"]))
+    assert not np.array_equal(first, env.render())
+    check_env(gym.make(env_id, render_mode="rgb_array").unwrapped, skip_render_check=False)
+
+
 def test_render_collection_and_render_observation_wrappers():
     from gymnasium.wrappers import AddRenderObservation, RenderCollection
 

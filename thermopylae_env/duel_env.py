@@ -222,7 +222,9 @@ class DuelEnv(gym.Env[np.ndarray, np.int64]):
     * ``illegal_action``: ``"loss"`` (default) or ``"raise"`` (``IllegalActionError``, nothing changes);
       out-of-space actions always raise ``TypeError``/``ValueError`` and change nothing.
     * ``illegal_action_penalty`` (float, default -1.0)
-    * ``render_mode``: ``None`` or ``"ansi"`` (the whole table, both hands: for people, not agents)
+    * ``render_mode``: ``None``, ``"ansi"`` (the whole table, both hands: for people, not agents) or
+      ``"rgb_array"`` (a (360, 640, 3) uint8 picture of the table seen by the agent's side, the opponent's
+      hand face down: :func:`thermopylae_env.render.render_duel_rgb`; needs Pillow)
     * ``record_events`` (bool, default False): the engine's events of each step (both sides' moves, the
       cards drawn: hidden information, for records and display) in ``info["events"]``
 
@@ -234,7 +236,7 @@ class DuelEnv(gym.Env[np.ndarray, np.int64]):
     * v0: initial version.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     side: int = GREEK
 
     encode_action = staticmethod(encode_action)
@@ -358,10 +360,14 @@ class DuelEnv(gym.Env[np.ndarray, np.int64]):
             raise RuntimeError("action_masks() called before reset()")
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' to the env")
             return None
+        if self.render_mode == "rgb_array":
+            from thermopylae_env.render import render_duel_rgb
+
+            return render_duel_rgb(self._game, self._state, self.side)
         who = f"Thermopylae duel | you: {PLAYER_NAMES[self.side]} | opponent: {self.opponent_label}"
         if self._state is None:
             return who + "\nnot started (call reset())\n"
