@@ -329,6 +329,29 @@ def test_unknown_illegal_action_policies_are_refused(make, mode):
         ALL_CONSTRUCTORS[make](illegal_action=mode)
 
 
+PENALTIES = [pytest.param("x", "must be a number, got 'x'", id="str"),
+             pytest.param(None, "must be a number, got None", id="None"),
+             pytest.param(float("nan"), "must be a finite number, got nan", id="nan"),
+             pytest.param(float("-inf"), "must be a finite number, got -inf", id="-inf")]
+
+
+@pytest.mark.parametrize("make", ["CoopEnv", "gym.make", "DuelGreekEnv", "DuelPersianEnv", "gym.make duel"])
+@pytest.mark.parametrize(("penalty", "message"), PENALTIES)
+def test_a_penalty_that_is_not_a_finite_number_is_refused(make, penalty, message):
+    with pytest.raises(ValueError, match=f"illegal_action_penalty {message}"):
+        ALL_CONSTRUCTORS[make](illegal_action_penalty=penalty)
+
+
+@pytest.mark.xfail(strict=True, reason="reported: the vector envs take float(illegal_action_penalty) as it "
+                   "is (NaN accepted, 'x' gives Python's own message); thermopylae_env.actions."
+                   "check_illegal_action_penalty is there for them")
+@pytest.mark.parametrize("make", ["CoopVectorEnv", "CoopSB3VecEnv"])
+@pytest.mark.parametrize(("penalty", "message"), PENALTIES)
+def test_vector_envs_refuse_a_penalty_that_is_not_a_finite_number(make, penalty, message):
+    with pytest.raises(ValueError, match=f"illegal_action_penalty {message}"):
+        ALL_CONSTRUCTORS[make](illegal_action_penalty=penalty)
+
+
 @pytest.mark.parametrize("cls", [DuelGreekEnv, DuelPersianEnv])
 def test_unknown_opponent_names_are_refused_naming_the_choices(cls):
     with pytest.raises(ValueError, match=r"bogus.*opponent must be 'heuristic', 'random'"):

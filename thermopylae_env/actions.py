@@ -20,7 +20,13 @@ import numbers
 
 import numpy as np
 
-__all__ = ["ILLEGAL_ACTION_MODES", "IllegalActionError", "as_action_index", "check_illegal_action_mode"]
+__all__ = [
+    "ILLEGAL_ACTION_MODES",
+    "IllegalActionError",
+    "as_action_index",
+    "check_illegal_action_mode",
+    "check_illegal_action_penalty",
+]
 
 ILLEGAL_ACTION_MODES = ("loss", "raise")
 
@@ -34,6 +40,18 @@ def check_illegal_action_mode(mode: str) -> str:
     if mode not in ILLEGAL_ACTION_MODES:
         raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {mode!r}")
     return mode
+
+
+def check_illegal_action_penalty(penalty: object) -> float:
+    """Return ``penalty`` as a float if it is a finite number, else raise a ``ValueError`` naming it (a NaN
+    or infinite reward would poison every value estimate trained on it)."""
+    try:
+        value = float(penalty)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"illegal_action_penalty must be a number, got {penalty!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"illegal_action_penalty must be a finite number, got {penalty!r}")
+    return value
 
 
 def as_action_index(action: object, n: int) -> int:

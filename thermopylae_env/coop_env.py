@@ -12,7 +12,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from thermopylae_env.actions import IllegalActionError, as_action_index, check_illegal_action_mode
+from thermopylae_env.actions import (
+    IllegalActionError,
+    as_action_index,
+    check_illegal_action_mode,
+    check_illegal_action_penalty,
+)
 from thermopylae_env.cards import PersianRows
 from thermopylae_env.coop import (
     GRAVEYARD_WIN,
@@ -141,7 +146,7 @@ class CoopEnv(gym.Env[np.ndarray, np.int64]):
     ) -> None:
         self._game = CoopGame(num_players, persian_deck)
         self.illegal_action = check_illegal_action_mode(illegal_action)
-        self.illegal_action_penalty = float(illegal_action_penalty)
+        self.illegal_action_penalty = check_illegal_action_penalty(illegal_action_penalty)
         self.reward_shaping = float(reward_shaping)
         if not np.isfinite(self.reward_shaping) or self.reward_shaping < 0:
             raise ValueError(f"reward_shaping must be a finite number >= 0, got {reward_shaping!r}")

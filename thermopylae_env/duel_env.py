@@ -16,7 +16,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from thermopylae_env.actions import IllegalActionError, as_action_index, check_illegal_action_mode
+from thermopylae_env.actions import (
+    IllegalActionError,
+    as_action_index,
+    check_illegal_action_mode,
+    check_illegal_action_penalty,
+)
 from thermopylae_env.duel import (
     GREEK,
     NUM_ACTIONS,
@@ -251,7 +256,7 @@ class DuelEnv(gym.Env[np.ndarray, np.int64]):
     ) -> None:
         self._game = DuelGame()
         self.illegal_action = check_illegal_action_mode(illegal_action)
-        self.illegal_action_penalty = float(illegal_action_penalty)
+        self.illegal_action_penalty = check_illegal_action_penalty(illegal_action_penalty)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
