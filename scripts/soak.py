@@ -526,6 +526,19 @@ def soak_one(name: str, steps: int, illegal_rate: float, seed: int) -> Report:
     return report
 
 
+class _Serial:
+    """Runs the jobs in this process, one after the other (``--workers 1``), with the pool's interface."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, function: Callable[..., Report], *iterables: Any) -> Any:
+        return map(function, *iterables)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -559,18 +572,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"soak: {len(names)} environments, {per_env:,} steps each, illegal rate {args.illegal_rate}, "
           f"seed {args.seed}", flush=True)
     start = time.perf_counter()
-    if args.workers == 1:
-        reports = [soak_one(*job) for job in jobs]
-    else:
-        with ProcessPoolExecutor(max_workers=args.workers) as pool:
-            reports = list(pool.map(soak_one, *zip(*jobs, strict=True)))
+    width = max(len(name) for name in names)
+    reports = []
+    with ProcessPoolExecutor(max_workers=args.workers) if args.workers > 1 else _Serial() as pool:
+        for r in pool.map(soak_one, *zip(*jobs, strict=True)):  # each line as soon as its env is done
+            reports.append(r)
+            print(f"{r.env:<{width}}  steps {r.steps:>11,}  games {r.games:>9,}  "
+                  f"bad actions {r.bad_actions:>8,}  violations {r.violations}  "
+                  f"steps/s {r.steps_per_second:>10,.0f}", flush=True)
+            for message in r.messages[:5]:
+                print(f"    ! {message}", flush=True)
     elapsed = time.perf_counter() - start
-    width = max(len(r.env) for r in reports)
-    for r in reports:
-        print(f"{r.env:<{width}}  steps {r.steps:>11,}  games {r.games:>9,}  bad actions {r.bad_actions:>8,}"
-              f"  violations {r.violations}  steps/s {r.steps_per_second:>10,.0f}")
-        for message in r.messages[:5]:
-            print(f"    ! {message}")
     violations = sum(r.violations for r in reports)
     steps = sum(r.steps for r in reports)
     print(f"total: {steps:,} steps, {sum(r.games for r in reports):,} games, {violations} violations, "
