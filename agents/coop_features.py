@@ -288,9 +288,11 @@ def fight_stats(
         beaten[n] += p
     e_grave = grave[1] + 2 * grave[2]
     e_beaten = beaten[1] + 2 * beaten[2]
+    # Plain Python floats: the callers do scalar arithmetic, much slower on NumPy scalars.
     return FightStats(
-        p_beat1, p_grave1, p_beat2, p_grave2, beaten[2], e_beaten, e_grave, bonus,
-        (grave[0], grave[1], grave[2]), (beaten[0], beaten[1], beaten[2]),
+        float(p_beat1), float(p_grave1), float(p_beat2), float(p_grave2), float(beaten[2]), float(e_beaten),
+        float(e_grave), float(bonus), (float(grave[0]), float(grave[1]), float(grave[2])),
+        (float(beaten[0]), float(beaten[1]), float(beaten[2])),
     )
 
 
@@ -323,7 +325,7 @@ def fight_win_prob(
             grave += 1 if total >= slot2[1] else 0
         if grave >= need_grave or beaten > persian_deck:
             win += p
-    return win
+    return float(win)
 
 
 def view_from_state(game, state) -> CoopView:
@@ -333,18 +335,18 @@ def view_from_state(game, state) -> CoopView:
     Only public parts of the state are read (hands, line, counters, which cards are still unseen).
     """
     spartan = game.spartan
-    hands = np.zeros((MAX_PLAYERS, len(VALUES)), dtype=np.int64)
+    n_values = len(VALUES)
+    hands = np.zeros((MAX_PLAYERS, n_values), dtype=np.int64)
     for seat, hand in enumerate(state.hands):
-        for card in hand:
-            hands[seat, spartan[card] - 10] += 1
-    unseen_spartan = np.zeros(len(VALUES), dtype=np.int64)
-    order = state.spartan_order
-    for index in range(state.spartan_pos, len(order)):
-        unseen_spartan[spartan[order[index]] - 10] += 1
+        if hand:
+            hands[seat] = np.bincount([spartan[card] - 10 for card in hand], minlength=n_values)
+    deck = state.spartan_order[state.spartan_pos :]
+    if deck:
+        unseen_spartan = np.bincount([spartan[card] - 10 for card in deck], minlength=n_values)
+    else:
+        unseen_spartan = np.zeros(n_values, dtype=np.int64)
     unseen_persian = np.zeros(len(game.persian), dtype=bool)
-    order = state.persian_order
-    for index in range(state.persian_pos, len(order)):
-        unseen_persian[order[index]] = True
+    unseen_persian[list(state.persian_order[state.persian_pos :])] = True
     terminated = state.terminated
     return CoopView(
         phase=PHASE_OVER if terminated else int(state.phase),

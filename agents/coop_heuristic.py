@@ -31,6 +31,7 @@ import numpy as np
 
 from agents.coop_features import (
     DECLINE,
+    FIGHT_BASE,
     GIVE_BASE,
     GRAVEYARD_WIN,
     HAND_LIMIT,
@@ -46,7 +47,6 @@ from agents.coop_features import (
     decode_observation,
     dice_sum_pmf,
     discard_action,
-    fight_action,
     fight_stats,
     fight_win_prob,
     location_dice,
@@ -107,8 +107,11 @@ class CoopHeuristic:
         deck = load_persian_deck(persian_deck)
         rows = tuple((min(c.white, 30), min(c.red, 30), bool(c.bonus)) for c in deck)
         self._tables = _pair_tables(rows)
+        self._rows = rows
         self._row_of = {row: i for i, row in enumerate(rows)}
-        self._future_cache: dict[tuple[bytes, bool], tuple[np.ndarray, np.ndarray, float]] = {}
+        # Keyed by (unseen rows as bytes of a mask, or as the tuple of the deck's remaining rows; bonus on).
+        self._future_cache: dict[tuple, tuple[list[float], list[float], float]] = {}
+        self._quality_cache: dict[tuple[int, int, bool], float] = {}
         # Line quality: the average gain of a card drawn from the Spartan deck against the pair (i, j).
         from thermopylae_env.cards import load_spartan_deck
 
@@ -165,10 +168,12 @@ class CoopHeuristic:
         bonus_on = view.spartan_deck > 0
         key = (view.unseen_persian.tobytes(), bonus_on)
         cached = self._future_cache.get(key)
-        if cached is not None:
-            return cached
+        if cached is None:
+            cached = self._future_of(view.unseen_persian.astype(np.float64), bonus_on, key)
+        return cached
+
+    def _future_of(self, u: np.ndarray, bonus_on: bool, key: tuple) -> tuple[np.ndarray, list[float], float]:
         p = self.params
-        u = view.unseen_persian.astype(np.float64)
         if u.sum() < 2:
             u = np.ones_like(u)
         n = u.sum()
@@ -183,7 +188,8 @@ class CoopHeuristic:
         quality = np.einsum("v,vij->ij", self._spartan_weights, combined)
         row_quality = (quality @ u - np.diagonal(quality) * u) / np.maximum(n - u, 1.0)
         pair_quality = float(self._spartan_weights @ card_gain)
-        result = (card_gain, row_quality, pair_quality)
+        # Plain floats: the per-decision arithmetic is scalar.
+        result = (card_gain.tolist(), row_quality.tolist(), pair_quality)
         if len(self._future_cache) > 4096:
             self._future_cache.clear()
         self._future_cache[key] = result
@@ -194,11 +200,16 @@ class CoopHeuristic:
         if hand_size == 0:
             return RETREAT
         scores = self.fight_scores(view, mask)
+        return self._decide_main(scores, view.marker, view.spartan_deck, hand_size, bool(mask[RETREAT]))
+
+    def _decide_main(
+        self, scores: dict[int, float], marker: int, spartan_deck: int, hand_size: int, can_retreat: bool
+    ) -> int:
         best_action, best_adv = -1, -np.inf
         for action, adv in scores.items():
             if adv > best_adv:
                 best_action, best_adv = action, adv
-        if mask[RETREAT] and self._should_retreat(view, hand_size, best_adv):
+        if can_retreat and self._should_retreat(marker, spartan_deck, hand_size, best_adv):
             return RETREAT
         return best_action if best_action >= 0 else RETREAT
 
@@ -207,65 +218,135 @@ class CoopHeuristic:
         scores = self.fight_scores(view, mask)
         return sorted(actions, key=lambda a: (a != RETREAT, -scores.get(a, -np.inf), a))
 
-    def fight_scores(self, view: CoopView, mask: np.ndarray) -> dict[int, float]:
+    def fight_scores(self, view: CoopView, mask: np.ndarray | None) -> dict[int, float]:
         """The advantage of every legal fight (see the module docstring), by action index."""
+        return self._scores(
+            view.hand_of(view.acting), view.marker, view.support, view.spartan_deck, int(view.hands.sum()),
+            view.slot1, view.slot2, view.graveyard, view.persian_deck, self.future_gain(view), mask,
+        )
+
+    def _scores(
+        self,
+        hand: list[int],
+        marker: int,
+        support_left: int,
+        spartan_deck: int,
+        cards_in_hands: int,
+        slot1: tuple[int, int, bool] | None,
+        slot2: tuple[int, int, bool] | None,
+        graveyard: int,
+        persian_deck: int,
+        future: tuple[list[float], list[float], float],
+        mask: np.ndarray | None,
+    ) -> dict[int, float]:
         p = self.params
-        hand = view.hand_of(view.acting)
         hand_size = len(hand)
-        dice_here = location_dice(view.marker)
-        cards_left = view.spartan_deck + int(view.hands.sum())
+        dice_here = location_dice(marker)
+        cards_left = spartan_deck + cards_in_hands
         support_cost = p["support"] * (min(cards_left, 20) / 20.0) ** p["support_exp"]
-        if view.support >= cards_left:
+        if support_left >= cards_left:
             support_cost = 0.0
-        future, row_quality, pair_quality = self.future_gain(view)
+        card_gain, row_quality, pair_quality = future
+        bonus_on = spartan_deck > 0
         line_weight = p["line"]
-        i1 = self._row_of.get(view.slot1) if view.slot1 is not None else None
-        i2 = self._row_of.get(view.slot2) if view.slot2 is not None else None
+        i1 = self._row_of.get(slot1) if slot1 is not None else None
+        i2 = self._row_of.get(slot2) if slot2 is not None else None
         if i1 is None or i2 is None:
             line_weight = 0.0
         else:
-            q_now = float(self._spartan_weights @ self._quality_of(i1, i2, view.spartan_deck > 0))
-            q_one = float(row_quality[i2])
+            q_now = self._line_quality(i1, i2, bonus_on)
+            q_one = row_quality[i2]
         discount = p["full_hand_discount"] if hand_size >= HAND_LIMIT else 0.0
-        need_grave = GRAVEYARD_WIN - view.graveyard
-        bonus_value = p["bonus"] if view.spartan_deck > 0 else 0.0
+        need_grave = GRAVEYARD_WIN - graveyard
+        bonus_value = p["bonus"] if bonus_on else 0.0
 
         scores: dict[int, float] = {}
+        w_beaten, w_grave, w_win = p["beaten"], p["grave"], p["win"]
+        card_scale = p["card_scale"]
+        may_win = need_grave <= 2 or persian_deck <= 1  # otherwise no fight can win at once
+        top = min(support_left, NUM_SUPPORT)
         for value in sorted(set(hand)):
-            card_cost = p["card_scale"] * future[value - 10] - discount
-            for support in range(min(view.support, NUM_SUPPORT) + 1):
-                action = fight_action(value, support)
-                if not mask[action]:
+            card_cost = card_scale * card_gain[value - 10] - discount
+            base = FIGHT_BASE + (value - 10) * (NUM_SUPPORT + 1)
+            for support in range(top + 1):
+                action = base + support
+                if mask is not None and not mask[action]:
                     continue
                 dice = min(support + dice_here, MAX_DICE)
-                stats = fight_stats(value, dice, view.slot1, view.slot2)
-                gain = p["beaten"] * stats.e_beaten + p["grave"] * stats.e_grave + bonus_value * stats.e_bonus
-                p_win = fight_win_prob(value, dice, view.slot1, view.slot2, need_grave, view.persian_deck)
+                stats = fight_stats(value, dice, slot1, slot2)
+                gain = w_beaten * stats.e_beaten + w_grave * stats.e_grave + bonus_value * stats.e_bonus
                 if line_weight:
                     p_one = stats.p_beat1 - stats.p_both
                     gain += line_weight * (p_one * (q_one - q_now) + stats.p_both * (pair_quality - q_now))
                 # After a win nothing is left to pay for: the costs count only when the game goes on.
                 rest = gain - card_cost - support_cost * support
-                scores[action] = p_win * p["win"] + (1.0 - p_win) * rest
+                if may_win:
+                    p_win = fight_win_prob(value, dice, slot1, slot2, need_grave, persian_deck)
+                    scores[action] = p_win * w_win + (1.0 - p_win) * rest
+                else:
+                    scores[action] = rest
         return scores
 
-    def _quality_of(self, i: int, j: int, bonus_on: bool) -> np.ndarray:
-        p = self.params
-        k = int(round(p["future_dice"]))
-        grave, beaten, bonus = self._tables
-        combined = p["beaten"] * beaten[:, k, i, j] + p["grave"] * grave[:, k, i, j]
-        if bonus_on:
-            combined = combined + p["bonus"] * bonus[:, k, i, j]
-        return combined
+    def _line_quality(self, i: int, j: int, bonus_on: bool) -> float:
+        key = (i, j, bonus_on)
+        value = self._quality_cache.get(key)
+        if value is None:
+            p = self.params
+            k = int(round(p["future_dice"]))
+            grave, beaten, bonus = self._tables
+            combined = p["beaten"] * beaten[:, k, i, j] + p["grave"] * grave[:, k, i, j]
+            if bonus_on:
+                combined = combined + p["bonus"] * bonus[:, k, i, j]
+            value = float(self._spartan_weights @ combined)
+            self._quality_cache[key] = value
+        return value
 
-    def _should_retreat(self, view: CoopView, hand_size: int, best_adv: float) -> bool:
+    # ------------------------------------------------------------------------------ engine states
+    def choose_state(self, game, state) -> int:
+        """The action :meth:`choose` would take on ``view_from_state(game, state)``, read straight from an
+        engine state (:class:`thermopylae_env.coop.CoopState`) without building the view: the search
+        player's rollouts call this at every step. Only public parts of the state are read."""
+        spartan = game.spartan
+        phase = state.phase
+        seat = state.current_player
+        if phase == PHASE_MAIN:
+            hand = sorted(spartan[card] for card in state.hands[seat])
+            if not hand:
+                return RETREAT
+            rows = self._rows
+            spartan_deck = len(state.spartan_order) - state.spartan_pos
+            bonus_on = spartan_deck > 0
+            unseen = state.persian_order[state.persian_pos :]
+            key = (unseen, bonus_on)
+            future = self._future_cache.get(key)
+            if future is None:
+                u = np.zeros(len(rows))
+                u[list(unseen)] = 1.0
+                future = self._future_of(u, bonus_on, key)
+            scores = self._scores(
+                hand, state.marker, state.support, spartan_deck, sum(len(h) for h in state.hands),
+                rows[state.slot1] if state.slot1 >= 0 else None,
+                rows[state.slot2] if state.slot2 >= 0 else None,
+                len(state.graveyard), len(state.persian_order) - state.persian_pos, future, None,
+            )
+            return self._decide_main(scores, state.marker, spartan_deck, len(hand), True)
+        if phase == PHASE_DRAW_OFFER:
+            best, best_key = DECLINE, None
+            for other in range(game.num_players):
+                key = (len(state.hands[other]), (other - seat) % MAX_PLAYERS)
+                if best_key is None or key < best_key:
+                    best, best_key = GIVE_BASE + other, key
+            return best
+        # DISCARD: the lowest card of the recipient.
+        return discard_action(min(spartan[card] for card in state.hands[state.recipient]))
+
+    def _should_retreat(self, marker: int, spartan_deck: int, hand_size: int, best_adv: float) -> bool:
         p = self.params
-        marker = view.marker
         if marker >= 6:
             return False  # the next step is 7: lost at once
         if best_adv >= p["win"] * 0.5:
             return False  # a likely immediate win
-        can_draw = view.spartan_deck > 0
+        can_draw = spartan_deck > 0
         if marker <= 2:
             return best_adv < p["early_keep"] or not can_draw and best_adv < 0
         if not can_draw:
