@@ -516,6 +516,8 @@ def soak_one(name: str, steps: int, illegal_rate: float, seed: int) -> Report:
     report = Report(name)
     if "sb3" in name:
         import thermopylae_env.sb3_vec  # noqa: F401 - imports torch: not part of the measured time
+    import agents.duel_heuristic  # noqa: F401 - likewise
+    import agents.random_agent  # noqa: F401
     start = time.perf_counter()
     try:
         ENVIRONMENTS[name](report, steps, illegal_rate, seed)
@@ -567,6 +569,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.workers < 1:
         raise SystemExit("soak.py: --workers must be at least 1")
     names = args.envs or list(ENVIRONMENTS)
+    # Import every module up front: the whole run then uses one version of the code, even if the files
+    # change while it runs (gym.make would otherwise import the duel modules only when their turn comes).
+    import thermopylae_env.coop_env  # noqa: F401
+    import thermopylae_env.coop_vector  # noqa: F401
+    import thermopylae_env.duel_env  # noqa: F401
+    import thermopylae_env.duel_v0  # noqa: F401
+
+    if any("sb3" in name for name in names):
+        import thermopylae_env.sb3_vec  # noqa: F401
     per_env = max(1, total // len(names))
     jobs = [(name, per_env, args.illegal_rate, args.seed + index) for index, name in enumerate(names)]
     print(f"soak: {len(names)} environments, {per_env:,} steps each, illegal rate {args.illegal_rate}, "
