@@ -109,9 +109,10 @@ class CoopHeuristic:
         self._tables = _pair_tables(rows)
         self._rows = rows
         self._row_of = {row: i for i, row in enumerate(rows)}
-        # Keyed by (unseen rows as bytes of a mask, or as the tuple of the deck's remaining rows; bonus on).
+        # Keyed by (unseen rows as the bytes of a mask, or as a frozenset of rows; bonus on).
         self._future_cache: dict[tuple, tuple[list[float], list[float], float]] = {}
         self._quality_cache: dict[tuple[int, int, bool], float] = {}
+        self._outcome_cache: dict[tuple, tuple[float, float, float, float]] = {}
         # Line quality: the average gain of a card drawn from the Spartan deck against the pair (i, j).
         from thermopylae_env.cards import load_spartan_deck
 
@@ -261,8 +262,14 @@ class CoopHeuristic:
         bonus_value = p["bonus"] if bonus_on else 0.0
 
         scores: dict[int, float] = {}
-        w_beaten, w_grave, w_win = p["beaten"], p["grave"], p["win"]
+        w_win = p["win"]
         card_scale = p["card_scale"]
+        if line_weight:
+            to_one = line_weight * (q_one - q_now)
+            to_pair = line_weight * (pair_quality - q_now)
+        else:
+            to_one = to_pair = 0.0
+        outcome = self._outcome
         may_win = need_grave <= 2 or persian_deck <= 1  # otherwise no fight can win at once
         top = min(support_left, NUM_SUPPORT)
         for value in sorted(set(hand)):
@@ -273,11 +280,8 @@ class CoopHeuristic:
                 if mask is not None and not mask[action]:
                     continue
                 dice = min(support + dice_here, MAX_DICE)
-                stats = fight_stats(value, dice, slot1, slot2)
-                gain = w_beaten * stats.e_beaten + w_grave * stats.e_grave + bonus_value * stats.e_bonus
-                if line_weight:
-                    p_one = stats.p_beat1 - stats.p_both
-                    gain += line_weight * (p_one * (q_one - q_now) + stats.p_both * (pair_quality - q_now))
+                base_gain, bonus_draws, p_one, p_both = outcome(value, dice, slot1, slot2)
+                gain = base_gain + bonus_value * bonus_draws + p_one * to_one + p_both * to_pair
                 # After a win nothing is left to pay for: the costs count only when the game goes on.
                 rest = gain - card_cost - support_cost * support
                 if may_win:
@@ -286,6 +290,26 @@ class CoopHeuristic:
                 else:
                     scores[action] = rest
         return scores
+
+    def _outcome(
+        self, value: int, dice: int, slot1: tuple[int, int, bool] | None, slot2: tuple[int, int, bool] | None
+    ) -> tuple[float, float, float, float]:
+        """``(beaten and graveyard gain, expected bonus draws, P(slot 1 only), P(both))`` of a fight."""
+        key = (value, dice, slot1, slot2)
+        found = self._outcome_cache.get(key)
+        if found is None:
+            p = self.params
+            stats = fight_stats(value, dice, slot1, slot2)
+            found = (
+                p["beaten"] * stats.e_beaten + p["grave"] * stats.e_grave,
+                stats.e_bonus,
+                stats.p_beat1 - stats.p_both,
+                stats.p_both,
+            )
+            if len(self._outcome_cache) > 200_000:
+                self._outcome_cache.clear()
+            self._outcome_cache[key] = found
+        return found
 
     def _line_quality(self, i: int, j: int, bonus_on: bool) -> float:
         key = (i, j, bonus_on)
@@ -317,7 +341,7 @@ class CoopHeuristic:
             spartan_deck = len(state.spartan_order) - state.spartan_pos
             bonus_on = spartan_deck > 0
             unseen = state.persian_order[state.persian_pos :]
-            key = (unseen, bonus_on)
+            key = (frozenset(unseen), bonus_on)  # a set: every deck order of the same cards shares it
             future = self._future_cache.get(key)
             if future is None:
                 u = np.zeros(len(rows))

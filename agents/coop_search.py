@@ -2,27 +2,27 @@
 
 :class:`CoopSearchExpert` uses only public information. At each decision it
 
-1. samples ``n_determinizations`` full states consistent with the observation
-   (``game.state_from_observation(obs, rng)``: the hidden orders of both decks are shuffled);
-2. lists the candidate actions: every legal action, less the obviously dominated ones (support that
-   cannot change the fight's outcome, several hopeless fights when the lowest card does as well), and at
-   most ``max_candidates`` of the rest, ranked by the hand-written heuristic's own score;
-3. plays each candidate on each determinization, followed by ``rollouts`` games finished by the
-   heuristic policy through the engine (``CoopState.copy()``, ``game.step``). Candidates share the same
-   determinizations and the same dice streams (common random numbers), so their difference is measured
-   with much less noise than their values;
-4. spends the rollouts in rounds and drops, after each round, the candidates that are significantly worse
-   than the leader (paired differences, ``z_drop`` standard errors), so most of the time goes to the
-   close contenders and clear decisions end early;
-5. plays the candidate with the best mean return, but keeps the heuristic's choice unless the best beats
-   it by ``z_pick`` standard errors (noise alone never overrules the heuristic).
+1. lists the candidate actions: every legal action, less the obviously dominated ones (support that
+   cannot change the fight's outcome, several hopeless fights when the lowest card does as well, the
+   step onto 7), and at most ``max_candidates`` of the rest, ranked by the hand-written heuristic's own
+   score; a single candidate is played at once;
+2. plays rounds of samples: each sample is a full state consistent with the observation
+   (``game.state_from_observation(obs, rng)``: the hidden orders of both decks shuffled), on which every
+   candidate still in the race is played and the game finished by the heuristic policy through the
+   engine (``CoopState.copy()``, ``game.step``). Candidates share the samples and their dice (common
+   random numbers; the k-th fight of a rollout rolls the same dice whichever candidate was played), so
+   their differences are measured with much less noise than their values;
+3. after each round drops the candidates significantly worse than the leader (paired differences,
+   ``z_drop`` standard errors), so the time goes to the close contenders and clear decisions end early;
+4. plays the candidate with the best mean return, but keeps the heuristic's choice unless the best beats
+   it by ``z_pick`` standard errors of the paired difference (noise alone never overrules the heuristic).
 
 The rollout policy is :class:`~agents.coop_heuristic.CoopHeuristic` run straight on the engine state
 (:meth:`~agents.coop_heuristic.CoopHeuristic.choose_state`: the same decisions as on the decoded
 observation, which the tests check, without encoding or decoding one).
 
-Strength and time are set by ``n_determinizations`` x ``rollouts`` (the most rollouts per candidate)
-and ``max_candidates``.
+Strength and time: ``n_determinizations`` samples per round, at most ``rollouts`` rounds (so at most
+their product rollouts per candidate), ``max_candidates``.
 """
 
 from __future__ import annotations
@@ -57,11 +57,10 @@ class CoopSearchExpert:
     Parameters
     ----------
     n_determinizations:
-        Hidden deck orders sampled per decision.
+        Hidden deck orders sampled per round; each gets one heuristic rollout (its own dice) for every
+        candidate still in the race.
     rollouts:
-        Rounds of rollouts: each round plays one heuristic rollout per determinization for every
-        candidate still in the race, with a fresh dice stream; at most ``n_determinizations * rollouts``
-        rollouts per candidate.
+        The most rounds; at most ``n_determinizations * rollouts`` rollouts per candidate.
     max_candidates:
         At most this many candidate actions are searched (the heuristic's best-ranked ones).
     min_rounds, z_drop:
@@ -123,18 +122,20 @@ class CoopSearchExpert:
         game = self.game
         rng = self.rng
         n_det = self.n_determinizations
-        roots = [game.state_from_observation(observation, rng) for _ in range(n_det)]
-        # Sample j plays determinization j % n_det with dice stream seeds[j], for every candidate alike
-        # (common random numbers): the paired differences between candidates carry little noise.
-        seeds = rng.integers(0, 2**63 - 1, size=n_det * self.rollouts)
+        roots: list = []
+        # Sample j plays its own determinization roots[j] with the dice table dice[j], for every
+        # candidate alike (common random numbers): the k-th fight of a rollout rolls the same dice
+        # whichever candidate was played, so the paired differences carry little noise.
+        dice = rng.integers(1, 7, size=(n_det * self.rollouts, _MAX_FIGHTS, MAX_DICE)).tolist()
         returns: dict[int, list[float]] = {a: [] for a in candidates}
         alive = list(candidates)
         for round_ in range(self.rollouts):
             start = round_ * n_det
+            roots += [game.state_from_observation(observation, rng) for _ in range(n_det)]
             for action in alive:
                 out = returns[action]
                 for j in range(start, start + n_det):
-                    out.append(self._rollout(roots[j % n_det], action, int(seeds[j])))
+                    out.append(self._rollout(roots[j], action, dice[j]))
             if len(alive) > 1 and round_ + 1 >= self.min_rounds and round_ + 1 < self.rollouts:
                 alive = self._eliminate(alive, returns, default)
             if len(alive) == 1:
@@ -217,16 +218,42 @@ class CoopSearchExpert:
         return _default_first(kept, default)
 
     # ------------------------------------------------------------------------------------ rollouts
-    def _rollout(self, root, action: int, seed: int) -> float:
+    def _rollout(self, root, action: int, dice: list[list[int]]) -> float:
         game = self.game
         state = root.copy()
-        rng = np.random.default_rng(seed)
+        rng = _DiceTable(dice, self.rng)
         game.step(state, action, rng)
         policy = self.heuristic.choose_state
         step = game.step
         while not state.terminated:
             step(state, policy(game, state), rng)
         return 1.0 if state.won else -1.0
+
+
+_MAX_FIGHTS = 24  # a game has at most 20 fights (one per Spartan card)
+
+
+class _DiceTable:
+    """A stand-in for the engine's dice generator (the engine rolls only through
+    ``rng.integers(1, 7, size=n)``, :func:`thermopylae_env.coop.roll_dice`): the k-th roll of a rollout
+    takes the first ``n`` dice of row k of a pre-drawn table, so that rollouts of different candidates on
+    the same sample see the same dice fight by fight. Anything else goes to a real generator."""
+
+    __slots__ = ("rows", "k", "fallback")
+
+    def __init__(self, rows: list[list[int]], fallback: np.random.Generator) -> None:
+        self.rows = rows
+        self.k = 0
+        self.fallback = fallback
+
+    def integers(self, low, high=None, size=None, *args, **kwargs):
+        k = self.k
+        if low == 1 and high == 7 and isinstance(size, (int, np.integer)) and k < len(self.rows):
+            row = self.rows[k]
+            if size <= len(row):
+                self.k = k + 1
+                return row[:size]
+        return self.fallback.integers(low, high, size, *args, **kwargs)
 
 
 def _certain_best(stats, view: CoopView) -> bool:
