@@ -1,9 +1,11 @@
 """Evaluate agents on the package's environments with paired, seeded deals.
 
 Every agent plays the *same* games: game ``i`` resets the environment with seed ``base_seed + i`` (same
-deal, same first dice), and an agent's own randomness is reseeded per game from ``(agent_seed, i)``, so
-a result does not depend on how the games are split over worker processes and the same command gives
-the same numbers. Win rates come with 95% Wilson intervals (:func:`agents.stats.wilson_interval`).
+deal, same first dice), and an agent's own randomness is reseeded per game from ``(agent_seed, seed of
+the game)``, so a result does not depend on how the games are split over worker processes or over runs
+(``--seed 0 --games 200`` plus ``--seed 200 --games 200`` play exactly the games of
+``--seed 0 --games 400``), and the same command gives the same numbers. Win rates come with 95% Wilson
+intervals (:func:`agents.stats.wilson_interval`).
 
 Agent specs (command line and :func:`make_agent`):
 
@@ -161,6 +163,7 @@ class GameRecord:
     won: bool
     turns: int  # the env's info["turn"] at the end (co-op: completed actions; duel: game turns)
     steps: int  # decisions made by the evaluated agent
+    seconds: float = field(default=0.0, compare=False)  # wall time of the game in its worker process
 
 
 @dataclass
@@ -175,8 +178,8 @@ class EvalResult:
     ci95: tuple[float, float]
     mean_turns: float
     mean_steps: float
-    seconds: float
-    seconds_per_game: float
+    seconds: float  # wall time of the whole evaluation (all workers)
+    seconds_per_game: float  # mean time of one game in one process (the cost of a game on one core)
     base_seed: int
     agent_seed: int
     opponent: str | None = None
@@ -212,10 +215,11 @@ def _play_chunk(task: tuple) -> list[GameRecord]:
     env = _make_env(env_id, env_kwargs, opponent)
     records = []
     for i in indices:
-        _reseed(agent, (agent_seed, i))
-        if opponent is not None:
-            _reseed(opponent, (agent_seed, i, 1))
         seed = base_seed + i
+        _reseed(agent, (agent_seed, seed))
+        if opponent is not None:
+            _reseed(opponent, (agent_seed, seed, 1))
+        start = time.perf_counter()
         obs, info = env.reset(seed=seed)
         steps = 0
         done = False
@@ -227,7 +231,8 @@ def _play_chunk(task: tuple) -> list[GameRecord]:
             done = terminated or truncated
             if done:
                 won = bool(info.get("is_success", False))
-        records.append(GameRecord(seed=seed, won=won, turns=int(info.get("turn", 0)), steps=steps))
+        records.append(GameRecord(seed=seed, won=won, turns=int(info.get("turn", 0)), steps=steps,
+                                  seconds=time.perf_counter() - start))
     env.close()
     return records
 
@@ -291,7 +296,7 @@ def _summarise(
         mean_turns=float(np.mean([r.turns for r in records])) if n else 0.0,
         mean_steps=float(np.mean([r.steps for r in records])) if n else 0.0,
         seconds=seconds,
-        seconds_per_game=seconds / n if n else 0.0,
+        seconds_per_game=float(np.mean([r.seconds for r in records])) if n else 0.0,
         base_seed=base_seed,
         agent_seed=agent_seed,
         opponent=opponent,

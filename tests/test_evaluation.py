@@ -59,6 +59,8 @@ def test_games_are_paired_and_independent_of_the_worker_split():
     two = play_games(COOP_ID, "random", 24, base_seed=100, workers=2)
     assert one == two
     assert [r.seed for r in one] == list(range(100, 124))
+    # Split over runs: games 100..111 and 112..123 are the games of the whole run.
+    assert play_games(COOP_ID, "random", 12, base_seed=100) + play_games(COOP_ID, "random", 12, 112) == one
     # Every agent gets the same deal for game i: the observation after reset depends on the seed only.
     import gymnasium as gym
 
