@@ -261,25 +261,35 @@ def test_vector_env_refuses_bad_action_batches_and_no_game_moves(actions, error,
     env.step(np.zeros(3, dtype=np.int64))  # retreat everywhere: still playable
 
 
-@pytest.mark.parametrize(("actions", "error", "message"),
-                         [p for p in BAD_BATCHES if p.id != "None"])
+@pytest.mark.parametrize(("actions", "error", "message"), BAD_BATCHES)
 def test_sb3_adapter_refuses_bad_action_batches_and_no_game_moves(actions, error, message):
     env = CoopSB3VecEnv(num_envs=3, seed=1)
     env.reset()
     before = vector_snapshot(env.engine)
+    counters = (env._episode_return.tobytes(), env._episode_length.tobytes())
     with pytest.raises(error, match=message):
         env.step(actions)
+    with pytest.raises(error, match=message):  # step_async itself checks, before step_wait
+        env.step_async(actions)
     assert vector_snapshot(env.engine) == before
+    assert (env._episode_return.tobytes(), env._episode_length.tobytes()) == counters
     env.step(np.zeros(3, dtype=np.int64))
 
 
-@pytest.mark.xfail(strict=True, reason="reported: CoopSB3VecEnv.step(None) says 'step_wait() called without "
-                   "step_async()' instead of naming the None action")
 def test_sb3_adapter_names_a_none_action():
     env = CoopSB3VecEnv(num_envs=3, seed=1)
     env.reset()
-    with pytest.raises(TypeError, match="None"):
+    with pytest.raises(TypeError, match="actions is None"):
         env.step(None)
+
+
+def test_observe_rows_of_no_game_is_an_empty_block():
+    env = CoopVectorEnv(num_envs=3, num_players=2)
+    env.reset(seed=1)
+    for empty in (np.array([], dtype=np.intp), np.array([], dtype=np.int64), []):
+        rows = env.engine.observe_rows(empty)
+        assert rows.shape == (0, 115) and rows.dtype == np.float32
+    np.testing.assert_array_equal(env.engine.observe_rows(np.array([2, 0])), env.engine.obs[[2, 0]])
 
 
 def test_vector_envs_before_reset_and_after_close():
@@ -342,14 +352,23 @@ def test_a_penalty_that_is_not_a_finite_number_is_refused(make, penalty, message
         ALL_CONSTRUCTORS[make](illegal_action_penalty=penalty)
 
 
-@pytest.mark.xfail(strict=True, reason="reported: the vector envs take float(illegal_action_penalty) as it "
-                   "is (NaN accepted, 'x' gives Python's own message); thermopylae_env.actions."
-                   "check_illegal_action_penalty is there for them")
-@pytest.mark.parametrize("make", ["CoopVectorEnv", "CoopSB3VecEnv"])
+@pytest.mark.parametrize("make", ["CoopVectorEnv", "gym.make_vec", "CoopSB3VecEnv"])
 @pytest.mark.parametrize(("penalty", "message"), PENALTIES)
 def test_vector_envs_refuse_a_penalty_that_is_not_a_finite_number(make, penalty, message):
     with pytest.raises(ValueError, match=f"illegal_action_penalty {message}"):
         ALL_CONSTRUCTORS[make](illegal_action_penalty=penalty)
+
+
+@pytest.mark.parametrize(("penalty", "message"), PENALTIES)
+def test_the_sb3_adapter_refuses_setting_a_penalty_that_is_not_a_finite_number(penalty, message):
+    env = CoopSB3VecEnv(num_envs=2)
+    with pytest.raises(ValueError, match=f"illegal_action_penalty {message}"):
+        env.set_attr("illegal_action_penalty", penalty)
+    assert env.get_attr("illegal_action_penalty") == [-1.0, -1.0]
+    for shaping in ("x", None, float("nan"), -0.5):
+        with pytest.raises(ValueError, match="reward_shaping must be a finite number >= 0"):
+            env.set_attr("reward_shaping", shaping)
+    assert env.get_attr("reward_shaping") == [0.0, 0.0]
 
 
 @pytest.mark.parametrize("cls", [DuelGreekEnv, DuelPersianEnv])
@@ -556,8 +575,6 @@ def test_a_folder_given_as_record_names_the_path(tmp_path):
         load_record(tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason="reported: load_record lets a UnicodeDecodeError without the file "
-                   "name escape for a binary file")
 def test_a_binary_record_file_is_refused_naming_the_file(tmp_path):
     from thermopylae_env.records import load_record
 
@@ -597,5 +614,7 @@ def test_replaying_a_record_of_an_impossible_env_is_refused(tmp_path, header, me
     from thermopylae_env.records import replay_record
 
     lines = [{**HEADER_LINE, **header}, {**RESULT_LINE, "steps": 0}]
-    with pytest.raises(ValueError, match=message):
-        replay_record(_record(tmp_path, lines))
+    path = _record(tmp_path, lines)
+    with pytest.raises(ValueError, match=message) as caught:
+        replay_record(path)
+    assert str(path) in str(caught.value)

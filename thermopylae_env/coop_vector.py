@@ -45,7 +45,11 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_env.actions import IllegalActionError, check_illegal_action_mode
+from thermopylae_env.actions import (
+    IllegalActionError,
+    check_illegal_action_mode,
+    check_illegal_action_penalty,
+)
 from thermopylae_env.cards import PersianRows, load_persian_deck, load_spartan_deck
 
 __all__ = [
@@ -343,7 +347,6 @@ class CoopVectorEngine:
         self.num_envs = n
         self.num_players = _check_num_players(num_players)
         self.persian = load_persian_deck(persian_deck)
-        self.t = _tables(self.num_players, self.persian)
         self.chance: ChanceFn = splitmix_chance if chance is None else chance
         self.hand_size_at_start = 4 if self.num_players == 1 else 3
 
@@ -374,7 +377,30 @@ class CoopVectorEngine:
         self.obs = np.zeros((n, OBS_SIZE), np.float32)
         self.masks = np.zeros((n, NUM_ACTIONS), bool)
         self.seeded = False
+        self._derive()
 
+    # What is derived from the configuration and the state arrays: the shared lookup tables, the index
+    # offsets and, above all, views into ``obs`` and ``masks``. A copy (deepcopy, pickle) must not carry
+    # them: copied views would be arrays of their own, and the step would write the copy's observations and
+    # masks into them instead of into its ``obs`` and ``masks``. They are rebuilt on the copy instead.
+    _DERIVED = ("t", "_rows", "_off_obs", "_off_obs_hands", "_off_obs_marker", "_off_mask", "_off_hands",
+                "_off_spartan", "_off_persian", "_off_dice", "_masks_void", "_obs_phase", "_obs_slots",
+                "_obs_marker_support")
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in self._DERIVED:
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._derive()
+
+    def _derive(self) -> None:
+        """Build the attributes of :attr:`_DERIVED` (after ``__init__`` and after unpickling)."""
+        n = self.num_envs
+        self.t = _tables(self.num_players, self.persian)
         rows = np.arange(n, dtype=np.intp)
         self._rows = rows
         self._off_obs = rows * OBS_SIZE
@@ -385,7 +411,9 @@ class CoopVectorEngine:
         self._off_spartan = rows * SPARTAN_DECK_SIZE
         self._off_persian = rows * PERSIAN_DECK_SIZE
         self._off_dice = rows * (DICE_PER_GAME + 1)
-        self._masks_void = self.masks.view(_VOID_MASK).reshape(-1)
+        # Views built on the buffers themselves: a buffer that is not contiguous raises here rather than
+        # giving a silent copy that the step would write into.
+        self._masks_void = np.ndarray((n,), _VOID_MASK, buffer=self.masks)
         # Blocks of the observation rows as single items, to write a block with one fancy assignment.
         self._obs_phase = self._obs_block(0, _VOID_3F)
         self._obs_slots = self._obs_block(_O_SLOTS, _VOID_8F)
@@ -498,7 +526,7 @@ class CoopVectorEngine:
 
         rows = np.empty((k, OBS_SIZE), np.float32)
         rows[:] = t.obs_new_game
-        rows[:, _O_HANDS:_O_SLOTS] = counts.reshape(k, -1) * np.float32(0.5)
+        rows[:, _O_HANDS:_O_SLOTS] = counts.reshape(k, MAX_PLAYERS * NUM_VALUES) * np.float32(0.5)
         rows[:, _O_UNSEEN_SPARTAN:_O_UNSEEN_PERSIAN] = t.full_deck_half - in_hands * np.float32(0.5)
         rows[:, _O_SLOTS:_O_MARKER] = np.take(
             t.obs_slots, (first.astype(np.intp) + 1) * (len(self.persian) + 1) + second + 1, axis=0)
@@ -528,7 +556,7 @@ class CoopVectorEngine:
         out[ar, 3 + self.current[idx]] = 1.0
         discarding = phase == DISCARD
         out[ar[discarding], 7 + self.recipient[idx][discarding]] = 1.0
-        out[:, _O_HANDS:_O_SLOTS] = self.hands[idx].reshape(k, -1) * np.float32(0.5)
+        out[:, _O_HANDS:_O_SLOTS] = self.hands[idx].reshape(k, MAX_PLAYERS * NUM_VALUES) * np.float32(0.5)
         out[:, _O_SLOTS:_O_MARKER] = np.take(t.obs_slots, self._slot_code(idx), axis=0)
         out[ar, _O_MARKER - 1 + self.marker[idx]] = 1.0
         out[:, _O_SUPPORT] = t.obs_support[self.support[idx]]
@@ -859,6 +887,17 @@ def illegal_reason(engine: CoopVectorEngine, game: int, action: int) -> str:
     return f"{name}: seat {seat} must discard down to {HAND_LIMIT} cards"
 
 
+def check_reward_shaping(shaping: object) -> float:
+    """Return ``shaping`` as a float if it is a finite number >= 0, else raise a ``ValueError`` naming it."""
+    try:
+        value = float(shaping)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"reward_shaping must be a finite number >= 0, got {shaping!r}") from None
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"reward_shaping must be a finite number >= 0, got {shaping!r}")
+    return value
+
+
 class _StepResult:
     """What one step of all games did (arrays of shape (N,))."""
 
@@ -886,16 +925,14 @@ class _Stepper:
     ) -> None:
         self.engine = engine
         self.illegal_action = check_illegal_action_mode(illegal_action)
-        self.illegal_action_penalty = float(illegal_action_penalty)
-        shaping = float(reward_shaping)
-        if not np.isfinite(shaping) or shaping < 0:
-            raise ValueError(f"reward_shaping must be a finite number >= 0, got {reward_shaping!r}")
-        self.reward_shaping = shaping
+        self.illegal_action_penalty = check_illegal_action_penalty(illegal_action_penalty)
+        self.reward_shaping = check_reward_shaping(reward_shaping)
 
-    def __call__(self, actions: object, skip: np.ndarray | None) -> _StepResult:
-        """``skip``: games whose action is ignored because they start a new game first (NEXT_STEP)."""
+    def __call__(self, actions: object, skip: np.ndarray | None, checked: bool = False) -> _StepResult:
+        """``skip``: games whose action is ignored because they start a new game first (NEXT_STEP);
+        ``checked``: ``actions`` already came out of :func:`as_action_batch`."""
         eng = self.engine
-        a = as_action_batch(actions, eng.num_envs)
+        a = actions if checked else as_action_batch(actions, eng.num_envs)
         legal = eng.legal(a)
         if skip is not None:
             legal |= skip

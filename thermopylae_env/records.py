@@ -460,8 +460,13 @@ def load_record(path: str | os.PathLike[str]) -> GameRecord:
     """Read and validate a record file. A malformed record raises ``ValueError`` naming the file, the line
     and the problem; a missing file raises ``FileNotFoundError``."""
     path = Path(path)
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{path}: not a UTF-8 text file (byte {err.start}: {err.reason}); a record is JSON lines"
+        ) from None
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -548,19 +553,23 @@ def _compare_events(where: str, recorded: list, replayed: list) -> None:
 
 
 def make_record_env(record: GameRecord, render_mode: str | None = None) -> gym.Env:
-    """The environment of ``record`` (same id and options, events on), not yet reset."""
+    """The environment of ``record`` (same id and options, events on), not yet reset. Options the env
+    refuses raise ``ValueError`` naming the record."""
     import thermopylae_env  # noqa: F401 - registers the environments
 
+    name = record.path or "record"
     if record.env_id not in gym.registry:
-        raise ValueError(f"{record.path}: unknown env_id {record.env_id!r}")
+        raise ValueError(f"{name}: unknown env_id {record.env_id!r}")
     kwargs = dict(record.options)
     if render_mode is not None:
         kwargs["render_mode"] = render_mode
     try:
         return gym.make(record.env_id, record_events=True, disable_env_checker=True, **kwargs)
     except TypeError as err:
+        raise ValueError(f"{name}: the options {record.options} do not fit {record.env_id}: {err}") from err
+    except ValueError as err:
         raise ValueError(
-            f"{record.path}: the options {record.options} do not fit {record.env_id}: {err}"
+            f"{name}: the options {record.options} are invalid for {record.env_id}: {err}"
         ) from err
 
 

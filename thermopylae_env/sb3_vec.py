@@ -34,6 +34,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
+from thermopylae_env.actions import check_illegal_action_penalty
 from thermopylae_env.cards import PersianRows
 from thermopylae_env.coop_vector import (
     NUM_ACTIONS,
@@ -41,6 +42,8 @@ from thermopylae_env.coop_vector import (
     ChanceFn,
     CoopVectorEngine,
     _Stepper,
+    as_action_batch,
+    check_reward_shaping,
 )
 
 __all__ = ["CoopSB3VecEnv"]
@@ -102,7 +105,10 @@ class CoopSB3VecEnv(VecEnv):
         return self.engine.obs.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = actions
+        """Check ``actions`` (one integer in 0..71 per game) and keep them for :meth:`step_wait`. Anything
+        else (None, a wrong shape or dtype, a value out of range, NaN) raises ``TypeError`` /
+        ``ValueError`` here, naming the problem, and nothing changes."""
+        self._actions = as_action_batch(actions, self.num_envs)
 
     def step_wait(self) -> VecEnvStepReturn:
         if not self._ready:
@@ -110,7 +116,7 @@ class CoopSB3VecEnv(VecEnv):
         actions, self._actions = self._actions, None
         if actions is None:
             raise RuntimeError("step_wait() called without step_async()")
-        result = self._stepper(actions, None)
+        result = self._stepper(actions, None, checked=True)
         done = result.terminated
         self._episode_return += result.rewards
         self._episode_length += 1
@@ -169,9 +175,10 @@ class CoopSB3VecEnv(VecEnv):
             raise AttributeError(f"cannot set {attr_name!r} on the co-op games")
         if sorted(games) != list(range(self.num_envs)):
             raise ValueError(f"{attr_name} is shared by all games; set it without indices")
-        if attr_name == "reward_shaping" and (not np.isfinite(float(value)) or float(value) < 0):
-            raise ValueError(f"reward_shaping must be a finite number >= 0, got {value!r}")
-        setattr(self._stepper, attr_name, float(value))
+        if attr_name == "reward_shaping":
+            self._stepper.reward_shaping = check_reward_shaping(value)
+        else:
+            self._stepper.illegal_action_penalty = check_illegal_action_penalty(value)
 
     def env_method(
         self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
