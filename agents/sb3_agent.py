@@ -62,7 +62,7 @@ class SB3Agent:
       mask; count ``illegal_predictions`` to see how often).
     """
 
-    def __init__(self, model: Any, device: str = "cpu") -> None:
+    def __init__(self, model: Any, device: str = "cpu", env: Any = None) -> None:
         if isinstance(model, (str, os.PathLike)):
             self.path: Path | None = Path(model)
             model = load_model(model, device=device)
@@ -71,6 +71,8 @@ class SB3Agent:
         if not hasattr(model, "predict") or not hasattr(model, "policy"):
             raise ValueError(f"expected an SB3 model (with predict and policy), got {type(model).__name__}")
         self.model = model
+        if env is not None:
+            self.check_fits(env.observation_space, env.action_space)
         try:
             from sb3_contrib import MaskablePPO
 
@@ -79,6 +81,18 @@ class SB3Agent:
             self.maskable = False
         self.illegal_predictions = 0
         self.decisions = 0
+
+    def check_fits(self, observation_space: Any, action_space: Any) -> None:
+        """Raise ``ValueError`` naming the model when its spaces differ from an environment's."""
+        want_obs = getattr(observation_space, "shape", None)
+        want_n = getattr(action_space, "n", None)
+        got_obs = getattr(self.model.observation_space, "shape", None)
+        got_n = getattr(self.model.action_space, "n", None)
+        if got_obs != want_obs or got_n != want_n:
+            raise ValueError(
+                f"model {self.label} does not fit this environment: observation shape {got_obs} "
+                f"(need {want_obs}), actions {got_n} (need {want_n})"
+            )
 
     @property
     def label(self) -> str:

@@ -158,9 +158,9 @@ def _make_play_env(env_id: str, hints: str | None, record: str | None, **options
     env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
     hinter = None
     if hints is not None:
-        from thermopylae_env.records import load_policy
+        from agents.sb3_agent import SB3Agent
 
-        hinter = load_policy(hints, env)
+        hinter = SB3Agent(hints, env=env)
     if record:
         from thermopylae_env.records import RecordEpisode
 

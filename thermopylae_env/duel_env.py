@@ -34,66 +34,9 @@ from thermopylae_env.duel import (
     encode_action,
 )
 
-__all__ = ["DuelGreekEnv", "DuelPersianEnv", "DuelEnv", "PolicyOpponent", "make_opponent"]
+__all__ = ["DuelGreekEnv", "DuelPersianEnv", "DuelEnv", "make_opponent"]
 
 OpponentFn = Callable[[np.ndarray, np.ndarray], int]
-
-
-class PolicyOpponent:
-    """A saved SB3 policy (``.zip``) playing one side of the duel, greedily, on its own observation.
-
-    Loaded with ``sb3_contrib.MaskablePPO`` (masked greedy action), falling back to
-    ``stable_baselines3.PPO`` (the most probable *legal* action). A missing, unreadable or non-model file,
-    or a policy whose spaces do not match the duel's, raises ``ValueError`` naming the path.
-    """
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise ValueError(
-                f"opponent model file not found: {self.path} (opponent must be 'heuristic', 'random', a "
-                "callable, or the path of a saved SB3 .zip)"
-            )
-        errors = []
-        model = None
-        try:
-            from sb3_contrib import MaskablePPO
-
-            model = MaskablePPO.load(self.path, device="cpu")
-            self.maskable = True
-        except Exception as err:  # noqa: BLE001 - any failure means: try the next loader
-            errors.append(f"MaskablePPO: {type(err).__name__}: {err}")
-        if model is None:
-            try:
-                from stable_baselines3 import PPO
-
-                model = PPO.load(self.path, device="cpu")
-                self.maskable = False
-            except Exception as err:  # noqa: BLE001
-                errors.append(f"PPO: {type(err).__name__}: {err}")
-        if model is None:
-            raise ValueError(f"cannot load opponent model {self.path}: " + "; ".join(errors))
-        obs_shape = getattr(model.observation_space, "shape", None)
-        n_actions = getattr(model.action_space, "n", None)
-        if obs_shape != (OBS_SIZE,) or n_actions != NUM_ACTIONS:
-            raise ValueError(
-                f"opponent model {self.path} does not fit the duel: observation shape {obs_shape} "
-                f"(need {(OBS_SIZE,)}), actions {n_actions} (need {NUM_ACTIONS})"
-            )
-        self.model = model
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        mask = np.asarray(action_mask, dtype=bool)
-        if self.maskable:
-            action, _ = self.model.predict(observation, action_masks=mask, deterministic=True)
-            return int(action)
-        import torch as th
-
-        policy = self.model.policy
-        obs_tensor, _ = policy.obs_to_tensor(observation)
-        with th.no_grad():
-            probs = policy.get_distribution(obs_tensor).distribution.probs[0].cpu().numpy()
-        return int(np.argmax(np.where(mask, probs, -1.0)))
 
 
 class EnvRandomOpponent:
@@ -127,7 +70,15 @@ def make_opponent(opponent: Any, side: int, env: gym.Env) -> tuple[OpponentFn, s
     if isinstance(opponent, str) and opponent == "random":
         return EnvRandomOpponent(env).act, "random"
     if isinstance(opponent, (str, os.PathLike)):
-        policy = PolicyOpponent(opponent)
+        from agents.sb3_agent import SB3Agent
+
+        if not Path(opponent).is_file():
+            raise ValueError(
+                f"opponent model file not found: {os.fspath(opponent)} (opponent must be 'heuristic', "
+                "'random', a callable, or the path of a saved SB3 .zip)"
+            )
+        policy = SB3Agent(opponent)
+        policy.check_fits(spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32), spaces.Discrete(NUM_ACTIONS))
         return policy.act, f"model {os.fspath(opponent)}"
     if hasattr(opponent, "act") and callable(opponent.act):
         return opponent.act, type(opponent).__name__

@@ -224,90 +224,23 @@ class RecordEpisode(gym.Wrapper):
 AgentFn = Callable[[np.ndarray, np.ndarray], int]
 
 
-class PolicyAgent:
-    """A saved SB3 policy (``.zip``; ``MaskablePPO``, else ``PPO``) for any env of the package.
-
-    :meth:`action_probabilities` gives the policy's probabilities renormalised over the legal actions;
-    :meth:`act` plays the most probable legal one. A missing or unreadable file, or a model whose spaces do
-    not fit ``env``, raises ``ValueError`` naming the path.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], env: gym.Env | None = None) -> None:
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise ValueError(f"model file not found: {self.path}")
-        errors = []
-        model = None
-        for module, name in (("sb3_contrib", "MaskablePPO"), ("stable_baselines3", "PPO")):
-            try:
-                cls = getattr(__import__(module, fromlist=[name]), name)
-                model = cls.load(self.path, device="cpu")
-                break
-            except Exception as err:  # noqa: BLE001 - any failure means: try the next loader
-                errors.append(f"{name}: {type(err).__name__}: {err}")
-        if model is None:
-            raise ValueError(f"cannot load model {self.path}: " + "; ".join(errors))
-        if env is not None:
-            want_obs = env.observation_space.shape
-            want_n = getattr(env.action_space, "n", None)
-            got_obs = getattr(model.observation_space, "shape", None)
-            got_n = getattr(model.action_space, "n", None)
-            if got_obs != want_obs or got_n != want_n:
-                raise ValueError(
-                    f"model {self.path} does not fit this env: observation shape {got_obs} "
-                    f"(need {want_obs}), actions {got_n} (need {want_n})"
-                )
-        self.model = model
-
-    def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
-        import torch as th
-
-        policy = self.model.policy
-        obs_tensor, _ = policy.obs_to_tensor(np.asarray(observation, dtype=np.float32))
-        with th.no_grad():
-            probs = policy.get_distribution(obs_tensor).distribution.probs[0].cpu().numpy().astype(np.float64)
-        mask = np.asarray(action_mask, dtype=bool)
-        probs = np.where(mask, probs, 0.0)
-        total = probs.sum()
-        if total <= 0:
-            return mask / max(mask.sum(), 1)
-        return probs / total
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        return int(np.argmax(self.action_probabilities(observation, action_mask)))
-
-
-def load_policy(path: str | os.PathLike[str], env: gym.Env | None = None) -> PolicyAgent:
-    """The trained agent saved at ``path`` (a :class:`PolicyAgent`, checked against ``env``'s spaces)."""
-    return PolicyAgent(path, env)
-
-
 def make_agent(spec: Any, env: gym.Env, seed: int | None = None) -> tuple[AgentFn, str]:
-    """``act(observation, mask) -> int`` and a label for ``spec``: ``"random"``, ``"heuristic"`` (the
-    co-op heuristic, or the duel heuristic of the env's side), the path of a saved model, a callable, or
-    an object with an ``act`` method."""
-    if isinstance(spec, str) and spec == "random":
-        from agents.random_agent import RandomAgent
-
-        agent = RandomAgent(seed)
-        return (lambda obs, mask: agent.act(obs, mask)), "random"
-    if isinstance(spec, str) and spec == "heuristic":
-        side = getattr(env.unwrapped, "side", None)
-        if side is None:
-            from agents.coop_heuristic import CoopHeuristic
-
-            return CoopHeuristic().act, "heuristic"
-        from agents.duel_heuristic import HeuristicGreek, HeuristicPersian
-
-        return (HeuristicGreek() if side == 0 else HeuristicPersian()).act, "heuristic"
-    if isinstance(spec, (str, os.PathLike)):
-        policy = load_policy(spec, env)
-        return policy.act, os.fspath(spec)
-    if hasattr(spec, "act") and callable(spec.act):
-        return spec.act, type(spec).__name__
-    if callable(spec):
+    """``act(observation, mask) -> int`` and a label for ``spec`` on ``env``: a callable, or any agent
+    spec of :func:`agents.evaluation.make_agent` (``"random"``, ``"heuristic"``, ``"search"``, the path of
+    a saved model, which must fit ``env``'s spaces)."""
+    if callable(spec) and not hasattr(spec, "act"):
         return spec, getattr(spec, "__name__", type(spec).__name__)
-    raise ValueError(f"agent must be 'random', 'heuristic', a model path or a callable, got {spec!r}")
+    from agents.evaluation import make_agent as make_named_agent
+    from agents.sb3_agent import SB3Agent
+
+    env_id = env.spec.id if env.spec is not None else None
+    if env_id is None:
+        env_id = "thermopylae/Coop-v0" if getattr(env.unwrapped, "side", None) is None else (
+            "thermopylae/DuelGreek-v0" if env.unwrapped.side == 0 else "thermopylae/DuelPersian-v0")
+    agent, label = make_named_agent(spec, env_id, seed=seed)
+    if isinstance(agent, SB3Agent):
+        agent.check_fits(env.observation_space, env.action_space)
+    return agent.act, label
 
 
 def record_game(
