@@ -40,7 +40,9 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import torch as th
 import yaml
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 __all__ = [
     "ALGOS",
@@ -106,7 +108,7 @@ RUN_KEYS = (
 SECTION_KEYS: dict[str, tuple[str, ...]] = {
     "eval": ("freq", "episodes", "deterministic"),
     "bc": ("expert", "episodes", "epochs", "batch_size", "learning_rate", "value_coef", "workers"),
-    "report": ("episodes", "search_episodes", "deterministic"),
+    "report": ("episodes", "search", "search_episodes"),
     "selfplay": (
         "generations",
         "latest_prob",
@@ -117,7 +119,8 @@ SECTION_KEYS: dict[str, tuple[str, ...]] = {
         "report_episodes",
     ),
 }
-POLICY_KWARGS = ("net_arch", "activation_fn", "ortho_init", "share_features_extractor")
+POLICY_KWARGS = ("net_arch", "activation_fn", "ortho_init", "share_features_extractor", "features_extractor")
+FEATURE_EXTRACTORS = ("flatten", "coop_fight")
 ACTIVATIONS = {"tanh": "Tanh", "relu": "ReLU", "elu": "ELU", "leaky_relu": "LeakyReLU", "gelu": "GELU"}
 
 
@@ -257,8 +260,6 @@ def load_config(target: str, path: str | os.PathLike[str] | None = None) -> dict
 
 
 def _policy_kwargs(raw: Mapping[str, Any] | None) -> dict[str, Any]:
-    import torch as th
-
     kwargs = dict(raw or {})
     if "activation_fn" in kwargs:
         name = str(kwargs["activation_fn"]).lower()
@@ -267,7 +268,105 @@ def _policy_kwargs(raw: Mapping[str, Any] | None) -> dict[str, Any]:
         kwargs["activation_fn"] = getattr(th.nn, ACTIVATIONS[name])
     if "net_arch" in kwargs and isinstance(kwargs["net_arch"], Mapping):
         kwargs["net_arch"] = dict(kwargs["net_arch"])
+    if "features_extractor" in kwargs:
+        name = kwargs.pop("features_extractor")
+        if name not in FEATURE_EXTRACTORS:
+            raise ValueError(f"policy_kwargs.features_extractor: one of {FEATURE_EXTRACTORS}, not {name!r}")
+        if name == "coop_fight":
+            kwargs["features_extractor_class"] = CoopFightFeatures
     return kwargs
+
+
+# --------------------------------------------------------------------------------------------------------
+# Co-op fight features
+# --------------------------------------------------------------------------------------------------------
+
+# Observation indices of the co-op layout (docs/coop_spec.md) that the fight features read.
+_SLOT1 = 55  # present, white/30, red/30, bonus
+_SLOT2 = 59
+_MARKER_3, _MARKER_6 = 65, 68  # one-hot entries of markers 3 and 6 (a location die)
+_CARD_VALUES = np.arange(10, 21, dtype=np.float32)
+_MAX_DICE = 5
+_NUM_SUPPORT = 4
+_TAIL_OFFSET = 30
+
+
+def dice_tail_table(max_dice: int = _MAX_DICE, offset: int = _TAIL_OFFSET) -> np.ndarray:
+    """``table[k, d + offset]`` = P(sum of ``k`` six-sided dice >= ``d``), for ``-offset <= d <= offset``."""
+    pmf = [np.array([1.0])]
+    for _ in range(max_dice):
+        pmf.append(np.convolve(pmf[-1], np.full(6, 1.0 / 6.0)))
+    table = np.zeros((max_dice + 1, 2 * offset + 1), np.float64)
+    for k, p in enumerate(pmf):
+        sums = np.arange(len(p)) + k  # p[j] = P(sum == j + k)
+        for index, d in enumerate(range(-offset, offset + 1)):
+            table[k, index] = p[sums >= d].sum()
+    return table.astype(np.float32)
+
+
+class CoopFightFeatures(BaseFeaturesExtractor):
+    """The co-op observation plus the exact odds of every fight against the current line.
+
+    For each card value ``v`` (10..20) and support count ``s`` (0..4), with ``k = s`` dice plus the
+    location die on markers 3 and 6, the probabilities that ``S = v + k dice`` reaches slot 1's white
+    and red values and, for slot 2 (fought only when slot 1 falls, with the same ``S``), ``max(white1,
+    white2)`` and ``max(white1, red2)``: 11 x 5 x 4 = 220 numbers, all read off the observation.
+
+    Why: these odds are what decides which card to fight with, and an MLP learns the threshold arithmetic
+    of dice sums only slowly; given them, imitation of the heuristic went from 91% to 96% agreement.
+    ``numpy_features`` computes the same vector without torch (fast single-game inference).
+    """
+
+    def __init__(self, observation_space: gym.spaces.Box) -> None:
+        size = int(observation_space.shape[0])
+        super().__init__(observation_space, features_dim=size + len(_CARD_VALUES) * (_NUM_SUPPORT + 1) * 4)
+        self.register_buffer("tail", th.as_tensor(dice_tail_table()))
+        self.register_buffer("values", th.as_tensor(_CARD_VALUES))
+        self.register_buffer("supports", th.arange(_NUM_SUPPORT + 1))
+
+    def forward(self, observations: th.Tensor) -> th.Tensor:
+        obs = observations.float()
+        batch = obs.shape[0]
+        location = (obs[:, _MARKER_3] + obs[:, _MARKER_6]).round().long()
+        dice = (self.supports[None, :] + location[:, None]).clamp(max=_MAX_DICE)  # (B, 5)
+        w1, r1 = (obs[:, _SLOT1 + 1] * 30).round(), (obs[:, _SLOT1 + 2] * 30).round()
+        w2, r2 = (obs[:, _SLOT2 + 1] * 30).round(), (obs[:, _SLOT2 + 2] * 30).round()
+        thresholds = th.stack([w1, r1, th.maximum(w1, w2), th.maximum(w1, r2)], 1)  # (B, 4)
+        shape = (batch, len(_CARD_VALUES), _NUM_SUPPORT + 1, 4)
+        need = thresholds[:, None, None, :] - self.values[None, :, None, None] + _TAIL_OFFSET
+        need = need.clamp(0, 2 * _TAIL_OFFSET).long().expand(shape)
+        probs = self.tail[dice[:, None, :, None].expand(shape), need]
+        p1, p2 = obs[:, _SLOT1], obs[:, _SLOT2]
+        present = th.stack([p1, p1, p1 * p2, p1 * p2], 1)
+        return th.cat([obs, (probs * present[:, None, None, :]).flatten(1)], 1)
+
+    @staticmethod
+    def numpy_features(observation: np.ndarray) -> np.ndarray:
+        """The same features for one observation (115,) or a batch (B, 115), in NumPy."""
+        obs = np.atleast_2d(np.asarray(observation, dtype=np.float32))
+        tail = _numpy_tail()
+        location = np.rint(obs[:, _MARKER_3] + obs[:, _MARKER_6]).astype(np.int64)
+        dice = np.minimum(np.arange(_NUM_SUPPORT + 1)[None, :] + location[:, None], _MAX_DICE)
+        w1, r1 = np.rint(obs[:, _SLOT1 + 1] * 30), np.rint(obs[:, _SLOT1 + 2] * 30)
+        w2, r2 = np.rint(obs[:, _SLOT2 + 1] * 30), np.rint(obs[:, _SLOT2 + 2] * 30)
+        thresholds = np.stack([w1, r1, np.maximum(w1, w2), np.maximum(w1, r2)], 1)
+        need = thresholds[:, None, None, :] - _CARD_VALUES[None, :, None, None] + _TAIL_OFFSET
+        need = np.clip(need, 0, 2 * _TAIL_OFFSET).astype(np.int64)
+        shape = (obs.shape[0], len(_CARD_VALUES), _NUM_SUPPORT + 1, 4)
+        probs = tail[np.broadcast_to(dice[:, None, :, None], shape), np.broadcast_to(need, shape)]
+        p1, p2 = obs[:, _SLOT1], obs[:, _SLOT2]
+        present = np.stack([p1, p1, p1 * p2, p1 * p2], 1)
+        features = np.concatenate([obs, (probs * present[:, None, None, :]).reshape(obs.shape[0], -1)], 1)
+        return features[0] if np.ndim(observation) == 1 else features
+
+
+_TAIL_CACHE: list[np.ndarray] = []
+
+
+def _numpy_tail() -> np.ndarray:
+    if not _TAIL_CACHE:
+        _TAIL_CACHE.append(dice_tail_table())
+    return _TAIL_CACHE[0]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -649,8 +748,20 @@ def collect_bc_data(
     return ExpertData.concatenate(parts)
 
 
-def warm_start(model, env_id: str, env_kwargs: Mapping[str, Any], bc: Config, seed: int) -> dict[str, Any]:
-    """Behaviour cloning of ``bc.expert`` into ``model.policy`` before PPO; returns what was measured."""
+def warm_start(
+    model,
+    env_id: str,
+    env_kwargs: Mapping[str, Any],
+    bc: Config,
+    seed: int,
+    eval_env=None,
+    eval_episodes: int = 0,
+) -> dict[str, Any]:
+    """Behaviour cloning of ``bc.expert`` into ``model.policy`` before PPO; returns what was measured.
+
+    With ``eval_env`` the cloned policy is also played for ``eval_episodes`` games (the starting point
+    that PPO then improves on).
+    """
     from agents.imitation import agreement, behaviour_cloning
 
     episodes = int(bc["episodes"])
@@ -680,17 +791,50 @@ def warm_start(model, env_id: str, env_kwargs: Mapping[str, Any], bc: Config, se
     )
     after = agreement(model.policy, held_out)
     _log(f"BC: held-out agreement with the {expert} {before:.3f} -> {after:.3f}")
+    train_seconds = time.perf_counter() - start
+    win_rate = None
+    if eval_env is not None and eval_episodes > 0:
+        win_rate = policy_win_rate(model, eval_env, eval_episodes)
+        _log(f"BC: the cloned policy wins {win_rate:.3f} of {eval_episodes} evaluation games")
     return {
         "expert": expert,
         "episodes": data.episodes,
         "decisions": len(data),
         "expert_win_rate": data.wins / max(data.episodes, 1),
         "collect_seconds": round(collect_seconds, 2),
-        "train_seconds": round(time.perf_counter() - start, 2),
+        "train_seconds": round(train_seconds, 2),
         "held_out_agreement_before": before,
         "held_out_agreement_after": after,
+        "win_rate_after_bc": win_rate,
+        "win_rate_games": eval_episodes if win_rate is not None else 0,
         "history": history,
     }
+
+
+def policy_win_rate(model, eval_env, episodes: int) -> float:
+    """Share of ``episodes`` evaluation games the model's greedy (masked) policy wins.
+
+    The evaluation env has no reward shaping, so an episode's reward is +1 for a win and -1 otherwise.
+    """
+    from stable_baselines3.common.base_class import BaseAlgorithm
+
+    assert isinstance(model, BaseAlgorithm)
+    if _is_maskable_model(model):
+        from sb3_contrib.common.maskable.evaluation import evaluate_policy
+    else:
+        from stable_baselines3.common.evaluation import evaluate_policy
+    rewards, _ = evaluate_policy(
+        model, eval_env, episodes, deterministic=True, return_episode_rewards=True, warn=False
+    )
+    return float(np.mean(np.asarray(rewards) > 0))
+
+
+def _is_maskable_model(model) -> bool:
+    try:
+        from sb3_contrib import MaskablePPO
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(model, MaskablePPO)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -699,7 +843,6 @@ def warm_start(model, env_id: str, env_kwargs: Mapping[str, Any], bc: Config, se
 
 
 def _setup_torch(seed: int) -> None:
-    import torch as th
     from stable_baselines3.common.utils import set_random_seed
 
     # These MLPs are tiny: one thread beats two on a 2-core machine (no oversubscription with the envs).
@@ -784,14 +927,17 @@ def train(
         _setup_torch(env_seed)
         _log(f"resuming {resume_model} at {model.num_timesteps} steps")
     env = build_vec_env(env_id, env_kwargs, n, env_seed, vec_kind)
-    eval_env = build_eval_env(env_id, env_kwargs, min(8, n), seed + 1_000_000, vec_kind)
+    # The native engine evaluates many games per policy call; single envs gain little past 8.
+    eval_n = min(32 if vec_kind == "native" else 8, n)
+    eval_env = build_eval_env(env_id, env_kwargs, eval_n, seed + 1_000_000, vec_kind)
 
     bc_stats = None
     if model is None:
         model = build_model(algo, env, hp, seed, str(run_dir / "tb"), device, verbose)
         bc = hp.get("bc")
         if bc is not None and int(bc["episodes"]) > 0:
-            bc_stats = warm_start(model, env_id, env_kwargs, bc, seed)
+            ev = hp.get("eval", Config({}))
+            bc_stats = warm_start(model, env_id, env_kwargs, bc, seed, eval_env, int(ev.get("episodes", 0)))
     else:
         model.set_env(env)
         model.tensorboard_log = str(run_dir / "tb")
@@ -920,19 +1066,28 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class FrozenPolicy:
-    """A frozen NumPy copy of a (Maskable)PPO actor, cheap enough to be an embedded duel opponent.
+    """A frozen NumPy copy of a (Maskable)PPO actor: a self-play snapshot, or a fast evaluation player.
 
-    Copies the actor MLP and the action head (``mlp_extractor.policy_net`` + ``action_net``) so that later
-    PPO updates of the live model leave the snapshot as it was, and one observation costs a few small
-    matrix products instead of a torch call. ``act`` plays the most likely legal action
-    (``deterministic=True``) or samples the masked softmax with ``rng`` (an env's ``np_random``).
+    Copies the features (flat observation, or :class:`CoopFightFeatures`), the actor MLP and the action
+    head (``mlp_extractor.policy_net`` + ``action_net``), so that later PPO updates of the live model leave
+    the snapshot as it was, and one observation costs a few small matrix products (about 15 us) instead
+    of an SB3 ``predict`` (about 300 us). ``act`` plays the most likely legal action
+    (``deterministic=True``: what :class:`agents.sb3_agent.SB3Agent` plays, checked by the tests) or
+    samples the masked softmax with ``rng`` (an env's ``np_random``).
     """
 
     def __init__(self, model: Any, name: str = "snapshot", deterministic: bool = True) -> None:
-        import torch as th
+        from stable_baselines3.common.torch_layers import FlattenExtractor
 
         self.name = name
         self.deterministic = deterministic
+        extractor = model.policy.pi_features_extractor
+        if isinstance(extractor, CoopFightFeatures):
+            self.features: Callable[[np.ndarray], np.ndarray] | None = CoopFightFeatures.numpy_features
+        elif isinstance(extractor, FlattenExtractor):
+            self.features = None
+        else:
+            raise TypeError(f"FrozenPolicy cannot copy a {type(extractor).__name__} features extractor")
         self.layers: list[tuple[str, Any]] = []
         modules = list(model.policy.mlp_extractor.policy_net) + [model.policy.action_net]
         for module in modules:
@@ -949,6 +1104,8 @@ class FrozenPolicy:
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         x = np.asarray(observation, dtype=np.float32)
+        if self.features is not None:
+            x = self.features(x)
         for kind, params in self.layers:
             if kind == "linear":
                 x = x @ params[0] + params[1]
@@ -1141,6 +1298,7 @@ def train_selfplay(
         "persian": OpponentPool(HeuristicGreek(), sp["latest_prob"], sp["heuristic_prob"], sp["max_pool"]),
     }
     snap_dir = run_dir / "snapshots"
+    snap_dir.mkdir(exist_ok=True)
     if resume is not None:
         while all((snap_dir / f"{side}_gen{start_generation + 1}.zip").is_file() for side, _ in SIDES):
             start_generation += 1
@@ -1278,37 +1436,44 @@ def evaluate_against_baselines(
     lies wholly above the heuristic's on the same games.
     """
     from agents.evaluation import evaluate
+    from agents.sb3_agent import load_model
 
     episodes = int(rep.get("episodes", 1000))
     base_seed = 20_000_000 + seed * 100_000  # deals no training or BC game used
-    kwargs = {k: v for k, v in _eval_env_kwargs(ENV_IDS[target], env_kwargs).items() if k != "opponent"}
+    env_id = ENV_IDS[target]
+    kwargs = {k: v for k, v in _eval_env_kwargs(env_id, env_kwargs).items() if k != "opponent"}
+    # The trained policy plays greedily (its most likely legal action, as SB3Agent does) through a NumPy
+    # copy: 20x faster than SB3's predict, so 10,000 games take seconds. Objects run in this process.
+    ppo = FrozenPolicy(load_model(model_path), name="ppo")
     workers = _workers()
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
     if target == "coop":
-        search_episodes = int(rep.get("search_episodes", 0))
-        specs = [(str(model_path), "ppo", episodes), ("random", "random", episodes),
-                 ("heuristic", "heuristic", episodes), ("search", "search", min(search_episodes, episodes))]
-        for spec, name, games in specs:
+        search_spec = str(rep.get("search", "search"))
+        search_episodes = min(int(rep.get("search_episodes", 0)), episodes)
+        players = [
+            (ppo, "ppo", episodes),
+            ("random", "random", episodes),
+            ("heuristic", "heuristic", episodes),
+            (search_spec, "search", search_episodes),
+        ]
+        for spec, name, games in players:
             if games <= 0:
                 continue
             [result] = evaluate(COOP_ID, [spec], games, base_seed, env_kwargs=kwargs, workers=workers)
             rows.append(_row(result, name))
-        ppo, heuristic = rows[0], rows[2]
-        verdict = {"beats_heuristic": ppo["ci_low"] > heuristic["ci_high"]}
+            rows[-1]["spec"] = spec if isinstance(spec, str) else str(model_path)
     else:
-        env_id = ENV_IDS[target]
         for opponent in ("heuristic", "random"):
-            for spec, name in ((str(model_path), "ppo"), ("heuristic", "heuristic"), ("random", "random")):
+            for spec, name in ((ppo, "ppo"), ("heuristic", "heuristic"), ("random", "random")):
                 [result] = evaluate(env_id, [spec], episodes, base_seed, env_kwargs=kwargs, workers=workers,
                                     opponent=opponent)
                 rows.append(_row(result, name, opponent))
-        ppo = rows[0]
-        heuristic = rows[1]
-        verdict = {"beats_heuristic": ppo["ci_low"] > heuristic["ci_high"]}
+    ppo_row, heuristic_row = rows[0], next(r for r in rows if r["agent"] == "heuristic")
+    verdict = {"beats_heuristic": ppo_row["ci_low"] > heuristic_row["ci_high"]}
     return {
         "base_seed": base_seed,
-        "deterministic": True,
+        "ppo_plays": "greedy: most likely legal action",
         "rows": rows,
         **verdict,
         "seconds": round(time.perf_counter() - start, 1),
