@@ -390,7 +390,7 @@ def print_table(results: Sequence[EvalResult], title: str) -> None:
     if duel:
         table.add_column("Persian")
     for name in ("games", "wins", "win rate", "95% interval", "turns", "s/game"):
-        table.add_column(name, justify="right")
+        table.add_column(name, justify="right", no_wrap=True)
     for r in results:
         row = [r.agent] + ([r.opponent or ""] if duel else [])
         row += [
@@ -413,7 +413,7 @@ def plot_results(results: Sequence[EvalResult], path: str | os.PathLike[str], ti
     rates = np.array([r.win_rate for r in results])
     low = np.clip(rates - np.array([r.ci95[0] for r in results]), 0.0, None)
     high = np.clip(np.array([r.ci95[1] for r in results]) - rates, 0.0, None)
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.4 * len(results) + 1.5), 4.0))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.4 * len(results) + 1.5), 4.0))
     positions = np.arange(len(results))
     ax.bar(positions, rates, yerr=np.vstack([low, high]), capsize=5, color="tab:blue", alpha=0.8)
     for x, r in zip(positions, results, strict=True):
@@ -422,7 +422,7 @@ def plot_results(results: Sequence[EvalResult], path: str | os.PathLike[str], ti
     ax.set_ylabel("win rate (95% Wilson interval)")
     ax.set_ylim(0, min(1.05, max(0.1, float(max(r.ci95[1] for r in results)) + 0.1)) if results else 1)
     n = results[0].games if results else 0
-    ax.set_title(title or f"{results[0].env_id if results else ''}: {n} paired games")
+    ax.set_title(title or f"{results[0].env_id if results else ''}: {n} paired games", fontsize=9, wrap=True)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -275,9 +275,11 @@ def test_search_values_are_unbiased_estimates_of_exact_win_chances():
 
 @pytest.mark.slow
 def test_search_beats_the_heuristic_on_paired_deals():
+    """The default search player against the heuristic on the same 192 deals (about 30 minutes on one
+    core; 2 workers). Measured: 63 wins against 46."""
     from agents.evaluation import COOP_ID, evaluate
 
-    heuristic, search = evaluate(COOP_ID, ["heuristic", "search:8,4"], games=400, base_seed=20_000, workers=2)
+    heuristic, search = evaluate(COOP_ID, ["heuristic", "search"], games=192, base_seed=0, workers=2)
     assert search.wins > heuristic.wins
 
 
