@@ -22,7 +22,10 @@ The rollout policy is :class:`~agents.coop_heuristic.CoopHeuristic` run straight
 observation, which the tests check, without encoding or decoding one).
 
 Strength and time: ``n_determinizations`` samples per round, at most ``rollouts`` rounds (so at most
-their product rollouts per candidate), ``max_candidates``.
+their product rollouts per candidate), ``max_candidates``. With the defaults (32 x 8, 5 candidates) it
+won 277 of 864 games of the default deck (32.1%, 95% Wilson interval [29.0%, 35.3%]; the heuristic
+won 226 of the same 864 deals, 26.2%) at about 10 seconds per game on one core
+(``scripts/evaluate.py search --seed 0 --games 96 --workers 16`` repeated for seeds 0..863).
 """
 
 from __future__ import annotations
