@@ -108,13 +108,18 @@ def _parse_search_options(text: str) -> dict[str, Any]:
     return options
 
 
-def make_agent(spec: Any, env_id: str, seed: int | None = None) -> tuple[Any, str]:
+def make_agent(
+    spec: Any, env_id: str, seed: int | None = None, env_kwargs: dict[str, Any] | None = None
+) -> tuple[Any, str]:
     """Build the agent named by ``spec`` for ``env_id``; returns ``(agent, label)``.
 
     ``spec`` is a name (see the module docstring), a model path, or an object with an ``act`` method
-    (returned as is). ``seed`` seeds the agent's own generator where it has one.
+    (returned as is). ``seed`` seeds the agent's own generator where it has one. ``env_kwargs`` (co-op:
+    ``num_players``, ``persian_deck``) tell the co-op heuristic and search players which game is played.
     """
     env_id = resolve_env_id(env_id)
+    env_kwargs = env_kwargs or {}
+    deck = env_kwargs.get("persian_deck")
     if not isinstance(spec, (str, os.PathLike)):
         if hasattr(spec, "act") and callable(spec.act):
             return spec, type(spec).__name__
@@ -129,7 +134,7 @@ def make_agent(spec: Any, env_id: str, seed: int | None = None) -> tuple[Any, st
         if env_id == COOP_ID:
             from agents.coop_heuristic import CoopHeuristic
 
-            return CoopHeuristic(), "heuristic"
+            return CoopHeuristic(persian_deck=deck), "heuristic"
         from agents.duel_heuristic import HeuristicGreek, HeuristicPersian
 
         return (HeuristicGreek() if env_id == GREEK_ID else HeuristicPersian()), "heuristic"
@@ -138,7 +143,9 @@ def make_agent(spec: Any, env_id: str, seed: int | None = None) -> tuple[Any, st
             raise ValueError("the search player plays the co-op game only")
         from agents.coop_search import CoopSearchExpert
 
-        return CoopSearchExpert(seed=seed, **_parse_search_options(options)), text
+        options_dict = {"num_players": env_kwargs.get("num_players", 1), "persian_deck": deck}
+        options_dict.update(_parse_search_options(options))
+        return CoopSearchExpert(seed=seed, **options_dict), text
     if _is_model_path(text):
         from agents.sb3_agent import SB3Agent
 
@@ -207,7 +214,7 @@ def _make_env(env_id: str, env_kwargs: dict[str, Any], opponent: Any = None):
 def _play_chunk(task: tuple) -> list[GameRecord]:
     """Play games ``indices`` (worker entry point: builds its own env and agents from specs)."""
     env_id, env_kwargs, agent_spec, opponent_spec, indices, base_seed, agent_seed = task
-    agent, _ = make_agent(agent_spec, env_id)
+    agent, _ = make_agent(agent_spec, env_id, env_kwargs=env_kwargs)
     opponent = None
     if opponent_spec is not None:
         opponent_env = PERSIAN_ID if env_id == GREEK_ID else GREEK_ID
@@ -532,13 +539,13 @@ def plot_learning_curve(curve: dict[str, np.ndarray], path: str | os.PathLike[st
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evaluate",
-        description="Evaluate agents on the same seeded deals (paired), with 95%% Wilson intervals.",
+        description="Evaluate agents on the same seeded deals (paired), with 95% Wilson intervals.",
     )
     parser.add_argument("agents", nargs="*", help="agent specs: random, heuristic, search[:N,K], model.zip")
     parser.add_argument("--env", default="coop", help="coop (default), duel, greek, persian or a full env id")
     parser.add_argument("--greek", nargs="+", default=None, help="duel: Greek agents")
     parser.add_argument("--persian", nargs="+", default=None, help="duel: Persian agents")
-    parser.add_argument("--games", type=int, default=10_000, help="games per agent or pairing")
+    parser.add_argument("--games", type=int, default=10_000, help="games per agent or pairing (10000)")
     parser.add_argument("--seed", type=int, default=0, help="game i is dealt with seed SEED + i (default 0)")
     parser.add_argument("--agent-seed", type=int, default=DEFAULT_AGENT_SEED,
                         help="seed of the agents' own randomness (reseeded per game)")

@@ -92,6 +92,11 @@ def test_heuristic_search_and_model_specs(tmp_path):
         resolve_env_id("chess")
     result = evaluate(COOP_ID, ["search:2,1"], games=2, base_seed=3)[0]
     assert result.games == 2 and result.agent == "search:2,1"
+    # The co-op players learn the game (players, deck) from the env's settings.
+    agent, _ = make_agent("search:2,1", COOP_ID, env_kwargs={"num_players": 3})
+    assert agent.game.num_players == 3
+    three = evaluate(COOP_ID, ["heuristic", "search:2,1"], games=2, env_kwargs={"num_players": 3})
+    assert [r.games for r in three] == [2, 2]
 
 
 def test_duel_cross_play_matrix():
