@@ -405,7 +405,10 @@ def print_table(results: Sequence[EvalResult], title: str) -> None:
             f"{r.mean_turns:.1f}", f"{r.seconds_per_game:.4f}",
         ]
         table.add_row(*row)
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:  # piped or captured: no terminal width to respect, keep rows whole
+        console = Console(width=160)
+    console.print(table)
 
 
 def plot_results(results: Sequence[EvalResult], path: str | os.PathLike[str], title: str = "") -> None:
