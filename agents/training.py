@@ -842,6 +842,15 @@ def _is_maskable_model(model) -> bool:
 # --------------------------------------------------------------------------------------------------------
 
 
+def _mark_model_keys_read(hp: Config) -> None:
+    """On resume the network and PPO settings come from the saved model (built from these very keys)."""
+    for key in (*PPO_KEYS, "policy"):
+        if key in hp:
+            hp[key]
+    hp.plain("policy_kwargs")
+    hp.plain("bc")  # the warm start happened before the first run; it is not repeated
+
+
 def _setup_torch(seed: int) -> None:
     from stable_baselines3.common.utils import set_random_seed
 
@@ -877,6 +886,7 @@ def train(
     """
     if target not in ENV_IDS:
         raise ValueError(f"train() takes one of {tuple(ENV_IDS)}; use train_selfplay() for self-play")
+    started = time.perf_counter()
     env_id = ENV_IDS[target]
     resume_model = None
     if resume is not None:
@@ -907,8 +917,7 @@ def train(
 
     cfg = Config(data)
     hp = cfg[env_id]
-    cfg["run"]  # noqa: B018 - read: the run block is recorded in config.yaml, consumed above
-    for key in ("target", "algo", "seed", "device"):
+    for key in ("target", "algo", "seed", "device"):  # consumed above, through resolve_config
         cfg["run"][key]
     env_kwargs = hp.plain("env_kwargs", {})
     n = int(hp.get("n_envs", 8))
@@ -941,14 +950,7 @@ def train(
     else:
         model.set_env(env)
         model.tensorboard_log = str(run_dir / "tb")
-        for key in PPO_KEYS:  # read (they are in the saved model already); mark them used
-            if key in hp:
-                hp[key]
-        hp.plain("policy_kwargs")
-        if "policy" in hp:
-            hp["policy"]
-        if "bc" in hp:
-            hp.plain("bc")
+        _mark_model_keys_read(hp)
 
     clock = _throughput_callback()
     callbacks = _callbacks(algo, hp, run_dir, eval_env, n, clock)
@@ -967,6 +969,7 @@ def train(
     else:
         _log(f"the model has {model.num_timesteps} steps already (target {total}); nothing to train")
     model.save(run_dir / "final_model.zip")
+    save_for_play(model, run_dir / "final_policy.zip")
     env.close()
     eval_env.close()
     result: dict[str, Any] = {
@@ -982,18 +985,42 @@ def train(
         "throughput": clock.summary(),
         "behaviour_cloning": bc_stats,
     }
-    rep = hp.get("report", Config({}))
+    result["train_wall_seconds"] = round(time.perf_counter() - started, 1)
+    _log(f"trained in {result['train_wall_seconds']} s (BC included, final evaluation not)")
     if report:
         final = run_dir / "final_model.zip"
+        rep = hp.get("report", Config({}))
         result["evaluation"] = evaluate_against_baselines(target, final, env_kwargs, rep, seed)
         print(format_report(result))
-    else:
-        for key in rep:
-            rep[key]
     result["unused_config_keys"] = cfg.unused()
     with open(run_dir / "report.json", "w", encoding="utf-8") as handle:
         json.dump(result, handle, indent=2, default=_json_default)
     return result
+
+
+# Attributes a model needs to train on, not to play: the last rollout's observations and episode buffers.
+_TRAINING_LEFTOVERS = ["_last_obs", "_last_original_obs", "_last_episode_starts", "ep_info_buffer",
+                       "ep_success_buffer"]
+
+
+def save_for_play(model, path: str | os.PathLike[str]) -> Path:
+    """Save ``model`` to be played or shipped: the same policy, a fraction of the size.
+
+    The Adam moments (twice the network's size) are replaced by a fresh optimizer's empty state and the
+    last rollout's observations are left out. The file loads with ``MaskablePPO.load`` / ``SB3Agent`` like
+    any model (training it further simply restarts Adam); ``final_model.zip`` keeps everything for
+    ``--resume``.
+    """
+    policy = model.policy
+    optimizer = policy.optimizer
+    policy.optimizer = policy.optimizer_class(
+        policy.parameters(), lr=optimizer.param_groups[0]["lr"], **policy.optimizer_kwargs
+    )
+    try:
+        model.save(path, exclude=_TRAINING_LEFTOVERS)
+    finally:
+        policy.optimizer = optimizer
+    return Path(path)
 
 
 def _json_default(value: Any) -> Any:
@@ -1326,13 +1353,7 @@ def train_selfplay(
             cls = _algo_class(algo)
             model = cls.load(snap_dir / f"{side}_gen{start_generation}.zip", env=env, device=device)
             model.tensorboard_log = str(run_dir / "tb" / side)
-            for key in PPO_KEYS:
-                if key in hp:
-                    hp[key]
-            hp.plain("policy_kwargs")
-            hp.plain("bc")
-            if "policy" in hp:
-                hp["policy"]
+            _mark_model_keys_read(hp)
         clock = _throughput_callback()
         sides[side] = {
             "env_id": env_id,
@@ -1394,9 +1415,6 @@ def train_selfplay(
             run_dir / "final_greek.zip", run_dir / "final_persian.zip", report_episodes, seed
         )
         print(format_cross_play(result["cross_play"]))
-    for _, env_id in SIDES:
-        if "report" in cfg[env_id]:
-            cfg[env_id].plain("report")
     result["unused_config_keys"] = cfg.unused()
     with open(run_dir / "report.json", "w", encoding="utf-8") as handle:
         json.dump(result, handle, indent=2, default=_json_default)
