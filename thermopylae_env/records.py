@@ -237,7 +237,11 @@ def make_agent(spec: Any, env: gym.Env, seed: int | None = None) -> tuple[AgentF
     if env_id is None:
         env_id = "thermopylae/Coop-v0" if getattr(env.unwrapped, "side", None) is None else (
             "thermopylae/DuelGreek-v0" if env.unwrapped.side == 0 else "thermopylae/DuelPersian-v0")
-    agent, label = make_named_agent(spec, env_id, seed=seed)
+    env_kwargs = {}
+    game = getattr(env.unwrapped, "game", None)
+    if hasattr(game, "persian"):  # the co-op game: its players must know the player count and the deck
+        env_kwargs = {"num_players": game.num_players, "persian_deck": game.persian}
+    agent, label = make_named_agent(spec, env_id, seed=seed, env_kwargs=env_kwargs)
     if isinstance(agent, SB3Agent):
         agent.check_fits(env.observation_space, env.action_space)
     return agent.act, label
