@@ -12,6 +12,10 @@ Three steps, each usable alone:
   no probability, exactly as in MaskablePPO) and, optionally, its critic on those returns so that PPO
   starts from a value function that matches the cloned policy instead of wrecking it in the first update;
 * :func:`agreement` measures how often the policy's most likely legal action equals the expert's.
+
+DAgger (Ross et al., 2011) is the same loop with ``actor=`` the cloned policy: the expert labels the states
+the clone reaches, the labels join the data, and the policy is trained again; it fixes the mistakes that
+lead the clone off the expert's paths, which plain cloning never sees.
 """
 
 from __future__ import annotations
@@ -77,12 +81,17 @@ def collect_expert_data(
     episodes: int,
     seed: int = 0,
     gamma: float = 1.0,
+    actor: Any = None,
 ) -> ExpertData:
-    """Play ``episodes`` games with ``expert`` (an :class:`agents.base.Agent`) and record its decisions.
+    """Play ``episodes`` games and record the decisions of ``expert`` (an :class:`agents.base.Agent`).
 
     ``make_env`` builds the environment the policy will be trained on (same observation, same reward
     shaping), so the recorded returns are those PPO's critic has to predict. Episode ``i`` is reset with
     ``seed + i``: the data set is reproducible.
+
+    With ``actor`` (DAgger) the games are played by ``actor`` while the expert only labels each state
+    with what it would have done: the states are those the learner reaches, where its mistakes happen.
+    The returns (and ``wins``) are then the actor's.
     """
     env = make_env()
     observations: list[np.ndarray] = []
@@ -100,6 +109,8 @@ def collect_expert_data(
                 observations.append(np.asarray(obs, dtype=np.float32))
                 masks.append(mask)
                 actions.append(action)
+                if actor is not None:
+                    action = int(actor.act(obs, mask))
                 obs, reward, terminated, truncated, info = env.step(action)
                 rewards.append(float(reward))
                 if terminated or truncated:

@@ -107,7 +107,18 @@ RUN_KEYS = (
 )
 SECTION_KEYS: dict[str, tuple[str, ...]] = {
     "eval": ("freq", "episodes", "deterministic"),
-    "bc": ("expert", "episodes", "epochs", "batch_size", "learning_rate", "value_coef", "workers"),
+    "bc": (
+        "expert",
+        "episodes",
+        "epochs",
+        "batch_size",
+        "learning_rate",
+        "value_coef",
+        "workers",
+        "dagger_rounds",
+        "dagger_episodes",
+        "dagger_epochs",
+    ),
     "report": ("episodes", "search", "search_episodes"),
     "selfplay": (
         "generations",
@@ -709,13 +720,24 @@ def make_expert(env_id: str, name: str, seed: int = 0):
 
 
 def _collect_part(
-    env_id: str, env_kwargs: dict[str, Any], expert: str, episodes: int, seed: int, gamma: float
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    expert: str,
+    episodes: int,
+    seed: int,
+    gamma: float,
+    actor: Any = None,
 ):
     from agents.imitation import collect_expert_data
 
     _register_envs()
     return collect_expert_data(
-        make_env_fn(env_id, env_kwargs), make_expert(env_id, expert, seed), episodes, seed=seed, gamma=gamma
+        make_env_fn(env_id, env_kwargs),
+        make_expert(env_id, expert, seed),
+        episodes,
+        seed=seed,
+        gamma=gamma,
+        actor=actor,
     )
 
 
@@ -727,15 +749,20 @@ def collect_bc_data(
     seed: int,
     gamma: float,
     workers: int = 1,
+    actor: Any = None,
 ):
-    """Expert decisions from ``episodes`` games, played in ``workers`` processes (episode seeds disjoint)."""
+    """Expert decisions from ``episodes`` games, played in ``workers`` processes (episode seeds disjoint).
+
+    ``actor`` (a picklable player such as :class:`FrozenPolicy`) plays the games instead of the expert,
+    which then only labels the states (DAgger).
+    """
     from agents.imitation import ExpertData
 
     workers = max(1, min(int(workers), episodes))
     shares = [episodes // workers + (i < episodes % workers) for i in range(workers)]
     starts = np.cumsum([0, *shares[:-1]])
     jobs = [
-        (env_id, dict(env_kwargs), expert, n, seed + int(s), gamma)
+        (env_id, dict(env_kwargs), expert, n, seed + int(s), gamma, actor)
         for n, s in zip(shares, starts, strict=True)
     ]
     if workers == 1:
@@ -762,7 +789,7 @@ def warm_start(
     With ``eval_env`` the cloned policy is also played for ``eval_episodes`` games (the starting point
     that PPO then improves on).
     """
-    from agents.imitation import agreement, behaviour_cloning
+    from agents.imitation import ExpertData, agreement, behaviour_cloning
 
     episodes = int(bc["episodes"])
     expert = str(bc.get("expert", "heuristic"))
@@ -779,19 +806,41 @@ def warm_start(
     train_data, held_out = data.split(0.9, seed=seed)
     before = agreement(model.policy, held_out)
     start = time.perf_counter()
-    history = behaviour_cloning(
-        model.policy,
-        train_data,
-        epochs=int(bc.get("epochs", 5)),
+    settings = dict(
         batch_size=int(bc.get("batch_size", 256)),
         learning_rate=float(bc.get("learning_rate", 1e-3)),
         value_coef=float(bc.get("value_coef", 0.5)),
-        seed=seed,
         log=_log,
     )
+    epochs = int(bc.get("epochs", 5))
+    history = behaviour_cloning(model.policy, train_data, epochs=epochs, seed=seed, **settings)
     after = agreement(model.policy, held_out)
     _log(f"BC: held-out agreement with the {expert} {before:.3f} -> {after:.3f}")
     train_seconds = time.perf_counter() - start
+    dagger = []
+    rounds = int(bc.get("dagger_rounds", 0))
+    for r in range(1, rounds + 1):
+        start = time.perf_counter()
+        actor = FrozenPolicy(model, name=f"dagger{r}")
+        n_new = int(bc["dagger_episodes"])
+        new = collect_bc_data(env_id, env_kwargs, expert, n_new, bc_seed + episodes + (r - 1) * n_new,
+                              model.gamma, workers, actor=actor)
+        on_policy = agreement(model.policy, new)
+        train_data = ExpertData.concatenate([train_data, new])
+        behaviour_cloning(model.policy, train_data, epochs=int(bc.get("dagger_epochs", 2)), seed=seed + r,
+                          **settings)
+        dagger.append({
+            "round": r,
+            "clone_win_rate": new.wins / max(new.episodes, 1),
+            "agreement_on_clone_states": on_policy,
+            "decisions": len(train_data),
+            "seconds": round(time.perf_counter() - start, 2),
+        })
+        _log(f"DAgger {r}/{rounds}: the clone won {dagger[-1]['clone_win_rate']:.3f} of {new.episodes} games "
+             f"and agreed with the {expert} on {on_policy:.3f} of its states; {len(train_data)} decisions")
+    if rounds:
+        after = agreement(model.policy, held_out)
+        _log(f"BC after DAgger: held-out agreement {after:.3f}")
     win_rate = None
     if eval_env is not None and eval_episodes > 0:
         win_rate = policy_win_rate(model, eval_env, eval_episodes)
@@ -805,6 +854,7 @@ def warm_start(
         "train_seconds": round(train_seconds, 2),
         "held_out_agreement_before": before,
         "held_out_agreement_after": after,
+        "dagger": dagger,
         "win_rate_after_bc": win_rate,
         "win_rate_games": eval_episodes if win_rate is not None else 0,
         "history": history,

@@ -48,6 +48,8 @@ def shrunk_config(target: str, tmp_path: Path, **budget) -> Path:
             hp["eval"].update(freq=128, episodes=4)
         if "bc" in hp:
             hp["bc"].update(episodes=budget.get("bc_episodes", 6), epochs=1)
+            if "dagger_episodes" in hp["bc"]:
+                hp["bc"].update(dagger_rounds=1, dagger_episodes=3, dagger_epochs=1)
         if "report" in hp:
             hp["report"]["episodes"] = budget.get("report_episodes", 6)
             if "search_episodes" in hp["report"]:
@@ -282,3 +284,15 @@ def gym_box():
     import gymnasium as gym
 
     return gym.spaces.Box(0.0, 1.0, (115,), np.float32)
+
+
+def test_dagger_records_the_expert_labels_on_the_actors_games():
+    from agents.coop_heuristic import CoopHeuristic
+    from agents.random_agent import RandomAgent
+
+    data = training.collect_bc_data(COOP_ID, {}, "heuristic", 30, seed=5, gamma=1.0, actor=RandomAgent(0))
+    assert data.wins == 0  # random play (the actor) never wins the co-op game
+    expert = CoopHeuristic()
+    labels = [expert.act(o, m) for o, m in zip(data.observations, data.masks, strict=True)]
+    assert np.array_equal(labels, data.actions)
+    assert np.all(data.returns == -1.0)  # gamma 1: every decision of a lost game has return -1
