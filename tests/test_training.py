@@ -296,3 +296,17 @@ def test_dagger_records_the_expert_labels_on_the_actors_games():
     labels = [expert.act(o, m) for o, m in zip(data.observations, data.masks, strict=True)]
     assert np.array_equal(labels, data.actions)
     assert np.all(data.returns == -1.0)  # gamma 1: every decision of a lost game has return -1
+
+
+def test_selfplay_resume_continues_after_the_last_completed_generation(tmp_path):
+    config = shrunk_config("selfplay", tmp_path, n_timesteps=128, n_envs=2, n_steps=32, batch_size=32)
+    out = tmp_path / "sp"
+    training.train_selfplay(config=config, out=out, progress=False, report=False)
+    for side in ("greek", "persian"):  # as if the run had stopped during generation 2
+        (out / "snapshots" / f"{side}_gen2.zip").unlink()
+    result = training.train_selfplay(resume=out, progress=False, report=False)
+    assert result["resumed_after_generation"] == 1
+    for side in ("greek", "persian"):
+        assert (out / "snapshots" / f"{side}_gen2.zip").is_file()
+        assert result[side]["num_timesteps"] == 128  # 64 from generation 1 (loaded) + 64 more
+        assert result[side]["throughput"]["env_steps"] == 64
