@@ -1097,7 +1097,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("target", choices=TARGETS, help="what to train")
     parser.add_argument("--algo", choices=ALGOS, default=None, help="default: maskable_ppo")
     parser.add_argument("--config", default=None, help="YAML config (default: the shipped one)")
-    parser.add_argument("--timesteps", type=int, default=None, help="total env steps (self-play: per side)")
+    parser.add_argument("--timesteps", type=int, default=None,
+                        help="total env steps (self-play: per side; with --resume: the total to reach)")
     parser.add_argument("--seed", type=int, default=None, help="default: 0")
     parser.add_argument("--n-envs", type=int, default=None, help="parallel environments")
     parser.add_argument("--out", default=None, help="run folder (default: runs/<target>-<algo>-seed<seed>)")
