@@ -52,22 +52,25 @@ __all__ = [
     "view_from_state",
 ]
 
-# Layout constants of docs/coop_spec.md (the fixed public API of thermopylae_env.coop).
-NUM_ACTIONS = 72
-OBS_SIZE = 115
-RETREAT = 0
-FIGHT_BASE = 1
-GIVE_BASE = 56
-DECLINE = 60
-DISCARD_BASE = 61
-MAX_PLAYERS = 4
-HAND_LIMIT = 5
-NUM_SUPPORT = 4
-LOSS_MARKER = 7
-GRAVEYARD_WIN = 12
-MAX_DICE = 5
+# Layout constants of docs/coop_spec.md, from their one home in the engine.
+from thermopylae_env.coop import (  # noqa: E402
+    DECLINE,
+    DISCARD_BASE,
+    FIGHT_BASE,
+    GIVE_BASE,
+    GRAVEYARD_WIN,
+    HAND_LIMIT,
+    LOCATION_DIE_MARKERS,
+    LOSS_MARKER,
+    MAX_DICE,
+    MAX_PLAYERS,
+    NUM_ACTIONS,
+    NUM_SUPPORT,
+    OBS_SIZE,
+    RETREAT,
+)
+
 VALUES = tuple(range(10, 21))
-LOCATION_DIE_MARKERS = (3, 6)
 
 PHASE_MAIN, PHASE_DRAW_OFFER, PHASE_DISCARD = 0, 1, 2
 PHASE_OVER = -1
