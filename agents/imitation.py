@@ -228,7 +228,8 @@ def _logits(policy: Any, obs: th.Tensor, masks: th.Tensor | None) -> th.Tensor:
 def agreement(policy: Any, data: ExpertData, batch_size: int = 4096) -> float:
     """Fraction of ``data``'s decisions where the policy's most likely legal action is the expert's.
 
-    (What a masked, deterministic player does; for a plain PPO policy see the legal actions only too.)
+    This is the choice of the greedy masked player; a plain PPO policy is scored the same way, on the legal
+    actions only, which is how :class:`agents.sb3_agent.SB3Agent` falls back when its prediction is illegal.
     """
     if len(data) == 0:
         raise ValueError("agreement needs at least one decision")

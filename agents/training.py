@@ -1452,6 +1452,7 @@ def train_selfplay(
     for side, entry in sides.items():
         path = run_dir / f"final_{side}.zip"
         entry["model"].save(path)
+        save_for_play(entry["model"], run_dir / f"final_{side}_policy.zip")
         entry["env"].close()
         entry["eval_env"].close()
         result[side] = {

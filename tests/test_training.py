@@ -152,6 +152,7 @@ def test_selfplay_tiny_run_saves_both_sides_and_cross_play(tmp_path):
     assert result["unused_config_keys"] == []
     for side in ("greek", "persian"):
         assert (tmp_path / "sp" / f"final_{side}.zip").is_file()
+        assert (tmp_path / "sp" / f"final_{side}_policy.zip").is_file()
         assert (tmp_path / "sp" / "snapshots" / f"{side}_gen2.zip").is_file()
         assert result[side]["num_timesteps"] >= 128
         assert sum(result[side]["opponents_sampled"].values()) > 0
