@@ -21,9 +21,15 @@ Rows:
 * ``sync N``: ``gymnasium.make_vec(..., vectorization_mode="sync")``, a ``SyncVectorEnv`` of N single envs.
 * ``native N``: ``CoopVectorEnv`` (``gymnasium.make_vec`` default), NumPy arrays for all N games; the
   ``copy=False`` row returns the live observation buffer instead of a fresh array.
-* ``ppo adapter`` / ``ppo dummy``: ``MaskablePPO("MlpPolicy")`` ``learn()`` throughput (environment steps
-  per second, training included) on ``CoopSB3VecEnv(64)`` vs ``DummyVecEnv`` of 64 ``Monitor(CoopEnv())``,
-  same configuration and seed (``n_steps=64``, ``batch_size=512``, ``n_epochs=2``), one torch thread.
+* ``ppo adapter`` / ``ppo dummy``: ``learn()`` throughput (environment steps per second, updates included)
+  of the default co-op training configuration, ``agents/configs/coop.yaml``, built by the code path of
+  ``agents/training.py`` (``build_model``: MaskablePPO with its features extractor, network, batch size
+  and epochs; one torch thread, ``_setup_torch``), on the SB3 adapter ``CoopSB3VecEnv(n_envs)`` (what
+  training uses) vs ``DummyVecEnv`` of as many ``Monitor(CoopEnv(**env_kwargs))``, for a fixed number of
+  whole rollouts. The two kinds run alternately (adapter, dummy, adapter, ...) so that the load of other
+  jobs falls on both. Each PPO row also splits the time: ``collect_rollouts`` (env steps, policy
+  forward, masks, buffer) as collection steps/s, and ``train`` (the gradient epochs) as seconds per
+  rollout; ``ppo adapter / dummy`` is the ratio of the two rows' medians.
 * ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel_env.py`` exists.
 
 Memory: bytes per game of the native engine's arrays (game state with its chance tables, the observation
@@ -56,8 +62,8 @@ from thermopylae_env.coop_env import CoopEnv  # noqa: E402
 from thermopylae_env.coop_vector import CoopVectorEnv  # noqa: E402
 
 Timer = tuple[float, float]  # (wall seconds, CPU seconds)
-PPO_ENVS = 64  # the PPO rows: 64 games, 64 steps per rollout, 2 epochs of minibatches of 512
-PPO_STEPS = 64
+PPO_ROLLOUTS = 4  # whole rollouts of the co-op config per PPO run (16384 steps each by default)
+PPO_ROLLOUTS_QUICK = 1
 
 
 def _clock() -> Timer:
@@ -118,27 +124,124 @@ def _sync_masks(env: gym.vector.VectorEnv, infos: dict) -> np.ndarray:
     return infos["action_mask"]
 
 
-def bench_ppo(kind: str, n_envs: int, timesteps: int, seed: int) -> tuple[float, float]:
-    import torch
-    from sb3_contrib import MaskablePPO
+def coop_training_config() -> tuple:
+    """``(algo, hyperparameter block, env kwargs, n_envs)`` of the default co-op config, read the way
+    ``agents/training.py`` reads it (``resolve_config`` + ``Config``)."""
+    from agents import training
+
+    data = training.resolve_config("coop")
+    hp = training.Config(data)[training.COOP_ID]
+    return data["run"]["algo"], hp, hp.plain("env_kwargs", {}), int(hp["n_envs"])
+
+
+def ppo_config_summary() -> dict:
+    """The settings of the default co-op config that decide PPO's speed (for the table and the JSON)."""
+    algo, hp, env_kwargs, n = coop_training_config()
+    kwargs = hp.plain("policy_kwargs", {})
+    return {
+        "config": "agents/configs/coop.yaml",
+        "algo": algo,
+        "n_envs": n,
+        "n_steps": int(hp["n_steps"]),
+        "rollout_steps": n * int(hp["n_steps"]),
+        "batch_size": int(hp["batch_size"]),
+        "n_epochs": int(hp["n_epochs"]),
+        "net_arch": kwargs.get("net_arch"),
+        "activation_fn": kwargs.get("activation_fn"),
+        "features_extractor": kwargs.get("features_extractor", "flatten"),
+        "env_kwargs": env_kwargs,
+        "vec": hp.get("vec"),
+    }
+
+
+def bench_ppo(kind: str, rollouts: int, seed: int) -> dict:
+    """``learn()`` of the default co-op config for ``rollouts`` whole rollouts on ``kind`` (``adapter``:
+    the env training builds, ``CoopSB3VecEnv``; ``dummy``: ``DummyVecEnv`` of ``Monitor(CoopEnv())``).
+
+    Returns wall and CPU steps/s of the whole ``learn`` and the time inside ``collect_rollouts`` and
+    ``train`` (wall and CPU)."""
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from agents import training
 
-    torch.set_num_threads(1)
+    algo, hp, env_kwargs, n = coop_training_config()
+    training._setup_torch(seed)  # one torch thread, seeds: what a training run does first
     if kind == "adapter":
-        env = CoopSB3VecEnv(n_envs, seed=seed)
+        vec = str(hp.get("vec", "native"))
+        if vec != "native":
+            raise ValueError(f"the co-op config trains on vec={vec!r}, not on the native adapter")
+        env = training.build_vec_env(training.COOP_ID, env_kwargs, n, seed, vec)
     else:
-        env = DummyVecEnv([lambda: Monitor(CoopEnv()) for _ in range(n_envs)])
+        env = DummyVecEnv([lambda: Monitor(CoopEnv(**env_kwargs)) for _ in range(n)])
         env.seed(seed)
-    model = MaskablePPO("MlpPolicy", env, n_steps=PPO_STEPS, batch_size=512, n_epochs=2, seed=seed,
-                        device="cpu")
+    model = training.build_model(algo, env, hp, seed, None, "cpu")
+    spent = {"collect": [0.0, 0.0], "train": [0.0, 0.0]}
+
+    def timed(name: str, fn: Callable) -> Callable:
+        def inner(*args, **kwargs):  # noqa: ANN202
+            w0, c0 = _clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                w1, c1 = _clock()
+                spent[name][0] += w1 - w0
+                spent[name][1] += c1 - c0
+
+        return inner
+
+    model.collect_rollouts = timed("collect", model.collect_rollouts)
+    model.train = timed("train", model.train)
+    steps = rollouts * n * int(hp["n_steps"])
+    learn_kwargs = {"use_masking": True} if algo == "maskable_ppo" else {}
     w0, c0 = _clock()
-    model.learn(total_timesteps=timesteps)
+    model.learn(total_timesteps=steps, **learn_kwargs)
     w1, c1 = _clock()
     env.close()
-    return model.num_timesteps / (w1 - w0), model.num_timesteps / (c1 - c0)
+    done = model.num_timesteps
+    return {
+        "steps": done,
+        "steps_per_s": done / (w1 - w0),
+        "cpu_steps_per_s": done / (c1 - c0),
+        "collect_steps_per_s": done / spent["collect"][0],
+        "collect_cpu_steps_per_s": done / spent["collect"][1],
+        "train_s_per_rollout": spent["train"][0] / rollouts,
+        "train_cpu_s_per_rollout": spent["train"][1] / rollouts,
+        "train_share": spent["train"][0] / (w1 - w0),
+    }
+
+
+def bench_ppo_rows(rollouts: int, repeats: int, seed: int) -> tuple[list[dict], dict]:
+    """The ``ppo adapter`` and ``ppo dummy`` rows (medians of ``repeats``, the kinds alternating) and
+    their ratios."""
+    kinds = {"adapter": "default co-op config, CoopSB3VecEnv", "dummy": "default co-op config, "
+             "DummyVecEnv of Monitor(CoopEnv())"}
+    runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
+    for r in range(repeats):
+        for kind in kinds:
+            runs[kind].append(bench_ppo(kind, rollouts, seed + r))
+    n = ppo_config_summary()["n_envs"]
+    rows = []
+    for kind, what in kinds.items():
+        row = {key: statistics.median(run[key] for run in runs[kind]) for key in runs[kind][0]}
+        row.update({"name": f"ppo {kind}", "what": what, "num_envs": n,
+                    "runs_steps_per_s": [run["steps_per_s"] for run in runs[kind]],
+                    "runs_cpu_steps_per_s": [run["cpu_steps_per_s"] for run in runs[kind]]})
+        rows.append(row)
+    adapter, dummy = rows
+    ratio = {
+        "wall": adapter["steps_per_s"] / dummy["steps_per_s"],
+        "cpu": adapter["cpu_steps_per_s"] / dummy["cpu_steps_per_s"],
+        "collect_wall": adapter["collect_steps_per_s"] / dummy["collect_steps_per_s"],
+    }
+    return rows, ratio
+
+
+def _ppo_config_line(config: dict) -> str:
+    c = config
+    return (f"{c['algo']} {c['n_envs']} envs x {c['n_steps']} steps, batch {c['batch_size']}, "
+            f"{c['n_epochs']} epochs, net {c['net_arch']} {c['activation_fn']}, "
+            f"features {c['features_extractor']}")
 
 
 def median_of(repeats: int, fn: Callable[[int], tuple[float, float]]) -> dict:
@@ -161,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=default_json, help="where to write the JSON results")
     parser.add_argument("--markdown", default=None, help="also write the table as Markdown to this path")
     parser.add_argument("--skip-ppo", action="store_true", help="leave out the PPO rows")
+    parser.add_argument("--ppo-only", action="store_true", help="only the PPO rows")
+    parser.add_argument("--ppo-repeats", type=int, default=None, help="runs per PPO row (default 3, quick 1)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     quick = args.quick
@@ -178,39 +283,47 @@ def main(argv: list[str] | None = None) -> int:
               f"(cpu {result['cpu_steps_per_s']:,.0f})", flush=True)
 
     print(f"thermopylae-env benchmark ({'quick' if quick else 'full'}, median of {repeats})", flush=True)
-    single_steps = int(20000 * scale)
-    add("single raw", "CoopEnv called directly", 1,
-        lambda r: bench_single(CoopEnv(), single_steps, args.seed + r))
-    add("single make", 'gymnasium.make("thermopylae/Coop-v0")', 1,
-        lambda r: bench_single(gym.make("thermopylae/Coop-v0"), single_steps, args.seed + r))
-    add("sync 64", "SyncVectorEnv of 64 CoopEnv", 64,
-        lambda r: bench_vector(gym.make_vec("thermopylae/Coop-v0", num_envs=64, vectorization_mode="sync"),
-                               max(3, int(300 * scale)), args.seed + r, _sync_masks))
     native_steps = {1: 3000, 64: 2000, 1024: 600, 8192: 150}
-    for n, steps in native_steps.items():
-        add(f"native {n}", f"CoopVectorEnv(num_envs={n})", n,
-            lambda r, n=n, steps=steps: bench_vector(CoopVectorEnv(n), max(10, int(steps * scale)),
-                                                     args.seed + r, _native_masks))
-    add("native 8192 copy=False", "CoopVectorEnv(num_envs=8192, copy=False)", 8192,
-        lambda r: bench_vector(CoopVectorEnv(8192, copy=False), max(10, int(150 * scale)), args.seed + r,
-                               _native_masks))
+    if not args.ppo_only:
+        single_steps = int(20000 * scale)
+        add("single raw", "CoopEnv called directly", 1,
+            lambda r: bench_single(CoopEnv(), single_steps, args.seed + r))
+        add("single make", 'gymnasium.make("thermopylae/Coop-v0")', 1,
+            lambda r: bench_single(gym.make("thermopylae/Coop-v0"), single_steps, args.seed + r))
+        add("sync 64", "SyncVectorEnv of 64 CoopEnv", 64,
+            lambda r: bench_vector(gym.make_vec("thermopylae/Coop-v0", num_envs=64,
+                                                vectorization_mode="sync"),
+                                   max(3, int(300 * scale)), args.seed + r, _sync_masks))
+        for n, steps in native_steps.items():
+            add(f"native {n}", f"CoopVectorEnv(num_envs={n})", n,
+                lambda r, n=n, steps=steps: bench_vector(CoopVectorEnv(n), max(10, int(steps * scale)),
+                                                         args.seed + r, _native_masks))
+        add("native 8192 copy=False", "CoopVectorEnv(num_envs=8192, copy=False)", 8192,
+            lambda r: bench_vector(CoopVectorEnv(8192, copy=False), max(10, int(150 * scale)), args.seed + r,
+                                   _native_masks))
 
+    ppo = None
     if not args.skip_ppo and importlib.util.find_spec("sb3_contrib") is not None:
-        n_envs = PPO_ENVS
-        timesteps = n_envs * PPO_STEPS * (2 if quick else 5)
-        ppo_repeats = 1 if quick else 3
-        for kind, what in (("adapter", f"MaskablePPO on CoopSB3VecEnv({n_envs})"),
-                           ("dummy", f"MaskablePPO on DummyVecEnv of {n_envs} Monitor(CoopEnv())")):
-            def run(r: int, kind: str = kind) -> tuple[float, float]:
-                return bench_ppo(kind, n_envs, timesteps, args.seed + r)
+        rollouts = PPO_ROLLOUTS_QUICK if quick else PPO_ROLLOUTS
+        ppo_repeats = args.ppo_repeats or (1 if quick else 3)
+        config = ppo_config_summary()
+        print(f"  PPO: {_ppo_config_line(config)}; {rollouts} rollouts per run", flush=True)
+        ppo_rows, ratio = bench_ppo_rows(rollouts, ppo_repeats, args.seed)
+        for row in ppo_rows:
+            rows.append(row)
+            print(f"  {row['name']:<22} {row['steps_per_s']:>14,.0f} steps/s  "
+                  f"(cpu {row['cpu_steps_per_s']:,.0f}); collection {row['collect_steps_per_s']:,.0f} "
+                  f"steps/s, train {row['train_s_per_rollout']:.2f} s per rollout "
+                  f"({row['train_share']:.0%} of learn)",
+                  flush=True)
+        ppo = {"config": config, "rollouts_per_run": rollouts, "repeats": ppo_repeats,
+               "adapter_over_dummy": ratio}
+        print(f"  ppo adapter / dummy: {ratio['wall']:.2f}x (cpu {ratio['cpu']:.2f}x; collection alone "
+              f"{ratio['collect_wall']:.2f}x)", flush=True)
 
-            result = median_of(ppo_repeats, run)
-            result.update({"name": f"ppo {kind}", "what": what, "num_envs": n_envs})
-            rows.append(result)
-            print(f"  {'ppo ' + kind:<22} {result['steps_per_s']:>14,.0f} steps/s  "
-                  f"(cpu {result['cpu_steps_per_s']:,.0f})", flush=True)
-
-    if (ROOT / "thermopylae_env" / "duel_env.py").exists():
+    if args.ppo_only:
+        print("  (--ppo-only: environment and duel rows skipped)")
+    elif (ROOT / "thermopylae_env" / "duel_env.py").exists():
         for env_id in ("thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"):
             add(f"duel {env_id.split('/')[1].replace('-v0', '')}", f'gymnasium.make("{env_id}")', 1,
                 lambda r, env_id=env_id: bench_single(gym.make(env_id), int(5000 * scale), args.seed + r))
@@ -228,7 +341,8 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "thermopylae-env environment throughput",
         "mode": "quick" if quick else "full",
         "repeats": repeats,
-        "timed": "env step (and single-env reset) only; random legal action sampling excluded",
+        "timed": "env rows: env step (and single-env reset) only, random legal action sampling excluded; "
+        "ppo rows: the whole learn() of the default co-op config",
         "machine": {
             "python": platform.python_version(),
             "numpy": np.__version__,
@@ -239,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
             "load_average_end": _load(),
         },
         "rows": rows,
+        "ppo": ppo,
         "native_memory_bytes_per_game": per_game,
         "native_memory_num_envs": n_mem,
     }
@@ -274,6 +389,23 @@ def markdown_table(result: dict) -> str:
         ratio = f"{r['steps_per_s'] / single:.1f}x" if single else ""
         lines.append(f"| {r['name']} | {r['what']} | {r['num_envs']} | {r['steps_per_s']:,.0f} | "
                      f"{r['cpu_steps_per_s']:,.0f} | {ratio} |")
+    ppo = result.get("ppo")
+    if ppo:
+        ratio = ppo["adapter_over_dummy"]
+        lines += ["", f"PPO rows: `agents/configs/coop.yaml` ({_ppo_config_line(ppo['config'])}), "
+                  f"{ppo['rollouts_per_run']} rollouts per run, median of {ppo['repeats']}, "
+                  "one torch thread.",
+                  "",
+                  "| row | learn steps/s (wall) | (CPU) | collection steps/s | train s per rollout "
+                  "| train share |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for r in rows:
+            if r["name"].startswith("ppo "):
+                lines.append(f"| {r['name']} | {r['steps_per_s']:,.0f} | {r['cpu_steps_per_s']:,.0f} | "
+                             f"{r['collect_steps_per_s']:,.0f} | {r['train_s_per_rollout']:.2f} | "
+                             f"{r['train_share']:.0%} |")
+        lines += ["", f"Adapter / DummyVecEnv: {ratio['wall']:.2f}x wall, {ratio['cpu']:.2f}x CPU "
+                  f"(collection alone {ratio['collect_wall']:.2f}x)."]
     mem = result["native_memory_bytes_per_game"]
     lines += ["", f"Native engine memory per game (N = {result['native_memory_num_envs']}): "
               + ", ".join(f"{key} {value:.0f} B" for key, value in mem.items()) + "."]
