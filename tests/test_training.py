@@ -281,6 +281,51 @@ def test_fight_features_match_the_dice_odds():
     assert numpy_features[index] == pytest.approx(expected, abs=1e-6)
 
 
+def reference_fight_features(obs: np.ndarray) -> np.ndarray:
+    """The fight features computed the direct way: 220 gathers from the dice tail table per observation."""
+    tail = training.dice_tail_table()
+    values = np.arange(10, 21)
+    location = np.rint(obs[:, 65] + obs[:, 68]).astype(np.int64)
+    dice = np.minimum(np.arange(5)[None, :] + location[:, None], 5)
+    w1, r1 = np.rint(obs[:, 56] * 30), np.rint(obs[:, 57] * 30)
+    w2, r2 = np.rint(obs[:, 60] * 30), np.rint(obs[:, 61] * 30)
+    thresholds = np.stack([w1, r1, np.maximum(w1, w2), np.maximum(w1, r2)], 1)
+    need = np.clip(thresholds[:, None, None, :] - values[None, :, None, None] + 30, 0, 60).astype(np.int64)
+    shape = (len(obs), 11, 5, 4)
+    probs = tail[np.broadcast_to(dice[:, None, :, None], shape), np.broadcast_to(need, shape)]
+    present = np.stack([obs[:, 55], obs[:, 55], obs[:, 55] * obs[:, 59], obs[:, 55] * obs[:, 59]], 1)
+    return np.concatenate([obs, (probs * present[:, None, None, :]).reshape(len(obs), -1)], 1)
+
+
+def test_fight_features_table_lookup_equals_the_direct_computation_bit_for_bit():
+    """The odds-table lookup (torch and NumPy) gives exactly the numbers of the direct computation, on
+    observations of real games (every marker, slot and threshold that play reaches) and on arbitrary
+    points of the observation box."""
+    import torch as th
+
+    from thermopylae_env.coop_vector import CoopVectorEnv
+
+    env = CoopVectorEnv(256)
+    env.reset(seed=4)
+    rng = np.random.default_rng(4)
+    seen = []
+    for _ in range(60):
+        masks = env.engine.masks
+        obs, *_ = env.step((rng.random(masks.shape) * masks).argmax(1))
+        seen.append(obs.copy())
+    games = np.concatenate(seen)
+    box = rng.random((2000, 115)).astype(np.float32)
+    extractor = training.CoopFightFeatures(gym_box())
+    for obs in (games, box):
+        expected = reference_fight_features(obs)
+        assert np.array_equal(extractor(th.as_tensor(obs)).numpy(), expected)
+        assert np.array_equal(training.CoopFightFeatures.numpy_features(obs), expected)
+    single = training.CoopFightFeatures.numpy_features(games[3])
+    assert np.array_equal(single, reference_fight_features(games[3:4])[0])
+    # The table is not part of the saved state: models saved before it existed load as they were.
+    assert set(extractor.state_dict()) == {"tail", "values", "supports"}
+
+
 def gym_box():
     import gymnasium as gym
 
