@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from agents.evaluation import (
 from agents.stats import wilson_interval
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+POLICIES = Path(__file__).resolve().parents[1] / "agents" / "policies"
 
 
 # --------------------------------------------------------------------------------------------- Wilson
@@ -107,6 +109,20 @@ def test_duel_cross_play_matrix():
     assert all(r.env_id == GREEK_ID and r.games == 6 and r.mean_turns > 0 for r in results)
     again = evaluate_duel_matrix(["heuristic", "random"], ["heuristic", "random"], games=6, base_seed=1)
     assert [r.records for r in results] == [r.records for r in again]
+
+
+def test_fast_spec_plays_the_same_games_as_the_model_itself():
+    pytest.importorskip("sb3_contrib")
+    greek = str(POLICIES / "duel_greek_maskable_ppo.zip")
+    persian = str(POLICIES / "duel_persian_maskable_ppo.zip")
+    slow = evaluate_duel_matrix([greek], [persian, "heuristic"], games=12, base_seed=5)
+    fast = evaluate_duel_matrix([f"fast:{greek}"], [f"fast:{persian}", "heuristic"], games=12, base_seed=5)
+    assert [r.records for r in fast] == [r.records for r in slow]
+    coop = str(POLICIES / "coop_maskable_ppo.zip")
+    fast_coop, slow_coop = evaluate(COOP_ID, [f"fast:{coop}", coop], games=8)
+    assert fast_coop.records == slow_coop.records
+    with pytest.raises(ValueError, match="fast: needs the path"):
+        make_agent("fast:heuristic", "coop")
 
 
 # ----------------------------------------------------------------------------------- command line
