@@ -247,6 +247,23 @@ def test_models_train_with_the_one_pass_distribution_and_save_sb3_contribs(tmp_p
     assert type(training.speed_up_policy(loaded).policy.action_dist) is OnePassMaskableCategoricalDistribution
 
 
+def test_adapter_masks_for_sb3_contrib_are_a_copy_of_the_engines():
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+
+    env = CoopSB3VecEnv(6, seed=2)
+    env.reset()
+    rows = env.env_method("action_masks")
+    assert len(rows) == 6 and all(row.shape == (72,) and row.dtype == bool for row in rows)
+    masks = get_action_masks(env)
+    np.testing.assert_array_equal(masks, env.engine.masks)
+    rows[0][:] = ~rows[0]
+    masks[1][:] = False
+    np.testing.assert_array_equal(env.engine.masks, env.action_masks())
+    assert env.engine.masks[0].any() and env.engine.masks[1].any()
+
+
 # ------------------------------------------------------------------------------------- imitation
 
 
