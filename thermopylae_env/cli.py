@@ -270,27 +270,41 @@ def play_coop(args: argparse.Namespace, term: Terminal) -> int:
     except ValueError as err:
         sys.stderr.write(f"thermopylae play coop: {err}\n")
         return 2
+    game = env.unwrapped.game
+    return _play_loop(
+        env, term, hinter, args.record, COOP_HELP, seed, first_events=[],
+        screen=lambda state, events: _coop_screen(game, state, seed, events),
+        label=lambda state, action: _coop_label(game, state, action),
+    )
+
+
+def _play_loop(
+    env: Any, term: Terminal, hinter: Any, record: str | None, help_text: str, seed: int,
+    first_events: list[dict] | None, screen: Any, label: Any,
+) -> int:
+    """Show the position, offer the legal moves, apply the choice; until the game ends or the player quits.
+
+    ``first_events=None`` shows the events of the reset (the duel's deal and first draw).
+    """
     base = env.unwrapped
     obs, info = env.reset(seed=seed)
-    events: list[dict] = []
+    events = list(info.get("events", [])) if first_events is None else first_events
     try:
         while True:
             state = base.state
-            term.screen(_coop_screen(base.game, state, seed, events))
+            term.screen(screen(state, events))
             if state.terminated:
                 break
-            options = [(int(a), _coop_label(base.game, state, int(a)))
-                       for a in np.flatnonzero(info["action_mask"])]
+            options = [(int(a), label(state, int(a))) for a in np.flatnonzero(info["action_mask"])]
             marks = _show_hints(term, hinter, obs, info["action_mask"], options)
             term.print(_numbered(options, marks))
-            action = choose(term, options, COOP_HELP)
-            obs, _, terminated, truncated, info = env.step(action)
+            obs, _, _, _, info = env.step(choose(term, options, help_text))
             events = list(info.get("events", []))
     except _Quit as stop:
         term.print("End of input: quitting." if str(stop) == "end of input" else "Quit.")
-        _close_record(env, term, args.record, finished=False)
+        _close_record(env, term, record, finished=False)
         return 0
-    _close_record(env, term, args.record, finished=True)
+    _close_record(env, term, record, finished=True)
     return 0
 
 
@@ -399,27 +413,11 @@ def play_duel(args: argparse.Namespace, term: Terminal) -> int:
         sys.stderr.write(f"thermopylae play duel: {err}\n")
         return 2
     base = env.unwrapped
-    obs, info = env.reset(seed=seed)
-    events = list(info.get("events", []))
-    try:
-        while True:
-            state = base.state
-            term.screen(_duel_screen(base.game, state, side, base.opponent_label, seed, events))
-            if state.terminated:
-                break
-            options = [(int(a), _duel_label(base.game, state, side, int(a)))
-                       for a in np.flatnonzero(info["action_mask"])]
-            marks = _show_hints(term, hinter, obs, info["action_mask"], options)
-            term.print(_numbered(options, marks))
-            action = choose(term, options, DUEL_HELP)
-            obs, _, terminated, truncated, info = env.step(action)
-            events = list(info.get("events", []))
-    except _Quit as stop:
-        term.print("End of input: quitting." if str(stop) == "end of input" else "Quit.")
-        _close_record(env, term, args.record, finished=False)
-        return 0
-    _close_record(env, term, args.record, finished=True)
-    return 0
+    return _play_loop(
+        env, term, hinter, args.record, DUEL_HELP, seed, first_events=None,
+        screen=lambda state, events: _duel_screen(base.game, state, side, base.opponent_label, seed, events),
+        label=lambda state, action: _duel_label(base.game, state, side, action),
+    )
 
 
 # ----------------------------------------------------------------------------------------------- replay
