@@ -13,6 +13,11 @@ rows, indexed by (phase, support left, the bit set of values the deciding seat h
 :class:`CoopVectorEnv` is the Gymnasium ``VectorEnv`` over it; ``thermopylae_env.sb3_vec.CoopSB3VecEnv``
 is the Stable-Baselines3 ``VecEnv`` over it. ``scripts/benchmark.py`` measures it (``benchmarks/``).
 
+That is the ``"numpy"`` backend. Where numba is installed (the ``fast`` extra), the ``"numba"`` backend
+(the default, ``backend="auto"``) does the same work in one compiled loop over the games
+(:mod:`thermopylae_env._coop_kernel`) and writes the same arrays, value for value, faster at every number
+of games; the NumPy code stays the reference and the fallback.
+
 The rules, the action layout (72 actions), the observation layout (115 float32 values) and the mask are
 those of :mod:`thermopylae_env.coop` (``docs/coop_spec.md``); ``tests/test_coop_vector.py`` drives both
 engines through thousands of games with the same shuffles and dice and compares every observation,
@@ -54,9 +59,11 @@ from thermopylae_env.cards import PersianRows, load_persian_deck, load_spartan_d
 
 __all__ = [
     "DICE_PER_GAME",
+    "BACKENDS",
     "ChanceFn",
     "CoopVectorEngine",
     "CoopVectorEnv",
+    "resolve_backend",
     "splitmix_chance",
 ]
 
@@ -250,12 +257,14 @@ class _Tables:
         self.obs_slots_void = slots.view(_VOID_8F).reshape(-1)
         phase_rows = np.zeros((4, 3), np.float32)  # 0:3 by phase (OVER: all zero)
         phase_rows[[0, 1, 2], [0, 1, 2]] = 1.0
+        self.obs_phase = phase_rows
         self.obs_phase_void = phase_rows.view(_VOID_3F).reshape(-1)
         marker_support = np.zeros((LOSS_MARKER * (NUM_SUPPORT + 1), 8), np.float32)  # 63:71
         for m in range(1, LOSS_MARKER + 1):
             for s in range(NUM_SUPPORT + 1):
                 marker_support[(m - 1) * (NUM_SUPPORT + 1) + s, m - 1] = 1.0
                 marker_support[(m - 1) * (NUM_SUPPORT + 1) + s, 7] = _f32(s / NUM_SUPPORT)
+        self.obs_marker_support = marker_support
         self.obs_marker_support_void = marker_support.view(_VOID_8F).reshape(-1)
         n_rows = len(persian)
         self.obs_spartan_deck = np.array(
@@ -317,6 +326,45 @@ def _check_num_players(num_players: object) -> int:
     return int(num_players)
 
 
+BACKENDS = ("auto", "numpy", "numba")
+
+
+def resolve_backend(backend: object) -> str:
+    """The backend that ``backend`` (one of :data:`BACKENDS`) selects: ``"numpy"`` or ``"numba"``.
+
+    ``"auto"`` is ``"numba"`` where numba can be imported, else ``"numpy"``; ``"numba"`` without numba
+    raises ``ImportError`` (install the ``fast`` extra); anything else raises ``ValueError``.
+    """
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
+    if backend == "numpy":
+        return "numpy"
+    try:
+        _load_kernel()
+    except ImportError as err:
+        if backend == "auto":
+            return "numpy"
+        raise ImportError(
+            f"backend='numba' needs numba, which cannot be imported ({err}); install it with "
+            "pip install 'thermopylae-env[fast]', or use backend='numpy'") from err
+    return "numba"
+
+
+def _load_kernel() -> Any:
+    """The numba backend's module (:mod:`thermopylae_env._coop_kernel`), imported on first use: importing
+    numba takes a noticeable fraction of a second, which the NumPy backend should not pay."""
+    from thermopylae_env import _coop_kernel
+
+    return _coop_kernel
+
+
+def _dice_sums(dice: np.ndarray) -> np.ndarray:
+    """Prefix sums of each game's dice ((k, 24) -> (k, 25) int16, starting at 0)."""
+    sums = np.zeros((len(dice), DICE_PER_GAME + 1), np.int16)
+    np.cumsum(dice, axis=1, dtype=np.int16, out=sums[:, 1:])
+    return sums
+
+
 # ---------------------------------------------------------------------------------------------- engine
 
 
@@ -332,6 +380,11 @@ class CoopVectorEngine:
     dice ``dice_sum`` (N, 25) int16, with ``dice_pos`` the dice used; ``turn`` (int16) counts completed
     actions. ``won`` / ``lost`` say how a finished game ended. ``obs`` (N, 115) float32 and ``masks``
     (N, 72) bool are kept up to date in place.
+
+    ``backend`` (see :func:`resolve_backend`): ``"numpy"`` advances the games with whole-array operations,
+    ``"numba"`` with a compiled loop over the games (:mod:`thermopylae_env._coop_kernel`) that writes the
+    same arrays, value for value; ``"auto"`` (the default) takes numba where it is installed.
+    :attr:`backend` is the one in use.
     """
 
     def __init__(
@@ -340,6 +393,7 @@ class CoopVectorEngine:
         num_players: int = 1,
         persian_deck: str | os.PathLike[str] | PersianRows | None = None,
         chance: ChanceFn | None = None,
+        backend: str = "auto",
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
@@ -349,6 +403,9 @@ class CoopVectorEngine:
         self.persian = load_persian_deck(persian_deck)
         self.chance: ChanceFn = splitmix_chance if chance is None else chance
         self.hand_size_at_start = 4 if self.num_players == 1 else 3
+        self.backend = resolve_backend(backend)
+        # What was asked for: an "auto" engine copied to a machine without numba runs there with NumPy.
+        self._backend_requested = backend
 
         self.phase = np.full(n, OVER, np.int8)
         self.current = np.zeros(n, np.int8)
@@ -385,7 +442,7 @@ class CoopVectorEngine:
     # masks into them instead of into its ``obs`` and ``masks``. They are rebuilt on the copy instead.
     _DERIVED = ("t", "_rows", "_off_obs", "_off_obs_hands", "_off_obs_marker", "_off_mask", "_off_hands",
                 "_off_spartan", "_off_persian", "_off_dice", "_masks_void", "_obs_phase", "_obs_slots",
-                "_obs_marker_support")
+                "_obs_marker_support", "_kernel", "_kernel_tables", "_no_restart", "_no_actions")
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -395,12 +452,23 @@ class CoopVectorEngine:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.backend = resolve_backend(self._backend_requested)
         self._derive()
 
     def _derive(self) -> None:
         """Build the attributes of :attr:`_DERIVED` (after ``__init__`` and after unpickling)."""
         n = self.num_envs
         self.t = _tables(self.num_players, self.persian)
+        self._kernel = _load_kernel() if self.backend == "numba" else None
+        t = self.t
+        # What the kernels only read, in their order (see thermopylae_env._coop_kernel).
+        self._kernel_tables = (
+            self.num_players, self.hand_size_at_start, len(self.persian) + 1, t.action_code, t.spartan_value,
+            t.slot_pack, t.obs_new_game, t.full_deck_half, t.obs_spartan_deck, t.obs_persian_deck,
+            t.obs_graveyard, t.obs_discard, t.obs_offers, t.obs_slots, t.obs_phase, t.obs_marker_support,
+            t.masks)
+        self._no_restart = np.zeros(0, bool)
+        self._no_actions = np.zeros(0, np.intp)
         rows = np.arange(n, dtype=np.intp)
         self._rows = rows
         self._off_obs = rows * OBS_SIZE
@@ -473,20 +541,16 @@ class CoopVectorEngine:
         k = len(idx)
         if k == 0:
             return
+        if self._kernel is not None:
+            restart = np.zeros(self.num_envs, bool)
+            restart[idx] = True
+            self._run_kernel(self._no_actions, restart, idx)
+            return
         t = self.t
-        spartan, persian, dice = self.chance(idx, self.keys[idx], self.episodes[idx])
-        self.episodes[idx] += np.uint64(1)
-        spartan = np.asarray(spartan, dtype=np.int8)
-        persian = np.asarray(persian, dtype=np.int8)
-        dice = np.asarray(dice, dtype=np.int8)
-        shapes = (spartan.shape, persian.shape, dice.shape)
-        if shapes != ((k, SPARTAN_DECK_SIZE), (k, PERSIAN_DECK_SIZE), (k, DICE_PER_GAME)):
-            raise ValueError(f"the chance source returned tables of shapes {shapes} for {k} games")
+        spartan, persian, dice = self._draw_chance(idx)
         self.spartan_order[idx] = spartan
         self.persian_order[idx] = persian
-        sums = np.zeros((k, DICE_PER_GAME + 1), np.int16)
-        np.cumsum(dice, axis=1, dtype=np.int16, out=sums[:, 1:])
-        self.dice_sum[idx] = sums
+        self.dice_sum[idx] = _dice_sums(dice)
         self.dice_pos[idx] = 0
 
         p = self.num_players
@@ -536,6 +600,52 @@ class CoopVectorEngine:
         flat[base + second] = 0.0
         self.obs[idx] = rows
         self._masks_void[idx] = t.masks_void[NUM_SUPPORT * _BITS + bits[0]]
+
+    def _draw_chance(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The chance tables of the games ``idx`` that start now (int8), from :attr:`chance`, checked."""
+        k = len(idx)
+        spartan, persian, dice = self.chance(idx, self.keys[idx], self.episodes[idx])
+        self.episodes[idx] += np.uint64(1)
+        spartan = np.asarray(spartan, dtype=np.int8)
+        persian = np.asarray(persian, dtype=np.int8)
+        dice = np.asarray(dice, dtype=np.int8)
+        shapes = (spartan.shape, persian.shape, dice.shape)
+        if shapes != ((k, SPARTAN_DECK_SIZE), (k, PERSIAN_DECK_SIZE), (k, DICE_PER_GAME)):
+            raise ValueError(f"the chance source returned tables of shapes {shapes} for {k} games")
+        if self.chance is not splitmix_chance:
+            # The card ids index the engine's tables (and, with numba, raw memory): check them here. The
+            # default source returns permutations by construction.
+            for name, table, size in (("Spartan", spartan, SPARTAN_DECK_SIZE),
+                                      ("Persian", persian, PERSIAN_DECK_SIZE)):
+                if table.min() < 0 or table.max() >= size:
+                    raise ValueError(f"the chance source returned {name} card ids outside 0..{size - 1}")
+        return spartan, persian, dice
+
+    def _run_kernel(
+        self, actions: np.ndarray, restart: np.ndarray, idx: np.ndarray | None = None
+    ) -> np.ndarray:
+        """One call of :func:`thermopylae_env._coop_kernel.step` (``idx``: the games of ``restart``, if
+        the caller has them). The kernel draws the default chance itself; the tables of another chance
+        source are drawn and written here first."""
+        draw = self.chance is splitmix_chance
+        if not draw and restart.shape[0]:
+            idx = np.flatnonzero(restart) if idx is None else idx
+            spartan, persian, dice = self._draw_chance(idx)
+            self.spartan_order[idx] = spartan
+            self.persian_order[idx] = persian
+            self.dice_sum[idx] = _dice_sums(dice)
+        # A C-contiguous intp array: any other layout or dtype would compile another specialization.
+        actions = np.ascontiguousarray(actions, dtype=np.intp)
+        return self._kernel.step(actions, restart, draw, self.keys, self.episodes, self._state_args(),
+                                 self._kernel_tables)
+
+    def _state_args(self) -> tuple[np.ndarray, ...]:
+        """The arrays the kernels write, in their order (built per call: the arrays are attributes that
+        a caller may replace)."""
+        return (self.phase, self.current, self.recipient, self.marker, self.support, self.spartan_pos,
+                self.persian_pos, self.graveyard, self.persian_discard, self.offers, self.slot1, self.slot2,
+                self.hands, self.hand_total, self.hand_bits, self.spartan_order, self.persian_order,
+                self.dice_sum, self.dice_pos, self.turn, self.won, self.lost, self.obs, self.masks)
 
     # ------------------------------------------------------------------ observation and masks
 
@@ -611,12 +721,33 @@ class CoopVectorEngine:
         """Whether each game's action (intp, in 0..71) is legal now (bool (N,))."""
         return self.masks.reshape(-1)[self._off_mask + actions]
 
-    def transition(self, actions: np.ndarray) -> np.ndarray:
+    def transition(self, actions: np.ndarray, restart: np.ndarray | None = None) -> np.ndarray:
         """Apply one legal action per game (intp (N,); :data:`NOOP_ACTION` leaves a game untouched).
 
         Returns the games that ended with this action (bool (N,)); :attr:`won` / :attr:`lost` say how.
         Legality is not checked here: the callers check it with :meth:`legal` first.
+
+        ``restart`` (bool (N,)): games that start a new game instead and ignore their action (the
+        NEXT_STEP autoreset); the same as :meth:`reset_games` of them followed by no-ops, which is what
+        the NumPy backend does, while the numba backend deals them in the same pass over the games.
         """
+        if self._kernel is not None:
+            # The kernel indexes raw memory: check the shapes here (it checks the action values itself).
+            n = self.num_envs
+            if np.shape(actions) != (n,):
+                raise ValueError(f"actions must have shape ({n},), got {np.shape(actions)}")
+            if restart is None:
+                restart = self._no_restart
+            else:
+                restart = np.ascontiguousarray(restart, dtype=bool)
+                if restart.shape != (n,):
+                    raise ValueError(f"restart must have shape ({n},), got {restart.shape}")
+                if not self.seeded:
+                    self.seed(None)
+            return self._run_kernel(actions, restart)
+        if restart is not None:
+            self.reset_games(np.flatnonzero(restart))
+            actions = np.where(restart, NOOP_ACTION, actions)
         t = self.t
         n = self.num_envs
         multi = self.num_players > 1
@@ -947,19 +1078,18 @@ class _Stepper:
                     f"illegal action in {len(bad)} game(s); game {int(bad[0])}: {reasons[0]}"
                 )
             a = np.where(illegal, NOOP_ACTION, a)
-        if skip is not None:
-            eng.reset_games(np.flatnonzero(skip))
-            a = np.where(skip, NOOP_ACTION, a)
         shaping = self.reward_shaping
         if shaping:
             before = (eng.persian_discard.astype(np.int16), eng.graveyard.astype(np.int16),
                       eng.marker.astype(np.int16))
-        done = eng.transition(a)
+        done = eng.transition(a, skip)
         won = done & eng.won
         rewards = np.zeros(eng.num_envs, np.float64)
         if shaping:
             discard, grave, marker = before
             gain = (eng.persian_discard - discard) + 2 * (eng.graveyard - grave) - (eng.marker - marker)
+            if skip is not None:
+                gain[skip] = 0  # a restarted game made no move (``before`` is the game that ended)
             rewards += shaping * gain
         rewards[done] = np.where(won[done], 1.0, -1.0)
         phase = eng.phase.copy()
@@ -1038,6 +1168,14 @@ class CoopVectorEnv(VectorEnv):
       ``False`` returns the engine's buffer itself, which the next call overwrites (faster, for code that
       consumes the observation before it steps again).
     * ``chance``: a :data:`ChanceFn` replacing the default chance source (tests, replays).
+    * ``backend`` (str, default ``"auto"``): how the games are advanced. ``"numpy"``: whole-array NumPy
+      operations (no dependency beyond NumPy). ``"numba"``: compiled per-game loops
+      (``thermopylae_env._coop_kernel``; needs numba, ``pip install 'thermopylae-env[fast]'``), faster at
+      every ``num_envs``; the kernels are compiled on first use and cached on disk. ``"auto"``: numba where
+      it can be imported, else NumPy. Both write the same state, observations and masks, value for value,
+      so the same seed plays the same games with either; :attr:`backend` says which one runs.
+      ``"numba"`` without numba raises ``ImportError``; any other value raises ``ValueError``.
+      ``gymnasium.make_vec("thermopylae/Coop-v0", num_envs=N, backend="numpy")`` passes it through.
 
     ## Version History
     * v0: initial version.
@@ -1058,6 +1196,7 @@ class CoopVectorEnv(VectorEnv):
         chance: ChanceFn | None = None,
         render_mode: str | None = None,
         record_events: bool = False,
+        backend: str = "auto",
     ) -> None:
         if render_mode is not None:
             raise ValueError(f"CoopVectorEnv does not render; render_mode must be None, got {render_mode!r}")
@@ -1066,7 +1205,7 @@ class CoopVectorEnv(VectorEnv):
         mode = AutoresetMode(autoreset_mode)
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
             raise ValueError(f"autoreset_mode must be NEXT_STEP or SAME_STEP, got {mode}")
-        self.engine = CoopVectorEngine(num_envs, num_players, persian_deck, chance)
+        self.engine = CoopVectorEngine(num_envs, num_players, persian_deck, chance, backend)
         self._stepper = _Stepper(self.engine, illegal_action, illegal_action_penalty, reward_shaping)
         self.num_envs = self.engine.num_envs
         self.num_players = self.engine.num_players
@@ -1080,6 +1219,11 @@ class CoopVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._autoreset = np.zeros(self.num_envs, bool)
         self._ready = False
+
+    @property
+    def backend(self) -> str:
+        """The backend in use: ``"numpy"`` or ``"numba"`` (what ``backend="auto"`` resolved to)."""
+        return self.engine.backend
 
     @property
     def illegal_action(self) -> str:
