@@ -1,13 +1,16 @@
 """The vectorized co-op engine and its environments (thermopylae_env.coop_vector, thermopylae_env.sb3_vec).
 
 The core check: fed the same shuffles and dice, the vector engine and the single engine
-(``thermopylae_env.coop``) play identical games, observation for observation, mask for mask.
+(``thermopylae_env.coop``) play identical games, observation for observation, mask for mask. The checks
+that drive the engine run with both backends (the ``backend`` fixture; the numba one is skipped where
+numba is not installed), and the two backends must write bit-identical arrays for the same seed.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -15,6 +18,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import thermopylae_env  # noqa: F401  (registers the environments)
+import thermopylae_env.coop_vector as coop_vector
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.coop import CoopGame
 from thermopylae_env.coop_env import CoopEnv
@@ -33,6 +37,14 @@ from thermopylae_env.coop_vector import (
 GRAVEYARD_DECK = [(8 + i % 8, 8 + i % 8, i % 2) for i in range(28)]
 DISCARD_DECK = [(8 + i % 10, 99, int(i % 3 == 0)) for i in range(28)]
 MIXED_DECK = [(8 + i % 10, 18 + i % 9, i % 2) for i in range(28)]
+
+
+@pytest.fixture(params=["numpy", "numba"])
+def backend(request) -> str:
+    """Each backend of the vector engine; the compiled one only where numba is installed."""
+    if request.param == "numba":
+        pytest.importorskip("numba")
+    return request.param
 
 
 class ScriptedRng:
@@ -71,10 +83,13 @@ def choose(mask: np.ndarray, rng: np.random.Generator, greedy: float = 0.5, give
     return int(rng.choice(legal))
 
 
-def play_both(num_players: int, deck, games_in_parallel: int, steps: int, seed: int) -> Counter:
+def play_both(
+    num_players: int, deck, games_in_parallel: int, steps: int, seed: int, backend: str
+) -> Counter:
     """Drive the vector engine and one single engine per game with the same chance and actions; assert
     that everything observable agrees at every step. Returns what happened (end reasons, event kinds)."""
-    engine = CoopVectorEngine(games_in_parallel, num_players, persian_deck=deck)
+    engine = CoopVectorEngine(games_in_parallel, num_players, persian_deck=deck, backend=backend)
+    assert engine.backend == backend
     engine.seed(seed)
     engine.reset_games()
     game = CoopGame(num_players, persian_deck=deck)
@@ -123,10 +138,11 @@ def play_both(num_players: int, deck, games_in_parallel: int, steps: int, seed: 
 
 
 @pytest.mark.parametrize("num_players", [1, 2, 3, 4])
-def test_engine_plays_the_same_games_as_the_single_engine(num_players):
+def test_engine_plays_the_same_games_as_the_single_engine(num_players, backend):
     seen = Counter()
     for deck, seed in ((None, 1), (GRAVEYARD_DECK, 2), (DISCARD_DECK, 3), (MIXED_DECK, 4)):
-        seen += play_both(num_players, deck, games_in_parallel=24, steps=120, seed=seed + 10 * num_players)
+        seen += play_both(num_players, deck, games_in_parallel=24, steps=120, seed=seed + 10 * num_players,
+                          backend=backend)
     games = sum(count for key, count in seen.items() if key.startswith("end_"))
     assert games >= 400
     # every branch of the rules was taken, so the comparison covered it
@@ -135,12 +151,13 @@ def test_engine_plays_the_same_games_as_the_single_engine(num_players):
         assert seen[key] > 0, (key, seen)
 
 
-def test_exhaustion_loss_matches():
+def test_exhaustion_loss_matches(backend):
     # The rarest ending (no Spartan card in any hand or the deck) needs long games: no card is ever
     # annihilated and draws are always taken.
     seen = Counter()
     for players in (2, 3, 4):
-        seen += play_both(players, DISCARD_DECK, games_in_parallel=32, steps=100, seed=100 + players)
+        seen += play_both(players, DISCARD_DECK, games_in_parallel=32, steps=100, seed=100 + players,
+                          backend=backend)
     assert seen["end_exhausted"] > 0, seen
 
 
@@ -156,10 +173,10 @@ def make_single(vec: CoopVectorEnv, game: int, **kwargs) -> CoopEnv:
 
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
 @pytest.mark.parametrize("num_players", [1, 3])
-def test_env_matches_single_envs_including_illegal_actions_and_autoreset(mode, num_players):
+def test_env_matches_single_envs_including_illegal_actions_and_autoreset(mode, num_players, backend):
     n = 12
     kwargs = {"num_players": num_players, "persian_deck": MIXED_DECK, "reward_shaping": 0.01}
-    vec = CoopVectorEnv(n, autoreset_mode=mode, **kwargs)
+    vec = CoopVectorEnv(n, autoreset_mode=mode, backend=backend, **kwargs)
     obs, infos = vec.reset(seed=7)
     singles = [make_single(vec, i, **kwargs) for i in range(n)]
     single_obs = [env.reset()[0] for env in singles]
@@ -318,8 +335,8 @@ def test_make_vec_builds_the_native_vector_env():
     assert recorded > 0
 
 
-def test_next_step_autoreset_ignores_the_action_after_the_end():
-    env = CoopVectorEnv(3, autoreset_mode=AutoresetMode.NEXT_STEP)
+def test_next_step_autoreset_ignores_the_action_after_the_end(backend):
+    env = CoopVectorEnv(3, autoreset_mode=AutoresetMode.NEXT_STEP, backend=backend)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(200):
@@ -336,8 +353,8 @@ def test_next_step_autoreset_ignores_the_action_after_the_end():
     assert env.action_masks()[0, 0]
 
 
-def test_same_step_autoreset_returns_the_new_game_and_the_final_observation():
-    env = CoopVectorEnv(4, autoreset_mode=AutoresetMode.SAME_STEP)
+def test_same_step_autoreset_returns_the_new_game_and_the_final_observation(backend):
+    env = CoopVectorEnv(4, autoreset_mode=AutoresetMode.SAME_STEP, backend=backend)
     env.reset(seed=1)
     rng = np.random.default_rng(1)
     for _ in range(300):
@@ -352,14 +369,14 @@ def test_same_step_autoreset_returns_the_new_game_and_the_final_observation():
     assert [x is None for x in infos["final_obs"]] == list(~terminated)
 
 
-def test_per_game_seeding():
-    a = CoopVectorEnv(4)
+def test_per_game_seeding(backend):
+    a = CoopVectorEnv(4, backend=backend)
     a.reset(seed=100)
-    b = CoopVectorEnv(2)
+    b = CoopVectorEnv(2, backend=backend)
     b.reset(seed=[102, 101])
     assert a.chance_tables(2) == b.chance_tables(0) and a.chance_tables(1) == b.chance_tables(1)
     assert a.chance_tables(0) != a.chance_tables(1)
-    c = CoopVectorEnv(4)
+    c = CoopVectorEnv(4, backend=backend)
     c.reset(seed=100)
     np.testing.assert_array_equal(a.engine.obs, c.engine.obs)
     # A game's sequence of deals depends on its own seed only, not on when the other games end.
@@ -367,18 +384,18 @@ def test_per_game_seeding():
     a.reset(options={"reset_mask": np.array([True, True, True, False])})
     assert a.chance_tables(3) == first
     a.reset(options={"reset_mask": np.array([False, False, False, True])})
-    d = CoopVectorEnv(1)
+    d = CoopVectorEnv(1, backend=backend)
     d.reset(seed=103)
     d.reset()
     assert a.chance_tables(3) == d.chance_tables(0) != first
-    e = CoopVectorEnv(2)
+    e = CoopVectorEnv(2, backend=backend)
     e.reset()  # OS entropy
     e.reset(seed=[None, 101])
     assert e.chance_tables(1) == b.chance_tables(1)
 
 
-def test_out_of_space_actions_raise_and_change_nothing():
-    env = CoopVectorEnv(3)
+def test_out_of_space_actions_raise_and_change_nothing(backend):
+    env = CoopVectorEnv(3, backend=backend)
     obs, _ = env.reset(seed=4)
     masks = env.action_masks()
     bad = [
@@ -401,8 +418,8 @@ def test_out_of_space_actions_raise_and_change_nothing():
     env.step([0, 0, 0])  # a plain list of legal ints is fine
 
 
-def test_illegal_action_raise_changes_nothing():
-    env = CoopVectorEnv(2, illegal_action="raise")
+def test_illegal_action_raise_changes_nothing(backend):
+    env = CoopVectorEnv(2, illegal_action="raise", backend=backend)
     obs, _ = env.reset(seed=5)
     turn = env.engine.turn.copy()
     with pytest.raises(IllegalActionError, match="game 1"):
@@ -413,8 +430,8 @@ def test_illegal_action_raise_changes_nothing():
     assert not terminated.any()
 
 
-def test_illegal_action_loss():
-    env = CoopVectorEnv(2, illegal_action_penalty=-2.5)
+def test_illegal_action_loss(backend):
+    env = CoopVectorEnv(2, illegal_action_penalty=-2.5, backend=backend)
     obs, _ = env.reset(seed=6)
     new_obs, rewards, terminated, _, infos = env.step(np.array([0, 60]))
     assert list(terminated) == [False, True] and rewards[1] == -2.5
@@ -448,8 +465,8 @@ def test_step_before_reset_and_bad_arguments():
         env.step(np.zeros(2, int))
 
 
-def test_copy_false_returns_the_live_buffer():
-    env = CoopVectorEnv(2, copy=False)
+def test_copy_false_returns_the_live_buffer(backend):
+    env = CoopVectorEnv(2, copy=False, backend=backend)
     obs, _ = env.reset(seed=8)
     assert obs is env.engine.obs
     fresh = CoopVectorEnv(2)
@@ -458,14 +475,14 @@ def test_copy_false_returns_the_live_buffer():
     np.testing.assert_array_equal(obs, obs2)
 
 
-def test_injected_chance_source_is_used():
+def test_injected_chance_source_is_used(backend):
     def chance(games, keys, episodes):
         k = len(games)
         spartan = np.tile(np.arange(20, dtype=np.int8)[::-1], (k, 1))  # the two 19s and the 20 on top
         persian = np.tile(np.arange(28, dtype=np.int8), (k, 1))
         return spartan, persian, np.full((k, DICE_PER_GAME), 6, np.int8)
 
-    env = CoopVectorEnv(3, chance=chance)
+    env = CoopVectorEnv(3, chance=chance, backend=backend)
     obs, _ = env.reset(seed=0)
     game = CoopGame()
     state = game.new_state(tuple(range(20))[::-1], tuple(range(28)))
@@ -474,8 +491,8 @@ def test_injected_chance_source_is_used():
     assert env.engine.dice_sum[0, -1] == 6 * DICE_PER_GAME
 
 
-def test_engine_noop_leaves_games_untouched_and_memory_is_small():
-    engine = CoopVectorEngine(16)
+def test_engine_noop_leaves_games_untouched_and_memory_is_small(backend):
+    engine = CoopVectorEngine(16, backend=backend)
     engine.seed(1)
     engine.reset_games()
     obs, masks = engine.obs.copy(), engine.masks.copy()
@@ -485,6 +502,149 @@ def test_engine_noop_leaves_games_untouched_and_memory_is_small():
     np.testing.assert_array_equal(engine.masks, masks)
     memory = engine.memory()
     assert memory["state"] / 16 < 400  # bytes of game state per game, chance tables included
+
+
+# ---------------------------------------------------------------------------------------------- backends
+
+ENGINE_ARRAYS = ("phase", "current", "recipient", "marker", "support", "spartan_pos", "persian_pos",
+                 "graveyard", "persian_discard", "offers", "slot1", "slot2", "hands", "hand_total",
+                 "hand_bits", "spartan_order", "persian_order", "dice_sum", "dice_pos", "turn", "won", "lost",
+                 "keys", "episodes", "obs", "masks")
+
+
+def assert_same_engines(a: CoopVectorEngine, b: CoopVectorEngine, where: str) -> None:
+    for name in ENGINE_ARRAYS:
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and x.shape == y.shape, (where, name)
+        assert np.array_equal(x, y), (where, name, np.argwhere(x != y)[:5])
+
+
+def assert_same_infos(x: dict[str, Any], y: dict[str, Any], where: str) -> None:
+    assert x.keys() == y.keys(), where
+    for key, value in x.items():
+        if key == "final_info":
+            assert_same_infos(value, y[key], where)
+        elif key == "final_obs":
+            assert [v is None for v in value] == [v is None for v in y[key]], where
+            for u, v in zip(value, y[key], strict=True):
+                assert u is None or np.array_equal(u, v), where
+        else:
+            assert value.dtype == y[key].dtype and np.array_equal(value, y[key]), (where, key)
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+@pytest.mark.parametrize(("num_players", "deck"), [(1, None), (2, MIXED_DECK), (3, DISCARD_DECK),
+                                                    (4, GRAVEYARD_DECK)])
+def test_backends_play_bit_identical_trajectories(num_players, deck, mode):
+    # The same seed and actions (some of them illegal) through both backends: every returned array and
+    # every array of the engines, at every step, and the default chance drawn inside the kernel or, for
+    # the copy of the default source (not recognised as the default), by Python and passed in.
+    pytest.importorskip("numba")
+    n = 48
+    kwargs = {"num_players": num_players, "persian_deck": deck, "autoreset_mode": mode,
+              "reward_shaping": 0.05}
+    envs = [CoopVectorEnv(n, backend="numpy", **kwargs), CoopVectorEnv(n, backend="numba", **kwargs),
+            CoopVectorEnv(n, backend="numba", chance=lambda *args: splitmix_chance(*args), **kwargs)]
+    assert [env.backend for env in envs] == ["numpy", "numba", "numba"]
+    first = [env.reset(seed=5 + num_players) for env in envs]
+    for obs, infos in first[1:]:
+        np.testing.assert_array_equal(obs, first[0][0])
+        assert_same_infos(infos, first[0][1], "reset")
+    rng = np.random.default_rng(num_players)
+    ended = 0
+    for step in range(200):
+        masks = envs[0].action_masks()
+        actions = np.array([choose(m, rng) for m in masks])
+        wild = rng.random(n) < 0.01
+        actions[wild] = rng.integers(0, 72, wild.sum())
+        out = [env.step(actions) for env in envs]
+        for env, result in zip(envs[1:], out[1:], strict=True):
+            for x, y in zip(result[:4], out[0][:4], strict=True):
+                assert x.dtype == y.dtype and np.array_equal(x, y), step
+            assert_same_infos(result[4], out[0][4], f"step {step}")
+            assert_same_engines(env.engine, envs[0].engine, f"step {step}")
+        ended += int(out[0][2].sum())
+        if step == 100:  # a partial reset in the middle, through the engines' reset_games
+            mask = rng.random(n) < 0.3
+            for env in envs:
+                env.reset(options={"reset_mask": mask})
+            for env in envs[1:]:
+                assert_same_engines(env.engine, envs[0].engine, "reset_mask")
+    assert ended >= 150
+
+
+def test_backends_deal_the_rare_tied_shuffles_alike():
+    # Seeds whose 27-bit sort keys tie (1 row in about 10**6): 323011 in the Persian deck, 1306515 in the
+    # Spartan deck; the shuffle is redone with 64-bit keys, in the kernel as in splitmix_chance.
+    pytest.importorskip("numba")
+    seeds = [323011, 1306515, 7]
+    keys = seed_keys(seeds)
+    spartan, persian, _ = splitmix_chance(np.arange(3), keys, np.zeros(3, np.uint64))
+    engines = [CoopVectorEngine(3, backend=b) for b in ("numpy", "numba")]
+    for engine in engines:
+        engine.seed(seeds)
+        engine.reset_games()
+        np.testing.assert_array_equal(engine.spartan_order, spartan)
+        np.testing.assert_array_equal(engine.persian_order, persian)
+    assert_same_engines(engines[1], engines[0], "tied keys")
+
+
+def test_backend_argument():
+    with pytest.raises(ValueError, match="backend must be one of 'auto', 'numpy', 'numba', got 'cuda'"):
+        CoopVectorEnv(2, backend="cuda")
+    with pytest.raises(ValueError, match="backend"):
+        CoopVectorEngine(2, backend=None)
+    assert CoopVectorEnv(2, backend="numpy").backend == "numpy"
+    env = gym.make_vec("thermopylae/Coop-v0", num_envs=3, backend="numpy")
+    assert isinstance(env, CoopVectorEnv) and env.backend == "numpy"
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        assert CoopVectorEnv(2).backend == "numpy"
+        with pytest.raises(ImportError, match="backend='numba' needs numba"):
+            CoopVectorEnv(2, backend="numba")
+    else:
+        assert CoopVectorEnv(2).backend == "numba"  # "auto"
+        assert gym.make_vec("thermopylae/Coop-v0", num_envs=3, backend="numba").backend == "numba"
+
+
+def test_auto_falls_back_to_numpy_without_numba(monkeypatch):
+    def missing() -> None:
+        raise ImportError("No module named 'numba'")
+
+    monkeypatch.setattr(coop_vector, "_load_kernel", missing)
+    env = CoopVectorEnv(4)
+    assert env.backend == "numpy" and env.engine._kernel is None
+    env.reset(seed=0)
+    env.step(np.zeros(4, np.intp))
+    with pytest.raises(ImportError, match=r"needs numba.*No module named 'numba'.*thermopylae-env\[fast\]"):
+        CoopVectorEnv(4, backend="numba")
+
+
+def test_numba_engine_refuses_what_would_index_out_of_its_arrays():
+    # The compiled loop indexes raw memory, so it checks what the NumPy code's indexing would catch (or
+    # what the callers guarantee): the shapes, the action range, legality; before any game moves.
+    pytest.importorskip("numba")
+    engine = CoopVectorEngine(3, backend="numba")
+    engine.seed(0)
+    engine.reset_games()
+    obs = engine.obs.copy()
+    for actions, error in ((np.array([0, 0]), ValueError), (np.array([0, 0, 73]), IndexError),
+                           (np.array([0, 0, -1]), IndexError), (np.array([0, 0, 60]), ValueError)):
+        with pytest.raises(error):
+            engine.transition(actions)
+        np.testing.assert_array_equal(engine.obs, obs)
+    with pytest.raises(ValueError, match="restart"):
+        engine.transition(np.zeros(3, np.intp), restart=np.zeros(2, bool))
+
+    def bad_chance(games, keys, episodes):
+        spartan, persian, dice = splitmix_chance(games, keys, episodes)
+        return spartan + 1, persian, dice  # card id 20 does not exist
+
+    for backend in ("numpy", "numba"):
+        engine = CoopVectorEngine(2, chance=bad_chance, backend=backend)
+        with pytest.raises(ValueError, match="Spartan card ids outside 0..19"):
+            engine.reset_games()
 
 
 # ---------------------------------------------------------------------------------------------- SB3
