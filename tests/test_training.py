@@ -231,6 +231,35 @@ def test_one_pass_masked_distribution_is_sb3_contribs_distribution():
         assert th.allclose(ours, theirs, atol=1e-5)
 
 
+def test_one_pass_sampling_follows_the_masked_probabilities():
+    import torch as th
+
+    from agents.training import OnePassMaskableCategoricalDistribution
+
+    gen = th.Generator().manual_seed(3)
+    logits = th.randn(1, 72, generator=gen) * 2
+    masks = th.zeros(1, 72, dtype=th.bool)
+    masks[0, [0, 3, 17, 40, 71]] = True
+    draws = 40_000
+    dist = OnePassMaskableCategoricalDistribution(72).proba_distribution(logits.expand(draws, 72))
+    dist.apply_masking(masks.expand(draws, 72))
+    th.manual_seed(0)
+    samples = dist.sample()
+    assert samples.shape == (draws,) and samples.dtype == th.int64
+    counts = th.bincount(samples, minlength=72).double()
+    assert counts[~masks[0]].sum() == 0  # masked actions are never drawn
+    expected = th.softmax(th.where(masks[0], logits[0], -1e9).double(), 0) * draws
+    legal = masks[0]
+    chi2 = ((counts[legal] - expected[legal]) ** 2 / expected[legal]).sum()
+    assert chi2 < 20.5  # 4 degrees of freedom: p = 0.0004
+    # A row whose probability sits on its last legal action, and rows of a single legal action.
+    point = th.full((3, 72), -1e9)
+    point[0, 71] = point[1, 0] = point[2, 36] = 0.0
+    dist = OnePassMaskableCategoricalDistribution(72).proba_distribution(point)
+    dist.apply_masking(point > -1)
+    assert dist.sample().tolist() == [71, 0, 36]
+
+
 def test_models_train_with_the_one_pass_distribution_and_save_sb3_contribs(tmp_path):
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
