@@ -57,6 +57,7 @@ from thermopylae_env.coop_vector import (
     MAIN,
     MAX_PLAYERS,
     MIN_VALUE,
+    NUM_ACTIONS,
     NUM_SUPPORT,
     NUM_VALUES,
     OVER,
@@ -97,15 +98,18 @@ def _put(dst: np.ndarray, i: int, start: int, src: np.ndarray, j: int, count: in
 
 
 @numba.njit(inline="always")
-def _rank_sort(keys: np.ndarray, n: int, out: np.ndarray) -> None:
+def _rank_sort(keys: np.ndarray, n: int, rank: np.ndarray, out: np.ndarray) -> None:
     """``out[:n]`` = ``keys[:n]`` sorted, for distinct keys: each key goes to the count of smaller ones.
-    Counting has no data-dependent branch (a comparison sort mispredicts on random keys) and vectorizes."""
+    Counting has no data-dependent branch (a comparison sort mispredicts on random keys), and counting for
+    all keys at once, one key against all of them per pass, is elementwise work that vectorizes."""
     for j in range(n):
-        kj = keys[j]
-        below = 0
-        for m in range(n):
-            below += keys[m] < kj
-        out[below] = kj
+        rank[j] = 0
+    for m in range(n):
+        km = keys[m]
+        for j in range(n):
+            rank[j] += np.int32(km < keys[j])
+    for j in range(n):
+        out[rank[j]] = keys[j]
 
 
 @numba.njit(inline="always")
@@ -115,17 +119,17 @@ def _permutation(halves: np.ndarray, first: int, n: int, key: np.uint64, episode
     (27 random bits, the position in the low 5), redone with 64-bit keys from words ``tie_word ..`` when
     two random parts tie. Sorting the packed keys gives the positions in the low bits (``packed.sort()``
     in NumPy); the keys are distinct, so any correct sort agrees with NumPy's."""
-    keys32, sorted32, keys64, sorted64 = work
+    keys32, sorted32, keys64, sorted64, rank = work
     for j in range(n):
         keys32[j] = (halves[first + j] & _U32_KEY27) | np.uint32(j)
-    _rank_sort(keys32, n, sorted32)
+    _rank_sort(keys32, n, rank, sorted32)
     tied = False
     for j in range(1, n):
         tied |= (sorted32[j] ^ sorted32[j - 1]) < np.uint32(32)
     if tied:
         for j in range(n):
             keys64[j] = (_word(key, episode, tie_word + j) & _U_KEY59) | np.uint64(j)
-        _rank_sort(keys64, n, sorted64)
+        _rank_sort(keys64, n, rank, sorted64)
         for j in range(n):
             out[i, j] = sorted64[j] & np.uint64(31)
     else:
@@ -162,7 +166,8 @@ def step(
      obs_marker_support, mask_table) = tables
     halves = np.empty(2 * _CHANCE_WORDS, np.uint32)
     work = (np.empty(PERSIAN_DECK_SIZE, np.uint32), np.empty(PERSIAN_DECK_SIZE, np.uint32),
-            np.empty(PERSIAN_DECK_SIZE, np.uint64), np.empty(PERSIAN_DECK_SIZE, np.uint64))
+            np.empty(PERSIAN_DECK_SIZE, np.uint64), np.empty(PERSIAN_DECK_SIZE, np.uint64),
+            np.empty(PERSIAN_DECK_SIZE, np.int32))
     bits = np.empty(MAX_PLAYERS, np.int16)
     in_hands = np.empty(NUM_VALUES, np.int8)
     n = obs.shape[0]
@@ -179,12 +184,11 @@ def step(
                 raise IndexError("an action is outside 0..NOOP_ACTION")
             if a != noop and not masks[i, a] and not (restarting and restart[i]):
                 raise ValueError("an action is illegal (its mask entry is false)")
-    multi = num_players > 1
-    dealt = per * num_players
-    for i in range(n):
-        if restarting and restart[i]:
-            # --- a new game (reset_games)
-            if draw:
+    if restarting and draw:
+        # the chance of the games that restart, in a loop of its own: drawn inside the game loop below,
+        # the same code measured about twice as slow (that loop body is too large to optimize as well)
+        for i in range(n):
+            if restart[i]:
                 key = keys[i]
                 episode = episodes[i]
                 for w in range(_CHANCE_WORDS):
@@ -201,6 +205,11 @@ def step(
                     total += np.int64((h * np.uint64(6)) >> np.uint64(32)) + 1
                     dice_sum[i, j + 1] = total
                 episodes[i] = episode + np.uint64(1)
+    multi = num_players > 1
+    dealt = per * num_players
+    for i in range(n):
+        if restarting and restart[i]:
+            # --- a new game (reset_games)
             dice_pos[i] = 0
             for seat in range(MAX_PLAYERS):
                 bits[seat] = 0
@@ -242,10 +251,10 @@ def step(
                     obs[i, _O_HANDS + seat * NUM_VALUES + v] = hands[i, seat, v] * np.float32(0.5)
             for v in range(NUM_VALUES):
                 obs[i, _O_UNSEEN_SPARTAN + v] = full_deck_half[v] - in_hands[v] * np.float32(0.5)
-            _put(obs, i, _O_SLOTS, obs_slots, (first + 1) * n_slot + second + 1, _O_MARKER - _O_SLOTS)
+            _put(obs, i, _O_SLOTS, obs_slots, (first + 1) * n_slot + second + 1, 8)
             obs[i, _O_UNSEEN_PERSIAN + first] = 0.0
             obs[i, _O_UNSEEN_PERSIAN + second] = 0.0
-            _put(masks, i, 0, mask_table, NUM_SUPPORT * _BITS + bits[0], mask_table.shape[1])
+            _put(masks, i, 0, mask_table, NUM_SUPPORT * _BITS + bits[0], NUM_ACTIONS)
             continue
         if not acting:
             continue
@@ -254,9 +263,12 @@ def step(
         if kind == _NOOP:
             continue  # the NumPy code rewrites a no-op game's cells with the values they hold
 
-        # --- one action (transition); the order of the steps and every formula follow the NumPy code,
-        # branch for branch; where that code applies a step to an index subset, the subset's condition
-        # guards it here
+        # --- one action (transition). Every formula is the NumPy code's, in its order. What that code
+        # applies to an index subset is applied here to every game where it is cheap and leaves the others
+        # as they are (adding 0, rewriting an observation cell with the value it already holds: a game
+        # that moves has its observation in step with its state), because a branch on a random action
+        # mispredicts often, and the mispredictions, not the arithmetic, set the speed (about 20% here).
+        # Only the rarer steps that touch more memory (a give, a refill, a discard) stay behind branches.
         value = code & 15
         spent = (code >> 4) & 7
         give_seat = (code >> 7) & 3
@@ -264,8 +276,8 @@ def step(
         fig = kind == _FIGHT
         giv = kind == _GIVE
         dis = kind == _DISCARD
-        phase_before = phase[i]
-        offers_before = offers[i]
+        cur = current[i]
+        rec = recipient[i]
 
         # a give draws the top Spartan card
         if giv:
@@ -278,66 +290,60 @@ def step(
                 offers[i] = 0  # the last card drawn: the other offers lapse
             obs[i, _O_SPARTAN_DECK] = obs_spartan_deck[gpos]
 
-        # the one hand cell an action changes
-        delta = 1 if giv else (-1 if (fig or dis) else 0)
-        hseat = (give_seat if giv else (recipient[i] if dis else current[i])) if multi else 0
+        # the one hand cell an action changes (a retreat or a decline adds 0 to the current seat's first)
+        delta = np.int32(giv) - np.int32(fig | dis)
+        hseat = (give_seat if giv else (rec if dis else cur)) if multi else 0
         count = hands[i, hseat, value] + delta
         hands[i, hseat, value] = count
-        if delta != 0:
-            obs[i, _O_HANDS + hseat * NUM_VALUES + value] = count * np.float32(0.5)
+        obs[i, _O_HANDS + hseat * NUM_VALUES + value] = count * np.float32(0.5)
         hand_total[i] += delta
         bit = np.int16(1 << value)
         held = bit if count > 0 else np.int16(0)
         hand_bits[hseat, i] = (hand_bits[hseat, i] & ~bit) | held
 
         # retreat
-        if ret:
-            marker[i] += 1
-        m = marker[i]
-        lose_marker = ret and m == LOSS_MARKER
+        m = marker[i] + np.int32(ret)
+        marker[i] = m
+        lose_marker = ret & (m == LOSS_MARKER)
 
-        # fight: S = card + dice (support dice, plus one on markers 3 and 6)
-        total = value + MIN_VALUE if fig else 0
-        n_dice = spent + (1 if (fig and (m == 3 or m == 6)) else 0)
-        if n_dice > 0:
-            pos = dice_pos[i]
-            total += dice_sum[i, pos + n_dice] - dice_sum[i, pos]
-            dice_pos[i] = pos + n_dice
-            support[i] -= spent
-        if ret or spent > 0:
-            _put(obs, i, _O_MARKER, obs_marker_support, (m - 1) * (NUM_SUPPORT + 1) + support[i],
-                 obs_marker_support.shape[1])
+        # fight: S = card + dice (support dice, plus one on markers 3 and 6); no dice reads as 0 dice
+        total = (value + MIN_VALUE) * np.int32(fig)
+        n_dice = spent + np.int32(fig & ((m == 3) | (m == 6)))
+        pos = dice_pos[i]
+        total += dice_sum[i, pos + n_dice] - dice_sum[i, pos]
+        dice_pos[i] = pos + n_dice
+        sup = support[i] - spent
+        support[i] = sup
+        _put(obs, i, _O_MARKER, obs_marker_support, (m - 1) * (NUM_SUPPORT + 1) + sup, 8)
         s1 = slot1[i]
         s2 = slot2[i]
         pack1 = np.int32(slot_pack[s1 + 1])
         pack2 = np.int32(slot_pack[s2 + 1])
         beat1 = total >= (pack1 & 127)
         grave1 = total >= ((pack1 >> 7) & 127)
-        g = graveyard[i] + (1 if grave1 else 0)
-        win1 = grave1 and g == GRAVEYARD_WIN
-        beat2 = beat1 and not win1 and total >= (pack2 & 127)
-        grave2 = beat2 and total >= ((pack2 >> 7) & 127)
-        g += 1 if grave2 else 0
+        g = graveyard[i] + np.int32(grave1)
+        win1 = grave1 & (g == GRAVEYARD_WIN)
+        beat2 = beat1 & (not win1) & (total >= (pack2 & 127))
+        grave2 = beat2 & (total >= ((pack2 >> 7) & 127))
+        g += np.int32(grave2)
         graveyard[i] = g
-        wins = win1 or (grave2 and g == GRAVEYARD_WIN)
-        persian_discard[i] += (1 if beat1 != grave1 else 0) + (1 if beat2 != grave2 else 0)
-        bonus = (1 if (beat1 and pack1 >= 1 << 14) else 0) + (1 if (beat2 and pack2 >= 1 << 14) else 0)
-        beaten = (1 if beat1 else 0) + (1 if beat2 else 0)
-        is_won = wins or beaten > PERSIAN_DECK_SIZE - persian_pos[i]
-        line_changed = beat1
-        if beat1:
-            s1 = -1 if (beat2 or win1) else s2
-            s2 = slot2[i] if win1 else -1  # still the slot 2 from before the fight
-            slot1[i] = s1
-            slot2[i] = s2
-            obs[i, _O_GRAVEYARD] = obs_graveyard[g]
-            obs[i, _O_PERSIAN_DISCARD] = obs_discard[persian_discard[i]]
+        wins = win1 | (grave2 & (g == GRAVEYARD_WIN))
+        discard = persian_discard[i] + np.int32(beat1 != grave1) + np.int32(beat2 != grave2)
+        persian_discard[i] = discard
+        bonus = np.int32(beat1 & (pack1 >= 1 << 14)) + np.int32(beat2 & (pack2 >= 1 << 14))
+        beaten = np.int32(beat1) + np.int32(beat2)
+        is_won = wins | (beaten > PERSIAN_DECK_SIZE - persian_pos[i])
+        beaten_s1 = -1 if (beat2 | win1) else s2
+        s2 = (s2 if win1 else -1) if beat1 else s2
+        s1 = beaten_s1 if beat1 else s1
+        obs[i, _O_GRAVEYARD] = obs_graveyard[g]
+        obs[i, _O_PERSIAN_DISCARD] = obs_discard[discard]
 
         # draw offers: a retreat offers one, a fight one per beaten bonus card, none from an empty deck
         deck_left = spartan_pos[i] < SPARTAN_DECK_SIZE
-        ended = lose_marker or is_won
-        offered = bonus + (1 if ret else 0)
-        start = offered > 0 and deck_left and not ended
+        ended = lose_marker | is_won
+        offered = bonus + np.int32(ret)
+        start = (offered > 0) & deck_left & (not ended)
         full = False
         if giv:
             if multi:
@@ -347,79 +353,62 @@ def step(
             else:
                 size = hand_total[i]
             full = size > HAND_LIMIT
-        moved_on = kind >= _DECLINE or (giv and not full)
+        moved_on = (kind >= _DECLINE) | (giv & (not full))
         o = offers[i]
-        cont = moved_on and o > 0 and deck_left
-        o &= 0 if moved_on else 1  # the NumPy code's ``offers &= ~moved_on`` (offers is 0 or 1)
-        if start and offered > 1:
-            o += 1
+        cont = moved_on & (o > 0) & deck_left
+        o = (0 if moved_on else o) + np.int32(start & (offered > 1))  # ``offers &= ~moved_on`` (0 or 1)
         offers[i] = o
-        if o != offers_before:
-            obs[i, _O_OFFERS] = obs_offers[o]
-        complete = ((ret or fig) and not ended and not start) or (moved_on and not cont)
+        obs[i, _O_OFFERS] = obs_offers[o]
+        complete = ((ret | fig) & (not ended) & (not start)) | (moved_on & (not cont))
 
         # end of an action: refill the line (slot 1 first), the loss by exhaustion, the next seat
-        if complete and s2 < 0:
+        if complete & (s2 < 0):
             both = s1 < 0
-            pos = persian_pos[i]
-            first = persian_order[i, pos]
-            second = persian_order[i, pos + 1] if both else first
-            if both:
-                s1 = first
-                s2 = second
-            else:
-                s2 = first
-            slot1[i] = s1
-            slot2[i] = s2
-            pos += 2 if both else 1
-            persian_pos[i] = pos
+            ppos = persian_pos[i]
+            first = persian_order[i, ppos]
+            second = persian_order[i, ppos + 1] if both else first
+            s1 = first if both else s1
+            s2 = second if both else first
+            ppos += 2 if both else 1
+            persian_pos[i] = ppos
             obs[i, _O_UNSEEN_PERSIAN + first] = 0.0
             obs[i, _O_UNSEEN_PERSIAN + second] = 0.0
-            obs[i, _O_PERSIAN_DECK] = obs_persian_deck[pos]
-            line_changed = True
-        if line_changed:
-            _put(obs, i, _O_SLOTS, obs_slots, (s1 + 1) * n_slot + s2 + 1, _O_MARKER - _O_SLOTS)
-        exhausted = complete and not deck_left and hand_total[i] == 0
-        is_lost = lose_marker or exhausted
-        ended_now = is_won or is_lost
-        if multi and complete and not exhausted:
-            cur = current[i]
+            obs[i, _O_PERSIAN_DECK] = obs_persian_deck[ppos]
+        slot1[i] = s1
+        slot2[i] = s2
+        _put(obs, i, _O_SLOTS, obs_slots, (s1 + 1) * n_slot + s2 + 1, 8)
+        exhausted = complete & (not deck_left) & (hand_total[i] == 0)
+        is_lost = lose_marker | exhausted
+        ended_now = is_won | is_lost
+        if multi:
+            nxt = cur + np.int32(complete & (not exhausted))
+            nxt = 0 if nxt >= num_players else nxt
             obs[i, 3 + cur] = 0.0
-            cur += 1
-            if cur >= num_players:
-                cur = 0
-            current[i] = cur
-            obs[i, 3 + cur] = 1.0
-        if is_won:
-            won[i] = True
-        if is_lost:
-            lost[i] = True
-        if complete or ended_now:
-            turn[i] += 1
+            obs[i, 3 + nxt] = 1.0
+            current[i] = nxt
+            cur = nxt
+        won[i] |= is_won
+        lost[i] |= is_lost
+        turn[i] += np.int32(complete | ended_now)
 
         # phase (and the recipient of a draw into a full hand)
-        ph = (1 if (start or cont) else 0) + (2 if full else 0)
-        if ended_now:
-            ph |= OVER
+        ph = np.int32(start | cont) + 2 * np.int32(full)
+        ph = ph | OVER if ended_now else ph
         phase[i] = ph
-        if ph != phase_before:
-            _put(obs, i, 0, obs_phase, ph, obs_phase.shape[1])
+        _put(obs, i, 0, obs_phase, ph, 3)
         if full:
-            recipient[i] = give_seat if multi else 0
-            obs[i, 7 + recipient[i]] = 1.0
+            rec = give_seat if multi else 0
+            recipient[i] = rec
+            obs[i, 7 + rec] = 1.0
         if dis:
-            obs[i, 7 + recipient[i]] = 0.0
+            obs[i, 7 + rec] = 0.0
             recipient[i] = -1
 
         # the mask row, from the new state (CoopVectorEngine._mask_codes)
-        if ph == MAIN:
-            mcode = support[i] * _BITS + hand_bits[current[i] if multi else 0, i]
-        elif ph == DISCARD:
-            mcode = _MASK_DISCARD + hand_bits[recipient[i] if multi else 0, i]
-        elif ph == DRAW_OFFER:
-            mcode = _MASK_OFFER
-        else:
-            mcode = _MASK_NONE
-        _put(masks, i, 0, mask_table, mcode, mask_table.shape[1])
+        seat_bits = hand_bits[((rec if ph == DISCARD else cur) if multi else 0), i]
+        other = _MASK_OFFER if ph == DRAW_OFFER else _MASK_NONE
+        other = _MASK_DISCARD + seat_bits if ph == DISCARD else other
+        mcode = sup * _BITS + seat_bits if ph == MAIN else other
+        _put(masks, i, 0, mask_table, mcode, NUM_ACTIONS)
         done[i] = ended_now
     return done
