@@ -4,11 +4,11 @@ The NumPy engine advances all games with a fixed sequence of whole-array operati
 its time goes into the temporaries and index subsets those operations need, and at small ``N`` into the
 fixed cost of a hundred NumPy calls. :func:`step` does the same work as one compiled loop over the games:
 ``CoopVectorEngine.transition`` (state, observation rows and mask rows) and ``CoopVectorEngine.reset_games``
-(with the default chance source, :func:`thermopylae_env.coop_vector.splitmix_chance`, drawn in the loop),
-in one pass, so that the games restarting at a NEXT_STEP autoreset are dealt while the loop passes their
-rows. It writes exactly the arrays the NumPy code writes, value for value (``tests/test_coop_vector.py``
-runs both backends through the same games and compares every array), so the rest of the package does not
-know which backend ran.
+(with the default chance source, :func:`thermopylae_env.coop_vector.splitmix_chance`, drawn in the kernel)
+in the same call, so that the games restarting at a NEXT_STEP autoreset are dealt while the loop passes
+their rows. It writes exactly the arrays the NumPy code writes, value for value
+(``tests/test_coop_vector.py`` runs both backends through the same games and compares every array), so the
+rest of the package does not know which backend ran.
 
 One kernel, not one per operation: numba compiles each entry point separately (seconds each), and a
 helper that takes the engine's ~40 arrays cannot be inlined (a call with that many arguments compiles to
@@ -143,7 +143,8 @@ def step(
     state: tuple, tables: tuple,
 ) -> np.ndarray:
     """Advance every game by one action, or deal it a new game: ``CoopVectorEngine.transition`` and
-    ``CoopVectorEngine.reset_games`` in one pass over the games. Returns the games that ended (bool).
+    ``CoopVectorEngine.reset_games`` in one loop over the games (after a pass that checks the actions and
+    one that draws the restarting games' chance). Returns the games that ended (bool).
 
     ``actions``: intp, one per game (``NOOP_ACTION`` leaves a game untouched), or empty (reset only).
     ``restart``: bool, one per game, or empty: the games that start a new game, ignoring their action.
