@@ -175,6 +175,13 @@ def bench_ppo(kind: str, rollouts: int, seed: int) -> dict:
     else:
         env = DummyVecEnv([lambda: Monitor(CoopEnv(**env_kwargs)) for _ in range(n)])
         env.seed(seed)
+    # Warm-up outside the timer: a reset and one step (the numba engine loads its compiled kernels on
+    # first use), then the seeds again for learn()'s own reset.
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    env.reset()
+    env.step(get_action_masks(env).argmax(1))
+    env.seed(seed)
     model = training.build_model(algo, env, hp, seed, None, "cpu")
     spent = {"collect": [0.0, 0.0], "train": [0.0, 0.0]}
 
@@ -199,7 +206,9 @@ def bench_ppo(kind: str, rollouts: int, seed: int) -> dict:
     w1, c1 = _clock()
     env.close()
     done = model.num_timesteps
+    backend = getattr(getattr(env, "engine", None), "backend", None)
     return {
+        "backend": backend,
         "steps": done,
         "steps_per_s": done / (w1 - w0),
         "cpu_steps_per_s": done / (c1 - c0),
@@ -223,8 +232,12 @@ def bench_ppo_rows(rollouts: int, repeats: int, seed: int) -> tuple[list[dict], 
     n = ppo_config_summary()["n_envs"]
     rows = []
     for kind, what in kinds.items():
-        row = {key: statistics.median(run[key] for run in runs[kind]) for key in runs[kind][0]}
-        row.update({"name": f"ppo {kind}", "what": what, "num_envs": n,
+        numbers = [key for key in runs[kind][0] if key != "backend"]
+        row = {key: statistics.median(run[key] for run in runs[kind]) for key in numbers}
+        backend = runs[kind][0]["backend"]
+        if backend:
+            what = f"{what} ({backend} engine)"
+        row.update({"name": f"ppo {kind}", "what": what, "num_envs": n, "engine_backend": backend,
                     "runs_steps_per_s": [run["steps_per_s"] for run in runs[kind]],
                     "runs_cpu_steps_per_s": [run["cpu_steps_per_s"] for run in runs[kind]]})
         rows.append(row)

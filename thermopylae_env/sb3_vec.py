@@ -58,7 +58,8 @@ class CoopSB3VecEnv(VecEnv):
     Arguments: ``num_envs``; ``num_players``, ``persian_deck``, ``illegal_action``,
     ``illegal_action_penalty``, ``reward_shaping`` as for ``thermopylae/Coop-v0``; ``seed`` (int, the seed
     of game 0 at the first reset, or ``None``); ``chance`` (a
-    :data:`thermopylae_env.coop_vector.ChanceFn`, for tests and replays).
+    :data:`thermopylae_env.coop_vector.ChanceFn`, for tests and replays); ``backend`` of the engine
+    (``"auto"``: numba where it is installed, else NumPy; the games are the same either way).
     """
 
     def __init__(
@@ -71,8 +72,9 @@ class CoopSB3VecEnv(VecEnv):
         reward_shaping: float = 0.0,
         seed: int | None = None,
         chance: ChanceFn | None = None,
+        backend: str = "auto",
     ) -> None:
-        self.engine = CoopVectorEngine(num_envs, num_players, persian_deck, chance)
+        self.engine = CoopVectorEngine(num_envs, num_players, persian_deck, chance, backend=backend)
         self._stepper = _Stepper(self.engine, illegal_action, illegal_action_penalty, reward_shaping)
         n = self.engine.num_envs
         self._actions: np.ndarray | None = None
