@@ -21,4 +21,7 @@ def wilson_interval(successes: int, trials: int, z: float = 1.959963984540054) -
     z2 = z * z
     centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At 0 or n successes the bound on that side is exactly 0 or 1; rounding would leave 1e-17 off it.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return low, high

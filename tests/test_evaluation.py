@@ -32,6 +32,7 @@ def test_wilson_interval_known_values():
     assert wilson_interval(0, 10) == pytest.approx((0.0, z2 / (10 + z2)))
     assert wilson_interval(10, 10) == pytest.approx((10 / (10 + z2), 1.0))
     assert wilson_interval(0, 10)[1] == pytest.approx(0.27753, abs=1e-5)
+    assert wilson_interval(0, 20_000)[0] == 0.0 and wilson_interval(20_000, 20_000)[1] == 1.0  # exact edges
     # Textbook values (Newcombe 1998, method 3): 5/10 and 81/263.
     assert wilson_interval(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
     assert wilson_interval(81, 263) == pytest.approx((0.2553, 0.3662), abs=1e-4)
