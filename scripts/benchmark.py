@@ -365,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             "load_average_start": load_start,
             "load_average_end": _load(),
         },
+        "ppo_only": args.ppo_only,
         "rows": rows,
         "ppo": ppo,
         "native_memory_bytes_per_game": per_game,
@@ -391,9 +392,9 @@ def markdown_table(result: dict) -> str:
     load = ""
     if start and end:
         load = f", 1-minute load average {start[0]:.1f} at the start and {end[0]:.1f} at the end"
+    what = "PPO rows only" if result.get("ppo_only") else f"Median of {result['repeats']} runs"
     lines = [
-        f"Median of {result['repeats']} runs ({result['mode']} mode); numpy {machine['numpy']}, "
-        f"{machine['cpus']} CPUs{load}.",
+        f"{what} ({result['mode']} mode); numpy {machine['numpy']}, {machine['cpus']} CPUs{load}.",
         "",
         "| row | what | envs | steps/s (wall) | steps/s (CPU) | vs single raw |",
         "| --- | --- | ---: | ---: | ---: | ---: |",

@@ -458,3 +458,26 @@ def test_selfplay_resume_continues_after_the_last_completed_generation(tmp_path)
         assert (out / "snapshots" / f"{side}_gen2.zip").is_file()
         assert result[side]["num_timesteps"] == 128  # 64 from generation 1 (loaded) + 64 more
         assert result[side]["throughput"]["env_steps"] == 64
+
+
+def test_benchmark_ppo_rows_time_the_default_coop_config_on_both_envs():
+    """scripts/benchmark.py's PPO rows run learn() of agents/configs/coop.yaml (one rollout here) on the
+    adapter and on DummyVecEnv, and split the time into collection and updates."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "benchmark.py"
+    spec = importlib.util.spec_from_file_location("thermopylae_benchmark", path)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    hp = load_config("coop")[COOP_ID]
+    summary = benchmark.ppo_config_summary()
+    assert (summary["n_envs"], summary["n_steps"], summary["n_epochs"], summary["batch_size"]) == (
+        hp["n_envs"], hp["n_steps"], hp["n_epochs"], hp["batch_size"])
+    assert summary["features_extractor"] == hp["policy_kwargs"]["features_extractor"]
+    rows, ratio = benchmark.bench_ppo_rows(rollouts=1, repeats=1, seed=0)
+    assert [row["name"] for row in rows] == ["ppo adapter", "ppo dummy"]
+    for row in rows:
+        assert row["steps"] == hp["n_envs"] * hp["n_steps"]
+        assert row["steps_per_s"] < row["collect_steps_per_s"]  # learn() = collection + updates
+        assert 0 < row["train_share"] < 1 and row["train_s_per_rollout"] > 0
+    assert ratio["wall"] == pytest.approx(rows[0]["steps_per_s"] / rows[1]["steps_per_s"])
