@@ -19,8 +19,10 @@ Rows:
 * ``single raw``: ``thermopylae_env.coop_env.CoopEnv`` called directly.
 * ``single make``: ``gymnasium.make("thermopylae/Coop-v0")`` (with Gymnasium's checker and order wrappers).
 * ``sync N``: ``gymnasium.make_vec(..., vectorization_mode="sync")``, a ``SyncVectorEnv`` of N single envs.
-* ``native N``: ``CoopVectorEnv`` (``gymnasium.make_vec`` default), NumPy arrays for all N games; the
-  ``copy=False`` row returns the live observation buffer instead of a fresh array.
+* ``native N numpy`` / ``native N numba``: ``CoopVectorEnv`` (what ``gymnasium.make_vec`` builds) with
+  each engine backend: whole-array NumPy operations, or the compiled per-game kernel (rows only where
+  numba is installed; the kernel is compiled or loaded from its cache before the timer starts). The
+  ``copy=False`` rows return the live observation buffer instead of a fresh array.
 * ``ppo adapter`` / ``ppo dummy``: ``learn()`` throughput (environment steps per second, updates included)
   of the default co-op training configuration, ``agents/configs/coop.yaml``, built by the code path of
   ``agents/training.py`` (``build_model``: MaskablePPO with its features extractor, network, batch size
@@ -307,13 +309,20 @@ def main(argv: list[str] | None = None) -> int:
             lambda r: bench_vector(gym.make_vec("thermopylae/Coop-v0", num_envs=64,
                                                 vectorization_mode="sync"),
                                    max(3, int(300 * scale)), args.seed + r, _sync_masks))
-        for n, steps in native_steps.items():
-            add(f"native {n}", f"CoopVectorEnv(num_envs={n})", n,
-                lambda r, n=n, steps=steps: bench_vector(CoopVectorEnv(n), max(10, int(steps * scale)),
-                                                         args.seed + r, _native_masks))
-        add("native 8192 copy=False", "CoopVectorEnv(num_envs=8192, copy=False)", 8192,
-            lambda r: bench_vector(CoopVectorEnv(8192, copy=False), max(10, int(150 * scale)), args.seed + r,
-                                   _native_masks))
+        backends = ["numpy"]
+        if importlib.util.find_spec("numba") is not None:
+            backends.append("numba")
+            CoopVectorEnv(2, backend="numba").reset(seed=0)  # compile or load the kernel outside the timer
+        for backend in backends:
+            for n, steps in native_steps.items():
+                add(f"native {n} {backend}", f'CoopVectorEnv(num_envs={n}, backend="{backend}")', n,
+                    lambda r, n=n, steps=steps, b=backend: bench_vector(
+                        CoopVectorEnv(n, backend=b), max(10, int(steps * scale)), args.seed + r,
+                        _native_masks))
+            add(f"native 8192 {backend} copy=False",
+                f'CoopVectorEnv(num_envs=8192, backend="{backend}", copy=False)', 8192,
+                lambda r, b=backend: bench_vector(CoopVectorEnv(8192, backend=b, copy=False),
+                                                  max(10, int(150 * scale)), args.seed + r, _native_masks))
 
     ppo = None
     if not args.skip_ppo and importlib.util.find_spec("sb3_contrib") is not None:
