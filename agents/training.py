@@ -1587,6 +1587,19 @@ def _row(result: Any, agent: str, opponent: str | None = None) -> dict[str, Any]
     }
 
 
+def _search_deals(records: Mapping[str, list], games: int) -> dict[str, Any]:
+    """Every co-op player's wins on the first ``games`` deals, the ones the slow search expert played too:
+    a paired comparison with the search expert, however few its games."""
+    from agents.stats import wilson_interval
+
+    paired: dict[str, Any] = {"games": games}
+    for name in ("search", "ppo", "heuristic"):
+        wins = sum(r.won for r in records[name][:games])
+        low, high = wilson_interval(wins, games)
+        paired[name] = {"wins": wins, "win_rate": wins / games, "ci_low": low, "ci_high": high}
+    return paired
+
+
 def _workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
 
@@ -1614,6 +1627,7 @@ def evaluate_against_baselines(
     workers = _workers()
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
+    paired = None
     if target == "coop":
         search_spec = str(rep.get("search", "search"))
         search_episodes = min(int(rep.get("search_episodes", 0)), episodes)
@@ -1623,12 +1637,15 @@ def evaluate_against_baselines(
             ("heuristic", "heuristic", episodes),
             (search_spec, "search", search_episodes),
         ]
+        records: dict[str, list] = {}
         for spec, name, games in players:
             if games <= 0:
                 continue
             [result] = evaluate(COOP_ID, [spec], games, base_seed, env_kwargs=kwargs, workers=workers)
             rows.append(_row(result, name))
             rows[-1]["spec"] = spec if isinstance(spec, str) else str(model_path)
+            records[name] = result.records
+        paired = _search_deals(records, search_episodes) if "search" in records else None
     else:
         for opponent in ("heuristic", "random"):
             for spec, name in ((ppo, "ppo"), ("heuristic", "heuristic"), ("random", "random")):
@@ -1641,6 +1658,7 @@ def evaluate_against_baselines(
         "base_seed": base_seed,
         "ppo_plays": "greedy: most likely legal action",
         "rows": rows,
+        **({"search_deals": paired} if paired else {}),
         **verdict,
         "seconds": round(time.perf_counter() - start, 1),
     }
@@ -1666,6 +1684,13 @@ def format_report(result: Mapping[str, Any]) -> str:
                 + f"{r['games']:>8}{r['win_rate']:>10.2%}  [{r['ci_low']:.2%}, {r['ci_high']:.2%}]"
             )
         lines.append(f"PPO interval above the heuristic's: {evaluation.get('beats_heuristic')}")
+        paired = evaluation.get("search_deals")
+        if paired:
+            lines.append(f"On the first {paired['games']} of those deals, the ones the search expert played:")
+            for name in ("search", "ppo", "heuristic"):
+                r = paired[name]
+                lines.append(f"{name:<12}{paired['games']:>8}{r['win_rate']:>10.2%}  "
+                             f"[{r['ci_low']:.2%}, {r['ci_high']:.2%}]")
     return "\n".join(lines)
 
 
