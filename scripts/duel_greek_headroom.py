@@ -140,6 +140,14 @@ def oracle_leonidas(games: int, seed: int) -> dict:
 
 
 # ------------------------------------------------------------------------------------ determinized search
+def _deck_order(rest: list[int], first_id: int) -> tuple[int, ...]:
+    """A full deck order (a permutation of the side's 52 ids) whose undrawn part is ``rest``: the drawn
+    positions hold the side's other cards, which the engine never reads again."""
+    remaining = set(rest)
+    drawn = [c for c in range(first_id, first_id + DECK_SIZE) if c not in remaining]
+    return tuple(drawn) + tuple(rest)
+
+
 class SearchGreek:
     """Determinized Monte-Carlo Greek over the heuristic's choices (see the module docstring)."""
 
@@ -165,8 +173,7 @@ class SearchGreek:
         own = set(s.discards[GREEK]) | set(s.hands[GREEK])
         deck = [c for c in range(DECK_SIZE) if c not in own]
         self.rng.shuffle(deck)
-        d.decks = (s.decks[GREEK][: s.deck_pos[GREEK]] + tuple(deck),
-                   s.decks[PERSIAN][: s.deck_pos[PERSIAN]] + tuple(unseen[size:]))
+        d.decks = (_deck_order(deck, 0), _deck_order(unseen[size:], DECK_SIZE))
         return d
 
     def rollout(self, d: DuelState, rng: np.random.Generator) -> float:
