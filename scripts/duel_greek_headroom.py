@@ -13,7 +13,10 @@ four ways, each on the same seeded deals (game ``i`` is dealt with seed ``--seed
 3. **oracle Leonidas timing**: the heuristic Greek, except that it holds Leonidas Strategy unless the
    Persian's *hidden* hand would attack this turn (it peeks: an upper bound on what timing that card
    can gain, not a legal player).
-4. **determinized search** (``--search-games``, slow: about 1.5 s a game): a Monte-Carlo Greek that, at
+4. **inferred Leonidas timing**: the same rule without peeking: it samples Persian hands of the right size
+   from the Persian cards not yet seen and holds the card unless at least a share ``theta`` of them would
+   attack this turn (theta 0.2, 0.4, 0.6).
+5. **determinized search** (``--search-games``, slow: about 1.5 s a game): a Monte-Carlo Greek that, at
    each choice the heuristic makes (play Leonidas now or not, which card to drop above 7, which defence),
    samples the hidden cards consistently with what the Greek has seen, plays every candidate out with
    both heuristics (common random numbers) and keeps the heuristic's choice unless another did better.
@@ -137,6 +140,32 @@ def oracle_leonidas(games: int, seed: int) -> dict:
     persian = heuristic_player(hp, PERSIAN)
     wins = sum(play(oracle, persian, seed + i) for i in range(games))
     return rate(wins, games)
+
+
+def inferred_leonidas(games: int, seed: int, theta: float, samples: int = 64) -> dict:
+    greek, hp = HeuristicGreek(), HeuristicPersian()
+    rng = np.random.default_rng(seed + 777)
+
+    def attack_share(s: DuelState) -> float:
+        seen = set(s.discards[PERSIAN]) | set(s.table)
+        pool = np.array([GAME.card_kinds[c] for c in range(DECK_SIZE, 2 * DECK_SIZE) if c not in seen])
+        size, attacks = len(s.hands[PERSIAN]), 0
+        for _ in range(samples):
+            drawn = rng.choice(pool, size=size, replace=False)
+            hand = tuple(int(n) for n in np.bincount(drawn, minlength=len(GAME.kinds[PERSIAN])))
+            attacks += hp.plan_attack(hand, len(s.hands[GREEK]), s.deck_size(PERSIAN)) is not None
+        return attacks / samples
+
+    def inferred(s: DuelState) -> int:
+        mask = GAME.legal_action_mask(s)
+        if (s.phase == Phase.GREEK_DISCARD and mask[PLAY_DISCARD_CARD] and s.hands[PERSIAN]
+                and len(s.hands[GREEK]) <= HAND_LIMIT and attack_share(s) < theta):
+            mask = mask.copy()
+            mask[PLAY_DISCARD_CARD] = False
+        return greek.act(GAME.observe(s, GREEK), mask)
+
+    persian = heuristic_player(hp, PERSIAN)
+    return {"theta": theta, **rate(sum(play(inferred, persian, seed + i) for i in range(games)), games)}
 
 
 # ------------------------------------------------------------------------------------ determinized search
@@ -310,6 +339,10 @@ def main() -> None:
     console.print(table)
     results["oracle_leonidas"] = oracle = oracle_leonidas(args.games, args.seed)
     console.print(f"oracle Leonidas timing (peeks at the Persian's hand): {interval(oracle)}")
+    inferred = [inferred_leonidas(args.games, args.seed, theta) for theta in (0.2, 0.4, 0.6)]
+    results["inferred_leonidas"] = inferred
+    for row in inferred:
+        console.print(f"inferred Leonidas timing, theta {row['theta']}: {interval(row)}")
     if args.search_games:
         results["search"] = s = search_vs_heuristic(args.search_games, args.seed, args.determinizations)
         console.print(f"search Greek ({args.determinizations} determinizations): {interval(s['search'])}; "

@@ -51,4 +51,9 @@ def test_search_greek_plays_whole_games_and_measurements_agree(headroom):
     assert fatal["losses_to_a_fatal_attack"] <= fatal["greek_losses"] == 40 - fatal["greek"]["wins"]
     assert sum(fatal["attacks"].values()) > 0
     assert 0 <= headroom.oracle_leonidas(20, seed=0)["win_rate"] <= 1
+    # theta 0 never holds Leonidas back: the inferred-timing Greek is then the heuristic itself.
+    always = headroom.inferred_leonidas(20, seed=0, theta=0.0)
+    greek = headroom.heuristic_player(headroom.HeuristicGreek(), GREEK)
+    persian = headroom.heuristic_player(headroom.HeuristicPersian(), PERSIAN)
+    assert always["wins"] == sum(headroom.play(greek, persian, i) for i in range(20))
     assert Phase.DEFENCE == 3  # the script's phase comparisons rely on the engine's numbering
