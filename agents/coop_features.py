@@ -6,8 +6,7 @@ on. The module also holds exact dice-sum distributions and cached fight-outcome 
 card value ``v`` with ``k`` dice against the line ``(slot 1, slot 2)`` depends on nothing else, so its
 expected result is computed once per distinct matchup and reused.
 
-No import of the engine is needed here; the layout constants are repeated from the spec and checked
-against the engine by the tests.
+The layout constants come from their one home, :mod:`thermopylae_env.coop`.
 """
 
 from __future__ import annotations
@@ -16,6 +15,23 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+
+from thermopylae_env.coop import (
+    DECLINE,
+    DISCARD_BASE,
+    FIGHT_BASE,
+    GIVE_BASE,
+    GRAVEYARD_WIN,
+    HAND_LIMIT,
+    LOCATION_DIE_MARKERS,
+    LOSS_MARKER,
+    MAX_DICE,
+    MAX_PLAYERS,
+    NUM_ACTIONS,
+    NUM_SUPPORT,
+    OBS_SIZE,
+    RETREAT,
+)
 
 __all__ = [
     "NUM_ACTIONS",
@@ -51,24 +67,6 @@ __all__ = [
     "fight_win_prob",
     "view_from_state",
 ]
-
-# Layout constants of docs/coop_spec.md, from their one home in the engine.
-from thermopylae_env.coop import (  # noqa: E402
-    DECLINE,
-    DISCARD_BASE,
-    FIGHT_BASE,
-    GIVE_BASE,
-    GRAVEYARD_WIN,
-    HAND_LIMIT,
-    LOCATION_DIE_MARKERS,
-    LOSS_MARKER,
-    MAX_DICE,
-    MAX_PLAYERS,
-    NUM_ACTIONS,
-    NUM_SUPPORT,
-    OBS_SIZE,
-    RETREAT,
-)
 
 VALUES = tuple(range(10, 21))
 

@@ -13,12 +13,12 @@ Agent specs (command line and :func:`make_agent`):
   player with ``N`` determinizations and ``K`` rollouts per determinization and candidate, or
   ``search:n_determinizations=N,rollouts=K,...`` with any keyword of
   :class:`agents.coop_search.CoopSearchExpert`), or the path of a saved SB3 model (``.zip``);
-* duel: ``random``, ``heuristic`` (the side's hand-written player) or a model path, for each side;
+* duel: ``random``, ``heuristic`` (the side's hand-written player) or a model path, for each side.
+  The duel is evaluated as a cross-play matrix: every Greek agent against every Persian agent, played on
+  ``thermopylae/DuelGreek-v0`` with the Persian agent as the env's opponent;
 * any game: ``fast:PATH`` plays the model at ``PATH`` through :class:`agents.training.FrozenPolicy`, a
   NumPy copy of its actor: the same greedy actions as the model itself (the tests check game for game),
   about ten times faster. It copies MLP policies over the flat observation or the co-op fight features.
-  The duel is evaluated as a cross-play matrix: every Greek agent against every Persian agent, played on
-  ``thermopylae/DuelGreek-v0`` with the Persian agent as the env's opponent.
 
 Command line (``scripts/evaluate.py``, ``thermopylae evaluate``, ``thermopylae-evaluate``)::
 

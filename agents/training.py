@@ -1664,6 +1664,10 @@ def evaluate_against_baselines(
     }
 
 
+def _rate_cells(r: Mapping[str, Any]) -> str:
+    return f"{r['games']:>8}{r['win_rate']:>10.2%}  [{r['ci_low']:.2%}, {r['ci_high']:.2%}]"
+
+
 def format_report(result: Mapping[str, Any]) -> str:
     """A plain-text table of a run's final evaluation and throughput."""
     lines = [
@@ -1679,18 +1683,13 @@ def format_report(result: Mapping[str, Any]) -> str:
             + f"{'games':>8}{'win rate':>10}  95% interval"
         )
         for r in rows:
-            lines.append(
-                f"{r['agent']:<12}" + (f"{r['opponent']:<12}" if duel else "")
-                + f"{r['games']:>8}{r['win_rate']:>10.2%}  [{r['ci_low']:.2%}, {r['ci_high']:.2%}]"
-            )
+            lines.append(f"{r['agent']:<12}" + (f"{r['opponent']:<12}" if duel else "") + _rate_cells(r))
         lines.append(f"PPO interval above the heuristic's: {evaluation.get('beats_heuristic')}")
         paired = evaluation.get("search_deals")
         if paired:
             lines.append(f"On the first {paired['games']} of those deals, the ones the search expert played:")
             for name in ("search", "ppo", "heuristic"):
-                r = paired[name]
-                lines.append(f"{name:<12}{paired['games']:>8}{r['win_rate']:>10.2%}  "
-                             f"[{r['ci_low']:.2%}, {r['ci_high']:.2%}]")
+                lines.append(f"{name:<12}" + _rate_cells({"games": paired["games"], **paired[name]}))
     return "\n".join(lines)
 
 
