@@ -358,6 +358,11 @@ def _load_kernel() -> Any:
     return _coop_kernel
 
 
+# The kernel's "no actions" (reset only) and "no restarts" (read only, shared by all engines).
+_NO_ACTIONS = np.zeros(0, np.intp)
+_NO_RESTART = np.zeros(0, bool)
+
+
 def _dice_sums(dice: np.ndarray) -> np.ndarray:
     """Prefix sums of each game's dice ((k, 24) -> (k, 25) int16, starting at 0)."""
     sums = np.zeros((len(dice), DICE_PER_GAME + 1), np.int16)
@@ -403,8 +408,8 @@ class CoopVectorEngine:
         self.persian = load_persian_deck(persian_deck)
         self.chance: ChanceFn = splitmix_chance if chance is None else chance
         self.hand_size_at_start = 4 if self.num_players == 1 else 3
-        self.backend = resolve_backend(backend)
-        # What was asked for: an "auto" engine copied to a machine without numba runs there with NumPy.
+        # What was asked for; :attr:`backend`, what it resolves to, is derived (an "auto" engine copied to a
+        # machine without numba runs there with NumPy).
         self._backend_requested = backend
 
         self.phase = np.full(n, OVER, np.int8)
@@ -442,7 +447,7 @@ class CoopVectorEngine:
     # masks into them instead of into its ``obs`` and ``masks``. They are rebuilt on the copy instead.
     _DERIVED = ("t", "_rows", "_off_obs", "_off_obs_hands", "_off_obs_marker", "_off_mask", "_off_hands",
                 "_off_spartan", "_off_persian", "_off_dice", "_masks_void", "_obs_phase", "_obs_slots",
-                "_obs_marker_support", "_kernel", "_kernel_tables", "_no_restart", "_no_actions")
+                "_obs_marker_support", "backend", "_kernel", "_kernel_tables")
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -452,13 +457,13 @@ class CoopVectorEngine:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.backend = resolve_backend(self._backend_requested)
         self._derive()
 
     def _derive(self) -> None:
         """Build the attributes of :attr:`_DERIVED` (after ``__init__`` and after unpickling)."""
         n = self.num_envs
         self.t = _tables(self.num_players, self.persian)
+        self.backend = resolve_backend(self._backend_requested)
         self._kernel = _load_kernel() if self.backend == "numba" else None
         t = self.t
         # What the kernels only read, in their order (see thermopylae_env._coop_kernel).
@@ -467,8 +472,6 @@ class CoopVectorEngine:
             t.slot_pack, t.obs_new_game, t.full_deck_half, t.obs_spartan_deck, t.obs_persian_deck,
             t.obs_graveyard, t.obs_discard, t.obs_offers, t.obs_slots, t.obs_phase, t.obs_marker_support,
             t.masks)
-        self._no_restart = np.zeros(0, bool)
-        self._no_actions = np.zeros(0, np.intp)
         rows = np.arange(n, dtype=np.intp)
         self._rows = rows
         self._off_obs = rows * OBS_SIZE
@@ -544,13 +547,10 @@ class CoopVectorEngine:
         if self._kernel is not None:
             restart = np.zeros(self.num_envs, bool)
             restart[idx] = True
-            self._run_kernel(self._no_actions, restart, idx)
+            self._run_kernel(_NO_ACTIONS, restart, idx)
             return
         t = self.t
-        spartan, persian, dice = self._draw_chance(idx)
-        self.spartan_order[idx] = spartan
-        self.persian_order[idx] = persian
-        self.dice_sum[idx] = _dice_sums(dice)
+        spartan, persian = self._draw_chance(idx)
         self.dice_pos[idx] = 0
 
         p = self.num_players
@@ -601,8 +601,9 @@ class CoopVectorEngine:
         self.obs[idx] = rows
         self._masks_void[idx] = t.masks_void[NUM_SUPPORT * _BITS + bits[0]]
 
-    def _draw_chance(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The chance tables of the games ``idx`` that start now (int8), from :attr:`chance`, checked."""
+    def _draw_chance(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Draw the chance of the games ``idx`` that start now from :attr:`chance`, check it and write
+        their ``spartan_order``, ``persian_order`` and ``dice_sum`` rows; returns the two orders (int8)."""
         k = len(idx)
         spartan, persian, dice = self.chance(idx, self.keys[idx], self.episodes[idx])
         self.episodes[idx] += np.uint64(1)
@@ -619,7 +620,10 @@ class CoopVectorEngine:
                                       ("Persian", persian, PERSIAN_DECK_SIZE)):
                 if table.min() < 0 or table.max() >= size:
                     raise ValueError(f"the chance source returned {name} card ids outside 0..{size - 1}")
-        return spartan, persian, dice
+        self.spartan_order[idx] = spartan
+        self.persian_order[idx] = persian
+        self.dice_sum[idx] = _dice_sums(dice)
+        return spartan, persian
 
     def _run_kernel(
         self, actions: np.ndarray, restart: np.ndarray, idx: np.ndarray | None = None
@@ -629,11 +633,7 @@ class CoopVectorEngine:
         source are drawn and written here first."""
         draw = self.chance is splitmix_chance
         if not draw and restart.shape[0]:
-            idx = np.flatnonzero(restart) if idx is None else idx
-            spartan, persian, dice = self._draw_chance(idx)
-            self.spartan_order[idx] = spartan
-            self.persian_order[idx] = persian
-            self.dice_sum[idx] = _dice_sums(dice)
+            self._draw_chance(np.flatnonzero(restart) if idx is None else idx)
         # A C-contiguous intp array: any other layout or dtype would compile another specialization.
         actions = np.ascontiguousarray(actions, dtype=np.intp)
         return self._kernel.step(actions, restart, draw, self.keys, self.episodes, self._state_args(),
@@ -737,7 +737,7 @@ class CoopVectorEngine:
             if np.shape(actions) != (n,):
                 raise ValueError(f"actions must have shape ({n},), got {np.shape(actions)}")
             if restart is None:
-                restart = self._no_restart
+                restart = _NO_RESTART
             else:
                 restart = np.ascontiguousarray(restart, dtype=bool)
                 if restart.shape != (n,):
