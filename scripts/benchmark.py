@@ -24,15 +24,16 @@ Rows:
   numba is installed; the kernel is compiled or loaded from its cache before the timer starts). The
   ``copy=False`` rows return the live observation buffer instead of a fresh array.
 * ``ppo adapter`` / ``ppo dummy``: ``learn()`` throughput (environment steps per second, updates included)
-  of the default co-op training configuration, ``agents/configs/coop.yaml``, built by the code path of
-  ``agents/training.py`` (``build_model``: MaskablePPO with its features extractor, network, batch size
-  and epochs; one torch thread, ``_setup_torch``), on the SB3 adapter ``CoopSB3VecEnv(n_envs)`` (what
-  training uses) vs ``DummyVecEnv`` of as many ``Monitor(CoopEnv(**env_kwargs))``, for a fixed number of
-  whole rollouts. The two kinds run alternately (adapter, dummy, adapter, ...) so that the load of other
-  jobs falls on both. Each PPO row also splits the time: ``collect_rollouts`` (env steps, policy
-  forward, masks, buffer) as collection steps/s, and ``train`` (the gradient epochs) as seconds per
-  rollout; ``ppo adapter / dummy`` is the ratio of the two rows' medians.
-* ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel_env.py`` exists.
+  of the default co-op training configuration, ``agents/thermopylae_agents/configs/coop.yaml``, built by the
+  code path of ``thermopylae_agents.training`` (``build_model``: MaskablePPO with its features extractor,
+  network, batch size and epochs; one torch thread, ``_setup_torch``), on the SB3 adapter
+  ``CoopSB3VecEnv(n_envs)`` (what training uses) vs ``DummyVecEnv`` of as many
+  ``Monitor(CoopEnv(**env_kwargs))``, for a fixed number of whole rollouts. The two kinds run alternately
+  (adapter, dummy, adapter, ...) so that the load of other jobs falls on both. Each PPO row also splits the
+  time: ``collect_rollouts`` (env steps, policy forward, masks, buffer) as collection steps/s, and ``train``
+  (the gradient epochs) as seconds per rollout; ``ppo adapter / dummy`` is the ratio of the two rows'
+  medians. * ``duel ...``: the duel environments through ``gymnasium.make``, if
+  ``thermopylae_env/duel_env.py`` exists.
 
 Memory: bytes per game of the native engine's arrays (game state with its chance tables, the observation
 and mask buffers, the precomputed index arrays) at the largest N.
@@ -128,8 +129,8 @@ def _sync_masks(env: gym.vector.VectorEnv, infos: dict) -> np.ndarray:
 
 def coop_training_config() -> tuple:
     """``(algo, hyperparameter block, env kwargs, n_envs)`` of the default co-op config, read the way
-    ``agents/training.py`` reads it (``resolve_config`` + ``Config``)."""
-    from agents import training
+    ``agents/thermopylae_agents/training.py`` reads it (``resolve_config`` + ``Config``)."""
+    from thermopylae_agents import training
 
     data = training.resolve_config("coop")
     hp = training.Config(data)[training.COOP_ID]
@@ -141,7 +142,7 @@ def ppo_config_summary() -> dict:
     algo, hp, env_kwargs, n = coop_training_config()
     kwargs = hp.plain("policy_kwargs", {})
     return {
-        "config": "agents/configs/coop.yaml",
+        "config": "agents/thermopylae_agents/configs/coop.yaml",
         "algo": algo,
         "n_envs": n,
         "n_steps": int(hp["n_steps"]),
@@ -165,7 +166,7 @@ def bench_ppo(kind: str, rollouts: int, seed: int) -> dict:
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from agents import training
+    from thermopylae_agents import training
 
     algo, hp, env_kwargs, n = coop_training_config()
     training._setup_torch(seed)  # one torch thread, seeds: what a training run does first
@@ -415,7 +416,8 @@ def markdown_table(result: dict) -> str:
     ppo = result.get("ppo")
     if ppo:
         ratio = ppo["adapter_over_dummy"]
-        lines += ["", f"PPO rows: `agents/configs/coop.yaml` ({_ppo_config_line(ppo['config'])}), "
+        lines += ["", "PPO rows: `agents/thermopylae_agents/configs/coop.yaml` "
+                  f"({_ppo_config_line(ppo['config'])}), "
                   f"{ppo['rollouts_per_run']} rollouts per run, median of {ppo['repeats']}, "
                   "one torch thread.",
                   "",

@@ -36,8 +36,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from agents.duel_heuristic import HeuristicGreek, HeuristicPersian
-from agents.stats import wilson_interval
+from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+from thermopylae_agents.stats import wilson_interval
 from thermopylae_env.duel import (
     ADD_BASE,
     COMMIT,

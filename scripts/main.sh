@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: set up .venv, train the default co-op agent (agents/configs/coop.yaml) and print its
+# The main job: set up .venv, train the default co-op agent (agents/thermopylae_agents/configs/coop.yaml) and print its
 # evaluation against the random, heuristic and search-expert baselines. Extra arguments go to train.py,
 # e.g. `bash scripts/main.sh --seed 1`.
 set -euo pipefail

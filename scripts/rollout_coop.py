@@ -19,7 +19,7 @@ from collections import Counter
 
 import numpy as np
 
-from agents.stats import wilson_interval
+from thermopylae_agents.stats import wilson_interval
 from thermopylae_env.coop_env import CoopEnv
 
 

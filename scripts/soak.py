@@ -516,8 +516,8 @@ def soak_one(name: str, steps: int, illegal_rate: float, seed: int) -> Report:
     report = Report(name)
     if "sb3" in name:
         import thermopylae_env.sb3_vec  # noqa: F401 - imports torch: not part of the measured time
-    import agents.duel_heuristic  # noqa: F401 - likewise
-    import agents.random_agent  # noqa: F401
+    import thermopylae_agents.duel_heuristic  # noqa: F401 - likewise
+    import thermopylae_agents.random_agent  # noqa: F401
     start = time.perf_counter()
     try:
         ENVIRONMENTS[name](report, steps, illegal_rate, seed)

@@ -1,9 +1,9 @@
 """Train PPO agents: ``python scripts/train.py {coop,duel-greek,duel-persian,selfplay} [options]``.
 
-All logic is in :mod:`agents.training` (also installed as the ``thermopylae-train`` command).
+All logic is in :mod:`thermopylae_agents.training` (also installed as the ``thermopylae-train`` command).
 """
 
-from agents.training import main
+from thermopylae_agents.training import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -173,7 +173,8 @@ def coop_game_record(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize(("command", "module"),
-                         [("train", "agents.training"), ("evaluate", "agents.evaluation")])
+                         [("train", "thermopylae_agents.training"),
+                          ("evaluate", "thermopylae_agents.evaluation")])
 def test_train_and_evaluate_forward_their_arguments(monkeypatch, command, module):
     seen = []
     fake = types.ModuleType(module)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401  (registers the ids)
-from agents.duel_heuristic import HeuristicGreek, HeuristicPersian
-from agents.random_agent import RandomAgent
+from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+from thermopylae_agents.random_agent import RandomAgent
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.duel import (
     COMMIT,

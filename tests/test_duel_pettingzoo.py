@@ -11,7 +11,7 @@ pytest.importorskip("pettingzoo")
 
 from pettingzoo.test import api_test, seed_test  # noqa: E402
 
-from agents.duel_heuristic import HeuristicGreek, HeuristicPersian  # noqa: E402
+from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian  # noqa: E402
 from thermopylae_env import duel_v0  # noqa: E402
 from thermopylae_env.actions import IllegalActionError  # noqa: E402
 from thermopylae_env.duel import COMMIT, NUM_ACTIONS, OBS_SIZE, check_invariants  # noqa: E402

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.evaluation import (
+from thermopylae_agents.evaluation import (
     COOP_ID,
     GREEK_ID,
     evaluate,
@@ -19,10 +19,10 @@ from agents.evaluation import (
     play_games,
     resolve_env_id,
 )
-from agents.stats import wilson_interval
+from thermopylae_agents.stats import wilson_interval
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-POLICIES = Path(__file__).resolve().parents[1] / "agents" / "policies"
+POLICIES = Path(__file__).resolve().parents[1] / "agents" / "thermopylae_agents" / "policies"
 
 
 # --------------------------------------------------------------------------------------------- Wilson

@@ -423,7 +423,7 @@ def test_duel_opponent_model_path_refuses_non_model_files(bad_model_files, case,
 
 @pytest.mark.parametrize("case", MODEL_FILE_CASES)
 def test_sb3_agent_loader_refuses_non_model_files(bad_model_files, case):
-    from agents.sb3_agent import SB3Agent, load_model
+    from thermopylae_agents.sb3_agent import SB3Agent, load_model
 
     path, name = bad_model_files[case]
     expected = {"missing": "model file not found", "folder": "not a file", "text file": "not a zip archive",

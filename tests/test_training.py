@@ -1,4 +1,4 @@
-"""The training pipeline (agents/training.py, agents/imitation.py) on the real environments, tiny budgets.
+"""The training pipeline (thermopylae_agents.training and .imitation) on the real environments, tiny budgets.
 
 Speed is not tested here (scripts/benchmark.py measures it); these tests check that runs start, save,
 load, resume and report, and that the configuration files mean what they say.
@@ -15,8 +15,8 @@ import yaml
 
 pytest.importorskip("sb3_contrib")
 
-from agents import training  # noqa: E402
-from agents.training import (  # noqa: E402
+from thermopylae_agents import training  # noqa: E402
+from thermopylae_agents.training import (  # noqa: E402
     COOP_ID,
     GREEK_ID,
     PERSIAN_ID,
@@ -213,7 +213,7 @@ def test_one_pass_masked_distribution_is_sb3_contribs_distribution():
     import torch as th
     from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
 
-    from agents.training import OnePassMaskableCategoricalDistribution
+    from thermopylae_agents.training import OnePassMaskableCategoricalDistribution
 
     gen = th.Generator().manual_seed(0)
     logits = th.randn(512, 72, generator=gen) * 3
@@ -240,7 +240,7 @@ def test_one_pass_masked_distribution_is_sb3_contribs_distribution():
 def test_one_pass_sampling_follows_the_masked_probabilities():
     import torch as th
 
-    from agents.training import OnePassMaskableCategoricalDistribution
+    from thermopylae_agents.training import OnePassMaskableCategoricalDistribution
 
     gen = th.Generator().manual_seed(3)
     logits = th.randn(1, 72, generator=gen) * 2
@@ -270,7 +270,7 @@ def test_models_train_with_the_one_pass_distribution_and_save_sb3_contribs(tmp_p
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
 
-    from agents.training import OnePassMaskableCategoricalDistribution
+    from thermopylae_agents.training import OnePassMaskableCategoricalDistribution
     from thermopylae_env.sb3_vec import CoopSB3VecEnv
 
     hp = Config(load_config("coop")[COOP_ID])
@@ -317,7 +317,7 @@ def test_behaviour_cloning_increases_agreement_with_the_expert():
     import gymnasium as gym
     from sb3_contrib import MaskablePPO
 
-    from agents.imitation import agreement, behaviour_cloning
+    from thermopylae_agents.imitation import agreement, behaviour_cloning
     from thermopylae_env.sb3_vec import CoopSB3VecEnv
 
     data = training.collect_bc_data(COOP_ID, {}, "heuristic", 60, seed=0, gamma=1.0, workers=1)
@@ -342,7 +342,7 @@ def test_frozen_numpy_policy_plays_what_sb3_agent_plays(extractor):
     import torch as th
     from sb3_contrib import MaskablePPO
 
-    from agents.sb3_agent import SB3Agent
+    from thermopylae_agents.sb3_agent import SB3Agent
     from thermopylae_env.sb3_vec import CoopSB3VecEnv
 
     kwargs = training._policy_kwargs({"net_arch": [32, 32], "features_extractor": extractor})
@@ -441,8 +441,8 @@ def gym_box():
 
 
 def test_dagger_records_the_expert_labels_on_the_actors_games():
-    from agents.coop_heuristic import CoopHeuristic
-    from agents.random_agent import RandomAgent
+    from thermopylae_agents.coop_heuristic import CoopHeuristic
+    from thermopylae_agents.random_agent import RandomAgent
 
     data = training.collect_bc_data(COOP_ID, {}, "heuristic", 30, seed=5, gamma=1.0, actor=RandomAgent(0))
     assert data.wins == 0  # random play (the actor) never wins the co-op game
@@ -467,7 +467,7 @@ def test_selfplay_resume_continues_after_the_last_completed_generation(tmp_path)
 
 
 def test_benchmark_ppo_rows_time_the_default_coop_config_on_both_envs():
-    """scripts/benchmark.py's PPO rows run learn() of agents/configs/coop.yaml (one rollout here) on the
+    """scripts/benchmark.py's PPO rows run learn() of the default co-op config (one rollout here) on the
     adapter and on DummyVecEnv, and split the time into collection and updates."""
     import importlib.util
 

@@ -6,8 +6,8 @@ Usage::
     thermopylae play duel --side greek|persian [--opponent heuristic|random|MODEL.zip] [--seed S]
                           [--hints MODEL.zip] [--record FILE]
     thermopylae replay FILE [--step | --all]
-    thermopylae train ...      (the arguments go to agents.training.main)
-    thermopylae evaluate ...   (the arguments go to agents.evaluation.main)
+    thermopylae train ...      (the arguments go to thermopylae_agents.training.main)
+    thermopylae evaluate ...   (the arguments go to thermopylae_agents.evaluation.main)
 
 Also ``python -m thermopylae_env ...``. The terminal game is plain text (no curses), so it works with
 piped input: each prompt reads one line; a number 1..k picks an action (its name works too), ``h`` or ``?``
@@ -158,7 +158,7 @@ def _make_play_env(env_id: str, hints: str | None, record: str | None, **options
     env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
     hinter = None
     if hints is not None:
-        from agents.sb3_agent import SB3Agent
+        from thermopylae_agents.sb3_agent import SB3Agent
 
         hinter = SB3Agent(hints, env=env)
     if record:
@@ -476,7 +476,7 @@ def replay(args: argparse.Namespace, term: Terminal) -> int:
 
 # ------------------------------------------------------------------------------------------ forwarding
 
-_FORWARDED = {"train": "agents.training", "evaluate": "agents.evaluation"}
+_FORWARDED = {"train": "thermopylae_agents.training", "evaluate": "thermopylae_agents.evaluation"}
 
 
 def _forward(command: str, argv: list[str]) -> int:
@@ -534,9 +534,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="pause after each step (default): Enter for the next, q to quit")
     mode.add_argument("--all", action="store_true", help="print the whole game without pausing")
 
-    commands.add_parser("train", help="train agents (arguments go to agents.training; see 'train --help')",
+    commands.add_parser("train", help="train agents (arguments go to thermopylae_agents.training; "
+                        "see 'train --help')",
                         add_help=False)
-    commands.add_parser("evaluate", help="evaluate agents (arguments go to agents.evaluation)",
+    commands.add_parser("evaluate", help="evaluate agents (arguments go to thermopylae_agents.evaluation)",
                         add_help=False)
     return parser
 

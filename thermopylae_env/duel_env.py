@@ -47,7 +47,7 @@ class EnvRandomOpponent:
     """
 
     def __init__(self, env: gym.Env) -> None:
-        from agents.random_agent import RandomAgent
+        from thermopylae_agents.random_agent import RandomAgent
 
         self.env = env
         self.agent = RandomAgent()
@@ -63,14 +63,14 @@ def make_opponent(opponent: Any, side: int, env: gym.Env) -> tuple[OpponentFn, s
     seeds the opponent too.
     """
     if isinstance(opponent, str) and opponent == "heuristic":
-        from agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+        from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
 
         player = HeuristicGreek() if side == GREEK else HeuristicPersian()
         return player.act, "heuristic"
     if isinstance(opponent, str) and opponent == "random":
         return EnvRandomOpponent(env).act, "random"
     if isinstance(opponent, (str, os.PathLike)):
-        from agents.sb3_agent import SB3Agent
+        from thermopylae_agents.sb3_agent import SB3Agent
 
         if not Path(opponent).is_file():
             raise ValueError(
@@ -171,7 +171,8 @@ class DuelEnv(gym.Env[np.ndarray, np.int64]):
 
     ## Arguments
 
-    * ``opponent``: ``"heuristic"`` (default, :mod:`agents.duel_heuristic`), ``"random"``, a callable
+    * ``opponent``: ``"heuristic"`` (default, :mod:`thermopylae_agents.duel_heuristic`), ``"random"``, a
+      callable
       ``(observation, action_mask) -> action`` (or an object with such an ``act`` method), or the path
       of a saved SB3 model (``MaskablePPO``, else ``PPO``; loaded when the env is made; a bad path raises
       ``ValueError``). Its randomness comes from ``env.np_random``.

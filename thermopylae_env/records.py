@@ -226,12 +226,13 @@ AgentFn = Callable[[np.ndarray, np.ndarray], int]
 
 def make_agent(spec: Any, env: gym.Env, seed: int | None = None) -> tuple[AgentFn, str]:
     """``act(observation, mask) -> int`` and a label for ``spec`` on ``env``: a callable, or any agent
-    spec of :func:`agents.evaluation.make_agent` (``"random"``, ``"heuristic"``, ``"search"``, the path of
+    spec of :func:`thermopylae_agents.evaluation.make_agent`
+    (``"random"``, ``"heuristic"``, ``"search"``, the path of
     a saved model, which must fit ``env``'s spaces)."""
     if callable(spec) and not hasattr(spec, "act"):
         return spec, getattr(spec, "__name__", type(spec).__name__)
-    from agents.evaluation import make_agent as make_named_agent
-    from agents.sb3_agent import SB3Agent
+    from thermopylae_agents.evaluation import make_agent as make_named_agent
+    from thermopylae_agents.sb3_agent import SB3Agent
 
     env_id = env.spec.id if env.spec is not None else None
     if env_id is None:

@@ -5,18 +5,19 @@ deal, same first dice), and an agent's own randomness is reseeded per game from 
 the game)``, so a result does not depend on how the games are split over worker processes or over runs
 (``--seed 0 --games 200`` plus ``--seed 200 --games 200`` play exactly the games of
 ``--seed 0 --games 400``), and the same command gives the same numbers. Win rates come with 95% Wilson
-intervals (:func:`agents.stats.wilson_interval`).
+intervals (:func:`thermopylae_agents.stats.wilson_interval`).
 
 Agent specs (command line and :func:`make_agent`):
 
 * co-op (``thermopylae/Coop-v0``): ``random``, ``heuristic``, ``search`` or ``search:N,K`` (the search
   player with ``N`` determinizations and ``K`` rollouts per determinization and candidate, or
   ``search:n_determinizations=N,rollouts=K,...`` with any keyword of
-  :class:`agents.coop_search.CoopSearchExpert`), or the path of a saved SB3 model (``.zip``);
+  :class:`thermopylae_agents.coop_search.CoopSearchExpert`), or the path of a saved SB3 model (``.zip``);
 * duel: ``random``, ``heuristic`` (the side's hand-written player) or a model path, for each side.
   The duel is evaluated as a cross-play matrix: every Greek agent against every Persian agent, played on
   ``thermopylae/DuelGreek-v0`` with the Persian agent as the env's opponent;
-* any game: ``fast:PATH`` plays the model at ``PATH`` through :class:`agents.training.FrozenPolicy`, a
+* any game: ``fast:PATH`` plays the model at ``PATH`` through
+  :class:`thermopylae_agents.training.FrozenPolicy`, a
   NumPy copy of its actor: the same greedy actions as the model itself (the tests check game for game),
   about ten times faster. It copies MLP policies over the flat observation or the co-op fight features.
 
@@ -45,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.stats import wilson_interval
+from thermopylae_agents.stats import wilson_interval
 
 __all__ = [
     "COOP_ID",
@@ -130,21 +131,21 @@ def make_agent(
     text = os.fspath(spec)
     name, _, options = text.partition(":")
     if name == "random" and not options:
-        from agents.random_agent import RandomAgent
+        from thermopylae_agents.random_agent import RandomAgent
 
         return RandomAgent(seed=seed), "random"
     if name == "heuristic" and not options:
         if env_id == COOP_ID:
-            from agents.coop_heuristic import CoopHeuristic
+            from thermopylae_agents.coop_heuristic import CoopHeuristic
 
             return CoopHeuristic(persian_deck=deck), "heuristic"
-        from agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+        from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
 
         return (HeuristicGreek() if env_id == GREEK_ID else HeuristicPersian()), "heuristic"
     if name == "search":
         if env_id != COOP_ID:
             raise ValueError("the search player plays the co-op game only")
-        from agents.coop_search import CoopSearchExpert
+        from thermopylae_agents.coop_search import CoopSearchExpert
 
         options_dict = {"num_players": env_kwargs.get("num_players", 1), "persian_deck": deck}
         options_dict.update(_parse_search_options(options))
@@ -152,12 +153,12 @@ def make_agent(
     if name == "fast" and options:
         if not _is_model_path(options):
             raise ValueError(f"agent {text!r}: fast: needs the path of a saved model (.zip)")
-        from agents.sb3_agent import load_model
-        from agents.training import FrozenPolicy
+        from thermopylae_agents.sb3_agent import load_model
+        from thermopylae_agents.training import FrozenPolicy
 
         return FrozenPolicy(load_model(options), name=text), text
     if _is_model_path(text):
-        from agents.sb3_agent import SB3Agent
+        from thermopylae_agents.sb3_agent import SB3Agent
 
         return SB3Agent(text), text
     raise ValueError(

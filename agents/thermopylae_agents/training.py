@@ -2,7 +2,7 @@
 
 ::
 
-    thermopylae-train coop                        # MaskablePPO on Coop-v0 with agents/configs/coop.yaml
+    thermopylae-train coop                        # MaskablePPO on Coop-v0 with configs/coop.yaml
     thermopylae-train duel-greek --timesteps 200000 --seed 3
     thermopylae-train duel-persian --algo ppo     # plain PPO: an illegal action ends the episode as a loss
     thermopylae-train selfplay                    # both duel sides, in alternation, against snapshot pools
@@ -18,7 +18,8 @@ Every run writes one folder (``--out``, default ``runs/<target>-<algo>-seed<seed
     report.json         evaluation against the baselines (Wilson 95% intervals) and training throughput
 
 Hyperparameters live in readable YAML files, one per environment, in the RL-Zoo layout (the top-level key
-is the environment id, the hyperparameters below it): ``agents/configs/{coop,duel_greek,duel_persian,
+is the environment id, the hyperparameters below it):
+``agents/thermopylae_agents/configs/{coop,duel_greek,duel_persian,
 selfplay}.yaml``. A key that the pipeline does not know is an error, and the test-suite checks that every
 key of every shipped file is read. ``learning_rate`` and ``clip_range`` take a number or ``lin_<x>`` (a
 linear decay from ``x`` to 0, as in the zoo).
@@ -797,18 +798,18 @@ def resolve_config(
 
 
 def make_expert(env_id: str, name: str, seed: int = 0):
-    """The expert player ``name`` for ``env_id``: an :class:`agents.base.Agent`."""
+    """The expert player ``name`` for ``env_id``: an :class:`thermopylae_agents.base.Agent`."""
     if env_id == COOP_ID:
         if name == "heuristic":
-            from agents.coop_heuristic import CoopHeuristic
+            from thermopylae_agents.coop_heuristic import CoopHeuristic
 
             return CoopHeuristic()
         if name == "search":
-            from agents.coop_search import CoopSearchExpert
+            from thermopylae_agents.coop_search import CoopSearchExpert
 
             return CoopSearchExpert(seed=seed)
     elif env_id in (GREEK_ID, PERSIAN_ID) and name == "heuristic":
-        from agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+        from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
 
         return HeuristicGreek() if env_id == GREEK_ID else HeuristicPersian()
     raise ValueError(f"no expert {name!r} for {env_id}")
@@ -823,7 +824,7 @@ def _collect_part(
     gamma: float,
     actor: Any = None,
 ):
-    from agents.imitation import collect_expert_data
+    from thermopylae_agents.imitation import collect_expert_data
 
     _register_envs()
     return collect_expert_data(
@@ -851,7 +852,7 @@ def collect_bc_data(
     ``actor`` (a picklable player such as :class:`FrozenPolicy`) plays the games instead of the expert,
     which then only labels the states (DAgger).
     """
-    from agents.imitation import ExpertData
+    from thermopylae_agents.imitation import ExpertData
 
     workers = max(1, min(int(workers), episodes))
     shares = [episodes // workers + (i < episodes % workers) for i in range(workers)]
@@ -884,7 +885,7 @@ def warm_start(
     With ``eval_env`` the cloned policy is also played for ``eval_episodes`` games (the starting point
     that PPO then improves on).
     """
-    from agents.imitation import ExpertData, agreement, behaviour_cloning
+    from thermopylae_agents.imitation import ExpertData, agreement, behaviour_cloning
 
     episodes = int(bc["episodes"])
     expert = str(bc.get("expert", "heuristic"))
@@ -1187,7 +1188,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="thermopylae-train",
         description="Train (Maskable)PPO agents for the thermopylae environments. Hyperparameters come from "
-        "agents/configs/<target>.yaml (or --config); the options below override them.",
+        "agents/thermopylae_agents/configs/<target>.yaml (or --config); the options below override them.",
     )
     parser.add_argument("target", choices=TARGETS, help="what to train")
     parser.add_argument("--algo", choices=ALGOS, default=None, help="default: maskable_ppo")
@@ -1245,7 +1246,8 @@ class FrozenPolicy:
     head (``mlp_extractor.policy_net`` + ``action_net``), so that later PPO updates of the live model leave
     the snapshot as it was, and one observation costs a few small matrix products (about 15 us) instead
     of an SB3 ``predict`` (about 300 us). ``act`` plays the most likely legal action
-    (``deterministic=True``: what :class:`agents.sb3_agent.SB3Agent` plays, checked by the tests) or
+    (``deterministic=True``: what :class:`thermopylae_agents.sb3_agent.SB3Agent` plays, checked by the
+    tests) or
     samples the masked softmax with ``rng`` (an env's ``np_random``).
     """
 
@@ -1461,7 +1463,7 @@ def train_selfplay(
     heuristic_generations = int(sp.get("heuristic_generations", generations))
     _setup_torch(seed)
 
-    from agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+    from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
 
     # pools[side] holds the players that side trains AGAINST (snapshots of the other side).
     pools = {
@@ -1590,7 +1592,7 @@ def _row(result: Any, agent: str, opponent: str | None = None) -> dict[str, Any]
 def _search_deals(records: Mapping[str, list], games: int) -> dict[str, Any]:
     """Every co-op player's wins on the first ``games`` deals, the ones the slow search expert played too:
     a paired comparison with the search expert, however few its games."""
-    from agents.stats import wilson_interval
+    from thermopylae_agents.stats import wilson_interval
 
     paired: dict[str, Any] = {"games": games}
     for name in ("search", "ppo", "heuristic"):
@@ -1614,8 +1616,8 @@ def evaluate_against_baselines(
     each against the heuristic and the random opponent. ``beats_heuristic`` is true when PPO's interval
     lies wholly above the heuristic's on the same games.
     """
-    from agents.evaluation import evaluate
-    from agents.sb3_agent import load_model
+    from thermopylae_agents.evaluation import evaluate
+    from thermopylae_agents.sb3_agent import load_model
 
     episodes = int(rep.get("episodes", 1000))
     base_seed = 20_000_000 + seed * 100_000  # deals no training or BC game used
@@ -1695,7 +1697,7 @@ def format_report(result: Mapping[str, Any]) -> str:
 
 def cross_play_report(greek: Path, persian: Path, episodes: int, seed: int) -> dict[str, Any]:
     """Cross-play of the self-play policies and the hand-written and random players (Greek win rates)."""
-    from agents.evaluation import evaluate_duel_matrix
+    from thermopylae_agents.evaluation import evaluate_duel_matrix
 
     names = {str(greek): "selfplay", str(persian): "selfplay", "heuristic": "heuristic", "random": "random"}
     base_seed = 30_000_000 + seed * 100_000

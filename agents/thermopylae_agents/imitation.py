@@ -83,7 +83,9 @@ def collect_expert_data(
     gamma: float = 1.0,
     actor: Any = None,
 ) -> ExpertData:
-    """Play ``episodes`` games and record the decisions of ``expert`` (an :class:`agents.base.Agent`).
+    """Play ``episodes`` games and record the decisions of ``expert`` (an agent).
+
+    ``expert`` is a :class:`thermopylae_agents.base.Agent`.
 
     ``make_env`` builds the environment the policy will be trained on (same observation, same reward
     shaping), so the recorded returns are those PPO's critic has to predict. Episode ``i`` is reset with
@@ -229,7 +231,8 @@ def agreement(policy: Any, data: ExpertData, batch_size: int = 4096) -> float:
     """Fraction of ``data``'s decisions where the policy's most likely legal action is the expert's.
 
     This is the choice of the greedy masked player; a plain PPO policy is scored the same way, on the legal
-    actions only, which is how :class:`agents.sb3_agent.SB3Agent` falls back when its prediction is illegal.
+    actions only, which is how
+    :class:`thermopylae_agents.sb3_agent.SB3Agent` falls back when its prediction is illegal.
     """
     if len(data) == 0:
         raise ValueError("agreement needs at least one decision")
