@@ -32,8 +32,8 @@ Rows:
   (adapter, dummy, adapter, ...) so that the load of other jobs falls on both. Each PPO row also splits the
   time: ``collect_rollouts`` (env steps, policy forward, masks, buffer) as collection steps/s, and ``train``
   (the gradient epochs) as seconds per rollout; ``ppo adapter / dummy`` is the ratio of the two rows'
-  medians. * ``duel ...``: the duel environments through ``gymnasium.make``, if
-  ``thermopylae_env/duel_env.py`` exists.
+  medians.
+* ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel_env.py`` exists.
 
 Memory: bytes per game of the native engine's arrays (game state with its chance tables, the observation
 and mask buffers, the precomputed index arrays) at the largest N.
