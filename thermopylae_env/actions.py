@@ -1,4 +1,6 @@
-"""Conventions shared by every environment of the package: action checking and illegal actions.
+"""Conventions shared by every environment of the package: what an action, a seed and reset options may
+be, and what happens on an illegal action. Every entry point applies these rules through the functions
+below, before it changes anything, so the same input gets the same answer everywhere.
 
 Two kinds of bad action are told apart, as in PettingZoo and Pgx:
 
@@ -11,6 +13,14 @@ Two kinds of bad action are told apart, as in PettingZoo and Pgx:
   Gymnasium's and SB3's checkers, and plain PPO, step with unmasked random actions and must not crash.
   With ``illegal_action="raise"`` an :class:`IllegalActionError` is raised instead and the game is
   left exactly as it was.
+
+Seeds (:func:`as_seed`): ``None`` or an integer (Python or NumPy, not a boolean) in ``0 .. 2**64 - 1``;
+anything else raises ``TypeError`` (not an integer) or ``ValueError`` (out of range). A vector env takes
+one such seed, or one per game (:func:`as_seed_list`: a list, tuple or 1-d integer array of them, where a
+``None`` entry keeps that game's stream).
+
+Reset options (:func:`check_options`): ``None`` or a ``dict`` whose keys the environment documents; a
+non-dict or an unknown key raises ``TypeError`` / ``ValueError`` naming it.
 """
 
 from __future__ import annotations
@@ -23,7 +33,11 @@ import numpy as np
 __all__ = [
     "ILLEGAL_ACTION_MODES",
     "IllegalActionError",
+    "as_action_batch",
     "as_action_index",
+    "as_seed",
+    "as_seed_list",
+    "check_options",
     "check_illegal_action_mode",
     "check_illegal_action_penalty",
 ]
@@ -69,6 +83,8 @@ def as_action_index(action: object, n: int) -> int:
         action = action.item()
     if isinstance(action, (bool, np.bool_)):
         raise TypeError(f"action must be an integer, got the boolean {action!r}")
+    if isinstance(action, (np.timedelta64, np.datetime64)):
+        raise TypeError(f"action must be an integer, got {type(action).__name__} {action!r}")
     if isinstance(action, numbers.Integral):
         index = int(action)
     elif isinstance(action, numbers.Real):
@@ -80,3 +96,92 @@ def as_action_index(action: object, n: int) -> int:
     if not 0 <= index < n:
         raise ValueError(f"action {index} is outside the action space Discrete({n})")
     return index
+
+
+def as_action_batch(actions: object, num_envs: int, n: int) -> np.ndarray:
+    """Check that ``actions`` is an element of ``MultiDiscrete([n] * num_envs)``; return it as ``intp``.
+
+    The batched form of :func:`as_action_index`, with the same rules for each entry: ``TypeError`` for
+    anything that is not integers (floats, booleans, None, objects, times, a masked array, whose hidden
+    entries would be played), ``ValueError`` for NaN, a wrong shape or a value outside ``0..n-1``.
+    """
+    if actions is None:
+        raise TypeError("actions is None; expected an integer array of shape (num_envs,)")
+    if isinstance(actions, np.ma.MaskedArray):
+        raise TypeError("actions must be a plain integer array, got a masked array")
+    if isinstance(actions, np.ndarray):
+        arr = actions
+    else:
+        if isinstance(actions, (list, tuple)) and any(isinstance(a, (bool, np.bool_)) for a in actions):
+            raise TypeError("actions must be integers, got a boolean entry")
+        try:
+            arr = np.asarray(actions)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"actions must be an integer array, got {type(actions).__name__}") from err
+    kind = arr.dtype.kind
+    if kind not in "iu":
+        if kind == "b":
+            raise TypeError("actions must be integers, got booleans")
+        if kind in "fc" and arr.size and np.isnan(arr).any():
+            raise ValueError("actions contain NaN; expected integers in the action space")
+        raise TypeError(f"actions must be integers, got dtype {arr.dtype}")
+    if arr.shape != (num_envs,):
+        raise ValueError(f"actions must have shape ({num_envs},), got {arr.shape}")
+    if num_envs and (arr.min() < 0 or arr.max() >= n):
+        bad = int(np.flatnonzero((arr < 0) | (arr >= n))[0])
+        raise ValueError(f"action {int(arr[bad])} of game {bad} is outside the action space Discrete({n})")
+    return arr.astype(np.intp, copy=False)
+
+
+SEED_LIMIT = 1 << 64
+
+
+def as_seed(seed: object, name: str = "seed") -> int | None:
+    """Return ``seed`` as a Python ``int`` (or ``None``) if it is a valid seed, else raise.
+
+    A seed is ``None`` or an integer, Python or NumPy but not a boolean, in ``0 .. 2**64 - 1``: the
+    vector engines key each game by a 64-bit word, so a larger seed would repeat a smaller one.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, np.ndarray) and seed.shape == () and seed.dtype.kind in "iu":
+        seed = seed.item()
+    if isinstance(seed, (bool, np.bool_, np.timedelta64, np.datetime64)) or not isinstance(
+            seed, numbers.Integral):
+        shown = repr(seed)[:60]
+        raise TypeError(f"{name} must be None or a non-negative integer, got {type(seed).__name__} {shown}")
+    value = int(seed)
+    if not 0 <= value < SEED_LIMIT:
+        raise ValueError(f"{name} must be in 0 .. 2**64 - 1, got {str(value)[:40]}")
+    return value
+
+
+def as_seed_list(seed: object, num_envs: int) -> list[int | None]:
+    """One seed per game from a sequence (a list, tuple or 1-d integer array of :func:`as_seed` values,
+    ``None`` entries allowed, exactly ``num_envs`` long); raise ``TypeError`` / ``ValueError`` otherwise."""
+    if isinstance(seed, np.ndarray):
+        if seed.ndim != 1 or seed.dtype.kind not in "iuO":
+            raise TypeError(f"per-game seeds must be a 1-d integer array, got dtype {seed.dtype}, "
+                            f"shape {seed.shape}")
+        seq = list(seed)
+    elif isinstance(seed, (list, tuple)):
+        seq = list(seed)
+    else:
+        raise TypeError(f"seed must be None, an integer or a list of {num_envs} seeds, "
+                        f"got {type(seed).__name__}")
+    if len(seq) != num_envs:
+        raise ValueError(f"expected {num_envs} seeds (one per game), got {len(seq)}")
+    return [as_seed(s, f"seed of game {i}") for i, s in enumerate(seq)]
+
+
+def check_options(options: object, known: tuple[str, ...]) -> dict:
+    """Return ``options`` as a dict (``{}`` for ``None``) if it is a dict with only ``known`` keys."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be None or a dict, got {type(options).__name__}")
+    unknown = [k for k in options if k not in known]
+    if unknown:
+        allowed = ", ".join(repr(k) for k in known) if known else "none"
+        raise ValueError(f"unknown reset option {str(unknown[0])[:60]!r} (known options: {allowed})")
+    return options
