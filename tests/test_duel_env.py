@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401  (registers the ids)
-from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
-from thermopylae_agents.random_agent import RandomAgent
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.duel import (
     COMMIT,
@@ -23,6 +21,7 @@ from thermopylae_env.duel import (
     check_invariants,
 )
 from thermopylae_env.duel_env import DuelGreekEnv, DuelPersianEnv
+from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
 
 ENVS = [DuelGreekEnv, DuelPersianEnv]
 
@@ -232,9 +231,9 @@ def test_random_opponent_draws_from_the_env_rng(cls):
     assert cls(opponent="random").opponent_label == "random"
 
 
-def test_bad_model_paths_raise_value_error_naming_the_path(tmp_path):
+def test_model_paths_are_refused_with_a_pointer_to_the_agents_loader(tmp_path):
     missing = tmp_path / "nowhere.zip"
-    with pytest.raises(ValueError, match="nowhere.zip"):
+    with pytest.raises(ValueError, match=r"nowhere.zip.*loads no model file.*thermopylae_agents"):
         DuelGreekEnv(opponent=str(missing))
     with pytest.raises(ValueError, match="heuristc"):
         DuelGreekEnv(opponent="heuristc")  # a typo is not silently a path that works
@@ -244,27 +243,31 @@ def test_bad_model_paths_raise_value_error_naming_the_path(tmp_path):
         DuelPersianEnv(opponent=junk)
 
 
-def test_saved_model_opponents(tmp_path):
+def test_saved_models_loaded_by_the_caller_play_as_opponent_objects(tmp_path):
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
+
+    from thermopylae_agents.sb3_agent import SB3Agent
 
     maskable_path = tmp_path / "persian_maskable.zip"
     MaskablePPO("MlpPolicy", DuelPersianEnv(), n_steps=64, batch_size=32, seed=0, device="cpu").save(
         maskable_path)
-    env = DuelGreekEnv(opponent=maskable_path, illegal_action="raise")
-    assert env.opponent_label.startswith("model") and env._opponent_act.__self__.maskable
+    opponent = SB3Agent(maskable_path)
+    env = DuelGreekEnv(opponent=opponent, illegal_action="raise")
+    assert env.opponent_label.endswith("persian_maskable.zip") and opponent.maskable
     random_episode(env, 0, np.random.default_rng(0))  # every opponent move legal, or it would raise
 
     ppo_path = tmp_path / "greek_ppo.zip"
     PPO("MlpPolicy", DuelGreekEnv(), n_steps=64, batch_size=32, seed=0, device="cpu").save(ppo_path)
-    env = DuelPersianEnv(opponent=str(ppo_path), illegal_action="raise")
-    assert not env._opponent_act.__self__.maskable  # loaded by the PPO fallback: best legal action
+    opponent = SB3Agent(str(ppo_path))
+    env = DuelPersianEnv(opponent=opponent, illegal_action="raise")
+    assert not opponent.maskable  # loaded by the PPO fallback: best legal action
     random_episode(env, 0, np.random.default_rng(0))
 
     wrong = tmp_path / "cartpole.zip"
     PPO("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=32, device="cpu").save(wrong)
-    with pytest.raises(ValueError, match="cartpole.zip"):
-        DuelGreekEnv(opponent=wrong)
+    with pytest.raises(ValueError, match="cartpole.zip"):  # the agent's check_fits, asked by the env
+        DuelGreekEnv(opponent=SB3Agent(wrong))
 
 
 def test_heuristic_players_beat_random_on_both_sides():

@@ -42,6 +42,8 @@ not attack, a Greek without a card of force > 0 does not defend.
 Action layout (``NUM_ACTIONS = 21``, one flat space for both sides and all phases; k = kind of the actor)
 --------------------------------------------------------------------------------------------------------
 
+When each action is legal (the offsets are those of :data:`thermopylae_env.duel_layout.ACTION_PIECES`):
+
 ========= ======================= ===================================================================
 index     name                    legal when
 ========= ======================= ===================================================================
@@ -60,26 +62,8 @@ index     name                    legal when
 Observation layout (``OBS_SIZE = 56``, float32, all in [0, 1]; ``observe(state, player)``)
 ------------------------------------------------------------------------------------------
 
-======= ==================================================================================
-slice   content (own = the observing player's side)
-======= ==================================================================================
-0:4     pending phase one-hot: PERSIAN_DISCARD, GREEK_DISCARD, ATTACK, DEFENCE (0 when over)
-4       1 if the observing player must act now
-5       1 if the observing player is the Persian
-6:15    own hand, count per kind 0..8 / 8 (cards being added to an attack/defence included)
-15:23   own cards added so far to the attack/defence being built, per kind 0..7 / 8
-23      opponent hand size / 8
-24      own deck size / 48
-25      opponent deck size / 48
-26:35   own discard pile, count per kind / 8
-35:44   opponent discard pile, count per kind / 8
-44      Greek troop tokens / 10
-45      turn / 49
-46:54   the Persian attack on the table (DEFENCE phase only), per Persian kind 0..7 / 8
-54      total of the attack on the table / 800
-55      total of the own attack/defence being built / 800
-======= ==================================================================================
-
+The named pieces (offset, size, scale) of the observation and of the action layout are defined once, in
+:mod:`thermopylae_env.duel_layout`; the ``OBS_*`` and action constants below are read from there.
 Everything in it is public or the observer's own: hands of the opponent and the order of both decks are
 never part of it.
 
@@ -107,6 +91,15 @@ import numpy as np
 
 from .actions import IllegalActionError, as_action_index
 from .cards import DeckError, load_duel_deck
+from .duel_layout import (
+    ACTION_PIECE,
+    COUNT_SCALE,
+    NUM_ACTIONS,
+    OBS_PIECE,
+    OBS_SCALE,
+    OBS_SIZE,
+    TOTAL_SCALE,
+)
 
 __all__ = [
     "GREEK",
@@ -194,34 +187,30 @@ MAX_TURNS = DECK_SIZE - START_HAND + 1  # 49
 MAX_ACTIONS_PER_TURN = 2 * (MAX_HAND + 1) + 2 * (HAND_LIMIT + 1)  # 34
 MAX_GAME_ACTIONS = (MAX_TURNS - 1) * MAX_ACTIONS_PER_TURN  # 1632
 
-PLAY_DISCARD_CARD = 0
-DISCARD_BASE = 1
-DONE_DISCARDING = DISCARD_BASE + NUM_KINDS  # 10
-ADD_BASE = DONE_DISCARDING + 1  # 11
-NUM_ADD_KINDS = NUM_KINDS - 1  # the discard card never joins a combat
-COMMIT = ADD_BASE + NUM_ADD_KINDS  # 19
-DECLINE = COMMIT + 1  # 20
-NUM_ACTIONS = DECLINE + 1  # 21
+# Offsets of the action layout and the observation, from their one definition in duel_layout.
+PLAY_DISCARD_CARD = ACTION_PIECE["play_discard_card"].offset  # 0
+DISCARD_BASE = ACTION_PIECE["discard"].offset  # 1
+DONE_DISCARDING = ACTION_PIECE["done_discarding"].offset  # 10
+ADD_BASE = ACTION_PIECE["add"].offset  # 11
+NUM_ADD_KINDS = ACTION_PIECE["add"].size  # 8: the discard card never joins a combat
+COMMIT = ACTION_PIECE["commit"].offset  # 19
+DECLINE = ACTION_PIECE["decline"].offset  # 20
 
-COUNT_SCALE = 8.0  # the largest number of cards of one kind
-TOTAL_SCALE = 800.0  # the largest total: 4 Phalanx x (3 strategy cards + 1) = 800
-
-OBS_PHASE = slice(0, 4)
-OBS_TO_ACT = 4
-OBS_IS_PERSIAN = 5
-OBS_HAND = slice(6, 15)
-OBS_BUILD = slice(15, 23)
-OBS_OPP_HAND_SIZE = 23
-OBS_OWN_DECK = 24
-OBS_OPP_DECK = 25
-OBS_OWN_DISCARDS = slice(26, 35)
-OBS_OPP_DISCARDS = slice(35, 44)
-OBS_TOKENS = 44
-OBS_TURN = 45
-OBS_TABLE = slice(46, 54)
-OBS_TABLE_TOTAL = 54
-OBS_BUILD_TOTAL = 55
-OBS_SIZE = 56
+OBS_PHASE = OBS_PIECE["phase"].slice
+OBS_TO_ACT = OBS_PIECE["to_act"].offset
+OBS_IS_PERSIAN = OBS_PIECE["is_persian"].offset
+OBS_HAND = OBS_PIECE["hand"].slice
+OBS_BUILD = OBS_PIECE["build"].slice
+OBS_OPP_HAND_SIZE = OBS_PIECE["opp_hand_size"].offset
+OBS_OWN_DECK = OBS_PIECE["own_deck"].offset
+OBS_OPP_DECK = OBS_PIECE["opp_deck"].offset
+OBS_OWN_DISCARDS = OBS_PIECE["own_discards"].slice
+OBS_OPP_DISCARDS = OBS_PIECE["opp_discards"].slice
+OBS_TOKENS = OBS_PIECE["tokens"].offset
+OBS_TURN = OBS_PIECE["turn"].offset
+OBS_TABLE = OBS_PIECE["table"].slice
+OBS_TABLE_TOTAL = OBS_PIECE["table_total"].offset
+OBS_BUILD_TOTAL = OBS_PIECE["build_total"].offset
 
 
 
@@ -245,19 +234,6 @@ _HEAD = tuple(  # [phase][acting] -> phase one-hot + "must act" flag
 _HEAD_OVER = (0, 0, 0, 0, 0)
 _NO_BUILD = (0,) * NUM_KINDS
 _ZEROS = (0,) * NUM_ACTIONS
-# Observation = raw counts x this scale (one multiplication instead of one per entry).
-_OBS_SCALE = np.array(
-    [1.0] * 6
-    + [1.0 / COUNT_SCALE] * (NUM_KINDS + NUM_ADD_KINDS + 1)
-    + [1.0 / (DECK_SIZE - START_HAND)] * 2
-    + [1.0 / COUNT_SCALE] * (2 * NUM_KINDS)
-    + [1.0 / START_TOKENS, 1.0 / MAX_TURNS]
-    + [1.0 / COUNT_SCALE] * NUM_ADD_KINDS
-    + [1.0 / TOTAL_SCALE] * 2,
-    dtype=np.float32,
-)
-
-
 @dataclass(frozen=True)
 class DuelKind:
     """One kind of card of one side: cards that play alike (same force, same effect)."""
@@ -674,6 +650,14 @@ class DuelGame:
         reason = self.illegal_reason(state, action)
         if reason is not None:
             raise IllegalActionError(f"{decode_action(action, state.current_player)}: {reason}")
+        self.apply(state, action, rng, events)
+
+    def apply(
+        self, state: DuelState, action: int, rng: np.random.Generator, events: list | None = None
+    ) -> None:
+        """:meth:`step` for an ``action`` (a Python int) already known to be legal: the environments check
+        each action once (:meth:`illegal_reason`) and then apply it here, unchecked. An illegal action
+        would corrupt the state; call :meth:`step` unless legality was checked."""
         state.actions_taken += 1
         p = state.current_player
         if state.phase <= _G_DISC:
@@ -877,7 +861,7 @@ class DuelGame:
             out = np.array(values, dtype=np.float32)
         else:
             out[:] = values
-        out *= _OBS_SCALE
+        out *= OBS_SCALE
         return out
 
     def returns(self, state: DuelState) -> np.ndarray:
