@@ -100,6 +100,7 @@ from .duel_layout import (
     OBS_SIZE,
     TOTAL_SCALE,
 )
+from .errors import InvariantError
 
 __all__ = [
     "GREEK",
@@ -431,7 +432,7 @@ class DuelState:
     current_player: int = PERSIAN
     terminated: bool = False
     winner: int = -1  # GREEK, PERSIAN, or -1 while the game goes on
-    end_reason: str = ""  # "persian_deck_empty" or "no_tokens"
+    reason: str | None = None  # None while the game goes on, then "persian_deck_empty" or "no_tokens"
     actions_taken: int = 0  # micro-actions applied by step (automatic resolutions not counted)
 
     def copy(self) -> DuelState:
@@ -453,7 +454,7 @@ class DuelState:
             self.current_player,
             self.terminated,
             self.winner,
-            self.end_reason,
+            self.reason,
             self.actions_taken,
         )
 
@@ -464,6 +465,11 @@ class DuelState:
     def hand_size(self, player: int) -> int:
         """Cards in ``player``'s hand (cards being added to an attack/defence included)."""
         return len(self.hands[player])
+
+    @property
+    def end_reason(self) -> str:
+        """The old name of :attr:`reason` (``""`` while the game goes on), kept for existing callers."""
+        return self.reason or ""
 
     @property
     def phase_enum(self) -> Phase:
@@ -773,7 +779,7 @@ class DuelGame:
     def _end(self, state: DuelState, winner: int, reason: str, events: list | None) -> None:
         state.terminated = True
         state.winner = winner
-        state.end_reason = reason
+        state.reason = reason
         if events is not None:
             events.append({"type": "end", "winner": winner, "reason": reason})
 
@@ -864,6 +870,11 @@ class DuelGame:
         out *= OBS_SCALE
         return out
 
+    def check_invariants(self, state: DuelState) -> None:
+        """Raise :class:`~thermopylae_env.errors.InvariantError` unless ``state`` keeps every rule no legal
+        play can break (each of the 104 cards in exactly one place, counts, phase, tokens, turn)."""
+        check_invariants(state, self)
+
     def returns(self, state: DuelState) -> np.ndarray:
         """``[greek, persian]`` returns: +1 for the winner, -1 for the loser, zeros while the game goes on."""
         r = np.zeros(NUM_PLAYERS, dtype=np.float32)
@@ -882,7 +893,7 @@ class DuelGame:
         """A plain-text picture of the whole state (both hands shown: for people, not for agents)."""
         lines = [f"Turn {state.turn}  Greek tokens {state.tokens}"]
         if state.terminated:
-            lines.append(f"Game over: {PLAYER_NAMES[state.winner]} win ({state.end_reason})")
+            lines.append(f"Game over: {PLAYER_NAMES[state.winner]} win ({state.reason})")
         else:
             lines.append(f"Phase {Phase(state.phase).name}, {PLAYER_NAMES[state.current_player]} to act")
         for p in (PERSIAN, GREEK):
@@ -904,29 +915,37 @@ class DuelGame:
 # Invariants
 
 
+def _require(condition: object, message: str) -> None:
+    if not condition:
+        raise InvariantError(f"invalid duel state: {message}")
+
+
 def check_invariants(state: DuelState, game: DuelGame | None = None) -> None:
-    """Raise ``AssertionError`` unless every one of the 104 cards is in exactly one place, and the counts,
-    phase, tokens and turn agree with the rules."""
+    """Raise :class:`~thermopylae_env.errors.InvariantError` unless every one of the 104 cards is in exactly
+    one place, and the counts, phase, tokens and turn agree with the rules (also
+    :meth:`DuelGame.check_invariants`)."""
     game = game or DuelGame()
     ck = game.card_kinds
     seen: dict[int, str] = {}
 
     def place(card: int, where: str) -> None:
-        assert 0 <= card < NUM_CARDS, f"card id {card} out of range (in {where})"
-        assert card not in seen, f"card {card} ({ck[card]}) is both in {seen[card]} and in {where}"
+        _require(0 <= card < NUM_CARDS, f"card id {card} out of range (in {where})")
+        if card in seen:
+            _require(False, f"card {card} ({ck[card]}) is both in {seen[card]} and in {where}")
         seen[card] = where
 
     for p in (GREEK, PERSIAN):
         name = PLAYER_NAMES[p]
-        assert sorted(state.decks[p]) == list(range(p * DECK_SIZE, (p + 1) * DECK_SIZE)), f"{name} deck order"
-        assert START_HAND <= state.deck_pos[p] <= DECK_SIZE, f"{name} deck position {state.deck_pos[p]}"
+        own_ids = list(range(p * DECK_SIZE, (p + 1) * DECK_SIZE))
+        _require(sorted(state.decks[p]) == own_ids, f"{name} deck order")
+        _require(START_HAND <= state.deck_pos[p] <= DECK_SIZE, f"{name} deck position {state.deck_pos[p]}")
         for c in state.decks[p][state.deck_pos[p]:]:
             place(c, f"{name} deck")
         for c in state.hands[p]:
-            assert card_owner(c) == p, f"card {c} in the {name} hand belongs to the other side"
+            _require(card_owner(c) == p, f"card {c} in the {name} hand belongs to the other side")
             place(c, f"{name} hand")
         for c in state.discards[p]:
-            assert card_owner(c) == p, f"card {c} in the {name} discard pile belongs to the other side"
+            _require(card_owner(c) == p, f"card {c} in the {name} discard pile belongs to the other side")
             place(c, f"{name} discard pile")
         for counts, cards, what in (
             (state.hand_counts[p], state.hands[p], "hand"),
@@ -935,38 +954,39 @@ def check_invariants(state: DuelState, game: DuelGame | None = None) -> None:
             expect = [0] * NUM_KINDS
             for c in cards:
                 expect[ck[c]] += 1
-            assert list(counts) == expect, f"{name} {what} counts {counts} != {expect}"
+            _require(list(counts) == expect, f"{name} {what} counts {counts} != {expect}")
         if not state.terminated:
-            assert len(state.hands[p]) <= MAX_HAND, f"{name} holds {len(state.hands[p])} cards"
+            _require(len(state.hands[p]) <= MAX_HAND, f"{name} holds {len(state.hands[p])} cards")
     for c in state.table:
-        assert card_owner(c) == PERSIAN, f"Greek card {c} on the attack table"
+        _require(card_owner(c) == PERSIAN, f"Greek card {c} on the attack table")
         place(c, "table")
-    assert len(seen) == NUM_CARDS, f"{NUM_CARDS - len(seen)} card(s) are nowhere"
+    _require(len(seen) == NUM_CARDS, f"{NUM_CARDS - len(seen)} card(s) are nowhere")
     expect = [0] * NUM_KINDS
     for c in state.table:
         expect[ck[c]] += 1
-    assert list(state.table_counts) == expect, "table counts"
-    assert state.attack_total == combat_total(state.table_counts), "attack total"
-    assert 0 <= state.tokens <= START_TOKENS, f"tokens {state.tokens}"
-    assert 1 <= state.turn <= MAX_TURNS, f"turn {state.turn}"
+    _require(list(state.table_counts) == expect, "table counts")
+    _require(state.attack_total == combat_total(state.table_counts), "attack total")
+    _require(0 <= state.tokens <= START_TOKENS, f"tokens {state.tokens}")
+    _require(1 <= state.turn <= MAX_TURNS, f"turn {state.turn}")
+    _require(state.terminated == (state.reason is not None), "terminated and reason disagree")
     if state.terminated:
-        assert state.winner in (GREEK, PERSIAN)
-        assert (state.winner == PERSIAN) == (state.tokens == 0), "the Persian wins iff no token is left"
+        _require(state.winner in (GREEK, PERSIAN), f"winner {state.winner}")
+        _require((state.winner == PERSIAN) == (state.tokens == 0), "the Persian wins iff no token is left")
         return
-    assert state.phase in (_P_DISC, _G_DISC, _ATTACK, _DEFENCE), f"phase {state.phase}"
+    _require(state.phase in (_P_DISC, _G_DISC, _ATTACK, _DEFENCE), f"phase {state.phase}")
     expected_player = PERSIAN if state.phase in (_P_DISC, _ATTACK) else GREEK
-    assert state.current_player == expected_player, "current player does not match the phase"
-    assert (state.phase == _DEFENCE) == bool(state.table), "an attack is on the table iff defending"
+    _require(state.current_player == expected_player, "current player does not match the phase")
+    _require((state.phase == _DEFENCE) == bool(state.table), "an attack is on the table iff defending")
     counts = state.hand_counts[state.current_player]
     for k, n in enumerate(state.build):
-        assert 0 <= n <= counts[k], f"build of kind {k} exceeds the hand"
+        _require(0 <= n <= counts[k], f"build of kind {k} exceeds the hand")
         if k >= NUM_FORCE_KINDS:
-            assert n <= 1, f"strategy kind {k} added twice"
+            _require(n <= 1, f"strategy kind {k} added twice")
     if state.phase <= _G_DISC:
-        assert not any(state.build), "cards added outside an attack/defence"
+        _require(not any(state.build), "cards added outside an attack/defence")
     if state.phase == _ATTACK:
-        assert counts[ATTACK_KIND] > 0, "Persian asked to attack without an Attack card"
-        assert len(state.hands[PERSIAN]) <= HAND_LIMIT
+        _require(counts[ATTACK_KIND] > 0, "Persian asked to attack without an Attack card")
+        _require(len(state.hands[PERSIAN]) <= HAND_LIMIT, "the attacking Persian holds more than 7 cards")
     if state.phase == _DEFENCE:
-        assert any(counts[:NUM_FORCE_KINDS]), "Greek asked to defend without a card of force > 0"
-        assert len(state.hands[GREEK]) <= HAND_LIMIT
+        _require(any(counts[:NUM_FORCE_KINDS]), "Greek asked to defend without a card of force > 0")
+        _require(len(state.hands[GREEK]) <= HAND_LIMIT, "the defending Greek holds more than 7 cards")
