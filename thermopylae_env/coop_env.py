@@ -123,7 +123,15 @@ class CoopEnv(TurnBasedEnv):
 
     ## Version History
 
-    * v0: initial version.
+    The version number of an id changes whenever the same seed and actions could give a different
+    episode (other observations, masks, rewards or ends): a rule change, a new observation or action
+    layout, or a change of the default Persian deck (``seeds/persian_deck.csv``, a reconstruction) is a
+    new version. Additions that leave every existing episode as it was (a new argument whose default keeps
+    the old behaviour, a new render mode) keep the version.
+
+    * v0: initial version. Later changes that kept every episode: the shared env base
+      (:mod:`thermopylae_env.core`), each step validated once, NumPy integer seeds accepted, unknown reset
+      options refused (``reset`` takes no options).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}

@@ -42,11 +42,8 @@ everywhere in the package) and ``OrderEnforcingWrapper``. ``raw_env`` itself rai
 
 :func:`parallel_env` is PettingZoo's ``turn_based_aec_to_parallel`` of :func:`env` (same arguments): at
 each parallel step only the agent to act (``infos[agent]["active_agent"]``) is moved; the other agent's
-action is ignored. The observation is a ``Dict`` holding the mask, as PettingZoo's classic games do:
-wrappers that expect a ``Box`` observation (most of SuperSuit's observation wrappers, SB3's policies) need
-it taken apart into ``obs["observation"]`` and ``obs["action_mask"]`` first, so that the mask is kept for
-masked sampling rather than flattened into the features. (SuperSuit is not a dependency and is not tested
-here.)
+action is ignored. The observation is a ``Dict`` holding the mask, as in PettingZoo's classic games; for
+SuperSuit and SB3 see the README's PettingZoo section (single-agent training uses the Gymnasium duel envs).
 """
 
 from __future__ import annotations
