@@ -311,7 +311,9 @@ class DuelEnv(TurnBasedEnv):
                             f"{type(err).__name__} during {during}()")
                 raise
             try:
-                a = as_action_index(action, NUM_ACTIONS)
+                # a Python int in range needs no further type check (what the built-in players return)
+                a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action_index(
+                    action, NUM_ACTIONS)
                 reason = game.illegal_reason(state, a)
                 if reason is not None:
                     raise IllegalActionError(f"{decode_action(a, side)}: {reason}")
