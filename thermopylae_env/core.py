@@ -111,12 +111,10 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         state = self._state
-        if state is None:
-            if self._broken is not None:
-                raise RuntimeError(f"step() refused: {self._broken}; call reset()")
-            raise RuntimeError("step() called before reset()")
         if self._broken is not None:
             raise RuntimeError(f"step() refused: {self._broken}; call reset()")
+        if state is None:
+            raise RuntimeError("step() called before reset()")
         if self._episode_over:
             raise RuntimeError("step() called after the episode ended; call reset()")
         if type(action) is int and 0 <= action < self._num_actions:  # the common case, checked cheaply
