@@ -18,24 +18,28 @@ import coop_golden  # noqa: E402
 GOLDEN = json.loads(coop_golden.GOLDEN.read_text())
 
 
-@pytest.mark.parametrize("case", GOLDEN["single"], ids=lambda c: f"p{c['num_players']}-s{c['seed']}")
+def _game_id(case: dict) -> str:
+    return f"{case['deck']}-p{case['num_players']}-s{case['seed']}"
+
+
+@pytest.mark.parametrize("case", GOLDEN["single"], ids=_game_id)
 def test_single_engine_replays_the_recorded_games(case):
-    assert coop_golden.single_digest(case["num_players"], case["seed"]) == case
+    assert coop_golden.single_digest(case["num_players"], case["seed"], case["deck"]) == case
 
 
 @pytest.mark.parametrize(
     "case", GOLDEN["vector"],
-    ids=lambda c: f"{c['backend']}-p{c['num_players']}-{c['mode']}-i{c['illegal_every']}")
+    ids=lambda c: f"{c['backend']}-{c['deck']}-p{c['num_players']}-{c['mode']}-i{c['illegal_every']}")
 def test_vector_env_replays_the_recorded_runs_of_both_old_backends(case):
     got = coop_golden.vector_digest(case["num_players"], None, case["mode"], case["illegal_every"],
-                                    case["shaping"])
+                                    case["shaping"], case["deck"])
     assert (got["ends"], got["sha256"]) == (case["ends"], case["sha256"])
 
 
 def test_recorded_backends_agreed():
     by_backend: dict = {}
     for case in GOLDEN["vector"]:
-        key = (case["num_players"], case["mode"], case["illegal_every"], case["shaping"])
+        key = (case["num_players"], case["mode"], case["illegal_every"], case["shaping"], case["deck"])
         by_backend.setdefault(key, set()).add(case["sha256"])
     assert all(len(digests) == 1 for digests in by_backend.values())
 
@@ -46,9 +50,9 @@ def test_sb3_adapter_replays_the_recorded_runs(case):
     assert coop_golden.sb3_digest(case["num_players"]) == case
 
 
-@pytest.mark.parametrize("case", GOLDEN["full"], ids=lambda c: f"p{c['num_players']}-s{c['seed']}")
+@pytest.mark.parametrize("case", GOLDEN["full"], ids=_game_id)
 def test_single_engine_replays_a_full_recorded_trajectory(case):
-    got = coop_golden.full_trajectory(case["num_players"], case["seed"])
+    got = coop_golden.full_trajectory(case["num_players"], case["seed"], case["deck"])
     assert got["reason"] == case["reason"]
     assert len(got["steps"]) == len(case["steps"])
     for t, (a, b) in enumerate(zip(got["steps"], case["steps"], strict=True)):

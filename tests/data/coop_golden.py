@@ -20,9 +20,15 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "coop_golden.json"
-SINGLE_SEEDS = range(12)
+SINGLE_SEEDS = range(16)
 VECTOR_STEPS = 120
 VECTOR_GAMES = 6
+# A weaker Persian deck, so that random play also wins (by the graveyard and by the refill).
+EASY_DECK = [(6 + j % 7, 12 + j % 11, int(j % 3 == 0)) for j in range(28)]
+
+
+def _deck(name: str | None) -> list | None:
+    return EASY_DECK if name == "easy" else None
 
 
 def _choose(mask: np.ndarray, rng: np.random.Generator) -> int:
@@ -30,18 +36,21 @@ def _choose(mask: np.ndarray, rng: np.random.Generator) -> int:
     legal = np.flatnonzero(mask)
     if not len(legal):
         return 0
+    fights = legal[(legal > 0) & (legal < 56)]
+    if len(fights) and rng.random() < 0.6:
+        return int(fights.max())  # the strongest fight: card value and support both raise the index
     bold = legal[legal != 0]
     if len(bold) and rng.random() < 0.9:
         return int(rng.choice(bold))
     return int(rng.choice(legal))
 
 
-def single_digest(num_players: int, seed: int) -> dict:
+def single_digest(num_players: int, seed: int, deck: str | None = None) -> dict:
     """One game of ``CoopGame`` under random legal play (deck orders and dice from ``default_rng(seed)``,
     the policy from ``default_rng(seed + 1000)``)."""
     from thermopylae_env.coop import CoopGame
 
-    game = CoopGame(num_players)
+    game = CoopGame(num_players, _deck(deck))
     rng = np.random.default_rng(seed)
     policy = np.random.default_rng(seed + 1000)
     state = game.init(rng)
@@ -59,7 +68,7 @@ def single_digest(num_players: int, seed: int) -> dict:
         game.step(state, action, rng)
         h.update(np.float64(game.returns(state)).tobytes())
         steps += 1
-    return {"num_players": num_players, "seed": seed, "steps": steps, "won": bool(state.won),
+    return {"num_players": num_players, "seed": seed, "deck": deck, "steps": steps, "won": bool(state.won),
             "reason": state.reason, "sha256": h.hexdigest()}
 
 
@@ -69,15 +78,15 @@ def _masks_for_digest(masks: np.ndarray, waiting: np.ndarray) -> np.ndarray:
     return out
 
 
-def vector_digest(num_players: int, backend: str, mode: str, illegal_every: int = 0,
-                  shaping: float = 0.0) -> dict:
+def vector_digest(num_players: int, backend: str | None, mode: str, illegal_every: int = 0,
+                  shaping: float = 0.0, deck: str | None = None) -> dict:
     """``CoopVectorEnv(VECTOR_GAMES)`` reset with seed 7 then stepped VECTOR_STEPS times by random legal
     play (every ``illegal_every``-th step game 0 plays a random action of the whole space instead)."""
     from thermopylae_env.coop_vector import CoopVectorEnv
 
     kwargs = {} if backend is None else {"backend": backend}
     env = CoopVectorEnv(VECTOR_GAMES, num_players=num_players, autoreset_mode=mode, reward_shaping=shaping,
-                        **kwargs)
+                        persian_deck=_deck(deck), **kwargs)
     policy = np.random.default_rng(99 + num_players)
     obs, _ = env.reset(seed=7)
     h = hashlib.sha256()
@@ -97,7 +106,7 @@ def vector_digest(num_players: int, backend: str, mode: str, illegal_every: int 
             h.update(np.ascontiguousarray(part).tobytes())
         ends += int(terminated.sum())
     return {"num_players": num_players, "backend": backend, "mode": mode, "illegal_every": illegal_every,
-            "shaping": shaping, "ends": ends, "sha256": h.hexdigest()}
+            "shaping": shaping, "deck": deck, "ends": ends, "sha256": h.hexdigest()}
 
 
 def sb3_digest(num_players: int) -> dict:
@@ -122,11 +131,11 @@ def sb3_digest(num_players: int) -> dict:
     return {"num_players": num_players, "sha256": h.hexdigest()}
 
 
-def full_trajectory(num_players: int, seed: int) -> dict:
+def full_trajectory(num_players: int, seed: int, deck: str | None = None) -> dict:
     """Every observation (as float32 bit patterns), mask and action of one short single-engine game."""
     from thermopylae_env.coop import CoopGame
 
-    game = CoopGame(num_players)
+    game = CoopGame(num_players, _deck(deck))
     rng = np.random.default_rng(seed)
     policy = np.random.default_rng(seed + 1000)
     state = game.init(rng)
@@ -141,7 +150,7 @@ def full_trajectory(num_players: int, seed: int) -> dict:
         action = _choose(mask, policy)
         entry["action"] = action
         game.step(state, action, rng)
-    return {"num_players": num_players, "seed": seed, "reason": state.reason, "steps": steps}
+    return {"num_players": num_players, "seed": seed, "deck": deck, "reason": state.reason, "steps": steps}
 
 
 def vector_cases(backends: tuple) -> list[dict]:
@@ -152,15 +161,18 @@ def vector_cases(backends: tuple) -> list[dict]:
         cases.append(vector_digest(1, backend, "SameStep"))
         cases.append(vector_digest(2, backend, "NextStep", illegal_every=7, shaping=0.1))
         cases.append(vector_digest(3, backend, "SameStep", illegal_every=5))
+        cases.append(vector_digest(1, backend, "NextStep", deck="easy"))
+        cases.append(vector_digest(4, backend, "SameStep", deck="easy"))
     return cases
 
 
 def record() -> dict:
     return {
-        "single": [single_digest(p, s) for p in (1, 2, 3, 4) for s in SINGLE_SEEDS],
+        "single": [single_digest(p, s, deck) for deck in (None, "easy") for p in (1, 2, 3, 4)
+                   for s in SINGLE_SEEDS],
         "vector": vector_cases(("numpy", "numba")),
         "sb3": [sb3_digest(p) for p in (1, 3)],
-        "full": [full_trajectory(1, 0), full_trajectory(3, 1)],
+        "full": [full_trajectory(1, 0), full_trajectory(3, 1), full_trajectory(2, 0, "easy")],
     }
 
 
