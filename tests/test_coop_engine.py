@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import scripted_dice
 
 from thermopylae_env import coop
 from thermopylae_env.actions import IllegalActionError
@@ -26,19 +27,7 @@ from thermopylae_env.coop import (
 FILLER = (30, 40, 0)  # a Persian card no test card beats: keeps the deck's remaining rows out of the way
 
 
-class Dice:
-    """A stand-in for ``numpy.random.Generator`` that rolls the given dice, in order."""
-
-    def __init__(self, *values: int) -> None:
-        self.values = list(values)
-        self.rolled: list[int] = []  # how many dice each roll asked for
-
-    def integers(self, low: int, high: int, size: int | None = None) -> np.ndarray:
-        assert (low, high) == (1, 7), "dice are six-sided"
-        assert size is not None and len(self.values) >= size, "the test did not provide enough dice"
-        self.rolled.append(size)
-        out, self.values = self.values[:size], self.values[size:]
-        return np.array(out, dtype=np.int64)
+Dice = scripted_dice  # the engine tests only script dice
 
 
 NO_DICE = Dice()

@@ -79,12 +79,30 @@ import numpy as np
 
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.cards import (
-    PERSIAN_DECK_SIZE,
     SPARTAN_VALUES,
     PersianCard,
     PersianRows,
     load_persian_deck,
     load_spartan_deck,
+)
+from thermopylae_env.coop_layout import (
+    DECLINE,
+    DISCARD_BASE,
+    FIGHT_BASE,
+    GIVE_BASE,
+    GRAVEYARD_WIN,
+    LOSS_MARKER,
+    MAX_PLAYERS,
+    MIN_VALUE,
+    NUM_ACTIONS,
+    NUM_SUPPORT,
+    NUM_VALUES,
+    OBS,
+    OBS_SIZE,
+    PERSIAN_DECK_SIZE,
+    RETREAT,
+    SPARTAN_DECK_SIZE,
+    VALUE_SCALE,
 )
 
 __all__ = [
@@ -113,41 +131,27 @@ __all__ = [
     "roll_dice",
 ]
 
-NUM_ACTIONS = 72
-OBS_SIZE = 115
-RETREAT = 0
-FIGHT_BASE = 1
-GIVE_BASE = 56
-DECLINE = 60
-DISCARD_BASE = 61
-MAX_PLAYERS = 4
 HAND_LIMIT = 5
-NUM_SUPPORT = 4
-LOSS_MARKER = 7
 LOCATION_DIE_MARKERS = (3, 6)
-GRAVEYARD_WIN = 12
 MAX_DICE = NUM_SUPPORT + 1
-SPARTAN_DECK_SIZE = 20
-MIN_VALUE = SPARTAN_VALUES[0]
-NUM_VALUES = len(SPARTAN_VALUES)
 
-# Observation offsets (docs/coop_spec.md).
-_OBS_PHASE = 0
-_OBS_SEAT = 3
-_OBS_RECIPIENT = 7
-_OBS_HANDS = 11
-_OBS_SLOT1 = 55
-_OBS_SLOT2 = 59
-_OBS_MARKER = 63
-_OBS_SUPPORT = 70
-_OBS_SPARTAN_DECK = 71
-_OBS_PERSIAN_DECK = 72
-_OBS_GRAVEYARD = 73
-_OBS_PERSIAN_DISCARD = 74
-_OBS_OFFERS = 75
-_OBS_UNSEEN_SPARTAN = 76
-_OBS_UNSEEN_PERSIAN = 87
-_VALUE_SCALE = 30.0
+# Observation offsets, from the layout (thermopylae_env.coop_layout).
+_OBS_PHASE = OBS["phase"].offset
+_OBS_SEAT = OBS["seat"].offset
+_OBS_RECIPIENT = OBS["recipient"].offset
+_OBS_HANDS = OBS["hands"].offset
+_OBS_SLOT1 = OBS["slot1"].offset
+_OBS_SLOT2 = OBS["slot2"].offset
+_OBS_MARKER = OBS["marker"].offset
+_OBS_SUPPORT = OBS["support"].offset
+_OBS_SPARTAN_DECK = OBS["spartan_deck"].offset
+_OBS_PERSIAN_DECK = OBS["persian_deck"].offset
+_OBS_GRAVEYARD = OBS["graveyard"].offset
+_OBS_PERSIAN_DISCARD = OBS["persian_discard"].offset
+_OBS_OFFERS = OBS["offers"].offset
+_OBS_UNSEEN_SPARTAN = OBS["unseen_spartan"].offset
+_OBS_UNSEEN_PERSIAN = OBS["unseen_persian"].offset
+_VALUE_SCALE = VALUE_SCALE
 
 
 class Phase(enum.IntEnum):
