@@ -732,3 +732,151 @@ def test_maskable_ppo_learns_on_the_adapter():
     assert len(model.ep_info_buffer) > 0 and "r" in model.ep_info_buffer[0]
     action, _ = model.predict(env.reset(), action_masks=env.action_masks())
     assert action.shape == (8,)
+
+
+# ---------------------------------------------------------------------------------------------- refusals
+
+
+def test_reset_with_bad_options_or_seed_reseeds_nothing():
+    env = CoopVectorEnv(4)
+    env.reset(seed=3)
+    env.step(np.array([choose(m, np.random.default_rng(0)) for m in env.action_masks()]))
+    before = engine_snapshot(env.engine)
+    bad = [
+        ({"seed": 9, "options": {"reset_mask": np.ones(3, bool)}}, ValueError),  # wrong length
+        ({"seed": 9, "options": {"reset_mask": [1, 0, 1, 0]}}, ValueError),  # not bool
+        ({"seed": 9, "options": {"reset_masks": np.ones(4, bool)}}, ValueError),  # unknown key
+        ({"seed": 9, "options": "reset_mask"}, TypeError),  # not a dict
+        ({"seed": b"abc"}, TypeError),
+        ({"seed": {"a": 1}}, TypeError),
+        ({"seed": 1.5}, TypeError),
+        ({"seed": True}, TypeError),
+        ({"seed": -1}, ValueError),
+        ({"seed": 2**64}, ValueError),
+        ({"seed": 2**64 - 2}, ValueError),  # the last game's seed would pass 2**64 - 1
+        ({"seed": [1, 2, 3]}, ValueError),
+        ({"seed": [1, 2, 3, 2**64]}, ValueError),
+        ({"seed": [1, 2, 3, 1.0]}, TypeError),
+    ]
+    for kwargs, error in bad:
+        with pytest.raises(error):
+            env.reset(**kwargs)
+        assert_same_snapshot(engine_snapshot(env.engine), before, str(kwargs))
+
+
+def test_numpy_integer_seeds_are_accepted_and_seed_plus_2_to_the_64_is_refused():
+    a, b = CoopVectorEnv(2), CoopVectorEnv(2)
+    a.reset(seed=np.uint64(5))
+    b.reset(seed=[np.int64(5), 6])
+    assert a.chance_tables(1) == b.chance_tables(1)
+    with pytest.raises(ValueError, match="2\\*\\*64"):
+        a.reset(seed=5 + 2**64)
+
+
+def test_actions_true_and_masked_arrays_are_refused_and_change_nothing():
+    env = CoopVectorEnv(3)
+    env.reset(seed=4)
+    before = engine_snapshot(env.engine)
+    for actions in ([True, 0, 0], np.ma.masked_array([0, 0, 0], mask=[0, 1, 0]),
+                    np.array([np.timedelta64(0)] * 3)):
+        with pytest.raises(TypeError):
+            env.step(actions)
+        assert_same_snapshot(engine_snapshot(env.engine), before)
+
+
+def _chance_with(change):  # noqa: ANN001, ANN202
+    def chance(games, keys, episodes):
+        spartan, persian, dice = (np.array(t, dtype=np.int64) for t in splitmix_chance(games, keys, episodes))
+        change(spartan, persian, dice)
+        return spartan, persian, dice
+
+    return chance
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda s, p, d: s.__setitem__((0, 0), s[0, 1]), "not a permutation"),  # a duplicated Spartan card
+    (lambda s, p, d: p.__setitem__((0, 0), p[0, 1]), "not a permutation"),
+    (lambda s, p, d: s.__setitem__((0, 0), 257), "outside 0..19"),  # no wrapping to card 1
+    (lambda s, p, d: p.__setitem__((0, 0), -1), "outside 0..27"),
+    (lambda s, p, d: d.__setitem__((0, 0), 100), "dice outside 1..6"),
+    (lambda s, p, d: d.__setitem__((0, 0), 0), "dice outside 1..6"),
+])
+def test_chance_hook_refuses_tables_that_would_lose_or_duplicate_cards(change, message):
+    env = CoopVectorEnv(2, chance=_chance_with(change))
+    with pytest.raises(ValueError, match=message):
+        env.reset(seed=0)
+    assert not env.engine.episodes.any() and (env.engine.phase == coop_vector.OVER).all()
+
+
+def test_chance_hook_refuses_float_tables():
+    def chance(games, keys, episodes):
+        spartan, persian, dice = splitmix_chance(games, keys, episodes)
+        return spartan.astype(float), persian, dice
+
+    with pytest.raises(ValueError, match="not integers"):
+        CoopVectorEnv(2, chance=chance).reset(seed=0)
+
+
+# ---------------------------------------------------------------------------------------------- masks, render
+
+
+def test_a_cleanrl_masked_sampler_never_meets_an_empty_mask_row_over_many_autoresets():
+    torch = pytest.importorskip("torch")
+    n = 64
+    env = CoopVectorEnv(n, persian_deck=MIXED_DECK, illegal_action_penalty=-1.0)
+    obs, infos = env.reset(seed=0)
+    torch.manual_seed(0)
+    logits = torch.zeros(n, 72)
+    ends = 0
+    for step in range(400):
+        mask = torch.as_tensor(env.action_masks())
+        assert torch.equal(mask, torch.as_tensor(infos["action_mask"]).bool())
+        masked = logits.masked_fill(~mask, float("-inf"))
+        actions = torch.distributions.Categorical(logits=masked).sample()
+        assert mask[torch.arange(n), actions].all()
+        if step % 50 == 0:  # now and then an illegal action too: that game ends and waits as well
+            actions[0] = int(np.flatnonzero(~env.action_masks()[0])[0])
+        obs, rewards, terminated, _, infos = env.step(actions.numpy())
+        ends += int(terminated.sum())
+        waiting = np.flatnonzero(terminated)
+        assert all(np.flatnonzero(env.action_masks()[i]).tolist() == [0] for i in waiting)
+    assert ends >= 300
+
+
+def test_sb3_adapter_mask_rows_always_have_a_legal_action():
+    pytest.importorskip("stable_baselines3")
+    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+
+    env = CoopSB3VecEnv(16, seed=0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(300):
+        masks = env.action_masks()
+        assert masks.any(axis=1).all()
+        _, _, dones, _ = env.step(np.array([choose(m, rng) for m in masks]))
+        ends += int(dones.sum())
+    assert ends > 50
+
+
+def test_vector_env_renders_game_zero():
+    pytest.importorskip("PIL")
+    from thermopylae_env.render import FRAME_SHAPE, render_coop_rgb
+
+    env = CoopVectorEnv(3, num_players=2, render_mode="rgb_array")
+    assert env.metadata["render_modes"] == ["rgb_array"] and env.render_mode == "rgb_array"
+    env.reset(seed=1)
+    frame = env.render()
+    assert frame.shape == FRAME_SHAPE and frame.dtype == np.uint8
+    game = CoopGame(2)
+    state = game.new_state(*env.chance_tables(0)[:2])
+    np.testing.assert_array_equal(frame, render_coop_rgb(game, state))
+    assert CoopVectorEnv(2).render() is None
+
+
+def test_compilation_is_announced_at_most_once(caplog, monkeypatch):
+    monkeypatch.setattr(coop_vector, "_announced", False)
+    with caplog.at_level("WARNING", logger="thermopylae_env"):
+        for _ in range(3):
+            CoopVectorEnv(2).reset(seed=0)
+    assert len([r for r in caplog.records if "compiling" in r.getMessage()]) <= 1

@@ -104,6 +104,7 @@ from thermopylae_env.coop_layout import (
     SPARTAN_DECK_SIZE,
     VALUE_SCALE,
 )
+from thermopylae_env.errors import InvariantError
 
 __all__ = [
     "NUM_ACTIONS",
@@ -770,9 +771,7 @@ class CoopGame:
         observed and does not matter to the rules, so they are assigned in row order. ``turn`` is not
         observed and is set to 0. Raises ``ValueError`` when ``obs`` cannot come from this game.
         """
-        x = np.asarray(obs, dtype=np.float32).reshape(-1)
-        if x.shape != (OBS_SIZE,):
-            raise ValueError(f"observation must have {OBS_SIZE} values, got shape {np.shape(obs)}")
+        x = _check_observation(obs)
 
         def count(index: int, scale: float) -> int:
             return int(round(float(x[index]) * scale))
@@ -856,7 +855,7 @@ class CoopGame:
                 won, reason = True, "refill"
             else:
                 won, reason = False, "exhausted"
-        return CoopState(
+        state = CoopState(
             spartan_order=spartan_order,
             spartan_pos=spartan_pos,
             persian_order=persian_order,
@@ -878,6 +877,11 @@ class CoopGame:
             reason=reason,
             turn=0,
         )
+        try:
+            self.check_invariants(state)
+        except InvariantError as err:
+            raise ValueError(f"the observation cannot come from this game: {err}") from None
+        return state
 
     # ------------------------------------------------------------------ checking
 
@@ -922,9 +926,13 @@ class CoopGame:
         return tuple(spartan), tuple(persian)  # type: ignore[arg-type]
 
     def check_invariants(self, state: CoopState) -> None:
-        """Raise ``ValueError`` if ``state`` breaks an invariant of the rules (every card in exactly one
-        place, hand limits, counters in range, a full line between actions)."""
-        self.card_locations(state)
+        """Raise :class:`~thermopylae_env.errors.InvariantError` if ``state`` breaks an invariant of the
+        rules (every card in exactly one place, hand limits, counters in range, a full line between
+        actions, ``terminated`` and ``reason`` in step)."""
+        try:
+            self.card_locations(state)
+        except ValueError as err:
+            raise InvariantError(f"invalid state: {err}") from None
         problems = []
         if len(state.hands) != self.num_players:
             problems.append(f"{len(state.hands)} hands for {self.num_players} players")
@@ -952,8 +960,51 @@ class CoopGame:
             problems.append("the line is not full between actions")
         if state.terminated != (state.reason is not None):
             problems.append("terminated and reason disagree")
+        if state.terminated and state.reason not in END_REASONS:
+            problems.append(f"unknown end reason {state.reason!r}")
+        if state.phase == _DISCARD and not 0 <= state.recipient < self.num_players:
+            problems.append(f"DISCARD phase with recipient {state.recipient}")
         if problems:
-            raise ValueError("invalid state: " + "; ".join(problems))
+            raise InvariantError("invalid state: " + "; ".join(problems))
+
+
+# Observation pieces that hold 0/1 values, at most one 1 (one-hot), and those that hold counts (the stored
+# value times the scale is a whole number).
+_ONE_HOT_PIECES = ("phase", "seat", "recipient", "marker")
+_COUNT_PIECES = ("hands", "support", "spartan_deck", "persian_deck", "graveyard", "persian_discard", "offers",
+                 "unseen_spartan", "unseen_persian")
+
+
+def _check_observation(obs: object) -> np.ndarray:
+    """``obs`` as a float32 vector if every entry is one an observation can hold, else ``ValueError``
+    naming the first piece that is wrong (the one place ``state_from_observation`` checks its input)."""
+    try:
+        x = np.asarray(obs, dtype=np.float32).reshape(-1)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"observation must be {OBS_SIZE} numbers, got {type(obs).__name__}") from err
+    if x.shape != (OBS_SIZE,):
+        raise ValueError(f"observation must have {OBS_SIZE} values, got shape {np.shape(obs)}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"observation entry {int(np.flatnonzero(~np.isfinite(x))[0])} is not finite")
+    outside = (x < 0) | (x > 1)
+    if outside.any():
+        index = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"observation entry {index} is {float(x[index])}, outside [0, 1]")
+    for name in _ONE_HOT_PIECES:
+        part = x[OBS[name].slice]
+        if not np.isin(part, (0.0, 1.0)).all() or part.sum() > 1:
+            raise ValueError(f"observation piece {name!r} must be one-hot (0/1, at most one 1), got {part}")
+    for slot in ("slot1", "slot2"):
+        part = x[OBS[slot].slice]
+        if not np.isin(part[[0, 3]], (0.0, 1.0)).all() or (part[0] == 0 and part.any()):
+            raise ValueError(f"observation piece {slot!r} is not a line card or an empty slot, got {part}")
+    for name in _COUNT_PIECES:
+        piece = OBS[name]
+        scaled = x[piece.slice].astype(np.float64) * piece.scale
+        if (np.abs(scaled - np.rint(scaled)) > 1e-3).any():
+            raise ValueError(f"observation piece {name!r} must hold counts / {piece.scale:g}, got "
+                             f"{x[piece.slice]}")
+    return x
 
 
 def _check_permutation(order: Sequence[int], n: int, name: str) -> tuple[int, ...]:
