@@ -12,15 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from thermopylae_env.cli import main
-from thermopylae_env.records import load_record, replay_record
+from thermopylae_agents.cli import main
+from thermopylae_agents.replay import replay_record
+from thermopylae_env.records import load_record
 
 ROOT = Path(__file__).resolve().parents[1]
 USAGE = "Type a number from 1 to"
 
 
 def run_cli(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "thermopylae_env.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "thermopylae_agents.cli", *args], input=stdin,
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
@@ -144,7 +145,8 @@ def test_replay_refuses_a_malformed_record(tmp_path, coop_game_record):
     bad.write_text("\n".join(lines) + "\n")
     done = run_cli("replay", str(bad), "--all")
     assert done.returncode == 2
-    assert "not a valid game record" in done.stdout and "line 3: not valid JSON" in done.stdout
+    assert "not a valid game record" in done.stderr and "line 3: not valid JSON" in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
 
 
 def test_replay_reports_a_record_that_does_not_reproduce(tmp_path, coop_game_record):
@@ -160,12 +162,12 @@ def test_replay_reports_a_record_that_does_not_reproduce(tmp_path, coop_game_rec
 def test_replay_of_a_missing_file():
     done = run_cli("replay", "no-such-record.jsonl")
     assert done.returncode == 2
-    assert "no such file" in done.stdout
+    assert "no such file" in done.stderr
 
 
 @pytest.fixture
 def coop_game_record(tmp_path) -> Path:
-    from thermopylae_env.records import record_game
+    from thermopylae_agents.replay import record_game
 
     path = tmp_path / "coop.jsonl"
     record_game("thermopylae/Coop-v0", "heuristic", path, seed=12)
@@ -185,7 +187,7 @@ def test_train_and_evaluate_forward_their_arguments(monkeypatch, command, module
 
 
 def test_usage_errors_exit_with_code_2():
-    bad = (["play"], ["play", "duel"], ["play", "duel", "--side", "spartan"],
+    bad = (["play"], ["play", "duel", "--side", "spartan"],
            ["play", "coop", "--players", "5"])
     for args in bad:
         done = run_cli(*args)

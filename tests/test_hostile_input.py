@@ -438,7 +438,7 @@ def test_sb3_agent_loader_refuses_non_model_files(bad_model_files, case):
 
 @pytest.mark.parametrize("case", MODEL_FILE_CASES)
 def test_record_agents_refuse_non_model_files(bad_model_files, case):
-    from thermopylae_env.records import make_agent
+    from thermopylae_agents.replay import agent_for_env as make_agent
 
     path, name = bad_model_files[case]
     with pytest.raises(ValueError, match=name):
@@ -571,7 +571,7 @@ def test_a_missing_record_file_raises_file_not_found(tmp_path):
 def test_a_folder_given_as_record_names_the_path(tmp_path):
     from thermopylae_env.records import load_record
 
-    with pytest.raises(OSError, match=str(tmp_path)):
+    with pytest.raises(ValueError, match=f"{tmp_path}: is a folder"):
         load_record(tmp_path)
 
 
@@ -606,7 +606,8 @@ def test_replaying_a_record_with_an_impossible_action_is_refused(tmp_path, actio
 
 @pytest.mark.parametrize(
     ("header", "message"),
-    [({"env_id": "nope/Nothing-v0"}, "unknown env_id 'nope/Nothing-v0'"),
+    [({"env_id": "nope/Nothing-v0"}, "env_id must name an environment of this package"),
+     ({"env_id": "thermopylae/Nothing-v0"}, "unknown env_id 'thermopylae/Nothing-v0'"),
      ({"options": {"num_players": 9}}, "num_players must be 1..4, got 9"),
      ({"options": {"colour": "blue"}}, "do not fit")],
 )

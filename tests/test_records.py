@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401 - registers the environments
+from thermopylae_agents.replay import record_game
 from thermopylae_env.records import (
     FORMAT,
     VERSION,
@@ -18,7 +19,6 @@ from thermopylae_env.records import (
     describe_event,
     iter_replay,
     load_record,
-    record_game,
     replay_record,
 )
 

@@ -46,6 +46,13 @@ from typing import Any
 
 import numpy as np
 
+from thermopylae_agents.registry import (
+    COOP_ID,
+    GREEK_ID,
+    PERSIAN_ID,
+    make_agent,
+    resolve_env_id,
+)
 from thermopylae_agents.stats import wilson_interval
 
 __all__ = [
@@ -65,106 +72,7 @@ __all__ = [
     "main",
 ]
 
-COOP_ID = "thermopylae/Coop-v0"
-GREEK_ID = "thermopylae/DuelGreek-v0"
-PERSIAN_ID = "thermopylae/DuelPersian-v0"
-_ENV_ALIASES = {
-    "coop": COOP_ID,
-    "co-op": COOP_ID,
-    "duel": GREEK_ID,
-    "duel-greek": GREEK_ID,
-    "greek": GREEK_ID,
-    "duel-persian": PERSIAN_ID,
-    "persian": PERSIAN_ID,
-}
 DEFAULT_AGENT_SEED = 1_000_003
-
-
-def resolve_env_id(name: str) -> str:
-    """The Gymnasium id of an env name (``coop``, ``duel``, ``greek``, ``persian`` or a full id)."""
-    env_id = _ENV_ALIASES.get(name.lower(), name)
-    if env_id not in (COOP_ID, GREEK_ID, PERSIAN_ID):
-        raise ValueError(f"unknown environment {name!r}; expected coop, duel, greek, persian or a full id")
-    return env_id
-
-
-# ------------------------------------------------------------------------------------------------- agents
-def _is_model_path(spec: str) -> bool:
-    return spec.endswith(".zip") or os.sep in spec or "/" in spec or Path(spec).exists()
-
-
-def _parse_search_options(text: str) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    positional = ("n_determinizations", "rollouts")
-    for index, part in enumerate(p.strip() for p in text.split(",") if p.strip()):
-        if "=" in part:
-            key, value = (s.strip() for s in part.split("=", 1))
-        elif index < len(positional):
-            key, value = positional[index], part
-        else:
-            raise ValueError(f"search option {part!r}: give at most N,K positionally, then key=value")
-        try:
-            number = float(value)
-        except ValueError:
-            options[key] = value
-            continue
-        options[key] = int(number) if number.is_integer() else number
-    return options
-
-
-def make_agent(
-    spec: Any, env_id: str, seed: int | None = None, env_kwargs: dict[str, Any] | None = None
-) -> tuple[Any, str]:
-    """Build the agent named by ``spec`` for ``env_id``; returns ``(agent, label)``.
-
-    ``spec`` is a name (see the module docstring), a model path, or an object with an ``act`` method
-    (returned as is). ``seed`` seeds the agent's own generator where it has one. ``env_kwargs`` (co-op:
-    ``num_players``, ``persian_deck``) tell the co-op heuristic and search players which game is played.
-    """
-    env_id = resolve_env_id(env_id)
-    env_kwargs = env_kwargs or {}
-    deck = env_kwargs.get("persian_deck")
-    if not isinstance(spec, (str, os.PathLike)):
-        if hasattr(spec, "act") and callable(spec.act):
-            return spec, type(spec).__name__
-        raise ValueError(f"agent must be a spec string, a model path or an object with act(), got {spec!r}")
-    text = os.fspath(spec)
-    name, _, options = text.partition(":")
-    if name == "random" and not options:
-        from thermopylae_agents.random_agent import RandomAgent
-
-        return RandomAgent(seed=seed), "random"
-    if name == "heuristic" and not options:
-        if env_id == COOP_ID:
-            from thermopylae_agents.coop_heuristic import CoopHeuristic
-
-            return CoopHeuristic(persian_deck=deck), "heuristic"
-        from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
-
-        return (HeuristicGreek() if env_id == GREEK_ID else HeuristicPersian()), "heuristic"
-    if name == "search":
-        if env_id != COOP_ID:
-            raise ValueError("the search player plays the co-op game only")
-        from thermopylae_agents.coop_search import CoopSearchExpert
-
-        options_dict = {"num_players": env_kwargs.get("num_players", 1), "persian_deck": deck}
-        options_dict.update(_parse_search_options(options))
-        return CoopSearchExpert(seed=seed, **options_dict), text
-    if name == "fast" and options:
-        if not _is_model_path(options):
-            raise ValueError(f"agent {text!r}: fast: needs the path of a saved model (.zip)")
-        from thermopylae_agents.sb3_agent import load_model
-        from thermopylae_agents.training import FrozenPolicy
-
-        return FrozenPolicy(load_model(options), name=text), text
-    if _is_model_path(text):
-        from thermopylae_agents.sb3_agent import SB3Agent
-
-        return SB3Agent(text), text
-    raise ValueError(
-        f"unknown agent {text!r}: expected random, heuristic, search[:N,K] (co-op), a model path (.zip) "
-        "or fast:PATH"
-    )
 
 
 def _reseed(agent: Any, seed: Sequence[int]) -> None:
