@@ -80,8 +80,13 @@ class Terminal:
         line = line.rstrip("\r\n")
         if not self.interactive_in:
             # echo piped answers so the transcript reads naturally
-            self.stdout.write(safe_text(line, newlines=False) + "\n")
+            self.stdout.write(safe_text(_short(line), newlines=False) + "\n")
         return line
+
+
+def _short(text: str, limit: int = 40) -> str:
+    """``text``, or its start and its length when it is longer than ``limit`` (a pasted novel)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _isatty(stream: Any) -> bool:
@@ -117,14 +122,12 @@ def choose(term: Terminal, options: Sequence[tuple[int, str]], help_text: str) -
             number = int(entry) if len(entry) <= 6 else 0  # a huge number is no choice either
             if 1 <= number <= k:
                 return options[number - 1][0]
-            shown = entry if len(entry) <= 12 else f"{entry[:12]}... ({len(entry)} digits)"
-            term.print(f"{shown} is not a choice: the actions are numbered 1 to {k}. {usage}")
+            term.print(f"{_short(entry, 12)} is not a choice: the actions are numbered 1 to {k}. {usage}")
             continue
         for action, label in options:
             if entry == label.lower() or entry == label.lower().split("  ")[0].strip():
                 return action
-        shown = line.strip() if len(line.strip()) <= 40 else line.strip()[:40] + "..."
-        term.print(f"{shown!r} is not a choice (numbers are ASCII digits). {usage}")
+        term.print(f"{_short(line.strip())!r} is not a choice (numbers are ASCII digits). {usage}")
 
 
 def _numbered(options: Sequence[tuple[int, str]], marks: dict[int, str] | None = None) -> str:
