@@ -58,6 +58,7 @@ class PairedComparison:
     difference: float
     ci95: tuple[float, float]
     p_value: float
+    opponent: str | None = None  # the duel: the Persian agent both Greek agents faced
 
     def summary(self) -> dict:
         data = asdict(self)
