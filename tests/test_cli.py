@@ -365,3 +365,21 @@ def test_escape_sequences_in_a_record_never_reach_the_terminal(tmp_path, coop_ga
     done = run_cli("replay", str(bad), "--all")
     assert done.returncode == 1
     assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr
+
+
+def test_python_m_thermopylae_env_points_to_the_command():
+    done = subprocess.run([sys.executable, "-m", "thermopylae_env"], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert done.returncode == 2
+    assert "python -m thermopylae_agents" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_record_and_text_modules_of_the_env_package_import_no_agents():
+    import ast
+
+    for name in ("records.py", "render.py", "cards.py", "__main__.py"):
+        tree = ast.parse((ROOT / "thermopylae_env" / name).read_text())
+        imported = [node.module if isinstance(node, ast.ImportFrom) else alias.name
+                    for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                    for alias in (node.names if isinstance(node, ast.Import) else [None])]
+        assert not [m for m in imported if m and m.startswith("thermopylae_agents")], name
