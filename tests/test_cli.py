@@ -383,3 +383,18 @@ def test_the_record_and_text_modules_of_the_env_package_import_no_agents():
                     for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
                     for alias in (node.names if isinstance(node, ast.Import) else [None])]
         assert not [m for m in imported if m and m.startswith("thermopylae_agents")], name
+
+
+@pytest.mark.parametrize("players", ["\u0663", "3.0", "0", "5", "9" * 100])
+def test_the_player_count_takes_ascii_digits_in_1_to_4(players):
+    line = _one_line_error(run_cli("play", "coop", "--players", players))
+    assert "--players" in line
+
+
+def test_hints_accept_a_shipped_policy_by_name():
+    pytest.importorskip("sb3_contrib")
+    out = io.StringIO()
+    code = main(["play", "coop", "--seed", "3", "--hints", "coop_maskable_ppo"], stdin=io.StringIO("q\n"),
+                stdout=out)
+    assert code == 0
+    assert "Agent hints, most probable first:" in out.getvalue()

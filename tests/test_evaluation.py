@@ -319,7 +319,7 @@ def test_replot_reads_an_earlier_json_without_playing(tmp_path, capsys):
     (["search:abc"], "search option n_determinizations must be a decimal number"),
     (["--seed", "-1"], "--seed: '-1' is not an integer"),
     (["--seed", "1.5"], "--seed: '1.5' is not an integer"),
-    (["--games", "0"], "--games: '0' is not a whole number >= 1"),
+    (["--games", "0"], "--games: '0' is not a whole number in 1.."),
     (["--games", "-5"], "--games"),
     (["--workers", "x"], "--workers"),
     (["nonsense"], "unknown agent 'nonsense'"),
@@ -406,3 +406,21 @@ def test_a_new_spec_kind_plugs_into_the_registry(monkeypatch):
     assert result.games == 3
     with pytest.raises(ValueError, match="cannot register"):
         registry.register_kind("search", lambda a, c: None)
+
+
+def test_progress_on_a_terminal_is_a_bar_with_the_time_left():
+    import io
+
+    from thermopylae_agents.evaluation import progress_bar
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    with progress_bar(True, 50, "evaluating heuristic", stream=stream) as advance:
+        for _ in range(5):
+            advance(10)
+    # a transient rich bar: drawn while running (description, count, time left), erased at the end
+    assert "evaluating heuristic" in stream.getvalue()
+    assert "left" in stream.getvalue()

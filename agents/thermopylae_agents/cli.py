@@ -189,9 +189,10 @@ def _make_play_env(env_id: str, hints: str | None, record: str | None, **options
         env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
         hinter = None
         if hints is not None:
+            from thermopylae_agents.registry import model_path
             from thermopylae_agents.sb3_agent import SB3Agent
 
-            hinter = SB3Agent(hints, env=env)
+            hinter = SB3Agent(model_path(hints), env=env)
         if record:
             env = RecordEpisode(env, record, env_id=env_id, options=recorded, agent="human")
     except (ValueError, TypeError, OSError) as err:
@@ -571,6 +572,21 @@ def seed_argument(text: str) -> int:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def int_argument(low: int, high: int) -> Any:
+    """An argparse ``type`` for a whole number in ``low..high`` written in ASCII digits (``\u0663``, ``3.0``
+    and ``1e3`` are refused)."""
+
+    def parse(text: str) -> int:
+        if not (text.isascii() and text.isdigit()) or len(text) > 18 or not low <= int(text) <= high:
+            shown = safe_text(text[:40], newlines=False)
+            raise argparse.ArgumentTypeError(
+                f"{shown!r} is not a whole number in {low}..{high} (ASCII digits)")
+        return int(text)
+
+    parse.__name__ = "integer"  # argparse names the type in its messages
+    return parse
+
+
 def build_parser(prog: str = "thermopylae") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
@@ -582,11 +598,12 @@ def build_parser(prog: str = "thermopylae") -> argparse.ArgumentParser:
     play = commands.add_parser("play", help="play a game in the terminal")
     games = play.add_subparsers(dest="game", required=True, metavar="GAME")
     coop = games.add_parser("coop", help="the co-operative game: you play the whole Spartan team")
-    coop.add_argument("--players", type=int, default=1, choices=range(1, 5), metavar="N",
+    coop.add_argument("--players", type=int_argument(1, 4), default=1, metavar="N",
                       help="number of seats, 1..4 (default 1: solitaire)")
     coop.add_argument("--seed", type=seed_argument, default=None, help=SEED_HELP)
     coop.add_argument("--hints", metavar="MODEL.zip", default=None,
-                      help="a trained co-op agent whose most probable legal actions are shown")
+                      help="a trained co-op agent (a path or a shipped policy name) whose most probable "
+                      "legal actions are shown")
     coop.add_argument("--record", metavar="FILE", default=None, help="write the game record to FILE (.jsonl)")
 
     duel = games.add_parser("duel", help="the duel: you play one side against a built-in opponent")

@@ -664,13 +664,6 @@ def plot_learning_curve(curve: dict[str, np.ndarray], path: str | os.PathLike[st
 
 
 # ------------------------------------------------------------------------------------------- command line
-def _positive(text: str) -> int:
-    if not (text.isascii() and text.isdigit()) or len(text) > 9 or int(text) < 1:
-        shown = safe_text(text[:40], newlines=False)
-        raise argparse.ArgumentTypeError(f"{shown!r} is not a whole number >= 1")
-    return int(text)
-
-
 def _agent_spec(text: str) -> str:
     try:
         parse_spec(text)
@@ -680,7 +673,7 @@ def _agent_spec(text: str) -> str:
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    from thermopylae_agents.cli import seed_argument
+    from thermopylae_agents.cli import int_argument, seed_argument
 
     parser = argparse.ArgumentParser(
         prog=prog,
@@ -693,15 +686,17 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--env", default="coop", help="coop (default), duel, greek, persian or a full env id")
     parser.add_argument("--greek", nargs="+", type=_agent_spec, default=None, help="duel: Greek agents")
     parser.add_argument("--persian", nargs="+", type=_agent_spec, default=None, help="duel: Persian agents")
-    parser.add_argument("--games", type=_positive, default=10_000, help="games per agent or pairing (10000)")
+    parser.add_argument("--games", type=int_argument(1, 10**9), default=10_000,
+                        help="games per agent or pairing (10000)")
     parser.add_argument("--seed", type=seed_argument, default=0,
                         help="game i is dealt with seed SEED + i (default 0)")
     parser.add_argument("--agent-seed", type=seed_argument, default=DEFAULT_AGENT_SEED,
                         help="seed of the agents' own randomness (reseeded per game)")
-    parser.add_argument("--players", type=int, default=None, choices=range(1, 5), metavar="N",
+    parser.add_argument("--players", type=int_argument(1, 4), default=None, metavar="N",
                         help="co-op: number of players (1..4)")
     parser.add_argument("--persian-deck", default=None, help="co-op: Persian deck CSV")
-    parser.add_argument("--workers", type=_positive, default=1, help="worker processes (default 1)")
+    parser.add_argument("--workers", type=int_argument(1, 1024), default=1,
+                        help="worker processes (default 1)")
     parser.add_argument("--json", default=None, help="write the results (per-game outcomes included) as JSON")
     parser.add_argument("--plot", default=None, help="write a PNG plot to this file")
     parser.add_argument("--curve", default=None, metavar="LOGDIR",

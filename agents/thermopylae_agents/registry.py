@@ -46,6 +46,7 @@ __all__ = [
     "GREEK_ID",
     "PERSIAN_ID",
     "make_agent",
+    "model_path",
     "parse_spec",
     "register_kind",
     "resolve_env_id",
@@ -216,8 +217,8 @@ def _parse_unlabelled(text: str) -> AgentSpec:
     )
 
 
-def _model_file(argument: str) -> str:
-    """A path as given, or the file of a shipped policy when no such path exists."""
+def model_path(argument: str) -> str:
+    """A model path as given, or the file of a shipped policy when no such path exists."""
     if not Path(argument).exists() and not Path(argument + ".zip").exists():
         stem = argument[:-4] if argument.endswith(".zip") else argument
         if "/" not in stem and os.sep not in stem and stem in shipped_policies():
@@ -273,9 +274,9 @@ def _build(parsed: AgentSpec, context: BuildContext) -> Any:
         from thermopylae_agents.sb3_agent import load_model
         from thermopylae_agents.training import FrozenPolicy
 
-        return FrozenPolicy(load_model(_model_file(parsed.argument)), name=parsed.label)
+        return FrozenPolicy(load_model(model_path(parsed.argument)), name=parsed.label)
     if parsed.kind == "model":
         from thermopylae_agents.sb3_agent import SB3Agent
 
-        return SB3Agent(_model_file(parsed.argument))
+        return SB3Agent(model_path(parsed.argument))
     return _KINDS[parsed.kind](parsed.argument, context)
