@@ -109,6 +109,7 @@ def wheel(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.install
 def test_wheel_holds_the_packages_and_no_development_artefacts(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names}
@@ -152,6 +153,7 @@ _NO_PICKLE_CHECK = textwrap.dedent(
 )
 
 
+@pytest.mark.install
 def test_non_editable_install_loads_every_shipped_policy_by_name_without_unpickling(wheel, tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
