@@ -12,8 +12,8 @@ Masking: the policy's logits of illegal actions are set to a large negative numb
 so the sampled action is always legal, and the ratio and entropy are those of the masked distribution.
 The env runs with ``autoreset_mode=SAME_STEP``: the step that ends a game already returns the next game's
 first observation and mask, so every mask row the sampler sees belongs to a live game. A row with no
-legal action is still guarded (treated as all legal): with Gymnasium's default ``NEXT_STEP`` autoreset a
-finished game's row is all false until its reset step, and its action is ignored there.
+legal action is still guarded (treated as all legal), so that a masked softmax never sees an empty
+row, whatever the env's autoreset mode gives for a finished game waiting for its reset step.
 
 The network is the shipped co-op recipe's (``agents/thermopylae_agents/configs/coop.yaml``) without the
 behaviour-cloning warm start: the observation plus the exact fight odds
@@ -83,7 +83,7 @@ class Args:
     num_players: int = 1
     reward_shaping: float = 0.0
     backend: str = "auto"
-    """engine backend: auto, numpy or numba"""
+    """engine backend (CoopVectorEnv's backend argument): auto or numba"""
     torch_threads: int = 1
     device: str = "cpu"
     eval_games: int = 2000
@@ -156,8 +156,8 @@ class Agent(nn.Module):
 
 
 def guard(mask: np.ndarray) -> np.ndarray:
-    """Rows with no legal action (a NEXT_STEP game waiting for its reset) become all legal: the env
-    ignores that action, and a masked softmax over nothing would be NaN."""
+    """Rows with no legal action become all legal: a masked softmax over nothing would be NaN (such a
+    row can only belong to a game whose action the env ignores)."""
     empty = ~mask.any(axis=1)
     if empty.any():
         mask = mask.copy()

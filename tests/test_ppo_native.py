@@ -1,5 +1,5 @@
 """scripts/ppo_native.py: the single-file masked PPO runs end to end on a tiny budget and samples only
-legal actions, also from the all-false mask rows of NEXT_STEP autoreset."""
+legal actions, also through NEXT_STEP autoresets."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _script():
 def test_tiny_run_trains_logs_evaluates_and_saves(tmp_path):
     run_dir = tmp_path / "run"
     command = [sys.executable, str(SCRIPT), "--total-timesteps", "2048", "--num-envs", "16",
-               "--num-steps", "32", "--num-minibatches", "2", "--eval-games", "20", "--backend", "numpy",
+               "--num-steps", "32", "--num-minibatches", "2", "--eval-games", "20",
                "--run-dir", str(run_dir)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
@@ -54,14 +54,14 @@ def test_bad_config_is_refused_in_one_line():
 
 def test_guarded_sampler_plays_only_legal_actions_through_next_step_resets():
     ppo = _script()
-    envs = CoopVectorEnv(num_envs=32, autoreset_mode="NextStep", backend="numpy")
+    envs = CoopVectorEnv(num_envs=32, autoreset_mode="NextStep")
     agent = ppo.Agent(envs, fight_features=True)
     obs, _ = envs.reset(seed=0)
-    saw_empty_row = False
+    saw_reset_step = False
     waiting = np.zeros(32, bool)
     for _ in range(200):
         raw = envs.action_masks()
-        saw_empty_row |= bool((~raw.any(axis=1)).any())
+        saw_reset_step |= bool(waiting.any())
         mask = torch.as_tensor(ppo.guard(raw))
         with torch.no_grad():
             action, logprob, entropy, _ = agent.get_action_and_value(torch.as_tensor(obs), mask)
@@ -71,7 +71,7 @@ def test_guarded_sampler_plays_only_legal_actions_through_next_step_resets():
         obs, _, terminated, _, infos = envs.step(action.numpy())
         assert not infos.get("illegal_action", np.zeros(32, bool)).any()
         waiting = terminated
-    assert saw_empty_row  # the NEXT_STEP rows the guard exists for did occur
+    assert saw_reset_step  # finished games waiting for their NEXT_STEP reset were sampled for too
 
 
 def test_guard_leaves_live_rows_alone_and_opens_empty_ones():

@@ -25,7 +25,6 @@ EXTRA_OF_MODULE = {
     "rich": "train",
     "matplotlib": "train",
     "pettingzoo": "pettingzoo",
-    "numba": "fast",
     "PIL": "render",
     "moviepy": "video",
     "pygame": "video",
