@@ -95,11 +95,11 @@ def test_config_tracks_which_keys_were_read():
 
 
 def test_linear_schedule_string_is_parsed():
-    schedule = training._schedule("lin_0.001", "learning_rate")
+    schedule = training.parse_schedule("lin_0.001", "learning_rate")
     assert schedule(1.0) == pytest.approx(0.001) and schedule(0.5) == pytest.approx(0.0005)
-    assert training._schedule(3e-4, "learning_rate") == pytest.approx(3e-4)
+    assert training.parse_schedule(3e-4, "learning_rate") == pytest.approx(3e-4)
     with pytest.raises(ValueError):
-        training._schedule([1], "learning_rate")
+        training.parse_schedule([1], "learning_rate")
 
 
 # ------------------------------------------------------------------------------------- end to end
@@ -345,7 +345,7 @@ def test_frozen_numpy_policy_plays_what_sb3_agent_plays(extractor):
     from thermopylae_agents.sb3_agent import SB3Agent
     from thermopylae_env.sb3_vec import CoopSB3VecEnv
 
-    kwargs = training._policy_kwargs({"net_arch": [32, 32], "features_extractor": extractor})
+    kwargs = training.policy_kwargs({"net_arch": [32, 32], "features_extractor": extractor})
     model = MaskablePPO("MlpPolicy", CoopSB3VecEnv(2, seed=0), seed=1, policy_kwargs=kwargs)
     with th.no_grad():  # spread the untrained logits so that argmax ties are not an issue
         model.policy.action_net.weight.mul_(50.0)
