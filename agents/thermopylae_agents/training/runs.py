@@ -108,9 +108,10 @@ def check_players(data: dict[str, Any], target: str) -> None:
         report = hp.get("report") or {}
         if env_id == COOP_ID and report.get("search_episodes"):
             try:
-                make_agent(str(report.get("search", "search")), env_id)
-            except ValueError as error:
-                raise ValueError(f"{env_id}: report.search: {error}") from None
+                spec = str(report.get("search", "search"))
+                make_agent(spec, env_id)
+            except (ValueError, TypeError) as error:  # TypeError: a spec whose options are not numbers
+                raise ValueError(f"{env_id}: report.search: bad agent spec {spec!r} ({error})") from None
         opponent = (hp.get("env_kwargs") or {}).get("opponent")
         if (
             isinstance(opponent, str)
