@@ -532,7 +532,7 @@ def test_fight_features_read_the_offsets_of_the_coop_layout():
 
     assert fight_features._SLOT1 == coop._OBS_SLOT1 and fight_features._SLOT2 == coop._OBS_SLOT2
     marker_entries = [coop._OBS_MARKER + m - 1 for m in coop.LOCATION_DIE_MARKERS]
-    assert [fight_features._MARKER_3, fight_features._MARKER_6] == marker_entries
+    assert marker_entries == [fight_features._MARKER_3, fight_features._MARKER_6]
 
 
 # ------------------------------------------------------------------------------ one tiny co-op run
@@ -574,8 +574,9 @@ def test_tensorboard_holds_cloning_dagger_evaluation_throughput_and_hparams(coop
 
     out, _ = coop_run
     tags = scalar_tags(out / "tb")
-    assert {"bc/cross_entropy", "bc/agreement", "bc/value_mse", "bc/held_out_agreement", "bc/clone_win_rate",
-            "dagger/clone_win_rate", "dagger/agreement_on_clone_states", "dagger/decisions"} <= tags["warm_start"]
+    warm_start = {"bc/cross_entropy", "bc/agreement", "bc/value_mse", "bc/held_out_agreement", "bc/clone_win_rate",
+                  "dagger/clone_win_rate", "dagger/agreement_on_clone_states", "dagger/decisions"}
+    assert warm_start <= tags["warm_start"]
     [ppo] = [name for name in tags if name.startswith("maskable_ppo")]
     assert {"eval/success_rate", "eval/mean_reward", "eval/episodes", "throughput/steps_per_second",
             "throughput/rollout_steps_per_second", "train/loss"} <= tags[ppo]
@@ -594,7 +595,8 @@ def test_tensorboard_curve_is_the_curve_of_evaluations_npz(coop_run):
     np.testing.assert_allclose(curve["success_rate"], npz["successes"].mean(axis=1), atol=1e-6)
     np.testing.assert_allclose(curve["mean_reward"], npz["results"].mean(axis=1), atol=1e-6)
     assert (curve["episodes"] == 4).all()
-    assert (curve["ci_low"] <= curve["success_rate"]).all() and (curve["success_rate"] <= curve["ci_high"]).all()
+    assert (curve["ci_low"] <= curve["success_rate"]).all()
+    assert (curve["success_rate"] <= curve["ci_high"]).all()
     with pytest.raises(ValueError, match="no periodic evaluation"):
         training.read_tensorboard_curve(out / "tb" / "warm_start")
 
@@ -684,7 +686,8 @@ def test_bad_command_line_is_one_line_and_a_nonzero_exit(args, message, tmp_path
 
 @pytest.mark.parametrize(("section", "key", "value"), [("report", "search", "search:abc"),
                                                        ("bc", "expert", "oracle")])
-def test_a_malformed_agent_spec_in_the_config_is_refused_before_training(section, key, value, tmp_path, capsys):
+def test_a_malformed_agent_spec_in_the_config_is_refused_before_training(section, key, value, tmp_path,
+                                                                        capsys):
     data = load_config("coop")
     data[COOP_ID][section][key] = value
     config = tmp_path / "bad.yaml"
