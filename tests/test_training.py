@@ -575,7 +575,8 @@ def test_tensorboard_holds_cloning_dagger_evaluation_throughput_and_hparams(coop
     out, _ = coop_run
     tags = scalar_tags(out / "tb")
     warm_start = {"bc/cross_entropy", "bc/agreement", "bc/value_mse", "bc/held_out_agreement",
-                  "bc/clone_win_rate", "dagger/clone_win_rate", "dagger/agreement_on_clone_states", "dagger/decisions"}
+                  "bc/clone_win_rate", "dagger/clone_win_rate", "dagger/agreement_on_clone_states",
+                  "dagger/decisions"}
     assert warm_start <= tags["warm_start"]
     [ppo] = [name for name in tags if name.startswith("maskable_ppo")]
     assert {"eval/success_rate", "eval/mean_reward", "eval/episodes", "throughput/steps_per_second",
