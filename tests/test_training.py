@@ -698,3 +698,52 @@ def test_a_malformed_agent_spec_in_the_config_is_refused_before_training(section
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("thermopylae-train: error:") and value.split(":")[-1] in err[0]
     assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------- reproducibility
+
+
+def _cpu_has_avx2() -> bool:
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        return " avx2" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
+def _weights_digest(model_zip: Path) -> str:
+    import hashlib
+
+    from sb3_contrib import MaskablePPO
+
+    digest = hashlib.sha256()
+    for _, tensor in sorted(MaskablePPO.load(model_zip).policy.state_dict().items()):
+        digest.update(tensor.numpy().tobytes())
+    return digest.hexdigest()
+
+
+@pytest.mark.skipif(not _cpu_has_avx2(), reason="the pinned kernels are the AVX2 ones of x86-64")
+def test_train_py_trains_the_same_weights_in_separate_processes_and_with_an_avx2_only_mkl(tmp_path):
+    """scripts/train.py pins the CPU kernels: the same seed gives the same weights bit for bit in two
+    processes, the second with MKL restricted to AVX2 as on a CPU without AVX512."""
+    import os
+    import subprocess
+    import sys
+
+    from thermopylae_agents.kernels import PINNED
+
+    config = shrunk_config("coop", tmp_path, bc_episodes=4)
+    script = Path(__file__).resolve().parents[1] / "scripts" / "train.py"
+    base_env = {k: v for k, v in os.environ.items() if k not in PINNED and k != "MKL_ENABLE_INSTRUCTIONS"}
+    digests = []
+    for name, extra in (("a", {}), ("avx2_mkl", {"MKL_ENABLE_INSTRUCTIONS": "AVX2"})):
+        out = tmp_path / name
+        subprocess.run([sys.executable, str(script), "coop", "--config", str(config), "--out", str(out),
+                        "--no-report", "--no-progress", "--seed", "5"], env={**base_env, **extra}, check=True,
+                       capture_output=True, timeout=600)
+        assert read_report(out)["kernels"]["ATEN_CPU_CAPABILITY"] == PINNED["ATEN_CPU_CAPABILITY"]
+        digests.append(_weights_digest(out / "final_model.zip"))
+    assert digests[0] == digests[1]

@@ -21,6 +21,7 @@ import numpy as np
 import torch as th
 import yaml
 
+from thermopylae_agents.kernels import PINNED, kernel_settings
 from thermopylae_agents.training.callbacks import LearnProgress
 from thermopylae_agents.training.config import COOP_ID, Config, env_ids_of, resolve_config
 from thermopylae_agents.training.progress import format_seconds, log
@@ -159,6 +160,10 @@ def setup_experiment(
             f"sized to the budget of {overrides.get('timesteps'):,} steps: {name} {change['full']:,} -> "
             f"{change['sized']:,}"
         )
+    kernels = kernel_settings()
+    if any(kernels[name] != value for name, value in PINNED.items()):
+        log("CPU kernels not pinned (scripts/train.py pins them): on a CPU with other instruction sets "
+            "this seed may train other weights")
     setup_torch(seed)
     return Experiment(target, run_dir, data, cfg, algo, seed, device, progress, resume_model)
 
@@ -268,6 +273,7 @@ def finish(exp: Experiment, result: dict[str, Any], reported: bool) -> dict[str,
                 f"kept the earlier report (of the model at {result['evaluation_kept_from']['num_timesteps']} "
                 "steps) in report.json"
             )
+    result["kernels"] = kernel_settings()
     result["wall_seconds"] = round(time.perf_counter() - exp.started, 1)
     result["unused_config_keys"] = exp.cfg.unused()
     with open(path, "w", encoding="utf-8") as handle:
