@@ -34,6 +34,13 @@ Rows:
   (the gradient epochs) as seconds per rollout; ``ppo adapter / dummy`` is the ratio of the two rows'
   medians.
 * ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel_env.py`` exists.
+* ``peer rlcard leduc``: RLCard's Leduc hold'em (``rlcard.make("leduc-holdem")``), played the same way
+  (random legal actions drawn outside the timer; its ``step`` builds the next observation and legal
+  actions), as a yardstick for the single env; ``single make / rlcard leduc`` is the ratio of the medians.
+  Skipped when rlcard is not installed (``pip install thermopylae-env[bench]``).
+
+``--single-only`` runs only the single-env rows (``single raw``, ``single make``, the duel rows and the
+RLCard peer): the quick comparison of two commits, run one after the other in the same session.
 
 Memory: bytes per game of the native engine's own arrays (game state with its chance tables, the
 observation and mask buffers) at N = 8192, and, with ``--memory`` (``--memory-envs N``, default 10**6),
@@ -102,6 +109,22 @@ def bench_single(env: gym.Env, steps: int, seed: int) -> tuple[float, float]:
         _, _, terminated, truncated, info = meter.run(env.step, action)
         if terminated or truncated:
             _, info = meter.run(env.reset)
+    return steps / meter.wall, steps / meter.cpu
+
+
+def bench_rlcard_leduc(steps: int, seed: int) -> tuple[float, float]:
+    """Random legal play on RLCard's Leduc hold'em, timed like :func:`bench_single`."""
+    import rlcard
+
+    env = rlcard.make("leduc-holdem", config={"seed": seed})
+    rng = np.random.default_rng(seed)
+    meter = Meter()
+    state, _ = meter.run(env.reset)
+    for _ in range(steps):
+        legal = list(state["legal_actions"])
+        state, _ = meter.run(env.step, legal[int(rng.integers(len(legal)))])
+        if env.is_over():
+            state, _ = meter.run(env.reset)
     return steps / meter.wall, steps / meter.cpu
 
 
@@ -285,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-ppo", action="store_true", help="leave out the PPO rows")
     parser.add_argument("--ppo-only", action="store_true", help="only the PPO rows")
     parser.add_argument("--ppo-repeats", type=int, default=None, help="runs per PPO row (default 3, quick 1)")
+    parser.add_argument("--single-only", action="store_true",
+                        help="only the single-env rows (co-op, duel, the RLCard peer)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--memory", action="store_true",
                         help="also measure the resident memory per game of fresh processes")
@@ -293,6 +318,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.memory_only:
         args.memory = True
+    if args.single_only:
+        args.skip_ppo = True
+        if args.json == default_json:  # the full run's results stay where they are
+            args.json = str(ROOT / "benchmarks" / "results_single.json")
     quick = args.quick
     repeats = args.repeats or (2 if quick else 5)
     scale = 0.1 if quick else 1.0
@@ -315,6 +344,14 @@ def main(argv: list[str] | None = None) -> int:
             lambda r: bench_single(CoopEnv(), single_steps, args.seed + r))
         add("single make", 'gymnasium.make("thermopylae/Coop-v0")', 1,
             lambda r: bench_single(gym.make("thermopylae/Coop-v0"), single_steps, args.seed + r))
+        if importlib.util.find_spec("rlcard") is not None:
+            add("peer rlcard leduc", 'rlcard.make("leduc-holdem")', 1,
+                lambda r: bench_rlcard_leduc(single_steps, args.seed + r))
+            make, peer = rows[-2]["steps_per_s"], rows[-1]["steps_per_s"]
+            print(f"  single make / rlcard leduc: {make / peer:.2f}x", flush=True)
+        else:
+            print("  (rlcard not installed: the peer row is skipped; pip install thermopylae-env[bench])")
+    if not args.ppo_only and not args.single_only:
         add("sync 64", "SyncVectorEnv of 64 CoopEnv", 64,
             lambda r: bench_vector(gym.make_vec("thermopylae/Coop-v0", num_envs=64,
                                                 vectorization_mode="sync"),
@@ -363,9 +400,11 @@ def main(argv: list[str] | None = None) -> int:
         print("  (thermopylae_env/duel_env.py not found: duel rows skipped)")
 
     n_mem = max(native_steps)
-    memory = CoopVectorEnv(n_mem).engine.memory()
-    per_game = {key: value / n_mem for key, value in memory.items()}
-    per_game["total"] = sum(per_game.values())
+    per_game: dict[str, float] = {}
+    if not args.single_only:
+        memory = CoopVectorEnv(n_mem).engine.memory()
+        per_game = {key: value / n_mem for key, value in memory.items()}
+        per_game["total"] = sum(per_game.values())
     resident = None
     if args.memory:
         resident = resident_memory_rows(args.memory_envs)
@@ -390,6 +429,7 @@ def main(argv: list[str] | None = None) -> int:
             "load_average_end": _load(),
         },
         "ppo_only": args.ppo_only,
+        "single_only": args.single_only,
         "rows": rows,
         "ppo": ppo,
         "native_memory_bytes_per_game": per_game,
@@ -447,8 +487,9 @@ def markdown_table(result: dict) -> str:
         lines += ["", f"Adapter / DummyVecEnv: {ratio['wall']:.2f}x wall, {ratio['cpu']:.2f}x CPU "
                   f"(collection alone {ratio['collect_wall']:.2f}x)."]
     mem = result["native_memory_bytes_per_game"]
-    lines += ["", f"Native engine arrays per game (N = {result['native_memory_num_envs']}): "
-              + ", ".join(f"{key} {value:.0f} B" for key, value in mem.items()) + "."]
+    if mem:
+        lines += ["", f"Native engine arrays per game (N = {result['native_memory_num_envs']}): "
+                  + ", ".join(f"{key} {value:.0f} B" for key, value in mem.items()) + "."]
     resident = result.get("resident_memory")
     if resident:
         lines += ["", "Resident memory a user's process holds per game (fresh process, after reset and "
@@ -549,8 +590,9 @@ def _print_table(rows: list[dict], per_game: dict, n_mem: int) -> None:
         print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
         for line in lines:
             print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)))
-    parts = ", ".join(f"{key} {value:.0f} B" for key, value in per_game.items())
-    print(f"native engine memory per game at N={n_mem}: {parts}")
+    if per_game:
+        parts = ", ".join(f"{key} {value:.0f} B" for key, value in per_game.items())
+        print(f"native engine memory per game at N={n_mem}: {parts}")
 
 
 if __name__ == "__main__":

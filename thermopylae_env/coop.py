@@ -553,7 +553,11 @@ class CoopGame:
         reason = self.illegal_reason(state, action)
         if reason is not None:
             raise IllegalActionError(reason)
-        a = int(action)
+        self.apply(state, int(action), rng, events)
+
+    def apply(self, state: CoopState, a: int, rng: np.random.Generator, events: list | None = None) -> None:
+        """:meth:`step` for an action ``a`` (a Python int) already known to be legal, unchecked: the
+        environments check each action once (:meth:`illegal_reason`) and then apply it here."""
         phase = state.phase
         if phase == _MAIN:
             if a == RETREAT:
