@@ -43,10 +43,14 @@ TINY = PPOSettings(
 @pytest.fixture(scope="module")
 def local_ray():
     import ray
+    import torch
 
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the local learner runs in this process (as scripts/train_rllib.py sets it)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
+    torch.set_num_threads(threads)  # the other test files keep their own setting
 
 
 def _module(obs_size: int, num_actions: int):

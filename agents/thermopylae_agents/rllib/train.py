@@ -494,6 +494,12 @@ def _common(parser: argparse.ArgumentParser, defaults: PPOSettings, envs_per_run
     ppo.add_argument("--entropy-coeff", type=float, default=None, help=f"default {defaults.entropy_coeff}")
     ppo.add_argument("--gamma", type=float, default=None, help=f"default {defaults.gamma}")
     ppo.add_argument("--hiddens", type=int, nargs="+", default=None, help="MLP widths, default 128 128")
+    run.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="torch threads of the learner in this process (the env runners use one each)",
+    )
     parser.add_argument("--checkpoint-every", type=int, default=10, help="iterations between checkpoints")
     parser.add_argument(
         "--eval-games",
@@ -550,7 +556,14 @@ def _machine() -> dict[str, Any]:
 
 
 def _run_training(args: argparse.Namespace) -> dict[str, Any]:
+    import torch
+
     from thermopylae_agents.evaluation import COOP_ID, GREEK_ID, PERSIAN_ID
+
+    if args.torch_threads < 1:
+        raise ValueError(f"--torch-threads must be a positive integer, got {args.torch_threads}")
+    # The local learner runs in this process; more threads than free cores makes every update crawl.
+    torch.set_num_threads(args.torch_threads)
 
     if args.command == "coop":
         settings = _settings(args, COOP_DEFAULTS)
