@@ -147,7 +147,7 @@ def test_an_agent_refuses_observations_and_masks_of_the_wrong_shape():
 def test_the_masked_envs_carry_the_games_observations_and_masks_unchanged():
     from thermopylae_env.coop_vector import CoopVectorEnv
 
-    vec, bare_vec = make_coop({"num_envs": 3, "backend": "numpy"}), CoopVectorEnv(3, backend="numpy")
+    vec, bare_vec = make_coop({"num_envs": 3, "backend": "auto"}), CoopVectorEnv(3, backend="auto")
     single, bare = make_coop({}), gym.make(COOP_ID)
     obs, _ = vec.reset(seed=11)
     want, infos = bare_vec.reset(seed=11)
@@ -214,7 +214,7 @@ def test_masked_coop_ppo_trains_on_a_remote_runner_and_never_samples_a_masked_ac
         num_env_runners=1,
         envs_per_runner=4,
         vector="native",
-        env_config={"backend": "numpy"},
+        env_config={"backend": "auto"},
         audit_masks=True,
     )
     audits = []
@@ -346,7 +346,7 @@ def test_the_training_command_writes_checkpoints_an_export_and_an_evaluated_summ
             "--envs-per-runner",
             "4",
             "--backend",
-            "numpy",
+            "auto",
             "--eval-games",
             "5",
             "--checkpoint-every",

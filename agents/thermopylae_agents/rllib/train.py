@@ -528,7 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
     coop.add_argument("--num-players", type=int, default=1)
     coop.add_argument(
         "--backend",
-        choices=("auto", "numpy", "numba"),
+        choices=("auto", "numba"),
         default="auto",
         help="CoopVectorEnv backend (native vector only)",
     )
