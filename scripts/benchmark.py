@@ -34,6 +34,17 @@ Rows:
   (the gradient epochs) as seconds per rollout; ``ppo adapter / dummy`` is the ratio of the two rows'
   medians.
 * ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel_env.py`` exists.
+* ``duel engine N``: the native vector duel engine (``thermopylae_env.duel_vector.DuelSelfPlayVectorEnv``),
+  random legal micro-actions of both sides, masks and observations included, with numba's serial and
+  parallel loops over games; ``duel heuristic N`` / ``duel policy N``: ``gymnasium.make_vec`` of the
+  Greek side with the built-in heuristic Persian inside ``step`` / with a batched policy opponent (a NumPy
+  MLP of the shipped duel policies' shape, 56-128-128-21 tanh, random weights, masked argmax, one
+  ``act_batch`` call per round): agent steps/s; ``duel sync 64``: ``SyncVectorEnv`` of 64 single Greek
+  envs with the Python heuristic opponent. ``--duel-only`` runs just these rows and the peers.
+* ``peer ...`` (where installed, the ``bench`` extra): PettingZoo's Leduc hold'em (``leduc_holdem_v4``,
+  AEC, random legal actions), RLCard's Leduc hold'em env, and Pgx's Leduc hold'em on JAX's CPU backend at
+  batch 8192 (``jit(vmap(step))`` with auto-reset, random legal actions drawn outside the timer).
+  The ratios printed after the table compare the duel rows with them (same run, same machine load).
 
 Memory: bytes per game of the native engine's arrays (game state with its chance tables, the observation
 and mask buffers, the precomputed index arrays) at the largest N.
@@ -272,6 +283,174 @@ def median_of(repeats: int, fn: Callable[[int], tuple[float, float]]) -> dict:
     }
 
 
+# --------------------------------------------------------------------------------------- duel vector rows
+
+
+class NumpyMLPOpponent:
+    """A batched policy opponent of the shipped duel policies' shape (56-128-128-21, tanh), random
+    weights: masked argmax of the logits, one matrix product per layer for all waiting games."""
+
+    name = "numpy-mlp"
+
+    def __init__(self, seed: int = 0) -> None:
+        rng = np.random.default_rng(seed)
+        sizes = (56, 128, 128, 21)
+        self.layers = [(rng.normal(0, 1 / np.sqrt(a), (a, b)).astype(np.float32), np.zeros(b, np.float32))
+                       for a, b in zip(sizes[:-1], sizes[1:], strict=True)]
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        x = observations
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w + b
+            if i < len(self.layers) - 1:
+                x = np.tanh(x)
+        return np.where(masks, x, -np.inf).argmax(axis=1)
+
+
+def _duel_masks(env: gym.vector.VectorEnv, infos: dict) -> np.ndarray:
+    return env.engine.masks  # read only
+
+
+def add_duel_vector_rows(add: Callable, scale: float, seed: int) -> None:
+    """The native vector duel engine's rows (compiled outside the timer) and the SyncVectorEnv row."""
+    from thermopylae_env.duel_vector import DuelGreekVectorEnv, DuelSelfPlayVectorEnv
+
+    for parallel in (False, True):  # compile or load both loops before any timer
+        DuelSelfPlayVectorEnv(4, parallel=parallel).reset(seed=0)
+        DuelGreekVectorEnv(4, parallel=parallel).reset(seed=0)
+    steps = max(10, int(200 * scale))
+    for n in (1024, 8192):
+        for parallel in (False, True):
+            label = "parallel" if parallel else "serial"
+            add(f"duel engine {n} {label}", f"DuelSelfPlayVectorEnv({n}, parallel={parallel}), both sides", n,
+                lambda r, n=n, p=parallel: bench_vector(DuelSelfPlayVectorEnv(n, parallel=p), steps, seed + r,
+                                                        _duel_masks))
+    add("duel engine 8192 copy=False", "DuelSelfPlayVectorEnv(8192, copy=False), parallel", 8192,
+        lambda r: bench_vector(DuelSelfPlayVectorEnv(8192, copy=False), steps, seed + r, _duel_masks))
+    for parallel in (False, True):
+        label = "parallel" if parallel else "serial"
+        add(f"duel heuristic 8192 {label}",
+            f'make_vec("thermopylae/DuelGreek-v0", 8192, parallel={parallel}): agent steps', 8192,
+            lambda r, p=parallel: bench_vector(
+                gym.make_vec("thermopylae/DuelGreek-v0", num_envs=8192, parallel=p), steps, seed + r,
+                _duel_masks))
+    add("duel policy 8192", 'make_vec("thermopylae/DuelGreek-v0", 8192, opponent=NumpyMLPOpponent())', 8192,
+        lambda r: bench_vector(gym.make_vec("thermopylae/DuelGreek-v0", num_envs=8192,
+                                            opponent=NumpyMLPOpponent(seed)), max(5, steps // 4), seed + r,
+                               _duel_masks))
+    add("duel sync 64", 'make_vec("thermopylae/DuelGreek-v0", 64, vectorization_mode="sync")', 64,
+        lambda r: bench_vector(gym.make_vec("thermopylae/DuelGreek-v0", num_envs=64,
+                                            vectorization_mode="sync"),
+                               max(3, int(100 * scale)), seed + r, _sync_masks))
+
+
+def bench_pettingzoo_leduc(steps: int, seed: int) -> tuple[float, float]:
+    """PettingZoo's Leduc hold'em (AEC API, random legal actions); agent steps per second."""
+    from pettingzoo.classic import leduc_holdem_v4
+
+    env = leduc_holdem_v4.env()
+    rng = np.random.default_rng(seed)
+    meter = Meter()
+    meter.run(env.reset, seed=seed)
+    done = 0
+    while done < steps:
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            action = None
+        else:
+            action = int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"])))
+            done += 1
+        meter.run(env.step, action)
+        if not env.agents:
+            meter.run(env.reset)
+    return steps / meter.wall, steps / meter.cpu
+
+
+def bench_rlcard_leduc(steps: int, seed: int) -> tuple[float, float]:
+    """RLCard's Leduc hold'em env (``step`` / ``reset``, random legal actions); steps per second."""
+    import rlcard
+
+    env = rlcard.make("leduc-holdem", config={"seed": seed})
+    rng = np.random.default_rng(seed)
+    meter = Meter()
+    state, _ = meter.run(env.reset)
+    for _ in range(steps):
+        action = int(rng.choice(list(state["legal_actions"].keys())))
+        state, _ = meter.run(env.step, action)
+        if env.is_over():
+            state, _ = meter.run(env.reset)
+    return steps / meter.wall, steps / meter.cpu
+
+
+def bench_pgx_leduc(batch: int, steps: int, seed: int) -> tuple[float, float]:
+    """Pgx's Leduc hold'em on JAX's CPU backend: ``jit(vmap(step))`` with auto-reset at ``batch``; the
+    random legal actions are drawn by a separate jitted function outside the timer."""
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    import jax.numpy as jnp
+    import pgx
+
+    env = pgx.make("leduc_holdem")
+
+    def step_or_reset(state, action, key):  # noqa: ANN001, ANN202
+        state = env.step(state, action)
+        return jax.lax.cond(state.terminated | state.truncated, lambda: env.init(key), lambda: state)
+
+    step = jax.jit(jax.vmap(step_or_reset))
+    init = jax.jit(jax.vmap(env.init))
+
+    @jax.jit
+    def sample(key, mask):  # noqa: ANN001, ANN202
+        logits = jnp.where(mask, 0.0, -jnp.inf)
+        return jax.random.categorical(key, logits, axis=-1)
+
+    key = jax.random.PRNGKey(seed)
+    key, sub = jax.random.split(key)
+    state = init(jax.random.split(sub, batch))
+    key, k1, k2 = jax.random.split(key, 3)
+    action = sample(k1, state.legal_action_mask)
+    step(state, action, jax.random.split(k2, batch)).current_player.block_until_ready()  # compile
+    meter = Meter()
+    for _ in range(steps):
+        key, k1, k2 = jax.random.split(key, 3)
+        action = sample(k1, state.legal_action_mask).block_until_ready()
+        keys = jax.random.split(k2, batch).block_until_ready()
+        state = meter.run(lambda s=state, a=action, k=keys: jax.block_until_ready(step(s, a, k)))
+    return steps * batch / meter.wall, steps * batch / meter.cpu
+
+
+def add_peer_rows(add: Callable, scale: float, seed: int) -> None:
+    """Peers in the same run, where installed (``pip install 'thermopylae-env[bench]'``)."""
+    if importlib.util.find_spec("pettingzoo") is not None and importlib.util.find_spec("rlcard") is not None:
+        add("peer pettingzoo leduc", "pettingzoo.classic.leduc_holdem_v4.env() (AEC)", 1,
+            lambda r: bench_pettingzoo_leduc(int(20000 * scale), seed + r))
+    else:
+        print("  (pettingzoo[classic] / rlcard not installed: PettingZoo Leduc row skipped)")
+    if importlib.util.find_spec("rlcard") is not None:
+        add("peer rlcard leduc", 'rlcard.make("leduc-holdem")', 1,
+            lambda r: bench_rlcard_leduc(int(20000 * scale), seed + r))
+    if importlib.util.find_spec("pgx") is not None and importlib.util.find_spec("jax") is not None:
+        add("peer pgx leduc 8192", 'pgx.make("leduc_holdem"), jit(vmap(step)), JAX CPU', 8192,
+            lambda r: bench_pgx_leduc(8192, max(10, int(200 * scale)), seed + r))
+    else:
+        print("  (pgx / jax not installed: Pgx Leduc row skipped)")
+
+
+def duel_ratios(rows: list[dict]) -> dict[str, float]:
+    """Ratios between rows of this run (the targets of the duel vector engine)."""
+    by = {r["name"]: r["steps_per_s"] for r in rows}
+    engine = max((by[k] for k in by if k.startswith("duel engine 8192")), default=None)
+    heuristic = max((by[k] for k in by if k.startswith("duel heuristic 8192")), default=None)
+    out = {}
+    if engine and "peer pgx leduc 8192" in by:
+        out["duel engine 8192 (best) / pgx leduc 8192"] = engine / by["peer pgx leduc 8192"]
+    if heuristic and "duel sync 64" in by:
+        out["duel heuristic 8192 (best) / duel sync 64"] = heuristic / by["duel sync 64"]
+    if engine and "peer rlcard leduc" in by:
+        out["duel engine 8192 (best) / rlcard leduc"] = engine / by["peer rlcard leduc"]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short smoke run")
@@ -283,7 +462,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ppo-only", action="store_true", help="only the PPO rows")
     parser.add_argument("--ppo-repeats", type=int, default=None, help="runs per PPO row (default 3, quick 1)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--duel-only", action="store_true", help="only the duel and peer rows")
     args = parser.parse_args(argv)
+    if args.duel_only:
+        args.skip_ppo = True
     quick = args.quick
     repeats = args.repeats or (2 if quick else 5)
     scale = 0.1 if quick else 1.0
@@ -300,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"thermopylae-env benchmark ({'quick' if quick else 'full'}, median of {repeats})", flush=True)
     native_steps = {1: 3000, 64: 2000, 1024: 600, 8192: 150}
-    if not args.ppo_only:
+    if not args.ppo_only and not args.duel_only:
         single_steps = int(20000 * scale)
         add("single raw", "CoopEnv called directly", 1,
             lambda r: bench_single(CoopEnv(), single_steps, args.seed + r))
@@ -352,6 +534,9 @@ def main(argv: list[str] | None = None) -> int:
                 lambda r, env_id=env_id: bench_single(gym.make(env_id), int(5000 * scale), args.seed + r))
     else:
         print("  (thermopylae_env/duel_env.py not found: duel rows skipped)")
+    if not args.ppo_only:
+        add_duel_vector_rows(add, scale, args.seed)
+        add_peer_rows(add, scale, args.seed)
 
     n_mem = max(native_steps)
     memory = CoopVectorEnv(n_mem).engine.memory()
@@ -360,6 +545,9 @@ def main(argv: list[str] | None = None) -> int:
 
     print()
     _print_table(rows, per_game, n_mem)
+    ratios = duel_ratios(rows)
+    for key, value in ratios.items():
+        print(f"  {key}: {value:.2f}x")
     result = {
         "benchmark": "thermopylae-env environment throughput",
         "mode": "quick" if quick else "full",
@@ -380,6 +568,7 @@ def main(argv: list[str] | None = None) -> int:
         "ppo": ppo,
         "native_memory_bytes_per_game": per_game,
         "native_memory_num_envs": n_mem,
+        "duel_ratios": ratios,
     }
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -253,7 +253,7 @@ def deal(s, ck):  # noqa: ANN001, ANN201
     for c in range(POS, KEY_LO):  # everything but the decks and the seed columns
         s[c] = 0
     for p in range(2):
-        for c in range(START_HAND):
+        for _ in range(START_HAND):
             draw(s, p, ck)
     s[TOKENS] = START_TOKENS
     s[WINNER] = -1
@@ -657,10 +657,7 @@ def play_opponent(s, opp_mode, opp_side, ck, scratch, plan):  # noqa: ANN001, AN
     if opp_mode == OPP_NONE:
         return
     while s[PHASE] != OVER and s[PLAYER] == opp_side:
-        if opp_mode == OPP_HEURISTIC:
-            a = heuristic_action(s, plan)
-        else:
-            a = random_legal(s, scratch)
+        a = heuristic_action(s, plan) if opp_mode == OPP_HEURISTIC else random_legal(s, scratch)
         apply(s, a, ck)
 
 

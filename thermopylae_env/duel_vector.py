@@ -155,7 +155,7 @@ class DuelVectorEngine:
         self.seeded = True
 
     def chance_base(self, game: int) -> int:
-        """The chance base of the game now running in row ``game`` (see :mod:`thermopylae_env._duel_kernel`)."""
+        """The chance base of the game now running in row ``game`` (see ``thermopylae_env._duel_kernel``)."""
         return int(self.states[game, K.BASE]) & 0xFFFFFFFF
 
     # --- stepping -------------------------------------------------------------------------------------
@@ -250,7 +250,7 @@ class _DuelVectorBase(VectorEnv):
             raise ValueError(f"{type(self).__name__} does not render; render_mode must be None, got "
                              f"{render_mode!r}")
         if record_events:
-            raise ValueError(f"{type(self).__name__} does not record events; use the single duel env for that")
+            raise ValueError(f"{type(self).__name__} does not record events; use the single duel env")
         self.illegal_action = check_illegal_action_mode(illegal_action)
         self.illegal_action_penalty = check_illegal_action_penalty(illegal_action_penalty)
         self.autoreset_mode = _check_autoreset(autoreset_mode)
