@@ -436,6 +436,45 @@ def add_peer_rows(add: Callable, scale: float, seed: int) -> None:
         print("  (pgx / jax not installed: Pgx Leduc row skipped)")
 
 
+def paired_ratio(repeats: int, fn_a: Callable[[int], Timer], fn_b: Callable[[int], Timer]) -> dict:
+    """``fn_a`` and ``fn_b`` run alternately ``repeats`` times (so both meet the same machine load);
+    the median over the pairs of the ratio a / b of their steps/s, wall and CPU."""
+    wall, cpu = [], []
+    for r in range(repeats):
+        a, b = fn_a(r), fn_b(r)
+        wall.append(a[0] / b[0])
+        cpu.append(a[1] / b[1])
+    return {"wall": statistics.median(wall), "cpu": statistics.median(cpu), "runs_wall": wall}
+
+
+def duel_paired_ratios(repeats: int, scale: float, seed: int) -> dict[str, dict]:
+    """The duel targets as ratios of alternating runs: the engine against Pgx's Leduc, the built-in
+    heuristic env against the SyncVectorEnv of single envs."""
+    from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv
+
+    steps = max(10, int(200 * scale))
+    out: dict[str, dict] = {}
+
+    def engine(r: int) -> Timer:
+        return bench_vector(DuelSelfPlayVectorEnv(8192), steps, seed + r, _duel_masks)
+
+    def heuristic(r: int) -> Timer:
+        return bench_vector(gym.make_vec("thermopylae/DuelGreek-v0", num_envs=8192), steps, seed + r,
+                            _duel_masks)
+
+    def sync(r: int) -> Timer:
+        env = gym.make_vec("thermopylae/DuelGreek-v0", num_envs=64, vectorization_mode="sync")
+        return bench_vector(env, max(3, int(100 * scale)), seed + r, _sync_masks)
+
+    if importlib.util.find_spec("pgx") is not None and importlib.util.find_spec("jax") is not None:
+        out["duel engine 8192 / pgx leduc 8192"] = paired_ratio(
+            repeats, engine, lambda r: bench_pgx_leduc(8192, steps, seed + r))
+    out["duel heuristic 8192 / duel sync 64"] = paired_ratio(repeats, heuristic, sync)
+    for key, value in out.items():
+        print(f"  paired {key}: {value['wall']:.2f}x wall, {value['cpu']:.2f}x cpu", flush=True)
+    return out
+
+
 def duel_ratios(rows: list[dict]) -> dict[str, float]:
     """Ratios between rows of this run (the targets of the duel vector engine)."""
     by = {r["name"]: r["steps_per_s"] for r in rows}
@@ -537,6 +576,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.ppo_only:
         add_duel_vector_rows(add, scale, args.seed)
         add_peer_rows(add, scale, args.seed)
+        paired = duel_paired_ratios(repeats, scale, args.seed)
+    else:
+        paired = {}
 
     n_mem = max(native_steps)
     memory = CoopVectorEnv(n_mem).engine.memory()
@@ -569,6 +611,7 @@ def main(argv: list[str] | None = None) -> int:
         "native_memory_bytes_per_game": per_game,
         "native_memory_num_envs": n_mem,
         "duel_ratios": ratios,
+        "duel_paired_ratios": paired,
     }
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
