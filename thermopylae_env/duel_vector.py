@@ -491,6 +491,11 @@ class DuelVectorEnv(_DuelVectorBase):
         self._obs_side = self.side
         self._opp_obs = np.zeros((self.num_envs, OBS_SIZE), np.float32)
 
+    def set_opponent(self, opponent: Any) -> None:
+        """Change the opponent (same values as the ``opponent`` argument). Between steps every running
+        game waits on the agent, so the new opponent takes over at its next move, in every game."""
+        self._opp_mode, self._opponent, self.opponent_label = _check_opponent(opponent)
+
     def _after_kernel(self, touched: np.ndarray) -> None:
         """The batched opponent's rounds: one ``act_batch`` call for all games waiting on it, until none."""
         if self._opponent is None:
