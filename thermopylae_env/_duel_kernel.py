@@ -121,7 +121,10 @@ KEY_LO = MOVES + 1  # the game's 64-bit seed key, as two 32-bit halves (stored s
 KEY_HI = KEY_LO + 1
 EPISODE = KEY_HI + 1  # games started since the key was set
 BASE = EPISODE + 1  # chance base of the running game
-WIDTH = BASE + 1
+PLAN_KEY = BASE + 1  # 4 * turn + phase of the heuristic's cached attack/defence plan (-1: none)
+PLAN_PLAY = PLAN_KEY + 1  # the cached plan: 1 to play it, 0 to decline
+PLAN = PLAN_PLAY + 1  # the cached plan: count per kind 0..7
+WIDTH = PLAN + NUM_ADD_KINDS
 
 P_DISC, G_DISC, ATTACK_PHASE, DEFENCE = 0, 1, 2, 3
 OVER = 4
@@ -257,6 +260,7 @@ def deal(s, ck):  # noqa: ANN001, ANN201
             draw(s, p, ck)
     s[TOKENS] = START_TOKENS
     s[WINNER] = -1
+    s[PLAN_KEY] = -1
     begin_turn(s, ck)
 
 
@@ -580,7 +584,7 @@ def heuristic_persian(s, plan):  # noqa: ANN001, ANN201
         c = HCNT + PERSIAN * NUM_KINDS
         hold = s[c + DISCARD_KIND] > 0 and s[HLEN + PERSIAN] <= HAND_LIMIT and not plan_attack(s, plan)
         return heuristic_discard(s, PERSIAN, not hold)
-    return next_add(s, plan, plan_attack(s, plan))
+    return next_add(s, plan, cached_plan(s, plan))
 
 
 @njit(cache=True)
@@ -637,7 +641,25 @@ def heuristic_greek(s, plan):  # noqa: ANN001, ANN201
     """``HeuristicGreek().act``: plays Leonidas Strategy at once, defends at the least expected cost."""
     if s[PHASE] == G_DISC:
         return heuristic_discard(s, GREEK, True)
-    return next_add(s, plan, plan_defence(s, plan))
+    return next_add(s, plan, cached_plan(s, plan))
+
+
+@njit(cache=True)
+def cached_plan(s, plan):  # noqa: ANN001, ANN201
+    """The attack (defence) plan of the heuristic, computed once per build: while an attack or a defence
+    is built, every input of the plan (the whole hand, cards being added included; the Greek hand size
+    and the deck; the attack and the tokens) stays the same, so the plan does too."""
+    key = 4 * s[TURN] + s[PHASE]
+    if s[PLAN_KEY] == key:
+        for k in range(NUM_ADD_KINDS):
+            plan[k] = s[PLAN + k]
+        return s[PLAN_PLAY] == 1
+    play = plan_attack(s, plan) if s[PHASE] == ATTACK_PHASE else plan_defence(s, plan)
+    s[PLAN_KEY] = key
+    s[PLAN_PLAY] = 1 if play else 0
+    for k in range(NUM_ADD_KINDS):
+        s[PLAN + k] = plan[k]
+    return play
 
 
 @njit(cache=True)
