@@ -45,6 +45,9 @@ Rows:
   AEC, random legal actions), RLCard's Leduc hold'em env, and Pgx's Leduc hold'em on JAX's CPU backend at
   batch 8192 (``jit(vmap(step))`` with auto-reset, random legal actions drawn outside the timer).
   The ratios printed after the table compare the duel rows with them (same run, same machine load).
+* ``duel ppo ...`` (with ``--duel-ppo``): ``learn()`` throughput (collection plus updates) of MaskablePPO
+  with the hyperparameters of ``configs/duel_greek.yaml`` (one torch thread) on ``DuelSB3VecEnv`` with
+  the shipped 16 envs and with 64, and on ``DummyVecEnv`` of 16 ``Monitor(DuelGreekEnv())``.
 
 Memory: bytes per game of the native engine's arrays (game state with its chance tables, the observation
 and mask buffers, the precomputed index arrays) at the largest N.
@@ -436,6 +439,65 @@ def add_peer_rows(add: Callable, scale: float, seed: int) -> None:
         print("  (pgx / jax not installed: Pgx Leduc row skipped)")
 
 
+def duel_ppo_config(side: str = "greek") -> dict:
+    """The hyperparameters of the shipped duel config (``configs/duel_<side>.yaml``), read as data."""
+    import yaml
+
+    path = ROOT / "agents" / "thermopylae_agents" / "configs" / f"duel_{side}.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return data[f"thermopylae/Duel{side.capitalize()}-v0"]
+
+
+def bench_duel_ppo(kind: str, n_envs: int, rollouts: int, seed: int) -> Timer:
+    """``learn()`` (collection plus updates) of MaskablePPO with the shipped duel Greek config's
+    hyperparameters for ``rollouts`` whole rollouts, on ``kind``: ``native`` (``DuelSB3VecEnv``, the
+    heuristic Persian inside the engine) or ``dummy`` (``DummyVecEnv`` of ``Monitor(DuelGreekEnv())``)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from thermopylae_env.duel_env import DuelGreekEnv
+    from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv
+
+    hp = duel_ppo_config("greek")
+    torch.set_num_threads(1)
+    if kind == "native":
+        env = DuelSB3VecEnv(n_envs, side="greek", opponent="heuristic", seed=seed)
+    else:
+        env = DummyVecEnv([lambda: Monitor(DuelGreekEnv()) for _ in range(n_envs)])
+        env.seed(seed)
+    n_steps = int(hp["n_steps"])
+    model = MaskablePPO(
+        "MlpPolicy", env, learning_rate=float(hp["learning_rate"]), n_steps=n_steps,
+        batch_size=int(hp["batch_size"]), n_epochs=int(hp["n_epochs"]), gamma=float(hp["gamma"]),
+        gae_lambda=float(hp["gae_lambda"]), ent_coef=float(hp["ent_coef"]), vf_coef=float(hp["vf_coef"]),
+        clip_range=float(hp["clip_range"]), max_grad_norm=float(hp["max_grad_norm"]), seed=seed,
+        policy_kwargs={"net_arch": list(hp["policy_kwargs"]["net_arch"]), "activation_fn": torch.nn.Tanh},
+        device="cpu",
+    )
+    steps = rollouts * n_envs * n_steps
+    w0, c0 = _clock()
+    model.learn(total_timesteps=steps)
+    w1, c1 = _clock()
+    return model.num_timesteps / (w1 - w0), model.num_timesteps / (c1 - c0)
+
+
+def add_duel_ppo_rows(add: Callable, quick: bool, seed: int) -> None:
+    """Duel training throughput: the shipped config's PPO on the native adapter and on DummyVecEnv."""
+    if importlib.util.find_spec("sb3_contrib") is None:
+        print("  (sb3-contrib not installed: duel PPO rows skipped)")
+        return
+    n_default = int(duel_ppo_config("greek")["n_envs"])
+    rollouts = 1 if quick else 2
+    add(f"duel ppo native {n_default}", f"MaskablePPO, duel_greek.yaml, DuelSB3VecEnv({n_default})",
+        n_default, lambda r: bench_duel_ppo("native", n_default, rollouts, seed + r))
+    add("duel ppo native 64", "MaskablePPO, duel_greek.yaml but 64 envs, DuelSB3VecEnv(64)", 64,
+        lambda r: bench_duel_ppo("native", 64, rollouts, seed + r))
+    add(f"duel ppo dummy {n_default}", f"MaskablePPO, duel_greek.yaml, DummyVecEnv of {n_default} "
+        "Monitor(DuelGreekEnv())", n_default, lambda r: bench_duel_ppo("dummy", n_default, 1, seed + r))
+
+
 def paired_ratio(repeats: int, fn_a: Callable[[int], Timer], fn_b: Callable[[int], Timer]) -> dict:
     """``fn_a`` and ``fn_b`` run alternately ``repeats`` times (so both meet the same machine load);
     the median over the pairs of the ratio a / b of their steps/s, wall and CPU."""
@@ -502,6 +564,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ppo-repeats", type=int, default=None, help="runs per PPO row (default 3, quick 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--duel-only", action="store_true", help="only the duel and peer rows")
+    parser.add_argument("--duel-ppo", action="store_true", help="also the duel PPO learn() rows")
     args = parser.parse_args(argv)
     if args.duel_only:
         args.skip_ppo = True
@@ -577,6 +640,8 @@ def main(argv: list[str] | None = None) -> int:
         add_duel_vector_rows(add, scale, args.seed)
         add_peer_rows(add, scale, args.seed)
         paired = duel_paired_ratios(repeats, scale, args.seed)
+        if args.duel_ppo:
+            add_duel_ppo_rows(add, quick, args.seed)
     else:
         paired = {}
 
