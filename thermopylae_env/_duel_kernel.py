@@ -456,37 +456,36 @@ def mask_row(s, out):  # noqa: ANN001, ANN201
 
 
 @njit(cache=True)
+def put(out, j, value):  # noqa: ANN001, ANN201
+    """Entry ``j`` of an observation: the raw count as float32 times its scale (as ``DuelGame.observe``)."""
+    out[j] = np.float32(value) * OBS_SCALE[j]
+
+
+@njit(cache=True)
 def observe(s, player, out):  # noqa: ANN001, ANN201
-    """``DuelGame.observe(state, player)`` into the float32 row ``out``."""
-    raw = out
-    for j in range(OBS_SIZE):
-        raw[j] = 0.0
+    """``DuelGame.observe(state, player)`` into the float32 row ``out`` (each entry written once)."""
     o = 1 - player
     phase = s[PHASE]
-    if phase != OVER:
-        raw[phase] = 1.0
-        me = s[PLAYER] == player
-        if me:
-            raw[4] = 1.0
-        if phase >= ATTACK_PHASE and me:
-            for k in range(NUM_ADD_KINDS):
-                raw[OBS_BUILD0 + k] = s[BUILD + k]
-            raw[OBS_SIZE - 1] = combat_total(s, BUILD)
-    raw[5] = player
+    me = phase != OVER and s[PLAYER] == player
+    for i in range(4):
+        out[i] = 1.0 if i == phase else 0.0
+    out[4] = 1.0 if me else 0.0
+    out[5] = player
+    building = me and phase >= ATTACK_PHASE
     for k in range(NUM_KINDS):
-        raw[OBS_HAND0 + k] = s[HCNT + player * NUM_KINDS + k]
-        raw[OBS_OWN_DISC0 + k] = s[DCNT + player * NUM_KINDS + k]
-        raw[OBS_OPP_DISC0 + k] = s[DCNT + o * NUM_KINDS + k]
-    raw[OBS_OPP_HAND_SIZE] = s[HLEN + o]
-    raw[OBS_OWN_DECK] = DECK_SIZE - s[POS + player]
-    raw[OBS_OPP_DECK] = DECK_SIZE - s[POS + o]
-    raw[OBS_TOKENS] = s[TOKENS]
-    raw[OBS_TURN] = s[TURN]
+        put(out, OBS_HAND0 + k, s[HCNT + player * NUM_KINDS + k])
+        put(out, OBS_OWN_DISC0 + k, s[DCNT + player * NUM_KINDS + k])
+        put(out, OBS_OPP_DISC0 + k, s[DCNT + o * NUM_KINDS + k])
     for k in range(NUM_ADD_KINDS):
-        raw[OBS_TABLE0 + k] = s[TABLE + k]
-    raw[OBS_TABLE_TOTAL] = s[ATTACK]
-    for j in range(OBS_SIZE):
-        out[j] = np.float32(raw[j]) * OBS_SCALE[j]
+        put(out, OBS_BUILD0 + k, s[BUILD + k] if building else 0)
+        put(out, OBS_TABLE0 + k, s[TABLE + k])
+    put(out, OBS_OPP_HAND_SIZE, s[HLEN + o])
+    put(out, OBS_OWN_DECK, DECK_SIZE - s[POS + player])
+    put(out, OBS_OPP_DECK, DECK_SIZE - s[POS + o])
+    put(out, OBS_TOKENS, s[TOKENS])
+    put(out, OBS_TURN, s[TURN])
+    put(out, OBS_TABLE_TOTAL, s[ATTACK])
+    put(out, OBS_SIZE - 1, combat_total(s, BUILD) if building else 0)
 
 
 # --- the built-in opponents -----------------------------------------------------------------------------
