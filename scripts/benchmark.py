@@ -714,6 +714,11 @@ def markdown_table(result: dict) -> str:
         ratio = f"{r['steps_per_s'] / single:.1f}x" if single else ""
         lines.append(f"| {r['name']} | {r['what']} | {r['num_envs']} | {r['steps_per_s']:,.0f} | "
                      f"{r['cpu_steps_per_s']:,.0f} | {ratio} |")
+    paired = result.get("duel_paired_ratios") or {}
+    if paired:
+        lines += ["", "Paired duel ratios (the two rows run alternately, median over the pairs):", ""]
+        lines += [f"* {key}: {v['wall']:.2f}x wall-clock, {v['cpu']:.2f}x CPU time"
+                  for key, v in paired.items()]
     ppo = result.get("ppo")
     if ppo:
         ratio = ppo["adapter_over_dummy"]
@@ -733,7 +738,7 @@ def markdown_table(result: dict) -> str:
         lines += ["", f"Adapter / DummyVecEnv: {ratio['wall']:.2f}x wall, {ratio['cpu']:.2f}x CPU "
                   f"(collection alone {ratio['collect_wall']:.2f}x)."]
     mem = result["native_memory_bytes_per_game"]
-    lines += ["", f"Native engine memory per game (N = {result['native_memory_num_envs']}): "
+    lines += ["", f"Co-op native engine memory per game (N = {result['native_memory_num_envs']}): "
               + ", ".join(f"{key} {value:.0f} B" for key, value in mem.items()) + "."]
     return "\n".join(lines) + "\n"
 
