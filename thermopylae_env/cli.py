@@ -155,7 +155,14 @@ def _make_play_env(env_id: str, hints: str | None, record: str | None, **options
 
     import thermopylae_env  # noqa: F401 - registers the environments
 
-    env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
+    made = dict(options)
+    opponent = options.get("opponent")
+    if isinstance(opponent, str) and opponent not in ("heuristic", "random"):
+        # the env loads no model file: the command loads the one the user named and passes the player
+        from thermopylae_agents.sb3_agent import SB3Agent
+
+        made["opponent"] = SB3Agent(opponent)
+    env = gym.make(env_id, record_events=True, disable_env_checker=True, **made)
     hinter = None
     if hints is not None:
         from thermopylae_agents.sb3_agent import SB3Agent

@@ -344,7 +344,7 @@ def render_duel_rgb(game: Any, state: Any, side: int) -> np.ndarray:
     if state.terminated:
         winner = PLAYER_NAMES[state.winner].capitalize()
         why = {"persian_deck_empty": "the Persian deck is empty", "no_tokens": "no Greek tokens left"}.get(
-            state.end_reason, state.end_reason)
+            state.reason, state.reason)
         verdict = "you win" if state.winner == side else "you lose"
         status = f"game over: {winner}s win ({why}) - {verdict}"
     else:
