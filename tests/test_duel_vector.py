@@ -14,6 +14,7 @@ from gymnasium.vector import AutoresetMode
 
 import thermopylae_env  # noqa: F401
 from thermopylae_env import _duel_kernel as K
+from thermopylae_env import opponents as heuristics  # noqa: E402  (the Python heuristics the kernel twins)
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.duel import GREEK, NUM_ACTIONS, PERSIAN, DuelGame
 from thermopylae_env.duel_env import DuelGreekEnv, DuelPersianEnv
@@ -23,8 +24,6 @@ from thermopylae_env.duel_vector import (
     DuelSelfPlayVectorEnv,
     DuelVectorEngine,
 )
-
-heuristics = pytest.importorskip("thermopylae_agents.duel_heuristic")
 
 
 class ReplayRng:

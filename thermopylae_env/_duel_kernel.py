@@ -7,7 +7,7 @@ state is one int32 row ``s`` (columns named below): :func:`deal` (``DuelGame.new
 :func:`resolve` (the combat: ``DuelGame._resolve``), :func:`end`, :func:`apply` (``DuelGame.step``),
 :func:`mask_row` (``legal_action_mask``) and :func:`observe` (``DuelGame.observe``). The built-in opponents
 are here too: :func:`heuristic_persian` / :func:`heuristic_greek` are the compiled twins of
-``thermopylae_agents.duel_heuristic`` (the environment package does not import the agents package), and
+``thermopylae_env.opponents`` (compiled, for the loop over games), and
 :func:`random_legal` the random player. ``tests/test_duel_vector.py`` plays thousands of games through
 this kernel and through ``DuelGame`` with the same shuffles and discards and compares every observation,
 mask, reward and result, and checks the twins move for move against the Python heuristics.
@@ -48,9 +48,8 @@ except ImportError:  # pragma: no cover - exercised where numba is absent
 
     prange = range
 
-# --- the duel's layout: the ONE place this package's duel vector code reads it from ---------------------
+# --- the duel's layout and rules constants: the ONE place the duel vector code reads them from -----------
 from thermopylae_env.duel import (  # noqa: E402
-    _OBS_SCALE,
     ADD_BASE,
     ATTACK_KIND,
     COMMIT,
@@ -62,43 +61,41 @@ from thermopylae_env.duel import (  # noqa: E402
     GREEK,
     HAND_LIMIT,
     MAX_HAND,
-    NUM_ACTIONS,
     NUM_ADD_KINDS,
     NUM_CARDS,
     NUM_FORCE_KINDS,
     NUM_KINDS,
-    OBS_BUILD,
-    OBS_HAND,
-    OBS_OPP_DECK,
-    OBS_OPP_DISCARDS,
-    OBS_OPP_HAND_SIZE,
-    OBS_OWN_DECK,
-    OBS_OWN_DISCARDS,
-    OBS_SIZE,
-    OBS_TABLE,
-    OBS_TABLE_TOTAL,
-    OBS_TOKENS,
-    OBS_TURN,
     PERSIAN,
     PLAY_DISCARD_CARD,
     START_HAND,
     START_TOKENS,
     DuelGame,
 )
+from thermopylae_env.duel_layout import NUM_ACTIONS, OBS_PIECE, OBS_SIZE  # noqa: E402
+from thermopylae_env.duel_layout import OBS_SCALE as _LAYOUT_SCALE  # noqa: E402
 
 __all__ = [
-    "WIDTH", "OVER", "OPP_NONE", "OPP_HEURISTIC", "OPP_RANDOM",
+    "NUM_ACTIONS", "OBS_SIZE", "WIDTH", "OVER", "OPP_NONE", "OPP_HEURISTIC", "OPP_RANDOM",
     "card_kinds", "word", "chance_base", "chance_orders", "discard_pick",
     "deal", "apply", "mask_row", "observe", "heuristic_action", "random_legal",
     "step_serial", "step_parallel", "observe_games", "heuristic_games",
 ]
 
-OBS_SCALE = _OBS_SCALE.copy()
-OBS_HAND0 = OBS_HAND.start
-OBS_BUILD0 = OBS_BUILD.start
-OBS_OWN_DISC0 = OBS_OWN_DISCARDS.start
-OBS_OPP_DISC0 = OBS_OPP_DISCARDS.start
-OBS_TABLE0 = OBS_TABLE.start
+OBS_SCALE = np.array(_LAYOUT_SCALE)  # a writeable copy: numba freezes it as a constant
+OBS_HAND0 = OBS_PIECE["hand"].offset
+OBS_BUILD0 = OBS_PIECE["build"].offset
+OBS_OWN_DISC0 = OBS_PIECE["own_discards"].offset
+OBS_OPP_DISC0 = OBS_PIECE["opp_discards"].offset
+OBS_TABLE0 = OBS_PIECE["table"].offset
+OBS_OPP_HAND_SIZE = OBS_PIECE["opp_hand_size"].offset
+OBS_OWN_DECK = OBS_PIECE["own_deck"].offset
+OBS_OPP_DECK = OBS_PIECE["opp_deck"].offset
+OBS_TOKENS = OBS_PIECE["tokens"].offset
+OBS_TURN = OBS_PIECE["turn"].offset
+OBS_TABLE_TOTAL = OBS_PIECE["table_total"].offset
+OBS_BUILD_TOTAL = OBS_PIECE["build_total"].offset
+OBS_TO_ACT = OBS_PIECE["to_act"].offset
+OBS_IS_PERSIAN = OBS_PIECE["is_persian"].offset
 
 # --- the state row of one game ----------------------------------------------------------------------------
 DECK = 0  # 2 x 52 card ids, top first: the Greek order, then the Persian order
@@ -467,10 +464,10 @@ def observe(s, player, out):  # noqa: ANN001, ANN201
     o = 1 - player
     phase = s[PHASE]
     me = phase != OVER and s[PLAYER] == player
-    for i in range(4):
+    for i in range(4):  # the phase one-hot opens the observation
         out[i] = 1.0 if i == phase else 0.0
-    out[4] = 1.0 if me else 0.0
-    out[5] = player
+    out[OBS_TO_ACT] = 1.0 if me else 0.0
+    out[OBS_IS_PERSIAN] = player
     building = me and phase >= ATTACK_PHASE
     for k in range(NUM_KINDS):
         put(out, OBS_HAND0 + k, s[HCNT + player * NUM_KINDS + k])
@@ -485,7 +482,7 @@ def observe(s, player, out):  # noqa: ANN001, ANN201
     put(out, OBS_TOKENS, s[TOKENS])
     put(out, OBS_TURN, s[TURN])
     put(out, OBS_TABLE_TOTAL, s[ATTACK])
-    put(out, OBS_SIZE - 1, combat_total(s, BUILD) if building else 0)
+    put(out, OBS_BUILD_TOTAL, combat_total(s, BUILD) if building else 0)
 
 
 # --- the built-in opponents -----------------------------------------------------------------------------
@@ -512,7 +509,7 @@ def random_legal(s, scratch):  # noqa: ANN001, ANN201
 
 @njit(cache=True)
 def keep_value(n, k, persian):  # noqa: ANN001, ANN201
-    """``duel_heuristic.keep_value`` of one kind: worth of its least useful copy (lowest dropped first)."""
+    """``opponents.keep_value`` of one kind: worth of its least useful copy (lowest dropped first)."""
     if n == 0:
         return _INF
     if k == DISCARD_KIND:
@@ -526,7 +523,7 @@ def keep_value(n, k, persian):  # noqa: ANN001, ANN201
 
 @njit(cache=True)
 def heuristic_discard(s, p, may_play):  # noqa: ANN001, ANN201
-    """``duel_heuristic._discard_phase``: play the discard card on a non-empty hand, else cut the least
+    """``opponents._discard_phase``: play the discard card on a non-empty hand, else cut the least
     valued kind while over the limit, else done."""
     c = HCNT + p * NUM_KINDS
     if may_play and s[c + DISCARD_KIND] > 0 and s[HLEN + 1 - p] > 0:
@@ -545,7 +542,7 @@ def heuristic_discard(s, p, may_play):  # noqa: ANN001, ANN201
 
 @njit(cache=True)
 def next_add(s, plan, play):  # noqa: ANN001, ANN201
-    """``duel_heuristic._next_add``: add the first kind still short of ``plan``, then commit."""
+    """``opponents._next_add``: add the first kind still short of ``plan``, then commit."""
     if not play:
         return DECLINE
     for k in range(NUM_ADD_KINDS):

@@ -14,7 +14,7 @@ Three environments sit on the engine:
 * :class:`DuelGreekVectorEnv` / :class:`DuelPersianVectorEnv` (the ``vector_entry_point`` of
   ``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0``): one side against a built-in opponent
   whose moves happen inside ``step``: ``"heuristic"`` (the compiled twin of
-  ``thermopylae_agents.duel_heuristic``, checked move for move against it), ``"random"``, or a batched
+  ``thermopylae_env.opponents``, checked move for move against it), ``"random"``, or a batched
   policy, any object with ``act_batch(observations, masks) -> actions`` (:class:`BatchOpponent`), called
   once for all the games waiting on it, as many times as the opponent has consecutive micro-actions.
 * :class:`DuelSelfPlayVectorEnv`: both sides, no built-in opponent; each row's ``to_move`` says whose turn
@@ -448,7 +448,7 @@ class DuelVectorEnv(_DuelVectorBase):
 
     ## Arguments
     * ``num_envs`` (int): number of games.
-    * ``opponent``: ``"heuristic"`` (default: the compiled twin of ``thermopylae_agents.duel_heuristic``),
+    * ``opponent``: ``"heuristic"`` (default: the compiled twin of ``thermopylae_env.opponents``),
       ``"random"`` (uniform over the legal actions, from the game's chance stream), or an object with
       ``act_batch(observations, masks) -> actions`` (:class:`BatchOpponent`, e.g. a NumPy copy of a
       trained actor), called once per round for all the games waiting on it; an illegal answer raises
