@@ -15,26 +15,17 @@ import numpy as np
 import torch as th
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from thermopylae_env.coop import (
-    _OBS_MARKER,
-    _OBS_SLOT1,
-    _OBS_SLOT2,
-    _VALUE_SCALE,
-    LOCATION_DIE_MARKERS,
-    MAX_DICE,
-    MIN_VALUE,
-    NUM_SUPPORT,
-    NUM_VALUES,
-)
+from thermopylae_env.coop import LOCATION_DIE_MARKERS, MAX_DICE
+from thermopylae_env.coop_layout import MIN_VALUE, NUM_SUPPORT, NUM_VALUES, OBS, VALUE_SCALE
 
 __all__ = ["CoopFightFeatures", "dice_tail_table", "fight_odds_table"]
 
 # Observation entries the features read: a slot is (present, white/30, red/30, bonus); the marker is
 # one-hot from marker 1, and markers 3 and 6 carry the location die.
-_SLOT1, _SLOT2 = _OBS_SLOT1, _OBS_SLOT2
-_MARKER_3, _MARKER_6 = (_OBS_MARKER + marker - 1 for marker in LOCATION_DIE_MARKERS)
+_SLOT1, _SLOT2 = OBS["slot1"].offset, OBS["slot2"].offset
+_MARKER_3, _MARKER_6 = (OBS["marker"].offset + marker - 1 for marker in LOCATION_DIE_MARKERS)
 _CARD_VALUES = np.arange(MIN_VALUE, MIN_VALUE + NUM_VALUES, dtype=np.float32)
-_SCALE = int(_VALUE_SCALE)
+_SCALE = int(VALUE_SCALE)
 _MAX_DICE = MAX_DICE
 _NUM_SUPPORT = NUM_SUPPORT
 _TAIL_OFFSET = 30

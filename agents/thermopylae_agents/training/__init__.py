@@ -20,7 +20,7 @@ Every run writes one folder (``--out``, default ``runs/<target>-<algo>-seed<seed
 
 The package, one module per concern:
 
-* :mod:`~.config` -- the YAML files (RL-Zoo layout, every key checked and tracked), budget sizing;
+* :mod:`~.config` -- the YAML files (keyed by env id, every key checked and tracked), budget sizing;
 * :mod:`~.envs` -- training and evaluation environments;
 * :mod:`~.distribution` -- the one-pass masked categorical distribution;
 * :mod:`~.callbacks` -- throughput, progress, checkpoints, periodic evaluation, TensorBoard writers;

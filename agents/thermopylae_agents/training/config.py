@@ -1,4 +1,6 @@
-"""Configuration: the RL-Zoo-style YAML files, strictly checked, and the run's resolved settings.
+"""Configuration: the project's YAML files, strictly checked, and the run's resolved settings.
+
+The files are keyed by env id but are not RL Zoo's format (rl_zoo3 reads ``configs/rl_zoo/``).
 
 A hyperparameter file maps an environment id to its block (``n_envs``, ``n_timesteps``, PPO keywords,
 ``policy_kwargs``, and the sections ``eval``, ``bc``, ``report``; self-play adds a ``selfplay`` block). A
