@@ -19,10 +19,10 @@ Rows:
 * ``single raw``: ``thermopylae_env.coop_env.CoopEnv`` called directly.
 * ``single make``: ``gymnasium.make("thermopylae/Coop-v0")`` (with Gymnasium's checker and order wrappers).
 * ``sync N``: ``gymnasium.make_vec(..., vectorization_mode="sync")``, a ``SyncVectorEnv`` of N single envs.
-* ``native N numpy`` / ``native N numba``: ``CoopVectorEnv`` (what ``gymnasium.make_vec`` builds) with
-  each engine backend: whole-array NumPy operations, or the compiled per-game kernel (rows only where
-  numba is installed; the kernel is compiled or loaded from its cache before the timer starts). The
-  ``copy=False`` rows return the live observation buffer instead of a fresh array.
+* ``native N numba``: ``CoopVectorEnv`` (what ``gymnasium.make_vec`` builds), played by the compiled
+  kernel on all cores numba uses (the kernel is compiled or loaded from its cache before the timer
+  starts; the rows are skipped where numba is missing). The ``copy=False`` row returns the live
+  observation buffer instead of a fresh array.
 * ``ppo adapter`` / ``ppo dummy``: ``learn()`` throughput (environment steps per second, updates included)
   of the default co-op training configuration, ``agents/thermopylae_agents/configs/coop.yaml``, built by the
   code path of ``thermopylae_agents.training`` (``build_model``: MaskablePPO with its features extractor,
@@ -34,9 +34,19 @@ Rows:
   (the gradient epochs) as seconds per rollout; ``ppo adapter / dummy`` is the ratio of the two rows'
   medians.
 * ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel_env.py`` exists.
+* ``peer rlcard leduc``: RLCard's Leduc hold'em (``rlcard.make("leduc-holdem")``), played the same way
+  (random legal actions drawn outside the timer; its ``step`` builds the next observation and legal
+  actions), as a yardstick for the single env; ``single make / rlcard leduc`` is the ratio of the medians.
+  Skipped when rlcard is not installed (``pip install thermopylae-env[bench]``).
 
-Memory: bytes per game of the native engine's arrays (game state with its chance tables, the observation
-and mask buffers, the precomputed index arrays) at the largest N.
+``--single-only`` runs only the single-env rows (``single raw``, ``single make``, the duel rows and the
+RLCard peer): the quick comparison of two commits, run one after the other in the same session.
+
+Memory: bytes per game of the native engine's own arrays (game state with its chance tables, the
+observation and mask buffers) at N = 8192, and, with ``--memory`` (``--memory-envs N``, default 10**6),
+what a user's process actually holds per game: the growth of the resident set of a fresh Python process
+(after its imports) that builds ``CoopVectorEnv(N)`` or ``CoopSB3VecEnv(N)``, resets it and plays a few
+random legal steps, divided by N; the peak resident set growth too.
 """
 
 from __future__ import annotations
@@ -99,6 +109,22 @@ def bench_single(env: gym.Env, steps: int, seed: int) -> tuple[float, float]:
         _, _, terminated, truncated, info = meter.run(env.step, action)
         if terminated or truncated:
             _, info = meter.run(env.reset)
+    return steps / meter.wall, steps / meter.cpu
+
+
+def bench_rlcard_leduc(steps: int, seed: int) -> tuple[float, float]:
+    """Random legal play on RLCard's Leduc hold'em, timed like :func:`bench_single`."""
+    import rlcard
+
+    env = rlcard.make("leduc-holdem", config={"seed": seed})
+    rng = np.random.default_rng(seed)
+    meter = Meter()
+    state, _ = meter.run(env.reset)
+    for _ in range(steps):
+        legal = list(state["legal_actions"])
+        state, _ = meter.run(env.step, legal[int(rng.integers(len(legal)))])
+        if env.is_over():
+            state, _ = meter.run(env.reset)
     return steps / meter.wall, steps / meter.cpu
 
 
@@ -282,8 +308,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-ppo", action="store_true", help="leave out the PPO rows")
     parser.add_argument("--ppo-only", action="store_true", help="only the PPO rows")
     parser.add_argument("--ppo-repeats", type=int, default=None, help="runs per PPO row (default 3, quick 1)")
+    parser.add_argument("--single-only", action="store_true",
+                        help="only the single-env rows (co-op, duel, the RLCard peer)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--memory", action="store_true",
+                        help="also measure the resident memory per game of fresh processes")
+    parser.add_argument("--memory-envs", type=int, default=10**6, help="games for --memory (default 10**6)")
+    parser.add_argument("--memory-only", action="store_true", help="only the resident-memory rows")
     args = parser.parse_args(argv)
+    if args.memory_only:
+        args.memory = True
+    if args.single_only:
+        args.skip_ppo = True
+        if args.json == default_json:  # the full run's results stay where they are
+            args.json = str(ROOT / "benchmarks" / "results_single.json")
     quick = args.quick
     repeats = args.repeats or (2 if quick else 5)
     scale = 0.1 if quick else 1.0
@@ -300,17 +338,25 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"thermopylae-env benchmark ({'quick' if quick else 'full'}, median of {repeats})", flush=True)
     native_steps = {1: 3000, 64: 2000, 1024: 600, 8192: 150}
-    if not args.ppo_only:
+    if not (args.ppo_only or args.memory_only):
         single_steps = int(20000 * scale)
         add("single raw", "CoopEnv called directly", 1,
             lambda r: bench_single(CoopEnv(), single_steps, args.seed + r))
         add("single make", 'gymnasium.make("thermopylae/Coop-v0")', 1,
             lambda r: bench_single(gym.make("thermopylae/Coop-v0"), single_steps, args.seed + r))
+        if importlib.util.find_spec("rlcard") is not None:
+            add("peer rlcard leduc", 'rlcard.make("leduc-holdem")', 1,
+                lambda r: bench_rlcard_leduc(single_steps, args.seed + r))
+            make, peer = rows[-2]["steps_per_s"], rows[-1]["steps_per_s"]
+            print(f"  single make / rlcard leduc: {make / peer:.2f}x", flush=True)
+        else:
+            print("  (rlcard not installed: the peer row is skipped; pip install thermopylae-env[bench])")
+    if not args.ppo_only and not args.single_only:
         add("sync 64", "SyncVectorEnv of 64 CoopEnv", 64,
             lambda r: bench_vector(gym.make_vec("thermopylae/Coop-v0", num_envs=64,
                                                 vectorization_mode="sync"),
                                    max(3, int(300 * scale)), args.seed + r, _sync_masks))
-        backends = ["numpy"]
+        backends = []
         if importlib.util.find_spec("numba") is not None:
             backends.append("numba")
             CoopVectorEnv(2, backend="numba").reset(seed=0)  # compile or load the kernel outside the timer
@@ -326,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                                                   max(10, int(150 * scale)), args.seed + r, _native_masks))
 
     ppo = None
-    if not args.skip_ppo and importlib.util.find_spec("sb3_contrib") is not None:
+    if not (args.skip_ppo or args.memory_only) and importlib.util.find_spec("sb3_contrib") is not None:
         rollouts = PPO_ROLLOUTS_QUICK if quick else PPO_ROLLOUTS
         ppo_repeats = args.ppo_repeats or (1 if quick else 3)
         config = ppo_config_summary()
@@ -344,8 +390,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  ppo adapter / dummy: {ratio['wall']:.2f}x (cpu {ratio['cpu']:.2f}x; collection alone "
               f"{ratio['collect_wall']:.2f}x)", flush=True)
 
-    if args.ppo_only:
-        print("  (--ppo-only: environment and duel rows skipped)")
+    if args.ppo_only or args.memory_only:
+        print("  (--ppo-only / --memory-only: environment and duel rows skipped)")
     elif (ROOT / "thermopylae_env" / "duel_env.py").exists():
         for env_id in ("thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"):
             add(f"duel {env_id.split('/')[1].replace('-v0', '')}", f'gymnasium.make("{env_id}")', 1,
@@ -354,12 +400,19 @@ def main(argv: list[str] | None = None) -> int:
         print("  (thermopylae_env/duel_env.py not found: duel rows skipped)")
 
     n_mem = max(native_steps)
-    memory = CoopVectorEnv(n_mem).engine.memory()
-    per_game = {key: value / n_mem for key, value in memory.items()}
-    per_game["total"] = sum(per_game.values())
+    per_game: dict[str, float] = {}
+    if not args.single_only:
+        memory = CoopVectorEnv(n_mem).engine.memory()
+        per_game = {key: value / n_mem for key, value in memory.items()}
+        per_game["total"] = sum(per_game.values())
+    resident = None
+    if args.memory:
+        resident = resident_memory_rows(args.memory_envs)
 
     print()
     _print_table(rows, per_game, n_mem)
+    if resident:
+        _print_resident(resident)
     result = {
         "benchmark": "thermopylae-env environment throughput",
         "mode": "quick" if quick else "full",
@@ -376,10 +429,12 @@ def main(argv: list[str] | None = None) -> int:
             "load_average_end": _load(),
         },
         "ppo_only": args.ppo_only,
+        "single_only": args.single_only,
         "rows": rows,
         "ppo": ppo,
         "native_memory_bytes_per_game": per_game,
         "native_memory_num_envs": n_mem,
+        "resident_memory": resident,
     }
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -432,9 +487,79 @@ def markdown_table(result: dict) -> str:
         lines += ["", f"Adapter / DummyVecEnv: {ratio['wall']:.2f}x wall, {ratio['cpu']:.2f}x CPU "
                   f"(collection alone {ratio['collect_wall']:.2f}x)."]
     mem = result["native_memory_bytes_per_game"]
-    lines += ["", f"Native engine memory per game (N = {result['native_memory_num_envs']}): "
-              + ", ".join(f"{key} {value:.0f} B" for key, value in mem.items()) + "."]
+    if mem:
+        lines += ["", f"Native engine arrays per game (N = {result['native_memory_num_envs']}): "
+                  + ", ".join(f"{key} {value:.0f} B" for key, value in mem.items()) + "."]
+    resident = result.get("resident_memory")
+    if resident:
+        lines += ["", "Resident memory a user's process holds per game (fresh process, after reset and "
+                  f"{resident[0]['steps']} steps):", "",
+                  "| env | games | resident growth per game | peak growth per game |",
+                  "| --- | ---: | ---: | ---: |"]
+        for r in resident:
+            lines.append(f"| {r['env']} | {r['num_envs']:,} | {r['rss_bytes_per_game']:,.0f} B | "
+                         f"{r['peak_rss_bytes_per_game']:,.0f} B |")
     return "\n".join(lines) + "\n"
+
+
+_RESIDENT_PROBE = """
+import json, resource, sys
+import numpy as np
+sys.path.insert(0, {root!r})
+import gymnasium
+import thermopylae_env
+from thermopylae_env.coop_vector import CoopVectorEnv
+{extra_import}
+CoopVectorEnv(2).reset(seed=0)  # the kernel compiled or loaded, before the first reading
+
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+
+
+def peak():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+n = {n}
+base, base_peak = rss(), peak()
+env = {make}
+{reset}
+rng = np.random.default_rng(0)
+for _ in range({steps}):
+    masks = env.action_masks()
+    actions = (rng.random(masks.shape, dtype=np.float32) * masks).argmax(axis=1)
+    env.step(actions)
+print(json.dumps({{"rss": rss() - base, "peak": peak() - base_peak}}))
+"""
+
+
+def resident_memory_rows(n: int, steps: int = 5) -> list[dict]:
+    """Resident-set growth per game of a fresh process holding each vector env of ``n`` games (Linux)."""
+    import subprocess
+
+    kinds = [("CoopVectorEnv", "", "CoopVectorEnv(n)", "env.reset(seed=0)")]
+    if importlib.util.find_spec("stable_baselines3") is not None:
+        kinds.append(("CoopSB3VecEnv", "from thermopylae_env.sb3_vec import CoopSB3VecEnv",
+                      "CoopSB3VecEnv(n, seed=0)", "env.reset()"))
+    rows = []
+    for name, extra, make, reset in kinds:
+        code = _RESIDENT_PROBE.format(root=str(ROOT), extra_import=extra, n=n, make=make, reset=reset,
+                                      steps=steps)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        got = json.loads(out.stdout.strip().splitlines()[-1])
+        rows.append({"env": name, "num_envs": n, "steps": steps, "rss_bytes_per_game": got["rss"] / n,
+                     "peak_rss_bytes_per_game": got["peak"] / n})
+        print(f"  resident {name:<16} N={n:,}: {got['rss'] / n:,.0f} B per game "
+              f"(peak growth {got['peak'] / n:,.0f} B)", flush=True)
+    return rows
+
+
+def _print_resident(resident: list[dict]) -> None:
+    for r in resident:
+        print(f"resident memory per game, {r['env']} at N={r['num_envs']:,}: "
+              f"{r['rss_bytes_per_game']:,.0f} B (peak growth {r['peak_rss_bytes_per_game']:,.0f} B)")
 
 
 def _load() -> list[float] | None:
@@ -465,8 +590,9 @@ def _print_table(rows: list[dict], per_game: dict, n_mem: int) -> None:
         print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
         for line in lines:
             print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)))
-    parts = ", ".join(f"{key} {value:.0f} B" for key, value in per_game.items())
-    print(f"native engine memory per game at N={n_mem}: {parts}")
+    if per_game:
+        parts = ", ".join(f"{key} {value:.0f} B" for key, value in per_game.items())
+        print(f"native engine memory per game at N={n_mem}: {parts}")
 
 
 if __name__ == "__main__":

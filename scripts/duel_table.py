@@ -60,7 +60,7 @@ def play_pairing(greek: str, persian: str, games: int, seed: int) -> dict:
         greek_wins += state.winner == GREEK
         turns += state.turn
         actions += state.actions_taken
-        ends[state.end_reason] += 1
+        ends[state.reason] += 1
     elapsed = time.perf_counter() - start
     low, high = wilson_interval(greek_wins, games)
     return {

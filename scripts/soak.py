@@ -46,6 +46,7 @@ import numpy as np  # noqa: E402
 
 import thermopylae_env  # noqa: E402, F401  (registers the environments)
 from thermopylae_env import coop, duel  # noqa: E402
+from thermopylae_env.errors import InvariantError  # noqa: E402
 
 DEFAULT_STEPS = 10_000_000
 QUICK_STEPS = 30_000
@@ -178,7 +179,7 @@ def run_single(report: Report, make: Callable[[], gym.Env], steps: int, illegal_
         length += 1
         try:
             check_state(raw)
-        except (AssertionError, ValueError) as err:
+        except (AssertionError, ValueError, InvariantError) as err:
             report.fail(f"invariant: {err}")
         if obs.dtype != np.float32 or obs.shape != shape or not 0 <= obs.min() <= obs.max() <= 1:
             report.fail("observation outside its space")
@@ -276,7 +277,7 @@ def run_aec(report: Report, steps: int, illegal_rate: float, seed: int) -> None:
         length += 1
         try:
             duel.check_invariants(raw.state, raw.game)
-        except AssertionError as err:
+        except (AssertionError, InvariantError) as err:
             report.fail(f"invariant: {err}")
         if length > duel.MAX_GAME_ACTIONS:
             report.fail("game longer than 1632 micro-actions")

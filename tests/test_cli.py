@@ -12,15 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from thermopylae_env.cli import main
-from thermopylae_env.records import load_record, replay_record
+from thermopylae_agents.cli import main
+from thermopylae_agents.replay import replay_record
+from thermopylae_env.records import load_record
 
 ROOT = Path(__file__).resolve().parents[1]
 USAGE = "Type a number from 1 to"
 
 
 def run_cli(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "thermopylae_env.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "thermopylae_agents.cli", *args], input=stdin,
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
@@ -144,7 +145,8 @@ def test_replay_refuses_a_malformed_record(tmp_path, coop_game_record):
     bad.write_text("\n".join(lines) + "\n")
     done = run_cli("replay", str(bad), "--all")
     assert done.returncode == 2
-    assert "not a valid game record" in done.stdout and "line 3: not valid JSON" in done.stdout
+    assert "not a valid game record" in done.stderr and "line 3: not valid JSON" in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
 
 
 def test_replay_reports_a_record_that_does_not_reproduce(tmp_path, coop_game_record):
@@ -160,12 +162,12 @@ def test_replay_reports_a_record_that_does_not_reproduce(tmp_path, coop_game_rec
 def test_replay_of_a_missing_file():
     done = run_cli("replay", "no-such-record.jsonl")
     assert done.returncode == 2
-    assert "no such file" in done.stdout
+    assert "no such file" in done.stderr
 
 
 @pytest.fixture
 def coop_game_record(tmp_path) -> Path:
-    from thermopylae_env.records import record_game
+    from thermopylae_agents.replay import record_game
 
     path = tmp_path / "coop.jsonl"
     record_game("thermopylae/Coop-v0", "heuristic", path, seed=12)
@@ -185,7 +187,7 @@ def test_train_and_evaluate_forward_their_arguments(monkeypatch, command, module
 
 
 def test_usage_errors_exit_with_code_2():
-    bad = (["play"], ["play", "duel"], ["play", "duel", "--side", "spartan"],
+    bad = (["play"], ["play", "duel", "--side", "spartan"],
            ["play", "coop", "--players", "5"])
     for args in bad:
         done = run_cli(*args)
@@ -227,3 +229,172 @@ def test_hints_from_a_model_of_the_wrong_game_are_refused(tiny_models, capsys):
                 stdout=io.StringIO())
     assert code == 2
     assert "does not fit" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------- no traceback, ever (#11)
+
+
+def _one_line_error(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 2, (done.stdout[-500:], done.stderr)
+    assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
+    lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("usage:")
+             and not line.startswith("  ")]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("entry", ["\u0661", "\u00b2", "\uff11", "9" * 10_000, "1" + "0" * 5000])
+def test_non_ascii_digits_and_huge_numbers_at_a_prompt_are_explained_and_asked_again(entry):
+    out = io.StringIO()
+    code = main(["play", "coop", "--seed", "3"], stdin=io.StringIO(f"{entry}\n1\nq\n"), stdout=out)
+    assert code == 0
+    text = out.getvalue()
+    assert text.count(USAGE) == 1
+    assert "seat 0 retreats" in text  # "1" was accepted after the refused entry
+    assert len(max(text.splitlines(), key=len)) < 200  # a 10,000-digit entry is not echoed whole
+
+
+@pytest.mark.parametrize("seed", ["-1", "1.5", "abc", "\u0663", str(2**64), "9" * 10_000])
+@pytest.mark.parametrize("game", [["coop"], ["duel"]])
+def test_a_bad_seed_is_a_one_line_error(game, seed):
+    line = _one_line_error(run_cli("play", *game, "--seed", seed))
+    assert "--seed" in line and len(line) < 300
+
+
+def test_a_record_path_that_is_a_folder_is_a_one_line_error_and_plays_nothing(tmp_path):
+    done = run_cli("play", "coop", "--seed", "1", "--record", str(tmp_path), stdin="1\n" * 50)
+    assert "cannot write the record" in _one_line_error(done)
+    assert "Marker track" not in done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_record_path_under_a_file_is_a_one_line_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    done = run_cli("play", "duel", "--record", str(blocker / "game.jsonl"), stdin="1\n")
+    assert "cannot write the record" in _one_line_error(done)
+
+
+@pytest.mark.parametrize("spec", ["search:abc", "fast:", "heuristic:3", "nonsense", "=heuristic"])
+def test_a_malformed_opponent_spec_is_a_one_line_error(spec):
+    line = _one_line_error(run_cli("play", "duel", "--opponent", spec, stdin="q\n"))
+    assert "thermopylae play duel: error:" in line
+
+
+def _write_lines(path: Path, objects: list) -> Path:
+    path.write_text("".join(json.dumps(o) + "\n" for o in objects))
+    return path
+
+
+@pytest.mark.parametrize("case", ["folder", "foreign env id", "deep JSON", "model opponent"])
+def test_replay_of_a_bad_record_is_a_one_line_error(tmp_path, case):
+    header = {"type": "header", "format": "thermopylae-record", "version": 1, "env_id": "thermopylae/Coop-v0",
+              "options": {}, "seed": 1}
+    result = {"type": "result", "steps": 0, "finished": False, "return": 0.0, "won": None}
+    path = tmp_path / "bad.jsonl"
+    if case == "folder":
+        path = tmp_path
+    elif case == "foreign env id":
+        _write_lines(path, [{**header, "env_id": "CartPole-v1"}, result])
+    elif case == "deep JSON":
+        path.write_text("{\"a\":" * 50_000 + "1" + "}" * 50_000 + "\n")
+    else:
+        duel = {**header, "env_id": "thermopylae/DuelGreek-v0", "options": {"opponent": "x.zip"}}
+        _write_lines(path, [duel, result])
+    line = _one_line_error(run_cli("replay", str(path), "--all"))
+    assert line.startswith("thermopylae replay: error:")
+    if case == "model opponent":
+        assert "--opponent" in line
+
+
+class _InterruptAfter(io.StringIO):
+    """Standard input that answers ``lines`` and then behaves as if Ctrl-C were pressed."""
+
+    def __init__(self, lines: int) -> None:
+        super().__init__("1\n" * lines)
+        self.left = lines
+
+    def readline(self, *args) -> str:
+        if self.left == 0:
+            raise KeyboardInterrupt
+        self.left -= 1
+        return super().readline(*args)
+
+
+def test_ctrl_c_during_a_recorded_game_closes_the_record_as_unfinished(tmp_path):
+    path = tmp_path / "cut.jsonl"
+    out = io.StringIO()
+    code = main(["play", "duel", "--seed", "4", "--record", str(path)], stdin=_InterruptAfter(3), stdout=out)
+    assert code == 130
+    assert "Interrupted." in out.getvalue()
+    record = load_record(path)
+    assert record.result["finished"] is False and len(record.steps) == 3
+    assert replay_record(path)["steps"] == 3
+
+
+def test_play_duel_has_a_default_side():
+    done = run_cli("play", "duel", "--seed", "2", stdin="q\n")
+    assert done.returncode == 0, done.stderr
+    assert "you: Greek" in done.stdout
+
+
+def test_the_command_runs_as_python_m_thermopylae_agents():
+    done = subprocess.run([sys.executable, "-m", "thermopylae_agents", "play", "coop", "--seed", "1"],
+                          input="q\n", capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "Marker track" in done.stdout
+    assert "usage: thermopylae " in run_cli("play", "--help").stdout
+
+
+# ----------------------------------------------------------- nothing from a file reaches the terminal raw
+
+
+def test_escape_sequences_in_a_record_never_reach_the_terminal(tmp_path, coop_game_record):
+    objects = [json.loads(line) for line in coop_game_record.read_text().splitlines()]
+    objects[0]["agent"] = "\x1b[2J\x1b]0;pwned\x07evil"
+    objects[0]["note"] = "\x1b[31mred"
+    sneaky = tmp_path / "sneaky\x1b[2J.jsonl"
+    sneaky.write_text("".join(json.dumps(o) + "\n" for o in objects))
+    done = run_cli("replay", str(sneaky), "--all")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "pwned" not in done.stdout  # the unverifiable agent claim is not shown at all
+    objects[1]["action_name"] = "\x1b]0;title\x07retreat"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(o) + "\n" for o in objects))
+    done = run_cli("replay", str(bad), "--all")
+    assert done.returncode == 1
+    assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr
+
+
+def test_python_m_thermopylae_env_points_to_the_command():
+    done = subprocess.run([sys.executable, "-m", "thermopylae_env"], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert done.returncode == 2
+    assert "python -m thermopylae_agents" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_record_and_text_modules_of_the_env_package_import_no_agents():
+    import ast
+
+    for name in ("records.py", "render.py", "cards.py", "__main__.py"):
+        tree = ast.parse((ROOT / "thermopylae_env" / name).read_text())
+        imported = [node.module if isinstance(node, ast.ImportFrom) else alias.name
+                    for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                    for alias in (node.names if isinstance(node, ast.Import) else [None])]
+        assert not [m for m in imported if m and m.startswith("thermopylae_agents")], name
+
+
+@pytest.mark.parametrize("players", ["\u0663", "3.0", "0", "5", "9" * 100])
+def test_the_player_count_takes_ascii_digits_in_1_to_4(players):
+    line = _one_line_error(run_cli("play", "coop", "--players", players))
+    assert "--players" in line
+
+
+def test_hints_accept_a_shipped_policy_by_name():
+    pytest.importorskip("sb3_contrib")
+    out = io.StringIO()
+    code = main(["play", "coop", "--seed", "3", "--hints", "coop_maskable_ppo"], stdin=io.StringIO("q\n"),
+                stdout=out)
+    assert code == 0
+    assert "Agent hints, most probable first:" in out.getvalue()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import scripted_dice
 
 from thermopylae_env import coop
 from thermopylae_env.actions import IllegalActionError
@@ -26,19 +27,7 @@ from thermopylae_env.coop import (
 FILLER = (30, 40, 0)  # a Persian card no test card beats: keeps the deck's remaining rows out of the way
 
 
-class Dice:
-    """A stand-in for ``numpy.random.Generator`` that rolls the given dice, in order."""
-
-    def __init__(self, *values: int) -> None:
-        self.values = list(values)
-        self.rolled: list[int] = []  # how many dice each roll asked for
-
-    def integers(self, low: int, high: int, size: int | None = None) -> np.ndarray:
-        assert (low, high) == (1, 7), "dice are six-sided"
-        assert size is not None and len(self.values) >= size, "the test did not provide enough dice"
-        self.rolled.append(size)
-        out, self.values = self.values[:size], self.values[size:]
-        return np.array(out, dtype=np.int64)
+Dice = scripted_dice  # the engine tests only script dice
 
 
 NO_DICE = Dice()
@@ -823,3 +812,66 @@ def test_card_locations_detects_a_duplicated_card():
     state.spartan_discard.append(state.hands[0][0])
     with pytest.raises(ValueError, match="both in"):
         game.card_locations(state)
+
+
+def _a_mid_game_observation() -> tuple[CoopGame, np.ndarray]:
+    game = CoopGame(2)
+    rng = np.random.default_rng(3)
+    state = game.init(rng)
+    for _ in range(4):
+        game.step(state, int(np.flatnonzero(game.legal_action_mask(state))[-1]), rng)
+    return game, game.observe(state)
+
+
+@pytest.mark.parametrize(("piece", "value", "message"), [
+    ("support", 2.0, "outside"),  # support 8
+    ("support", -1.0, "outside"),  # support -4
+    ("support", np.inf, "not finite"),
+    ("support", np.nan, "not finite"),
+    ("support", 0.3, "counts"),  # 1.2 support cards
+    ("hands", 0.25, "counts"),  # half a card
+    ("marker", 0.5, "one-hot"),
+    ("seat", 1.0, "one-hot"),  # two acting seats
+    ("unseen_persian", 0.5, "counts"),
+])
+def test_state_from_observation_refuses_entries_no_game_can_show(piece, value, message):
+    from thermopylae_env.coop_layout import OBS
+
+    game, obs = _a_mid_game_observation()
+    bad = obs.copy()
+    index = OBS[piece].offset + (1 if piece == "seat" and obs[OBS["seat"].offset] == 1 else 0)
+    bad[index] = value
+    with pytest.raises(ValueError, match=message):
+        game.state_from_observation(bad, np.random.default_rng(0))
+
+
+def test_state_from_observation_refuses_a_count_that_breaks_the_rules():
+    from thermopylae_env.coop_layout import OBS
+
+    game, obs = _a_mid_game_observation()
+    bad = obs.copy()
+    bad[OBS["hands"].offset : OBS["hands"].offset + 1] = 3.0 / 2  # ... not refused by range alone
+    with pytest.raises(ValueError):
+        game.state_from_observation(bad, np.random.default_rng(0))
+    bad = obs.copy()
+    bad[OBS["graveyard"].offset] = 1.0  # 12 graveyard cards that the Persian rows do not account for
+    with pytest.raises(ValueError):
+        game.state_from_observation(bad, np.random.default_rng(0))
+
+
+def test_check_invariants_raises_invariant_error_not_assertion():
+    from thermopylae_env.errors import InvariantError
+
+    game = CoopGame()
+    state = game.init(np.random.default_rng(0))
+    state.spartan_discard.append(state.hands[0][0])
+    with pytest.raises(InvariantError, match="both in"):
+        game.check_invariants(state)
+    state = game.init(np.random.default_rng(0))
+    state.marker = 9
+    with pytest.raises(InvariantError, match="marker 9"):
+        game.check_invariants(state)
+    state = game.init(np.random.default_rng(0))
+    state.terminated, state.reason = True, None
+    with pytest.raises(InvariantError, match="terminated and reason disagree"):
+        game.check_invariants(state)

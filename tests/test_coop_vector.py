@@ -1,9 +1,8 @@
 """The vectorized co-op engine and its environments (thermopylae_env.coop_vector, thermopylae_env.sb3_vec).
 
-The core check: fed the same shuffles and dice, the vector engine and the single engine
-(``thermopylae_env.coop``) play identical games, observation for observation, mask for mask. The checks
-that drive the engine run with both backends (the ``backend`` fixture; the numba one is skipped where
-numba is not installed), and the two backends must write bit-identical arrays for the same seed.
+The core check: fed the same shuffles and dice, the vector engine's kernel and the single engine
+(``thermopylae_env.coop``) play identical games, observation for observation, mask for mask. The kernel's
+source also runs uncompiled (NUMBA_DISABLE_JIT, or without numba) and on all cores, with the same results.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import ScriptedChance, assert_same_engines, assert_same_snapshot, engine_snapshot
 from gymnasium.vector import AutoresetMode
 
 import thermopylae_env  # noqa: F401  (registers the environments)
@@ -39,35 +39,6 @@ DISCARD_DECK = [(8 + i % 10, 99, int(i % 3 == 0)) for i in range(28)]
 MIXED_DECK = [(8 + i % 10, 18 + i % 9, i % 2) for i in range(28)]
 
 
-@pytest.fixture(params=["numpy", "numba"])
-def backend(request) -> str:
-    """Each backend of the vector engine; the compiled one only where numba is installed."""
-    if request.param == "numba":
-        pytest.importorskip("numba")
-    return request.param
-
-
-class ScriptedRng:
-    """Stands in for the single engine's ``numpy.random.Generator``: serves given deck orders to
-    ``permutation`` (what ``CoopGame.init`` calls) and given dice to ``integers`` (what ``roll_dice``
-    calls)."""
-
-    def __init__(self, spartan: tuple[int, ...], persian: tuple[int, ...], dice: tuple[int, ...]) -> None:
-        self.orders = {len(spartan): spartan, len(persian): persian}
-        self.dice = list(dice)
-        self.used = 0
-
-    def permutation(self, n: int) -> np.ndarray:
-        return np.array(self.orders[n])
-
-    def integers(self, low: int, high: int, size: int) -> np.ndarray:
-        assert (low, high) == (1, 7), "the single engine rolls six-sided dice only"
-        out = np.array(self.dice[self.used : self.used + size])
-        assert len(out) == size, "the game used more dice than its table holds"
-        self.used += size
-        return out
-
-
 def choose(mask: np.ndarray, rng: np.random.Generator, greedy: float = 0.5, give: float = 0.8) -> int:
     """A test policy that reaches every part of the rules: often the strongest fight, usually taking the
     offered draw (so hands fill up and discards happen), otherwise uniform over the legal actions."""
@@ -84,12 +55,11 @@ def choose(mask: np.ndarray, rng: np.random.Generator, greedy: float = 0.5, give
 
 
 def play_both(
-    num_players: int, deck, games_in_parallel: int, steps: int, seed: int, backend: str
+    num_players: int, deck, games_in_parallel: int, steps: int, seed: int
 ) -> Counter:
     """Drive the vector engine and one single engine per game with the same chance and actions; assert
     that everything observable agrees at every step. Returns what happened (end reasons, event kinds)."""
-    engine = CoopVectorEngine(games_in_parallel, num_players, persian_deck=deck, backend=backend)
-    assert engine.backend == backend
+    engine = CoopVectorEngine(games_in_parallel, num_players, persian_deck=deck)
     engine.seed(seed)
     engine.reset_games()
     game = CoopGame(num_players, persian_deck=deck)
@@ -98,7 +68,7 @@ def play_both(
 
     def start(i: int) -> None:
         spartan, persian, dice = engine.chance_tables(i)
-        singles[i] = (game.new_state(spartan, persian), ScriptedRng(spartan, persian, dice))
+        singles[i] = (game.new_state(spartan, persian), ScriptedChance(dice, spartan, persian))
 
     for i in range(games_in_parallel):
         start(i)
@@ -138,11 +108,11 @@ def play_both(
 
 
 @pytest.mark.parametrize("num_players", [1, 2, 3, 4])
-def test_engine_plays_the_same_games_as_the_single_engine(num_players, backend):
+def test_engine_plays_the_same_games_as_the_single_engine(num_players):
     seen = Counter()
     for deck, seed in ((None, 1), (GRAVEYARD_DECK, 2), (DISCARD_DECK, 3), (MIXED_DECK, 4)):
         seen += play_both(num_players, deck, games_in_parallel=24, steps=120, seed=seed + 10 * num_players,
-                          backend=backend)
+                          )
     games = sum(count for key, count in seen.items() if key.startswith("end_"))
     assert games >= 400
     # every branch of the rules was taken, so the comparison covered it
@@ -151,13 +121,13 @@ def test_engine_plays_the_same_games_as_the_single_engine(num_players, backend):
         assert seen[key] > 0, (key, seen)
 
 
-def test_exhaustion_loss_matches(backend):
+def test_exhaustion_loss_matches():
     # The rarest ending (no Spartan card in any hand or the deck) needs long games: no card is ever
     # annihilated and draws are always taken.
     seen = Counter()
     for players in (2, 3, 4):
         seen += play_both(players, DISCARD_DECK, games_in_parallel=32, steps=100, seed=100 + players,
-                          backend=backend)
+                          )
     assert seen["end_exhausted"] > 0, seen
 
 
@@ -167,16 +137,16 @@ def test_exhaustion_loss_matches(backend):
 def make_single(vec: CoopVectorEnv, game: int, **kwargs) -> CoopEnv:
     """A single env whose next reset deals the game now running in slot ``game`` of ``vec``."""
     env = CoopEnv(**kwargs)
-    env._np_random = ScriptedRng(*vec.chance_tables(game))
+    env._np_random = ScriptedChance.from_tables(vec.chance_tables(game))
     return env
 
 
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
 @pytest.mark.parametrize("num_players", [1, 3])
-def test_env_matches_single_envs_including_illegal_actions_and_autoreset(mode, num_players, backend):
+def test_env_matches_single_envs_including_illegal_actions_and_autoreset(mode, num_players):
     n = 12
     kwargs = {"num_players": num_players, "persian_deck": MIXED_DECK, "reward_shaping": 0.01}
-    vec = CoopVectorEnv(n, autoreset_mode=mode, backend=backend, **kwargs)
+    vec = CoopVectorEnv(n, autoreset_mode=mode, **kwargs)
     obs, infos = vec.reset(seed=7)
     singles = [make_single(vec, i, **kwargs) for i in range(n)]
     single_obs = [env.reset()[0] for env in singles]
@@ -194,7 +164,7 @@ def test_env_matches_single_envs_including_illegal_actions_and_autoreset(mode, n
         assert not truncated.any()
         for i, env in enumerate(singles):
             if pending_reset[i]:  # NEXT_STEP: this step started a new game and ignored the action
-                env._np_random = ScriptedRng(*vec.chance_tables(i))
+                env._np_random = ScriptedChance.from_tables(vec.chance_tables(i))
                 first, info = env.reset()
                 np.testing.assert_array_equal(obs[i], first)
                 assert rewards[i] == 0.0 and not terminated[i]
@@ -206,7 +176,10 @@ def test_env_matches_single_envs_including_illegal_actions_and_autoreset(mode, n
             final = infos.get("final_info", infos) if (t and mode == AutoresetMode.SAME_STEP) else infos
             for key in ("phase", "current_player", "turn"):
                 assert final[key][i] == info[key], key
-            np.testing.assert_array_equal(final["action_mask"][i], info["action_mask"])
+            expected_mask = info["action_mask"].copy()
+            if t and mode == AutoresetMode.NEXT_STEP:
+                expected_mask[0] = 1  # a finished game waiting for its reset step allows the ignored action 0
+            np.testing.assert_array_equal(final["action_mask"][i], expected_mask)
             flagged = final.get("illegal_action", np.zeros(n, bool))[i]
             assert bool(flagged) == info.get("illegal_action", False)
             if info.get("illegal_action"):
@@ -217,12 +190,12 @@ def test_env_matches_single_envs_including_illegal_actions_and_autoreset(mode, n
                 if mode == AutoresetMode.SAME_STEP:
                     np.testing.assert_array_equal(infos["final_obs"][i], o)
                     assert infos["_final_obs"][i]
-                    env._np_random = ScriptedRng(*vec.chance_tables(i))
+                    env._np_random = ScriptedChance.from_tables(vec.chance_tables(i))
                     first, _ = env.reset()
                     np.testing.assert_array_equal(obs[i], first)
                 else:
                     np.testing.assert_array_equal(obs[i], o)
-                    assert not vec.action_masks()[i].any()
+                    assert np.flatnonzero(vec.action_masks()[i]).tolist() == [0]
             else:
                 np.testing.assert_array_equal(obs[i], o)
         pending_reset = terminated.copy() if mode == AutoresetMode.NEXT_STEP else np.zeros(n, bool)
@@ -335,8 +308,8 @@ def test_make_vec_builds_the_native_vector_env():
     assert recorded > 0
 
 
-def test_next_step_autoreset_ignores_the_action_after_the_end(backend):
-    env = CoopVectorEnv(3, autoreset_mode=AutoresetMode.NEXT_STEP, backend=backend)
+def test_next_step_autoreset_ignores_the_action_after_the_end():
+    env = CoopVectorEnv(3, autoreset_mode=AutoresetMode.NEXT_STEP)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(200):
@@ -345,7 +318,7 @@ def test_next_step_autoreset_ignores_the_action_after_the_end(backend):
         if terminated[0]:
             break
     assert terminated[0] and rewards[0] in (1.0, -1.0)
-    assert not env.action_masks()[0].any()  # a finished game has no legal action
+    assert np.flatnonzero(env.action_masks()[0]).tolist() == [0]  # only the action the reset step ignores
     actions = np.array([71, *[choose(m, rng) for m in env.action_masks()[1:]]])  # 71 is never legal here
     obs, rewards, terminated, _, infos = env.step(actions)
     assert rewards[0] == 0.0 and not terminated[0] and "illegal_action" not in infos
@@ -353,8 +326,8 @@ def test_next_step_autoreset_ignores_the_action_after_the_end(backend):
     assert env.action_masks()[0, 0]
 
 
-def test_same_step_autoreset_returns_the_new_game_and_the_final_observation(backend):
-    env = CoopVectorEnv(4, autoreset_mode=AutoresetMode.SAME_STEP, backend=backend)
+def test_same_step_autoreset_returns_the_new_game_and_the_final_observation():
+    env = CoopVectorEnv(4, autoreset_mode=AutoresetMode.SAME_STEP)
     env.reset(seed=1)
     rng = np.random.default_rng(1)
     for _ in range(300):
@@ -369,14 +342,14 @@ def test_same_step_autoreset_returns_the_new_game_and_the_final_observation(back
     assert [x is None for x in infos["final_obs"]] == list(~terminated)
 
 
-def test_per_game_seeding(backend):
-    a = CoopVectorEnv(4, backend=backend)
+def test_per_game_seeding():
+    a = CoopVectorEnv(4)
     a.reset(seed=100)
-    b = CoopVectorEnv(2, backend=backend)
+    b = CoopVectorEnv(2)
     b.reset(seed=[102, 101])
     assert a.chance_tables(2) == b.chance_tables(0) and a.chance_tables(1) == b.chance_tables(1)
     assert a.chance_tables(0) != a.chance_tables(1)
-    c = CoopVectorEnv(4, backend=backend)
+    c = CoopVectorEnv(4)
     c.reset(seed=100)
     np.testing.assert_array_equal(a.engine.obs, c.engine.obs)
     # A game's sequence of deals depends on its own seed only, not on when the other games end.
@@ -384,18 +357,18 @@ def test_per_game_seeding(backend):
     a.reset(options={"reset_mask": np.array([True, True, True, False])})
     assert a.chance_tables(3) == first
     a.reset(options={"reset_mask": np.array([False, False, False, True])})
-    d = CoopVectorEnv(1, backend=backend)
+    d = CoopVectorEnv(1)
     d.reset(seed=103)
     d.reset()
     assert a.chance_tables(3) == d.chance_tables(0) != first
-    e = CoopVectorEnv(2, backend=backend)
+    e = CoopVectorEnv(2)
     e.reset()  # OS entropy
     e.reset(seed=[None, 101])
     assert e.chance_tables(1) == b.chance_tables(1)
 
 
-def test_out_of_space_actions_raise_and_change_nothing(backend):
-    env = CoopVectorEnv(3, backend=backend)
+def test_out_of_space_actions_raise_and_change_nothing():
+    env = CoopVectorEnv(3)
     obs, _ = env.reset(seed=4)
     masks = env.action_masks()
     bad = [
@@ -418,8 +391,8 @@ def test_out_of_space_actions_raise_and_change_nothing(backend):
     env.step([0, 0, 0])  # a plain list of legal ints is fine
 
 
-def test_illegal_action_raise_changes_nothing(backend):
-    env = CoopVectorEnv(2, illegal_action="raise", backend=backend)
+def test_illegal_action_raise_changes_nothing():
+    env = CoopVectorEnv(2, illegal_action="raise")
     obs, _ = env.reset(seed=5)
     turn = env.engine.turn.copy()
     with pytest.raises(IllegalActionError, match="game 1"):
@@ -430,8 +403,8 @@ def test_illegal_action_raise_changes_nothing(backend):
     assert not terminated.any()
 
 
-def test_illegal_action_loss(backend):
-    env = CoopVectorEnv(2, illegal_action_penalty=-2.5, backend=backend)
+def test_illegal_action_loss():
+    env = CoopVectorEnv(2, illegal_action_penalty=-2.5)
     obs, _ = env.reset(seed=6)
     new_obs, rewards, terminated, _, infos = env.step(np.array([0, 60]))
     assert list(terminated) == [False, True] and rewards[1] == -2.5
@@ -439,7 +412,10 @@ def test_illegal_action_loss(backend):
     assert "no draw is offered" in infos["illegal_reason"][1]
     assert infos["is_success"][1] == False  # noqa: E712
     np.testing.assert_array_equal(new_obs[1], obs[1])  # the position stays as it was
-    assert not env.action_masks()[1].any() and not infos["action_mask"][1].any()
+    assert not env.engine.masks[1].any()  # the game is over ...
+    # ... and, until its reset step, offers only the action that step ignores
+    assert np.flatnonzero(env.action_masks()[1]).tolist() == [0]
+    assert np.flatnonzero(infos["action_mask"][1]).tolist() == [0]
 
 
 def test_step_before_reset_and_bad_arguments():
@@ -465,8 +441,8 @@ def test_step_before_reset_and_bad_arguments():
         env.step(np.zeros(2, int))
 
 
-def test_copy_false_returns_the_live_buffer(backend):
-    env = CoopVectorEnv(2, copy=False, backend=backend)
+def test_copy_false_returns_the_live_buffer():
+    env = CoopVectorEnv(2, copy=False)
     obs, _ = env.reset(seed=8)
     assert obs is env.engine.obs
     fresh = CoopVectorEnv(2)
@@ -475,14 +451,14 @@ def test_copy_false_returns_the_live_buffer(backend):
     np.testing.assert_array_equal(obs, obs2)
 
 
-def test_injected_chance_source_is_used(backend):
+def test_injected_chance_source_is_used():
     def chance(games, keys, episodes):
         k = len(games)
         spartan = np.tile(np.arange(20, dtype=np.int8)[::-1], (k, 1))  # the two 19s and the 20 on top
         persian = np.tile(np.arange(28, dtype=np.int8), (k, 1))
         return spartan, persian, np.full((k, DICE_PER_GAME), 6, np.int8)
 
-    env = CoopVectorEnv(3, chance=chance, backend=backend)
+    env = CoopVectorEnv(3, chance=chance)
     obs, _ = env.reset(seed=0)
     game = CoopGame()
     state = game.new_state(tuple(range(20))[::-1], tuple(range(28)))
@@ -491,8 +467,8 @@ def test_injected_chance_source_is_used(backend):
     assert env.engine.dice_sum[0, -1] == 6 * DICE_PER_GAME
 
 
-def test_engine_noop_leaves_games_untouched_and_memory_is_small(backend):
-    engine = CoopVectorEngine(16, backend=backend)
+def test_engine_noop_leaves_games_untouched_and_memory_is_small():
+    engine = CoopVectorEngine(16)
     engine.seed(1)
     engine.reset_games()
     obs, masks = engine.obs.copy(), engine.masks.copy()
@@ -504,19 +480,7 @@ def test_engine_noop_leaves_games_untouched_and_memory_is_small(backend):
     assert memory["state"] / 16 < 400  # bytes of game state per game, chance tables included
 
 
-# ---------------------------------------------------------------------------------------------- backends
-
-ENGINE_ARRAYS = ("phase", "current", "recipient", "marker", "support", "spartan_pos", "persian_pos",
-                 "graveyard", "persian_discard", "offers", "slot1", "slot2", "hands", "hand_total",
-                 "hand_bits", "spartan_order", "persian_order", "dice_sum", "dice_pos", "turn", "won", "lost",
-                 "keys", "episodes", "obs", "masks")
-
-
-def assert_same_engines(a: CoopVectorEngine, b: CoopVectorEngine, where: str) -> None:
-    for name in ENGINE_ARRAYS:
-        x, y = getattr(a, name), getattr(b, name)
-        assert x.dtype == y.dtype and x.shape == y.shape, (where, name)
-        assert np.array_equal(x, y), (where, name, np.argwhere(x != y)[:5])
+# ---------------------------------------------------------------------------------------------- the kernel
 
 
 def assert_same_infos(x: dict[str, Any], y: dict[str, Any], where: str) -> None:
@@ -535,21 +499,18 @@ def assert_same_infos(x: dict[str, Any], y: dict[str, Any], where: str) -> None:
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
 @pytest.mark.parametrize(("num_players", "deck"), [(1, None), (2, MIXED_DECK), (3, DISCARD_DECK),
                                                     (4, GRAVEYARD_DECK)])
-def test_backends_play_bit_identical_trajectories(num_players, deck, mode):
-    # The same seed and actions (some of them illegal) through both backends: every returned array and
-    # every array of the engines, at every step, and the default chance drawn inside the kernel or, for
-    # the copy of the default source (not recognised as the default), by Python and passed in.
-    pytest.importorskip("numba")
+def test_chance_drawn_in_the_kernel_or_passed_in_plays_bit_identical_trajectories(num_players, deck, mode):
+    # The same seed and actions (some of them illegal): the default chance drawn inside the kernel, and a
+    # copy of the default source (not recognised as the default) drawn by NumPy and passed in; every
+    # returned array and every array of the engines, at every step.
     n = 48
     kwargs = {"num_players": num_players, "persian_deck": deck, "autoreset_mode": mode,
               "reward_shaping": 0.05}
-    envs = [CoopVectorEnv(n, backend="numpy", **kwargs), CoopVectorEnv(n, backend="numba", **kwargs),
-            CoopVectorEnv(n, backend="numba", chance=lambda *args: splitmix_chance(*args), **kwargs)]
-    assert [env.backend for env in envs] == ["numpy", "numba", "numba"]
+    envs = [CoopVectorEnv(n, **kwargs),
+            CoopVectorEnv(n, chance=lambda *args: splitmix_chance(*args), **kwargs)]
     first = [env.reset(seed=5 + num_players) for env in envs]
-    for obs, infos in first[1:]:
-        np.testing.assert_array_equal(obs, first[0][0])
-        assert_same_infos(infos, first[0][1], "reset")
+    np.testing.assert_array_equal(first[1][0], first[0][0])
+    assert_same_infos(first[1][1], first[0][1], "reset")
     rng = np.random.default_rng(num_players)
     ended = 0
     for step in range(200):
@@ -558,93 +519,141 @@ def test_backends_play_bit_identical_trajectories(num_players, deck, mode):
         wild = rng.random(n) < 0.01
         actions[wild] = rng.integers(0, 72, wild.sum())
         out = [env.step(actions) for env in envs]
-        for env, result in zip(envs[1:], out[1:], strict=True):
-            for x, y in zip(result[:4], out[0][:4], strict=True):
-                assert x.dtype == y.dtype and np.array_equal(x, y), step
-            assert_same_infos(result[4], out[0][4], f"step {step}")
-            assert_same_engines(env.engine, envs[0].engine, f"step {step}")
+        for x, y in zip(out[1][:4], out[0][:4], strict=True):
+            assert x.dtype == y.dtype and np.array_equal(x, y), step
+        assert_same_infos(out[1][4], out[0][4], f"step {step}")
+        assert_same_engines(envs[1].engine, envs[0].engine, f"step {step}")
         ended += int(out[0][2].sum())
-        if step == 100:  # a partial reset in the middle, through the engines' reset_games
+        if step == 100:  # a partial reset in the middle
             mask = rng.random(n) < 0.3
             for env in envs:
                 env.reset(options={"reset_mask": mask})
-            for env in envs[1:]:
-                assert_same_engines(env.engine, envs[0].engine, "reset_mask")
+            assert_same_engines(envs[1].engine, envs[0].engine, "reset_mask")
     assert ended >= 150
 
 
-def test_backends_deal_the_rare_tied_shuffles_alike():
+def test_kernel_deals_the_rare_tied_shuffles_as_the_numpy_chance_source_does():
     # Seeds whose 27-bit sort keys tie (1 row in about 10**6): 323011 in the Persian deck, 1306515 in the
     # Spartan deck; the shuffle is redone with 64-bit keys, in the kernel as in splitmix_chance.
-    pytest.importorskip("numba")
     seeds = [323011, 1306515, 7]
     keys = seed_keys(seeds)
     spartan, persian, _ = splitmix_chance(np.arange(3), keys, np.zeros(3, np.uint64))
-    engines = [CoopVectorEngine(3, backend=b) for b in ("numpy", "numba")]
+    engine = CoopVectorEngine(3)
+    engine.seed(seeds)
+    engine.reset_games()
+    np.testing.assert_array_equal(engine.spartan_order, spartan)
+    np.testing.assert_array_equal(engine.persian_order, persian)
+
+
+def test_parallel_chunks_give_the_results_of_one_thread():
+    # More games than one chunk: all cores, then one thread; every array equal at every step, and a few
+    # games equal to the same seeds played alone.
+    numba = pytest.importorskip("numba")
+    from thermopylae_env._coop_kernel import CHUNK
+
+    n = 2 * CHUNK + 37
+    engines = [CoopVectorEngine(n, num_players=2, persian_deck=MIXED_DECK) for _ in range(2)]
+    alone = [CoopVectorEngine(1, num_players=2, persian_deck=MIXED_DECK) for _ in range(3)]
+    probes = [0, CHUNK + 5, n - 1]
     for engine in engines:
-        engine.seed(seeds)
+        engine.seed(11)
         engine.reset_games()
-        np.testing.assert_array_equal(engine.spartan_order, spartan)
-        np.testing.assert_array_equal(engine.persian_order, persian)
-    assert_same_engines(engines[1], engines[0], "tied keys")
+    for engine, game in zip(alone, probes, strict=True):
+        engine.seed(11 + game)
+        engine.reset_games()
+    rng = np.random.default_rng(3)
+    threads = numba.get_num_threads()
+    try:
+        for step in range(40):
+            actions = np.array([choose(m, rng) for m in engines[0].masks])
+            done = []
+            for engine, count in zip(engines, (threads, 1), strict=True):
+                numba.set_num_threads(count)
+                done.append(engine.transition(actions))
+            numba.set_num_threads(threads)
+            np.testing.assert_array_equal(done[0], done[1])
+            assert_same_engines(engines[1], engines[0], f"step {step}")
+            for engine, game in zip(alone, probes, strict=True):
+                engine.transition(actions[game : game + 1])
+                np.testing.assert_array_equal(engine.obs[0], engines[0].obs[game])
+                np.testing.assert_array_equal(engine.masks[0], engines[0].masks[game])
+                if done[0][game]:
+                    engine.reset_games()
+            ended = np.flatnonzero(done[0])
+            for engine in engines:
+                engine.reset_games(ended)
+    finally:
+        numba.set_num_threads(threads)
+
+
+GOLDEN_RUN = """
+import json, sys
+sys.path.insert(0, "tests/data")
+{prelude}
+import coop_golden
+case = json.loads(sys.argv[1])
+got = coop_golden.vector_digest(case["num_players"], None, case["mode"], case["illegal_every"],
+                                case["shaping"], case["deck"])
+from thermopylae_env.coop_vector import CoopVectorEnv
+print(json.dumps({{"sha256": got["sha256"], "ends": got["ends"], "backend": CoopVectorEnv(1).backend}}))
+"""
+
+
+def _golden_run_in_subprocess(prelude: str, env: dict[str, str]) -> tuple[dict, dict]:
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    golden = json.loads((root / "tests" / "data" / "coop_golden.json").read_text())
+    case = next(c for c in golden["vector"] if c["illegal_every"] and c["num_players"] == 2)
+    out = subprocess.run([sys.executable, "-c", GOLDEN_RUN.format(prelude=prelude), json.dumps(case)],
+                         cwd=root, env={**os.environ, **env}, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1]), case
+
+
+def test_kernel_source_interpreted_under_numba_disable_jit_plays_the_recorded_games():
+    pytest.importorskip("numba")
+    got, case = _golden_run_in_subprocess("", {"NUMBA_DISABLE_JIT": "1"})
+    assert (got["sha256"], got["ends"]) == (case["sha256"], case["ends"])
+
+
+def test_without_numba_the_same_kernel_runs_as_plain_python_and_plays_the_recorded_games():
+    got, case = _golden_run_in_subprocess("sys.modules['numba'] = None  # numba cannot be imported", {})
+    assert got["backend"] == "python"
+    assert (got["sha256"], got["ends"]) == (case["sha256"], case["ends"])
 
 
 def test_backend_argument():
-    with pytest.raises(ValueError, match="backend must be one of 'auto', 'numpy', 'numba', got 'cuda'"):
+    with pytest.raises(ValueError, match="backend must be one of 'auto', 'numba', got 'cuda'"):
         CoopVectorEnv(2, backend="cuda")
     with pytest.raises(ValueError, match="backend"):
         CoopVectorEngine(2, backend=None)
-    assert CoopVectorEnv(2, backend="numpy").backend == "numpy"
-    env = gym.make_vec("thermopylae/Coop-v0", num_envs=3, backend="numpy")
-    assert isinstance(env, CoopVectorEnv) and env.backend == "numpy"
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        assert CoopVectorEnv(2).backend == "numpy"
-        with pytest.raises(ImportError, match="backend='numba' needs numba"):
-            CoopVectorEnv(2, backend="numba")
-    else:
-        assert CoopVectorEnv(2).backend == "numba"  # "auto"
-        assert gym.make_vec("thermopylae/Coop-v0", num_envs=3, backend="numba").backend == "numba"
+    with pytest.raises(ValueError, match="backend='numpy' is no longer available: the NumPy whole-array"):
+        CoopVectorEnv(2, backend="numpy")
+    expected = "numba" if coop_vector._coop_kernel.HAVE_NUMBA else "python"
+    assert CoopVectorEnv(2).backend == expected
+    env = gym.make_vec("thermopylae/Coop-v0", num_envs=3, backend="auto")
+    assert isinstance(env, CoopVectorEnv) and env.backend == expected
 
 
-def test_auto_falls_back_to_numpy_without_numba(monkeypatch):
-    def missing() -> None:
-        raise ImportError("No module named 'numba'")
-
-    monkeypatch.setattr(coop_vector, "_load_kernel", missing)
-    env = CoopVectorEnv(4)
-    assert env.backend == "numpy" and env.engine._kernel is None
-    env.reset(seed=0)
-    env.step(np.zeros(4, np.intp))
-    with pytest.raises(ImportError, match=r"needs numba.*No module named 'numba'.*thermopylae-env\[fast\]"):
-        CoopVectorEnv(4, backend="numba")
-
-
-def test_numba_engine_refuses_what_would_index_out_of_its_arrays():
-    # The compiled loop indexes raw memory, so it checks what the NumPy code's indexing would catch (or
-    # what the callers guarantee): the shapes, the action range, legality; before any game moves.
-    pytest.importorskip("numba")
-    engine = CoopVectorEngine(3, backend="numba")
+def test_kernel_refuses_what_would_index_out_of_its_arrays():
+    # The compiled loop indexes raw memory, so it checks the shapes, the action range and legality
+    # before any game moves.
+    engine = CoopVectorEngine(3)
     engine.seed(0)
     engine.reset_games()
-    obs = engine.obs.copy()
+    before = engine_snapshot(engine)
     for actions, error in ((np.array([0, 0]), ValueError), (np.array([0, 0, 73]), IndexError),
                            (np.array([0, 0, -1]), IndexError), (np.array([0, 0, 60]), ValueError)):
         with pytest.raises(error):
             engine.transition(actions)
-        np.testing.assert_array_equal(engine.obs, obs)
+        assert_same_snapshot(engine_snapshot(engine), before)
     with pytest.raises(ValueError, match="restart"):
         engine.transition(np.zeros(3, np.intp), restart=np.zeros(2, bool))
-
-    def bad_chance(games, keys, episodes):
-        spartan, persian, dice = splitmix_chance(games, keys, episodes)
-        return spartan + 1, persian, dice  # card id 20 does not exist
-
-    for backend in ("numpy", "numba"):
-        engine = CoopVectorEngine(2, chance=bad_chance, backend=backend)
-        with pytest.raises(ValueError, match="Spartan card ids outside 0..19"):
-            engine.reset_games()
 
 
 # ---------------------------------------------------------------------------------------------- SB3
@@ -723,3 +732,151 @@ def test_maskable_ppo_learns_on_the_adapter():
     assert len(model.ep_info_buffer) > 0 and "r" in model.ep_info_buffer[0]
     action, _ = model.predict(env.reset(), action_masks=env.action_masks())
     assert action.shape == (8,)
+
+
+# ---------------------------------------------------------------------------------------------- refusals
+
+
+def test_reset_with_bad_options_or_seed_reseeds_nothing():
+    env = CoopVectorEnv(4)
+    env.reset(seed=3)
+    env.step(np.array([choose(m, np.random.default_rng(0)) for m in env.action_masks()]))
+    before = engine_snapshot(env.engine)
+    bad = [
+        ({"seed": 9, "options": {"reset_mask": np.ones(3, bool)}}, ValueError),  # wrong length
+        ({"seed": 9, "options": {"reset_mask": [1, 0, 1, 0]}}, ValueError),  # not bool
+        ({"seed": 9, "options": {"reset_masks": np.ones(4, bool)}}, ValueError),  # unknown key
+        ({"seed": 9, "options": "reset_mask"}, TypeError),  # not a dict
+        ({"seed": b"abc"}, TypeError),
+        ({"seed": {"a": 1}}, TypeError),
+        ({"seed": 1.5}, TypeError),
+        ({"seed": True}, TypeError),
+        ({"seed": -1}, ValueError),
+        ({"seed": 2**64}, ValueError),
+        ({"seed": 2**64 - 2}, ValueError),  # the last game's seed would pass 2**64 - 1
+        ({"seed": [1, 2, 3]}, ValueError),
+        ({"seed": [1, 2, 3, 2**64]}, ValueError),
+        ({"seed": [1, 2, 3, 1.0]}, TypeError),
+    ]
+    for kwargs, error in bad:
+        with pytest.raises(error):
+            env.reset(**kwargs)
+        assert_same_snapshot(engine_snapshot(env.engine), before, str(kwargs))
+
+
+def test_numpy_integer_seeds_are_accepted_and_seed_plus_2_to_the_64_is_refused():
+    a, b = CoopVectorEnv(2), CoopVectorEnv(2)
+    a.reset(seed=np.uint64(5))
+    b.reset(seed=[np.int64(5), 6])
+    assert a.chance_tables(1) == b.chance_tables(1)
+    with pytest.raises(ValueError, match="2\\*\\*64"):
+        a.reset(seed=5 + 2**64)
+
+
+def test_actions_true_and_masked_arrays_are_refused_and_change_nothing():
+    env = CoopVectorEnv(3)
+    env.reset(seed=4)
+    before = engine_snapshot(env.engine)
+    for actions in ([True, 0, 0], np.ma.masked_array([0, 0, 0], mask=[0, 1, 0]),
+                    np.array([np.timedelta64(0)] * 3)):
+        with pytest.raises(TypeError):
+            env.step(actions)
+        assert_same_snapshot(engine_snapshot(env.engine), before)
+
+
+def _chance_with(change):  # noqa: ANN001, ANN202
+    def chance(games, keys, episodes):
+        spartan, persian, dice = (np.array(t, dtype=np.int64) for t in splitmix_chance(games, keys, episodes))
+        change(spartan, persian, dice)
+        return spartan, persian, dice
+
+    return chance
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda s, p, d: s.__setitem__((0, 0), s[0, 1]), "not a permutation"),  # a duplicated Spartan card
+    (lambda s, p, d: p.__setitem__((0, 0), p[0, 1]), "not a permutation"),
+    (lambda s, p, d: s.__setitem__((0, 0), 257), "outside 0..19"),  # no wrapping to card 1
+    (lambda s, p, d: p.__setitem__((0, 0), -1), "outside 0..27"),
+    (lambda s, p, d: d.__setitem__((0, 0), 100), "dice outside 1..6"),
+    (lambda s, p, d: d.__setitem__((0, 0), 0), "dice outside 1..6"),
+])
+def test_chance_hook_refuses_tables_that_would_lose_or_duplicate_cards(change, message):
+    env = CoopVectorEnv(2, chance=_chance_with(change))
+    with pytest.raises(ValueError, match=message):
+        env.reset(seed=0)
+    assert not env.engine.episodes.any() and (env.engine.phase == coop_vector.OVER).all()
+
+
+def test_chance_hook_refuses_float_tables():
+    def chance(games, keys, episodes):
+        spartan, persian, dice = splitmix_chance(games, keys, episodes)
+        return spartan.astype(float), persian, dice
+
+    with pytest.raises(ValueError, match="not integers"):
+        CoopVectorEnv(2, chance=chance).reset(seed=0)
+
+
+# ---------------------------------------------------------------------------------------------- masks, render
+
+
+def test_a_cleanrl_masked_sampler_never_meets_an_empty_mask_row_over_many_autoresets():
+    torch = pytest.importorskip("torch")
+    n = 64
+    env = CoopVectorEnv(n, persian_deck=MIXED_DECK, illegal_action_penalty=-1.0)
+    obs, infos = env.reset(seed=0)
+    torch.manual_seed(0)
+    logits = torch.zeros(n, 72)
+    ends = 0
+    for step in range(400):
+        mask = torch.as_tensor(env.action_masks())
+        assert torch.equal(mask, torch.as_tensor(infos["action_mask"]).bool())
+        masked = logits.masked_fill(~mask, float("-inf"))
+        actions = torch.distributions.Categorical(logits=masked).sample()
+        assert mask[torch.arange(n), actions].all()
+        if step % 50 == 0:  # now and then an illegal action too: that game ends and waits as well
+            actions[0] = int(np.flatnonzero(~env.action_masks()[0])[0])
+        obs, rewards, terminated, _, infos = env.step(actions.numpy())
+        ends += int(terminated.sum())
+        waiting = np.flatnonzero(terminated)
+        assert all(np.flatnonzero(env.action_masks()[i]).tolist() == [0] for i in waiting)
+    assert ends >= 300
+
+
+def test_sb3_adapter_mask_rows_always_have_a_legal_action():
+    pytest.importorskip("stable_baselines3")
+    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+
+    env = CoopSB3VecEnv(16, seed=0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(300):
+        masks = env.action_masks()
+        assert masks.any(axis=1).all()
+        _, _, dones, _ = env.step(np.array([choose(m, rng) for m in masks]))
+        ends += int(dones.sum())
+    assert ends > 50
+
+
+def test_vector_env_renders_game_zero():
+    pytest.importorskip("PIL")
+    from thermopylae_env.render import FRAME_SHAPE, render_coop_rgb
+
+    env = CoopVectorEnv(3, num_players=2, render_mode="rgb_array")
+    assert env.metadata["render_modes"] == ["rgb_array"] and env.render_mode == "rgb_array"
+    env.reset(seed=1)
+    frame = env.render()
+    assert frame.shape == FRAME_SHAPE and frame.dtype == np.uint8
+    game = CoopGame(2)
+    state = game.new_state(*env.chance_tables(0)[:2])
+    np.testing.assert_array_equal(frame, render_coop_rgb(game, state))
+    assert CoopVectorEnv(2).render() is None
+
+
+def test_compilation_is_announced_at_most_once(caplog, monkeypatch):
+    monkeypatch.setattr(coop_vector, "_announced", False)
+    with caplog.at_level("WARNING", logger="thermopylae_env"):
+        for _ in range(3):
+            CoopVectorEnv(2).reset(seed=0)
+    assert len([r for r in caplog.records if "compiling" in r.getMessage()]) <= 1

@@ -199,7 +199,7 @@ def test_tokens_going_to_zero_give_the_persian_the_win():
     state.tokens = 6
     play(state, add_action(ATTACK), add_action(F50), COMMIT, DECLINE)  # 60 undefended: exactly 6 tokens
     assert state.terminated and state.winner == PERSIAN and state.tokens == 0
-    assert state.end_reason == "no_tokens"
+    assert state.reason == "no_tokens"
     assert list(GAME.returns(state)) == [-1.0, 1.0]
     # More damage than tokens left: the count stops at 0.
     state = to_attack(start([ATTACK, F50, F20, F20, F20], [F30] * 5))
@@ -379,7 +379,7 @@ def test_persian_deck_out_wins_for_the_greeks():
         else:
             action = DECLINE
         play(state, action)
-    assert state.winner == GREEK and state.end_reason == "persian_deck_empty"
+    assert state.winner == GREEK and state.reason == "persian_deck_empty"
     assert state.turn == MAX_TURNS == 49 and state.tokens == 10 and state.deck_size(PERSIAN) == 0
     assert list(GAME.returns(state)) == [1.0, -1.0]
     with pytest.raises(IllegalActionError, match="over"):

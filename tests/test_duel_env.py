@@ -9,8 +9,6 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401  (registers the ids)
-from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
-from thermopylae_agents.random_agent import RandomAgent
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.duel import (
     COMMIT,
@@ -23,6 +21,7 @@ from thermopylae_env.duel import (
     check_invariants,
 )
 from thermopylae_env.duel_env import DuelGreekEnv, DuelPersianEnv
+from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
 
 ENVS = [DuelGreekEnv, DuelPersianEnv]
 
@@ -232,9 +231,9 @@ def test_random_opponent_draws_from_the_env_rng(cls):
     assert cls(opponent="random").opponent_label == "random"
 
 
-def test_bad_model_paths_raise_value_error_naming_the_path(tmp_path):
+def test_model_paths_are_refused_with_a_pointer_to_the_agents_loader(tmp_path):
     missing = tmp_path / "nowhere.zip"
-    with pytest.raises(ValueError, match="nowhere.zip"):
+    with pytest.raises(ValueError, match=r"nowhere.zip.*loads no model file.*thermopylae_agents"):
         DuelGreekEnv(opponent=str(missing))
     with pytest.raises(ValueError, match="heuristc"):
         DuelGreekEnv(opponent="heuristc")  # a typo is not silently a path that works
@@ -244,27 +243,31 @@ def test_bad_model_paths_raise_value_error_naming_the_path(tmp_path):
         DuelPersianEnv(opponent=junk)
 
 
-def test_saved_model_opponents(tmp_path):
+def test_saved_models_loaded_by_the_caller_play_as_opponent_objects(tmp_path):
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
+
+    from thermopylae_agents.sb3_agent import SB3Agent
 
     maskable_path = tmp_path / "persian_maskable.zip"
     MaskablePPO("MlpPolicy", DuelPersianEnv(), n_steps=64, batch_size=32, seed=0, device="cpu").save(
         maskable_path)
-    env = DuelGreekEnv(opponent=maskable_path, illegal_action="raise")
-    assert env.opponent_label.startswith("model") and env._opponent_act.__self__.maskable
+    opponent = SB3Agent(maskable_path)
+    env = DuelGreekEnv(opponent=opponent, illegal_action="raise")
+    assert env.opponent_label.endswith("persian_maskable.zip") and opponent.maskable
     random_episode(env, 0, np.random.default_rng(0))  # every opponent move legal, or it would raise
 
     ppo_path = tmp_path / "greek_ppo.zip"
     PPO("MlpPolicy", DuelGreekEnv(), n_steps=64, batch_size=32, seed=0, device="cpu").save(ppo_path)
-    env = DuelPersianEnv(opponent=str(ppo_path), illegal_action="raise")
-    assert not env._opponent_act.__self__.maskable  # loaded by the PPO fallback: best legal action
+    opponent = SB3Agent(str(ppo_path))
+    env = DuelPersianEnv(opponent=opponent, illegal_action="raise")
+    assert not opponent.maskable  # loaded by the PPO fallback: best legal action
     random_episode(env, 0, np.random.default_rng(0))
 
     wrong = tmp_path / "cartpole.zip"
     PPO("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=32, device="cpu").save(wrong)
-    with pytest.raises(ValueError, match="cartpole.zip"):
-        DuelGreekEnv(opponent=wrong)
+    with pytest.raises(ValueError, match="cartpole.zip"):  # the agent's check_fits, asked by the env
+        DuelGreekEnv(opponent=SB3Agent(wrong))
 
 
 def test_heuristic_players_beat_random_on_both_sides():
@@ -290,3 +293,230 @@ def test_heuristic_players_beat_random_on_both_sides():
                 wins += reward > 0
                 break
     assert wins <= 6
+
+
+# --- the layout module ------------------------------------------------------------------------------
+
+
+def _doc_table(doc: str, header: str) -> list[list[str]]:
+    lines = doc.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == header)
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.strip().startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    return rows
+
+
+@pytest.mark.parametrize("cls", ENVS)
+def test_env_docstring_tables_match_the_layout_pieces(cls):
+    from thermopylae_env.duel_layout import ACTION_PIECES, OBSERVATION_PIECES
+
+    observation = _doc_table(cls.__doc__, "| slice | piece | content | scale |")
+    assert [row[1] for row in observation] == [p.name for p in OBSERVATION_PIECES]
+    for row, piece in zip(observation, OBSERVATION_PIECES, strict=True):
+        start, end = (int(x) for x in row[0].split(":"))
+        assert (start, end, float(row[3])) == (piece.offset, piece.end, piece.scale), row
+    actions = _doc_table(cls.__doc__, "| index | piece | action | legal |")
+    assert [row[1] for row in actions] == [p.name for p in ACTION_PIECES]
+    for row, piece in zip(actions, ACTION_PIECES, strict=True):
+        first, _, last = row[0].partition("..")
+        assert (int(first), int(last or first) + 1) == (piece.offset, piece.end), row
+
+
+def test_layout_pieces_tile_the_vectors_and_name_the_engine_constants():
+    from thermopylae_env import duel
+    from thermopylae_env.duel_layout import ACTION_PIECES, OBS_PIECE, OBS_SCALE, OBSERVATION_PIECES
+
+    for pieces, size in ((OBSERVATION_PIECES, duel.OBS_SIZE), (ACTION_PIECES, duel.NUM_ACTIONS)):
+        assert pieces[0].offset == 0 and pieces[-1].end == size
+        assert all(a.end == b.offset for a, b in zip(pieces, pieces[1:], strict=False))
+    assert OBS_SCALE.shape == (duel.OBS_SIZE,)
+    assert OBS_PIECE["own_deck"].scale == duel.DECK_SIZE - duel.START_HAND
+    assert OBS_PIECE["tokens"].scale == duel.START_TOKENS and OBS_PIECE["turn"].scale == duel.MAX_TURNS
+    assert (duel.DISCARD_BASE, duel.ADD_BASE, duel.COMMIT, duel.DECLINE) == (1, 11, 19, 20)
+
+
+def test_each_observation_piece_holds_its_quantity():
+    from thermopylae_env.duel_layout import OBS_PIECE
+
+    env = DuelGreekEnv(opponent="heuristic")
+    rng = np.random.default_rng(4)
+    obs, info = env.reset(seed=4)
+    seen_defence = False
+    for _ in range(5000):
+        state, game = env.state, env.game
+
+        def piece(name, obs=obs):
+            p = OBS_PIECE[name]
+            return np.rint(obs[p.slice] * p.scale).astype(int).tolist()
+
+        assert piece("hand") == state.hand_counts[GREEK]
+        assert piece("own_discards") == state.discard_counts[GREEK]
+        assert piece("opp_discards") == state.discard_counts[PERSIAN]
+        assert piece("opp_hand_size") == [len(state.hands[PERSIAN])]
+        assert piece("own_deck") == [state.deck_size(GREEK)]
+        assert piece("opp_deck") == [state.deck_size(PERSIAN)]
+        assert piece("tokens") == [state.tokens] and piece("turn") == [state.turn]
+        assert piece("table") == state.table_counts[:8] and piece("table_total") == [state.attack_total]
+        assert piece("phase") == [int(i == state.phase) for i in range(4)]
+        assert piece("to_act") == [1] and piece("is_persian") == [0]
+        seen_defence |= bool(state.table)
+        assert np.array_equal(obs, game.observe(state, GREEK))
+        legal = np.flatnonzero(info["action_mask"])
+        obs, _, terminated, _, info = env.step(int(legal[rng.integers(legal.size)]))
+        if terminated:
+            if seen_defence:
+                break
+            obs, info = env.reset()
+    assert seen_defence
+
+
+# --- failing opponents ---------------------------------------------------------------------------------
+
+
+class _FlakyOpponent:
+    """Plays its first legal action until ``fail`` is set, then does what ``fail`` says."""
+
+    def __init__(self, fail=None):
+        self.fail = fail
+        self.calls = 0
+
+    def act(self, observation, action_mask):
+        self.calls += 1
+        if self.fail == "raise":
+            raise ZeroDivisionError("the opponent's own bug")
+        if self.fail == "illegal":
+            return int(np.flatnonzero(action_mask == 0)[0])
+        if self.fail == "none":
+            return None
+        if self.fail is not None:
+            return self.fail  # a non-integer
+        return int(np.flatnonzero(action_mask)[0])
+
+
+FAILURES = [("raise", ZeroDivisionError), ("illegal", IllegalActionError), (2.5, IllegalActionError),
+            ("3", IllegalActionError), ("none", IllegalActionError), (True, IllegalActionError)]
+
+
+@pytest.mark.parametrize(("fail", "error"), FAILURES, ids=lambda x: repr(x))
+@pytest.mark.parametrize("cls", ENVS)
+def test_an_opponent_failing_in_step_leaves_the_env_refusing_steps_until_reset(cls, fail, error):
+    opponent = _FlakyOpponent()
+    env = cls(opponent=opponent)
+    obs, info = env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    while True:  # play until the agent's move hands the turn to the opponent
+        before = opponent.calls
+        legal = np.flatnonzero(info["action_mask"])
+        action = int(legal[rng.integers(legal.size)])
+        probe = env.state.copy()
+        env.game.step(probe, action, np.random.default_rng(0))
+        if not probe.terminated and probe.current_player != env.side:
+            break
+        obs, _, terminated, _, info = env.step(action)
+        assert not terminated and opponent.calls == before
+    opponent.fail = fail
+    with pytest.raises(error):
+        env.step(action)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match=r"refused: the (greek|persian) opponent .* call reset\(\)"):
+            env.step(int(legal[0]))
+    assert not env.action_masks().any()
+    opponent.fail = None
+    again, info = env.reset(seed=1)
+    twin = cls(opponent=_FlakyOpponent())
+    expected, twin_info = twin.reset(seed=1)
+    assert np.array_equal(again, expected) and np.array_equal(info["action_mask"], twin_info["action_mask"])
+
+
+@pytest.mark.parametrize(("fail", "error"), FAILURES, ids=lambda x: repr(x))
+def test_an_opponent_failing_in_reset_leaves_the_env_refusing_steps(fail, error):
+    env = DuelGreekEnv(opponent=_FlakyOpponent(fail))  # the Persian acts first, inside reset
+    with pytest.raises(error):
+        env.reset(seed=0)
+    with pytest.raises(RuntimeError, match="refused: the persian opponent"):
+        env.step(DONE_DISCARDING)
+    assert not env.action_masks().any()
+
+
+class _NotAPlayer:
+    act = 3
+
+
+@pytest.mark.parametrize(("opponent", "message"), [
+    (HeuristicPersian, "the class HeuristicPersian, not a player"),
+    (RandomAgent, "the class RandomAgent"),
+    (object(), "opponent must be 'heuristic'"),
+    (_NotAPlayer(), "act is not callable"),
+    (lambda: 0, "cannot be called as \\(observation, action_mask\\)"),
+    (lambda obs: 0, "cannot be called as"),
+    (b"heuristic", "loads no model file"),
+])
+def test_an_opponent_that_cannot_act_is_refused_when_the_env_is_made(opponent, message):
+    with pytest.raises(ValueError, match=message):
+        DuelGreekEnv(opponent=opponent)
+    with pytest.raises(ValueError, match=message):
+        gym.make("thermopylae/DuelPersian-v0", opponent=opponent)
+
+
+def test_opponents_with_an_optional_rng_or_extra_defaults_are_accepted():
+    env = DuelGreekEnv(opponent=RandomAgent(seed=3))  # act(observation, action_mask, rng=None)
+    random_episode(env, 0, np.random.default_rng(0))
+    env = DuelPersianEnv(opponent=lambda obs, mask, *rest: int(np.flatnonzero(mask)[-1]))
+    random_episode(env, 0, np.random.default_rng(0))
+
+
+# --- one rule for seeds, actions and options ----------------------------------------------------------
+
+
+ALL_ENV_IDS = ["thermopylae/Coop-v0", "thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"]
+
+
+@pytest.mark.parametrize("env_id", ALL_ENV_IDS)
+def test_numpy_integer_seeds_play_the_same_games_as_python_ints(env_id):
+    env = gym.make(env_id)
+    for seed in (np.int64(7), np.uint64(7), np.int32(7), np.array(7)):
+        a, _ = env.reset(seed=seed)
+        b, _ = env.reset(seed=7)
+        assert np.array_equal(a, b)
+    env.reset(seed=2**64 - 1)
+
+
+@pytest.mark.parametrize("env_id", ALL_ENV_IDS)
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"seed": -1}, ValueError, "seed must be in 0 .. 2\\*\\*64 - 1"),
+    ({"seed": 2**64}, ValueError, "seed must be in"),
+    ({"seed": 1.5}, TypeError, "seed must be None or a non-negative integer"),
+    ({"seed": True}, TypeError, "seed must be"),
+    ({"seed": "3"}, TypeError, "seed must be"),
+    ({"options": {"deal": 1}}, ValueError, "unknown reset option 'deal'"),
+    ({"options": [("a", 1)]}, TypeError, "options must be None or a dict"),
+])
+def test_a_refused_reset_changes_nothing(env_id, kwargs, error, message):
+    env, twin = gym.make(env_id).unwrapped, gym.make(env_id).unwrapped
+    obs, info = env.reset(seed=11)
+    twin.reset(seed=11)
+    with pytest.raises(error, match=message):
+        env.reset(**kwargs)
+    action = int(np.flatnonzero(info["action_mask"])[0])
+    got, want = env.step(action), twin.step(action)
+    assert np.array_equal(got[0], want[0]) and got[1:4] == want[1:4]
+    env.reset(seed=3, options={})
+    env.reset(seed=3, options=None)
+
+
+@pytest.mark.parametrize("env_id", ALL_ENV_IDS)
+@pytest.mark.parametrize(
+    "action", [np.timedelta64(3), np.datetime64(3, "s"), True, 3.0, "3", None, np.array([3])], ids=repr)
+def test_actions_outside_the_space_are_refused_and_change_nothing(env_id, action):
+    env, twin = gym.make(env_id).unwrapped, gym.make(env_id).unwrapped
+    obs, info = env.reset(seed=5)
+    twin.reset(seed=5)
+    with pytest.raises((TypeError, ValueError)):
+        env.step(action)
+    legal = np.int64(np.flatnonzero(info["action_mask"])[0])
+    got, want = env.step(legal), twin.step(int(legal))
+    assert np.array_equal(got[0], want[0]) and got[1:4] == want[1:4]
+    assert np.array_equal(got[4]["action_mask"], want[4]["action_mask"])

@@ -9,12 +9,12 @@ import pytest
 
 pytest.importorskip("pettingzoo")
 
-from pettingzoo.test import api_test, seed_test  # noqa: E402
+from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test, seed_test  # noqa: E402
 
-from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian  # noqa: E402
 from thermopylae_env import duel_v0  # noqa: E402
 from thermopylae_env.actions import IllegalActionError  # noqa: E402
-from thermopylae_env.duel import COMMIT, NUM_ACTIONS, OBS_SIZE, check_invariants  # noqa: E402
+from thermopylae_env.duel import COMMIT, DONE_DISCARDING, NUM_ACTIONS, OBS_SIZE, check_invariants  # noqa: E402
+from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian  # noqa: E402
 
 
 def test_api_test_wrapped_and_raw():
@@ -57,7 +57,8 @@ def test_spaces_and_agent_order_follow_the_rules():
         env.step(int(legal[rng.integers(legal.size)]))
     check_invariants(raw.state, raw.game)
     winner = raw.possible_agents[raw.state.winner]
-    assert finals == {winner: 1, ("greek" if winner == "persian" else "persian"): -1}
+    assert finals == {winner: 1.0, ("greek" if winner == "persian" else "persian"): -1.0}
+    assert all(type(r) is float for r in finals.values())
 
 
 def test_heuristic_players_through_the_aec_api():
@@ -90,3 +91,88 @@ def test_render_ansi():
     raw.reset(seed=0)
     assert "Greek tokens 10" in raw.render()
     assert duel_v0.raw_env().render() is None  # no render mode: nothing drawn
+
+
+def test_parallel_env_passes_pettingzoos_parallel_api_and_seed_tests():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parallel_api_test(duel_v0.parallel_env(), num_cycles=300)
+        parallel_seed_test(duel_v0.parallel_env, num_cycles=300)
+
+
+def test_parallel_env_moves_only_the_agent_to_act_and_ends_with_float_rewards():
+    env = duel_v0.parallel_env()
+    observations, infos = env.reset(seed=2)
+    rng = np.random.default_rng(2)
+    total = dict.fromkeys(env.possible_agents, 0.0)
+    while env.agents:
+        active = env.unwrapped.possible_agents[env.unwrapped.state.current_player]
+        mask = observations[active]["action_mask"]
+        other = "greek" if active == "persian" else "persian"
+        actions = {active: int(rng.choice(np.flatnonzero(mask))), other: COMMIT}  # the other's is ignored
+        observations, rewards, terminations, truncations, infos = env.step(actions)
+        for agent, reward in rewards.items():
+            assert type(reward) is float
+            total[agent] += reward
+    assert sorted(total.values()) == [-1.0, 1.0]
+    check_invariants(env.unwrapped.state, env.unwrapped.game)
+
+
+def test_render_test_passes_for_every_render_mode(capsys):
+    pytest.importorskip("PIL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        render_test(duel_v0.env)
+        render_test(duel_v0.raw_env)
+    assert "Greek tokens" in capsys.readouterr().out  # "human" prints the table
+    frame = duel_v0.env(render_mode="rgb_array")
+    frame.reset(seed=0)
+    image = frame.render()
+    assert image.shape == (360, 640, 3) and image.dtype == np.uint8
+
+
+def test_max_cycles_truncates_both_agents():
+    env = duel_v0.env(max_cycles=5)
+    env.reset(seed=0)
+    moves = 0
+    for _agent in env.agent_iter():
+        obs, reward, termination, truncation, _ = env.last()
+        if termination or truncation:
+            assert truncation and not termination and reward == 0.0
+            env.step(None)
+            continue
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        moves += 1
+    assert moves == 5 and not env.unwrapped.state.terminated
+    for bad in (0, -1, 2.5, True, "5"):
+        with pytest.raises(ValueError, match="max_cycles must be None or a positive integer"):
+            duel_v0.env(max_cycles=bad)
+
+
+def test_illegal_action_options_of_the_wrapped_env():
+    env = duel_v0.env(illegal_action="loss", illegal_action_penalty=-2.5)
+    env.reset(seed=0)
+    env.step(COMMIT)
+    assert env.rewards["persian"] == -2.5 and all(env.terminations.values())
+    env = duel_v0.env(illegal_action="raise")
+    env.reset(seed=0)
+    with pytest.raises(IllegalActionError):
+        env.step(COMMIT)
+    env.step(DONE_DISCARDING)  # nothing changed: the game goes on
+    with pytest.raises(ValueError, match="illegal_action must be one of"):
+        duel_v0.env(illegal_action="ignore")
+    with pytest.raises(ValueError, match="illegal_action_penalty must be a finite number"):
+        duel_v0.env(illegal_action_penalty=float("nan"))
+
+
+def test_reset_follows_the_package_seed_rule():
+    env = duel_v0.raw_env()
+    env.reset(seed=np.int64(4))
+    a = env.observe("persian")["observation"]
+    env.reset(seed=4)
+    assert np.array_equal(a, env.observe("persian")["observation"])
+    for bad, error in ((-1, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="seed must"):
+            env.reset(seed=bad)
+    with pytest.raises(TypeError, match="options must be None or a dict"):
+        env.reset(options=[1])

@@ -190,3 +190,237 @@ def test_learning_curve_from_progress_csv_and_missing_logs(tmp_path):
     assert curve["success_rate"].tolist() == [0.25, 0.5]
     with pytest.raises(ValueError, match="no evaluations.npz"):
         load_learning_curve(tmp_path / "empty")
+
+
+# ------------------------------------------------------------------------------ paired statistics (#15)
+def test_mcnemar_exact_matches_a_worked_example():
+    from thermopylae_agents.stats import mcnemar_exact
+
+    # 2 of the 10 discordant deals won by A alone: two-sided binomial tail at 1/2,
+    # 2 * (C(10,0) + C(10,1) + C(10,2)) / 2**10 = 2 * 56 / 1024.
+    assert mcnemar_exact(2, 8) == pytest.approx(112 / 1024, abs=1e-12)
+    assert mcnemar_exact(8, 2) == pytest.approx(112 / 1024, abs=1e-12)
+    # 0 of 5: 2 * 1 / 32; no discordant deal: nothing to tell the agents apart.
+    assert mcnemar_exact(0, 5) == pytest.approx(2 / 32, abs=1e-12)
+    assert mcnemar_exact(0, 0) == 1.0
+
+
+def test_paired_difference_interval_matches_a_worked_example():
+    from thermopylae_agents.stats import paired_difference_interval
+
+    # 20 deals: both won 3, only A 5, only B 1, neither 11. A won 8/20 = 0.4, B 4/20 = 0.2.
+    # Worked with a calculator from Newcombe's method 10 (z = 1.95996):
+    # Wilson 95%: 8/20 -> [0.218807, 0.613418]; 4/20 -> [0.080658, 0.416017].
+    # phi = (3*11 - 5*1) / sqrt(8 * 12 * 4 * 16) = 28 / sqrt(6144) = 0.357217.
+    # delta = sqrt(0.181193^2 - 2*0.357217*0.181193*0.216017 + 0.216017^2) = 0.227004 -> low = -0.027004
+    # eps = sqrt(0.213418^2 - 2*0.357217*0.213418*0.119342 + 0.119342^2) = 0.203945 -> high = 0.403945
+    low, high = paired_difference_interval(3, 5, 1, 11)
+    assert low == pytest.approx(-0.027004, abs=2e-6)
+    assert high == pytest.approx(0.403945, abs=2e-6)
+
+
+def test_paired_comparison_counts_the_discordant_deals():
+    from thermopylae_agents.stats import paired_comparison
+
+    a = [1, 1, 1, 0, 0, 1, 0, 0]
+    b = [1, 0, 0, 0, 1, 1, 0, 0]
+    c = paired_comparison("a", a, "b", b)
+    assert (c.both, c.only_a, c.only_b, c.neither) == (2, 2, 1, 3)
+    assert c.difference == pytest.approx(1 / 8)
+    assert c.p_value == pytest.approx(1.0)  # 2 against 1: two-sided tail is 1
+    assert c.ci95[0] < c.difference < c.ci95[1]
+    with pytest.raises(ValueError, match="same deals"):
+        paired_comparison("a", a, "b", b[:-1])
+
+
+def test_the_json_keeps_per_game_outcomes_and_the_paired_comparisons(tmp_path):
+    out = tmp_path / "eval.json"
+    assert main(["random", "h=heuristic", "--games", "12", "--seed", "3", "--json", str(out),
+                 "--no-progress"]) == 0
+    document = json.loads(out.read_text())
+    heuristic = document["results"][1]
+    assert heuristic["agent"] == "h"
+    assert heuristic["per_game"]["seed"] == list(range(3, 15))
+    assert sum(heuristic["per_game"]["won"]) == heuristic["wins"]
+    [pair] = document["paired"]
+    assert (pair["a"], pair["b"], pair["games"]) == ("random", "h", 12)
+    assert pair["only_b"] - pair["only_a"] == heuristic["wins"] - document["results"][0]["wins"]
+    assert 0.0 <= pair["p_value"] <= 1.0
+
+
+def test_duel_pairs_compare_greek_agents_facing_the_same_persian():
+    from thermopylae_agents.evaluation import paired_comparisons
+
+    results = evaluate_duel_matrix(["heuristic", "random"], ["heuristic", "random"], games=6)
+    pairs = paired_comparisons(results)
+    assert sorted((p.a, p.b, p.opponent) for p in pairs) == [("heuristic", "random", "heuristic"),
+                                                           ("heuristic", "random", "random")]
+
+
+# -------------------------------------------------------------------- progress, plots, command line (#15)
+def test_progress_off_a_terminal_is_one_line_when_a_stage_starts_and_one_when_it_ends():
+    import io
+
+    from thermopylae_agents.evaluation import progress_bar
+
+    stream = io.StringIO()
+    with progress_bar(True, 100, "evaluating heuristic", stream=stream) as advance:
+        for _ in range(10):
+            advance(10)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "evaluating heuristic: 100 games..."
+    assert lines[1].startswith("evaluating heuristic: done in ") and len(lines) == 2
+    with progress_bar(False, 100, "silent", stream=stream) as advance:
+        assert advance is None
+
+
+def test_evaluation_stages_name_the_agent_and_the_pairing(capsys):
+    evaluate_duel_matrix(["heuristic"], ["random"], games=2, progress=True)
+    err = capsys.readouterr().err
+    assert "evaluating cross-play pairings 1-1 of 1: heuristic vs random: 2 games..." in err
+
+
+@pytest.mark.parametrize(("label", "short"), [
+    ("fast:agents/thermopylae_agents/policies/duel_greek_maskable_ppo.zip", "fast:duel_greek_maskable_ppo"),
+    ("runs/a/final_policy.zip", "final_policy"), ("heuristic", "heuristic"), ("search:16,8", "search:16,8"),
+])
+def test_plots_show_short_labels(label, short):
+    from thermopylae_agents.evaluation import short_label
+
+    assert short_label(label) == short
+
+
+def test_the_duel_plot_is_a_heatmap_with_the_values_in_the_cells(tmp_path, monkeypatch):
+    from thermopylae_agents import evaluation
+
+    texts = []
+    results = evaluate_duel_matrix(["heuristic", "random"], ["heuristic", "random"], games=4)
+    import matplotlib.axes
+
+    original = matplotlib.axes.Axes.text
+    monkeypatch.setattr(matplotlib.axes.Axes, "text",
+                        lambda self, x, y, s, *a, **k: texts.append(s) or original(self, x, y, s, *a, **k))
+    out = tmp_path / "matrix.png"
+    evaluation.plot_results(results, out)
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    assert len(texts) == 4
+    for r, text in zip(results, texts, strict=True):
+        assert f"{r.win_rate:.1%}" in text and f"[{r.ci95[0]:.1%}, {r.ci95[1]:.1%}]" in text
+
+
+def test_replot_reads_an_earlier_json_without_playing(tmp_path, capsys):
+    out = tmp_path / "m.png"
+    assert main(["--replot", str(POLICIES / "duel_eval.json"), "--plot", str(out)]) == 0
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    assert "duel cross-play" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["search:abc"], "search option n_determinizations must be a decimal number"),
+    (["--seed", "-1"], "--seed: '-1' is not an integer"),
+    (["--seed", "1.5"], "--seed: '1.5' is not an integer"),
+    (["--games", "0"], "--games: '0' is not a whole number in 1.."),
+    (["--games", "-5"], "--games"),
+    (["--workers", "x"], "--workers"),
+    (["nonsense"], "unknown agent 'nonsense'"),
+    (["--json", "/"], "--json /: cannot write there"),
+    (["--replot", "/nonexistent.json"], "not a file"),
+])
+def test_bad_arguments_are_one_line_errors_naming_the_program(tmp_path, argv, message):
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    games = [] if "--games" in argv else ["--games", "1"]
+    done = subprocess.run([sys.executable, str(root / "scripts" / "evaluate.py"), *argv, *games],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if ": error: " in line]
+    assert len(errors) == 1 and errors[0].startswith("evaluate.py: error: ")
+    assert message in errors[0]
+
+
+def test_the_forwarded_evaluate_names_itself_thermopylae_evaluate(capsys):
+    from thermopylae_agents.cli import main as thermopylae
+
+    with pytest.raises(SystemExit):
+        thermopylae(["evaluate", "--help"])
+    assert capsys.readouterr().out.startswith("usage: thermopylae evaluate ")
+
+
+# ----------------------------------------------------------------------------------- the agent registry
+@pytest.mark.parametrize(("spec", "message"), [
+    ("search:abc", "must be a decimal number"), ("search:1e3", "must be a decimal number"),
+    ("search:\u0661", "must be a decimal number"), ("search:0,2", "must be a whole number >= 1"),
+    ("search:1,2,3", "at most N,K positionally"), ("search:colour=3", "unknown search option 'colour'"),
+    ("search:4,", "empty search option"), ("random:3", "random takes no options"),
+    ("fast:", "fast: needs the path"), ("fast:heuristic", "fast: needs the path"), ("", "empty agent spec"),
+    ("bogus", "unknown agent 'bogus'"), ("x\x1b[2J", "not printable"),
+])
+def test_a_malformed_spec_is_a_one_line_error_before_anything_is_loaded(spec, message):
+    from thermopylae_agents.registry import AgentSpecError, parse_spec
+
+    with pytest.raises(AgentSpecError, match=message) as error:
+        parse_spec(spec)
+    assert "\n" not in str(error.value)
+
+
+def test_name_equals_spec_gives_a_short_label():
+    from thermopylae_agents.registry import parse_spec
+
+    parsed = parse_spec("ppo=fast:runs/a/final_policy.zip")
+    assert (parsed.kind, parsed.argument, parsed.label) == ("fast", "runs/a/final_policy.zip", "ppo")
+    # an '=' inside search options or a path is not a label
+    spec = "search:n_determinizations=2,rollouts=1"
+    assert parse_spec(spec).label == spec
+    assert parse_spec("runs/a=b/model.zip").kind == "model"
+
+
+def test_the_shipped_policies_are_found_by_name_through_the_installed_package():
+    from thermopylae_agents.registry import shipped_policies, shipped_policy_path
+
+    names = shipped_policies()
+    assert {"coop_maskable_ppo", "duel_greek_maskable_ppo", "duel_persian_maskable_ppo"} <= set(names)
+    assert shipped_policy_path("coop_maskable_ppo").is_file()
+    pytest.importorskip("sb3_contrib")
+    agent, label = make_agent("fast:coop_maskable_ppo", "coop")
+    assert label == "fast:coop_maskable_ppo" and hasattr(agent, "act")
+
+
+def test_a_new_spec_kind_plugs_into_the_registry(monkeypatch):
+    from thermopylae_agents import registry
+
+    built = []
+
+    class Constant:
+        def act(self, obs, mask):
+            return int(np.flatnonzero(mask)[0])
+
+    monkeypatch.setattr(registry, "_KINDS", {})
+    registry.register_kind("safe", lambda argument, context: built.append((argument, context.env_id))
+                           or Constant())
+    agent, label = make_agent("mine=safe:weights.npz", "coop")
+    assert label == "mine" and built == [("weights.npz", COOP_ID)]
+    [result] = evaluate(COOP_ID, [agent], games=3)
+    assert result.games == 3
+    with pytest.raises(ValueError, match="cannot register"):
+        registry.register_kind("search", lambda a, c: None)
+
+
+def test_progress_on_a_terminal_is_a_bar_with_the_time_left():
+    import io
+
+    from thermopylae_agents.evaluation import progress_bar
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    with progress_bar(True, 50, "evaluating heuristic", stream=stream) as advance:
+        for _ in range(5):
+            advance(10)
+    # a transient rich bar: drawn while running (description, count, time left), erased at the end
+    assert "evaluating heuristic" in stream.getvalue()
+    assert "left" in stream.getvalue()

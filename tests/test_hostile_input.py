@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -413,11 +414,11 @@ MODEL_FILE_CASES = ["missing", "folder", "text file", "text file named .zip", "e
 
 @pytest.mark.parametrize("case", MODEL_FILE_CASES)
 @pytest.mark.parametrize("cls", [DuelGreekEnv, DuelPersianEnv])
-def test_duel_opponent_model_path_refuses_non_model_files(bad_model_files, case, cls):
+def test_duel_opponent_paths_are_refused_unread_naming_the_file(bad_model_files, case, cls):
     path, name = bad_model_files[case]
-    with pytest.raises(ValueError, match=name):
+    with pytest.raises(ValueError, match=f"{name}.*loads no model file"):
         cls(opponent=path)
-    with pytest.raises(ValueError, match=name):
+    with pytest.raises(ValueError, match=f"{name}.*loads no model file"):
         cls(opponent=str(path))
 
 
@@ -438,7 +439,7 @@ def test_sb3_agent_loader_refuses_non_model_files(bad_model_files, case):
 
 @pytest.mark.parametrize("case", MODEL_FILE_CASES)
 def test_record_agents_refuse_non_model_files(bad_model_files, case):
-    from thermopylae_env.records import make_agent
+    from thermopylae_agents.replay import agent_for_env as make_agent
 
     path, name = bad_model_files[case]
     with pytest.raises(ValueError, match=name):
@@ -523,13 +524,36 @@ def bad_deck(case: str, tmp_path: Path) -> tuple[object, str]:
         return target, "not a UTF-8 text"
     if case == "not a path or rows":
         return 123, "expected a CSV path, rows .* got int 123"
+    if case in ("exponent", "underscore", "non-ASCII digits", "full-width digits", "float text"):
+        rows[5][0] = {"exponent": "1e1", "underscore": "1_0", "non-ASCII digits": "\u0661\u0660",
+                      "full-width digits": "\uff11\uff10", "float text": "10.0"}[case]
+        return write_csv(target, HEADER, rows), "row 6 .*white must be a whole number, got .*ASCII digits"
+    if case == "empty bonus":
+        rows[9][2] = ""
+        return write_csv(target, HEADER, rows), "row 10 .*bonus is empty: write 0 for no bonus"
+    if case == "cell over the csv field limit":
+        target.write_text("white,red,bonus\n" + "10,12,0\n" * 3 + '"' + "9" * 200_000 + '",12,0\n')
+        return target, "line 5: .*(not a valid CSV row|longer than)"
+    if case == "device":
+        return Path("/dev/zero"), "not a regular file"
+    if case == "fifo":
+        os.mkfifo(target)
+        return target, "not a regular file"
+    if case == "two million rows":
+        target.write_text("white,red,bonus\n" + "10,12,0\n" * 2_000_000)
+        return target, "more than a deck file may"
+    if case == "too many rows":
+        target.write_text("white,red,bonus\n" + "10,12,0\n" * 1001)
+        return target, "more than 1000 rows"
     raise AssertionError(case)
 
 
 DECK_CASES = ["missing rows", "extra rows", "red < white", "non-numeric cell", "fractional cell", "nan cell",
               "negative value", "bad bonus", "missing cell", "duplicate header", "wrong header",
               "header only", "empty file", "blank lines only", "missing file", "folder", "binary file",
-              "not a path or rows"]
+              "not a path or rows", "exponent", "underscore", "non-ASCII digits", "full-width digits",
+              "float text", "empty bonus", "cell over the csv field limit", "device", "fifo",
+              "two million rows", "too many rows"]
 
 
 @pytest.mark.parametrize("make", sorted(COOP_CONSTRUCTORS))
@@ -540,6 +564,7 @@ def test_broken_persian_deck_files_are_refused_naming_the_problem(tmp_path, make
         COOP_CONSTRUCTORS[make](persian_deck=deck)
     if isinstance(deck, Path) and case != "folder":
         assert deck.name in str(error.value)  # the message names the file
+    assert "\n" not in str(error.value)  # one line
 
 
 # ------------------------------------------------------------------------------------------- record files
@@ -571,7 +596,7 @@ def test_a_missing_record_file_raises_file_not_found(tmp_path):
 def test_a_folder_given_as_record_names_the_path(tmp_path):
     from thermopylae_env.records import load_record
 
-    with pytest.raises(OSError, match=str(tmp_path)):
+    with pytest.raises(ValueError, match=f"{tmp_path}: is a folder"):
         load_record(tmp_path)
 
 
@@ -606,7 +631,8 @@ def test_replaying_a_record_with_an_impossible_action_is_refused(tmp_path, actio
 
 @pytest.mark.parametrize(
     ("header", "message"),
-    [({"env_id": "nope/Nothing-v0"}, "unknown env_id 'nope/Nothing-v0'"),
+    [({"env_id": "nope/Nothing-v0"}, "env_id must name an environment of this package"),
+     ({"env_id": "thermopylae/Nothing-v0"}, "unknown env_id 'thermopylae/Nothing-v0'"),
      ({"options": {"num_players": 9}}, "num_players must be 1..4, got 9"),
      ({"options": {"colour": "blue"}}, "do not fit")],
 )

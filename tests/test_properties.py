@@ -348,7 +348,7 @@ def test_duel_engine_random_legal_play(seed, data):
     check_duel_state(game, state)
     assert not game.legal_action_mask(state).any()
     assert sorted(game.returns(state).tolist()) == [-1.0, 1.0]
-    assert state.end_reason in ("persian_deck_empty", "no_tokens")
+    assert state.reason in ("persian_deck_empty", "no_tokens")
 
 
 def duel_env_snapshot(env) -> tuple:

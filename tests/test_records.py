@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401 - registers the environments
+from thermopylae_agents.replay import record_game
 from thermopylae_env.records import (
     FORMAT,
     VERSION,
@@ -18,7 +19,6 @@ from thermopylae_env.records import (
     describe_event,
     iter_replay,
     load_record,
-    record_game,
     replay_record,
 )
 
@@ -247,3 +247,178 @@ def test_the_duel_description_hides_the_opponents_draws():
     assert describe_event(draw, viewer=0) == "Persian draws a card"
     assert describe_event({"type": "add", "player": 1, "kind": 4}, viewer=0) is None
     assert "Immortals" in describe_event({"type": "add", "player": 1, "kind": 4}, viewer=1)
+
+
+# ------------------------------------------------------------------------------ a record is data (#11)
+
+
+def test_the_record_format_works_without_the_agents_package(tmp_path):
+    """Writing, reading and replaying a record needs nothing from thermopylae_agents."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "thermopylae_agents" or name.startswith("thermopylae_agents."):
+            raise ImportError("blocked: " + name)
+sys.meta_path.insert(0, Block())
+import numpy as np
+from thermopylae_env.records import record_game, replay_record
+first_legal = lambda obs, mask: int(np.flatnonzero(mask)[0])
+result = record_game("thermopylae/Coop-v0", first_legal, {str(tmp_path / 'g.jsonl')!r}, seed=3)
+assert replay_record({str(tmp_path / 'g.jsonl')!r})["steps"] == result["steps"]
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+@pytest.fixture(scope="module")
+def duel_against_a_model(tmp_path_factory) -> Path:
+    pytest.importorskip("sb3_contrib")
+    path = tmp_path_factory.mktemp("model-duel") / "duel.jsonl"
+    record_game("thermopylae/DuelGreek-v0", "heuristic", path, seed=4,
+                options={"opponent": "fast:duel_persian_maskable_ppo"})
+    return path
+
+
+def test_a_replay_never_loads_a_model_that_the_record_names(duel_against_a_model, monkeypatch):
+    import thermopylae_agents.sb3_agent as sb3_agent
+    from thermopylae_env.records import RecordNeedsOpponentError
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model file was loaded")
+
+    monkeypatch.setattr(sb3_agent, "load_model", refuse)
+    monkeypatch.setattr(sb3_agent.SB3Agent, "__init__", refuse)
+    assert load_record(duel_against_a_model).options == {"opponent": "fast:duel_persian_maskable_ppo"}
+    with pytest.raises(RecordNeedsOpponentError, match="pass that opponent explicitly"):
+        replay_record(duel_against_a_model)
+
+
+def test_a_game_against_a_model_replays_when_the_caller_passes_the_model(duel_against_a_model):
+    from thermopylae_agents.replay import replay_record as replay_with_agents
+
+    summary = replay_with_agents(duel_against_a_model, opponent="fast:duel_persian_maskable_ppo")
+    assert summary["finished"] is True
+    assert summary["steps"] == len(load_record(duel_against_a_model).steps)
+    with pytest.raises(RecordMismatchError):  # another opponent does not reproduce the game
+        replay_with_agents(duel_against_a_model, opponent="random")
+
+
+def _tamper(path: Path, out: Path, change) -> Path:
+    lines = _lines(path)
+    change(lines)
+    return _write(out, lines)
+
+
+def _first_step(lines):
+    return lines[1]
+
+
+FALSE_FIELDS = {
+    "won flipped": (lambda ls: ls[-1].update(won=not ls[-1]["won"]), "won is"),
+    "reason null": (lambda ls: ls[-1].update(reason=None), "the reason is"),
+    "reason changed": (lambda ls: ls[-1].update(reason="marker" if ls[-1]["reason"] != "marker"
+                                                else "graveyard"), "the reason is"),
+    "action name changed": (lambda ls: _first_step(ls).update(action_name="fight 20 +5 support"),
+                            "the action name is"),
+    "illegal reason added": (lambda ls: _first_step(ls).update(illegal_reason="made up"),
+                             "the illegal-move reason is"),
+    "return changed": (lambda ls: ls[-1].update({"return": 5.0}), "replay return"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FALSE_FIELDS))
+def test_a_replay_catches_every_false_field_it_would_show(tmp_path, coop_record, case):
+    change, message = FALSE_FIELDS[case]
+    path = _tamper(coop_record, tmp_path / "false.jsonl", change)
+    with pytest.raises(RecordMismatchError, match=message):
+        replay_record(path)
+
+
+def test_replay_returns_the_recomputed_result(coop_record):
+    record = load_record(coop_record)
+    summary = replay_record(coop_record)
+    assert summary == {"steps": len(record.steps), "return": record.result["return"],
+                       "won": record.result["won"], "reason": record.result["reason"], "finished": True}
+
+
+def test_an_unfinished_record_that_claims_a_winner_is_refused(tmp_path):
+    path = _write(tmp_path / "claim.jsonl", [_header(), _step(), _result(won=True)])
+    with pytest.raises(ValueError, match="an unfinished game has no winner"):
+        load_record(path)
+
+
+HOSTILE_FILES = {
+    "deep JSON": (lambda p: p.write_text("[" * 100_000 + "]" * 100_000 + "\n"), "nested deeper"),
+    "deep JSON inside the header": (
+        lambda p: p.write_text(json.dumps(_header(options={"x": _nest(40)})) + "\n"), "nested deeper"),
+    "huge number": (lambda p: p.write_text('{"type": "header", "seed": ' + "9" * 10_000 + "}\n"),
+                    "not a usable JSON value"),
+    "seed over 2**64": (lambda p: _write(p, [_header(seed=2**64), _result(0)]), "seed must be an integer"),
+    "foreign env id": (lambda p: _write(p, [_header(env_id="CartPole-v1"), _result(0)]),
+                       "env_id must name an environment of this package"),
+    "module import in the env id": (lambda p: _write(p, [_header(env_id="os:Env-v0"), _result(0)]),
+                                    "env_id must name an environment of this package"),
+    "reason not a string": (lambda p: _write(p, [_header(), _step(terminated=True),
+                                                 _result(finished=True, reason=[1])]),
+                            "reason must be a string or null"),
+}
+
+
+def _nest(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_FILES))
+def test_a_hostile_record_file_is_refused_in_one_line(tmp_path, case):
+    make, message = HOSTILE_FILES[case]
+    path = tmp_path / "hostile.jsonl"
+    make(path)
+    with pytest.raises(ValueError, match=message) as error:
+        load_record(path)
+    assert "\n" not in str(error.value) and len(str(error.value)) < 400
+
+
+@pytest.mark.parametrize("kind", ["folder", "device", "fifo", "too large"])
+def test_a_record_path_that_is_not_a_small_regular_file_is_refused_before_reading(tmp_path, kind):
+    import os
+
+    from thermopylae_env import records
+
+    path = {"folder": tmp_path, "device": Path("/dev/zero"), "fifo": tmp_path / "pipe",
+            "too large": tmp_path / "big.jsonl"}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    if kind == "too large":
+        with open(path, "wb") as handle:
+            handle.truncate(records.MAX_RECORD_BYTES + 1)  # sparse: no time spent writing
+    message = {"folder": "is a folder", "device": "not a regular file", "fifo": "not a regular file",
+               "too large": "more than a record may hold"}[kind]
+    with pytest.raises(ValueError, match=message):
+        load_record(path)
+
+
+@pytest.mark.parametrize("where", ["folder", "missing read-only parent"])
+def test_a_record_path_that_cannot_be_written_is_refused_before_the_game(tmp_path, where):
+    import os
+
+    if where == "folder":
+        target = tmp_path
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        os.chmod(locked, 0o500)
+        if os.access(locked, os.W_OK):  # running as root: permissions do not stop writing
+            pytest.skip("permissions are not enforced for this user")
+        target = locked / "sub" / "game.jsonl"
+    env = gym.make("thermopylae/Coop-v0", record_events=True)
+    with pytest.raises(ValueError, match="cannot write the record"):
+        RecordEpisode(env, target)

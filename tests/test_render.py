@@ -210,3 +210,25 @@ def test_render_game_script_writes_a_gif_and_a_png_strip(tmp_path):
         # 3 columns x 2 rows of 320x180 tiles with 4-pixel gaps
         assert image.size == (3 * 320 + 4 * 4, 2 * 180 + 3 * 4)
     assert "frames" in done.stdout
+
+
+# ----------------------------------------------------------------------------- text from files (safe_text)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [("\x1b[2J", "\\x1b[2J"), ("\x1b]0;title\x07", "\\x1b]0;title\\x07"), ("a\rb", "a\\rb"),
+     ("\x9b31m", "\\x9b31m"), ("\u202eevil", "\\u202eevil"), ("\x7f", "\\x7f"), ("\x00", "\\x00")],
+)
+def test_safe_text_makes_terminal_control_characters_visible(raw, shown):
+    from thermopylae_env.render import safe_text
+
+    assert safe_text(raw) == shown
+
+
+def test_safe_text_keeps_printable_text_and_line_breaks_unless_asked():
+    from thermopylae_env.render import safe_text
+
+    text = "Immortals (10) x 2\n\tsecond line: é ü Ω"
+    assert safe_text(text) == text
+    assert safe_text("a\nb", newlines=False) == "a\\nb"

@@ -43,11 +43,11 @@ def test_a_violation_gives_exit_code_1_and_is_reported():
     code = (
         "import runpy, sys; sys.argv = ['soak.py', '--steps', '300', '--envs', 'coop-1p'];"
         "from thermopylae_env import coop;"
-        "step = coop.CoopGame.step\n"
+        "apply = coop.CoopGame.apply\n"  # the envs apply each checked action through the engine's apply
         "def broken(self, state, action, rng, events=None):\n"
-        "    step(self, state, action, rng, events)\n"
+        "    apply(self, state, action, rng, events)\n"
         "    if state.spartan_discard: state.spartan_discard.pop()\n"
-        "coop.CoopGame.step = broken\n"
+        "coop.CoopGame.apply = broken\n"
         f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')"
     )
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

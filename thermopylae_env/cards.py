@@ -3,6 +3,17 @@
 The files are plain CSV so that a user can replace them (the default Persian deck of the co-op game is a
 reconstruction: its red values and bonus marks are not printed in any source we have). Every loader checks
 its table and refuses a malformed one with a :class:`DeckError` that names the row and the problem.
+
+One rule for every deck file and every loader:
+
+* only regular files of at most :data:`MAX_DECK_FILE_BYTES` bytes and :data:`MAX_DECK_ROWS` rows are
+  read (a folder, a device such as ``/dev/zero`` or a FIFO is refused before anything is read; a huge
+  file is refused from its size); a malformed CSV row or a cell over :data:`MAX_CELL_CHARS` characters
+  is refused naming the file and the line;
+* a number is an integer, or text of ASCII decimal digits with an optional minus sign: ``1e1``, ``1_0``,
+  ``10.0`` and non-ASCII digits are refused;
+* a bonus is ``1``/``true``/``yes``/``y`` or ``0``/``false``/``no``/``n``; an empty bonus cell is an
+  error (no bonus is written ``0``).
 """
 
 from __future__ import annotations
@@ -10,7 +21,10 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import numbers
 import os
+import re
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,17 +85,53 @@ def seeds_dir() -> Path:
     )
 
 
+MAX_DECK_FILE_BYTES = 1024 * 1024  # a deck file is a few hundred bytes; a runaway file is refused at once
+MAX_DECK_ROWS = 1000
+MAX_CELL_CHARS = 1000
+
+
 def _read_csv(source: str | os.PathLike[str], what: str) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of a deck file, refusing before reading anything that is not a regular file
+    of at most :data:`MAX_DECK_FILE_BYTES` (a folder, ``/dev/zero``, a FIFO, a huge file)."""
     path = Path(source)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        info = os.stat(path)
     except OSError as err:
-        raise DeckError(f"{what}: cannot read {path}: {err.strerror or err}") from err
+        raise DeckError(f"{what}: cannot read {path}: {err.strerror or err}") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "a device, pipe or socket"
+        raise DeckError(f"{what}: cannot read {path}: not a regular file ({kind})")
+    if info.st_size > MAX_DECK_FILE_BYTES:
+        raise DeckError(f"{what}: {path} holds {info.st_size} bytes, more than a deck file may "
+                        f"({MAX_DECK_FILE_BYTES})")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_DECK_FILE_BYTES + 1)
+    except OSError as err:
+        raise DeckError(f"{what}: cannot read {path}: {err.strerror or err}") from None
+    if len(data) > MAX_DECK_FILE_BYTES:
+        raise DeckError(f"{what}: {path} holds more than {MAX_DECK_FILE_BYTES} bytes")
+    try:
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise DeckError(
             f"{what}: not a UTF-8 text (CSV) file ({err.reason} at byte {err.start})"
         ) from None
-    rows = [row for row in csv.reader(io.StringIO(text)) if any(cell.strip() for cell in row)]
+    rows = []
+    reader = csv.reader(io.StringIO(text))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as err:
+            raise DeckError(f"{what}: line {reader.line_num}: not a valid CSV row ({err})") from None
+        if any(len(cell) > MAX_CELL_CHARS for cell in row):
+            raise DeckError(f"{what}: line {reader.line_num}: a cell longer than {MAX_CELL_CHARS} characters")
+        if any(cell.strip() for cell in row):
+            rows.append(row)
+        if len(rows) > MAX_DECK_ROWS:
+            raise DeckError(f"{what}: more than {MAX_DECK_ROWS} rows (a deck has a few dozen)")
     if not rows:
         raise DeckError(f"{what}: {path} is empty")
     header = [cell.strip().lower() for cell in rows[0]]
@@ -105,31 +155,37 @@ def _check_header(header: Sequence[str], expected: Sequence[str], what: str) -> 
         raise DeckError(f"{what}: header must be {list(expected)}: " + ", ".join(parts))
 
 
+_WHOLE_NUMBER = re.compile(r"-?[0-9]{1,6}", re.ASCII)
+_TRUE = ("1", "true", "yes", "y")
+_FALSE = ("0", "false", "no", "n")
+
+
 def _int_cell(value: object, column: str, where: str) -> int:
-    if isinstance(value, bool):
+    """A whole number: a Python/NumPy integer, or text of ASCII decimal digits with an optional ``-``
+    (``1e1``, ``1_0``, ``10.0``, ``nan`` and non-ASCII digits are refused)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
         raise DeckError(f"{where}: {column} must be a whole number, got {value!r}")
-    if isinstance(value, int):
-        number = value
-    else:
-        text = str(value).strip()
-        try:
-            number = int(text)
-        except ValueError:
-            try:
-                as_float = float(text)
-            except ValueError:
-                raise DeckError(f"{where}: {column} must be a whole number, got {value!r}") from None
-            if not as_float.is_integer():
-                raise DeckError(f"{where}: {column} must be a whole number, got {value!r}") from None
-            number = int(as_float)
-    return number
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    text = value.strip()
+    if not _WHOLE_NUMBER.fullmatch(text):
+        raise DeckError(f"{where}: {column} must be a whole number, got {value!r} (ASCII digits only)")
+    return int(text)
 
 
 def _bonus_cell(value: object, where: str) -> bool:
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "y"):
+    """``1``/``true``/``yes``/``y`` or ``0``/``false``/``no``/``n`` (any case); an empty cell is an error
+    (write ``0`` for no bonus)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, numbers.Integral) and int(value) in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower() if isinstance(value, str) else None
+    if text == "":
+        raise DeckError(f"{where}: bonus is empty: write 0 for no bonus, 1 for a bonus")
+    if text in _TRUE:
         return True
-    if text in ("0", "false", "no", "n", ""):
+    if text in _FALSE:
         return False
     raise DeckError(f"{where}: bonus must be 0 or 1, got {value!r}")
 

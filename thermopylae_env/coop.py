@@ -79,13 +79,32 @@ import numpy as np
 
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.cards import (
-    PERSIAN_DECK_SIZE,
     SPARTAN_VALUES,
     PersianCard,
     PersianRows,
     load_persian_deck,
     load_spartan_deck,
 )
+from thermopylae_env.coop_layout import (
+    DECLINE,
+    DISCARD_BASE,
+    FIGHT_BASE,
+    GIVE_BASE,
+    GRAVEYARD_WIN,
+    LOSS_MARKER,
+    MAX_PLAYERS,
+    MIN_VALUE,
+    NUM_ACTIONS,
+    NUM_SUPPORT,
+    NUM_VALUES,
+    OBS,
+    OBS_SIZE,
+    PERSIAN_DECK_SIZE,
+    RETREAT,
+    SPARTAN_DECK_SIZE,
+    VALUE_SCALE,
+)
+from thermopylae_env.errors import InvariantError
 
 __all__ = [
     "NUM_ACTIONS",
@@ -113,41 +132,27 @@ __all__ = [
     "roll_dice",
 ]
 
-NUM_ACTIONS = 72
-OBS_SIZE = 115
-RETREAT = 0
-FIGHT_BASE = 1
-GIVE_BASE = 56
-DECLINE = 60
-DISCARD_BASE = 61
-MAX_PLAYERS = 4
 HAND_LIMIT = 5
-NUM_SUPPORT = 4
-LOSS_MARKER = 7
 LOCATION_DIE_MARKERS = (3, 6)
-GRAVEYARD_WIN = 12
 MAX_DICE = NUM_SUPPORT + 1
-SPARTAN_DECK_SIZE = 20
-MIN_VALUE = SPARTAN_VALUES[0]
-NUM_VALUES = len(SPARTAN_VALUES)
 
-# Observation offsets (docs/coop_spec.md).
-_OBS_PHASE = 0
-_OBS_SEAT = 3
-_OBS_RECIPIENT = 7
-_OBS_HANDS = 11
-_OBS_SLOT1 = 55
-_OBS_SLOT2 = 59
-_OBS_MARKER = 63
-_OBS_SUPPORT = 70
-_OBS_SPARTAN_DECK = 71
-_OBS_PERSIAN_DECK = 72
-_OBS_GRAVEYARD = 73
-_OBS_PERSIAN_DISCARD = 74
-_OBS_OFFERS = 75
-_OBS_UNSEEN_SPARTAN = 76
-_OBS_UNSEEN_PERSIAN = 87
-_VALUE_SCALE = 30.0
+# Observation offsets, from the layout (thermopylae_env.coop_layout).
+_OBS_PHASE = OBS["phase"].offset
+_OBS_SEAT = OBS["seat"].offset
+_OBS_RECIPIENT = OBS["recipient"].offset
+_OBS_HANDS = OBS["hands"].offset
+_OBS_SLOT1 = OBS["slot1"].offset
+_OBS_SLOT2 = OBS["slot2"].offset
+_OBS_MARKER = OBS["marker"].offset
+_OBS_SUPPORT = OBS["support"].offset
+_OBS_SPARTAN_DECK = OBS["spartan_deck"].offset
+_OBS_PERSIAN_DECK = OBS["persian_deck"].offset
+_OBS_GRAVEYARD = OBS["graveyard"].offset
+_OBS_PERSIAN_DISCARD = OBS["persian_discard"].offset
+_OBS_OFFERS = OBS["offers"].offset
+_OBS_UNSEEN_SPARTAN = OBS["unseen_spartan"].offset
+_OBS_UNSEEN_PERSIAN = OBS["unseen_persian"].offset
+_VALUE_SCALE = VALUE_SCALE
 
 
 class Phase(enum.IntEnum):
@@ -548,7 +553,11 @@ class CoopGame:
         reason = self.illegal_reason(state, action)
         if reason is not None:
             raise IllegalActionError(reason)
-        a = int(action)
+        self.apply(state, int(action), rng, events)
+
+    def apply(self, state: CoopState, a: int, rng: np.random.Generator, events: list | None = None) -> None:
+        """:meth:`step` for an action ``a`` (a Python int) already known to be legal, unchecked: the
+        environments check each action once (:meth:`illegal_reason`) and then apply it here."""
         phase = state.phase
         if phase == _MAIN:
             if a == RETREAT:
@@ -766,9 +775,7 @@ class CoopGame:
         observed and does not matter to the rules, so they are assigned in row order. ``turn`` is not
         observed and is set to 0. Raises ``ValueError`` when ``obs`` cannot come from this game.
         """
-        x = np.asarray(obs, dtype=np.float32).reshape(-1)
-        if x.shape != (OBS_SIZE,):
-            raise ValueError(f"observation must have {OBS_SIZE} values, got shape {np.shape(obs)}")
+        x = _check_observation(obs)
 
         def count(index: int, scale: float) -> int:
             return int(round(float(x[index]) * scale))
@@ -852,7 +859,7 @@ class CoopGame:
                 won, reason = True, "refill"
             else:
                 won, reason = False, "exhausted"
-        return CoopState(
+        state = CoopState(
             spartan_order=spartan_order,
             spartan_pos=spartan_pos,
             persian_order=persian_order,
@@ -874,6 +881,11 @@ class CoopGame:
             reason=reason,
             turn=0,
         )
+        try:
+            self.check_invariants(state)
+        except InvariantError as err:
+            raise ValueError(f"the observation cannot come from this game: {err}") from None
+        return state
 
     # ------------------------------------------------------------------ checking
 
@@ -918,9 +930,13 @@ class CoopGame:
         return tuple(spartan), tuple(persian)  # type: ignore[arg-type]
 
     def check_invariants(self, state: CoopState) -> None:
-        """Raise ``ValueError`` if ``state`` breaks an invariant of the rules (every card in exactly one
-        place, hand limits, counters in range, a full line between actions)."""
-        self.card_locations(state)
+        """Raise :class:`~thermopylae_env.errors.InvariantError` if ``state`` breaks an invariant of the
+        rules (every card in exactly one place, hand limits, counters in range, a full line between
+        actions, ``terminated`` and ``reason`` in step)."""
+        try:
+            self.card_locations(state)
+        except ValueError as err:
+            raise InvariantError(f"invalid state: {err}") from None
         problems = []
         if len(state.hands) != self.num_players:
             problems.append(f"{len(state.hands)} hands for {self.num_players} players")
@@ -948,8 +964,51 @@ class CoopGame:
             problems.append("the line is not full between actions")
         if state.terminated != (state.reason is not None):
             problems.append("terminated and reason disagree")
+        if state.terminated and state.reason not in END_REASONS:
+            problems.append(f"unknown end reason {state.reason!r}")
+        if state.phase == _DISCARD and not 0 <= state.recipient < self.num_players:
+            problems.append(f"DISCARD phase with recipient {state.recipient}")
         if problems:
-            raise ValueError("invalid state: " + "; ".join(problems))
+            raise InvariantError("invalid state: " + "; ".join(problems))
+
+
+# Observation pieces that hold 0/1 values, at most one 1 (one-hot), and those that hold counts (the stored
+# value times the scale is a whole number).
+_ONE_HOT_PIECES = ("phase", "seat", "recipient", "marker")
+_COUNT_PIECES = ("hands", "support", "spartan_deck", "persian_deck", "graveyard", "persian_discard", "offers",
+                 "unseen_spartan", "unseen_persian")
+
+
+def _check_observation(obs: object) -> np.ndarray:
+    """``obs`` as a float32 vector if every entry is one an observation can hold, else ``ValueError``
+    naming the first piece that is wrong (the one place ``state_from_observation`` checks its input)."""
+    try:
+        x = np.asarray(obs, dtype=np.float32).reshape(-1)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"observation must be {OBS_SIZE} numbers, got {type(obs).__name__}") from err
+    if x.shape != (OBS_SIZE,):
+        raise ValueError(f"observation must have {OBS_SIZE} values, got shape {np.shape(obs)}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"observation entry {int(np.flatnonzero(~np.isfinite(x))[0])} is not finite")
+    outside = (x < 0) | (x > 1)
+    if outside.any():
+        index = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"observation entry {index} is {float(x[index])}, outside [0, 1]")
+    for name in _ONE_HOT_PIECES:
+        part = x[OBS[name].slice]
+        if not np.isin(part, (0.0, 1.0)).all() or part.sum() > 1:
+            raise ValueError(f"observation piece {name!r} must be one-hot (0/1, at most one 1), got {part}")
+    for slot in ("slot1", "slot2"):
+        part = x[OBS[slot].slice]
+        if not np.isin(part[[0, 3]], (0.0, 1.0)).all() or (part[0] == 0 and part.any()):
+            raise ValueError(f"observation piece {slot!r} is not a line card or an empty slot, got {part}")
+    for name in _COUNT_PIECES:
+        piece = OBS[name]
+        scaled = x[piece.slice].astype(np.float64) * piece.scale
+        if (np.abs(scaled - np.rint(scaled)) > 1e-3).any():
+            raise ValueError(f"observation piece {name!r} must hold counts / {piece.scale:g}, got "
+                             f"{x[piece.slice]}")
+    return x
 
 
 def _check_permutation(order: Sequence[int], n: int, name: str) -> tuple[int, ...]:

@@ -1,6 +1,8 @@
 """``thermopylae/Coop-v0``: the co-operative game as a single-agent Gymnasium environment.
 
-A thin adapter over the rules engine :mod:`thermopylae_env.coop`; the agent plays for the whole team.
+A thin adapter over the rules engine :mod:`thermopylae_env.coop`, on the shared base
+:class:`thermopylae_env.core.TurnBasedEnv` (step guard, illegal-action policy); the agent plays for the
+whole team.
 """
 
 from __future__ import annotations
@@ -12,12 +14,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from thermopylae_env.actions import (
-    IllegalActionError,
-    as_action_index,
-    check_illegal_action_mode,
-    check_illegal_action_penalty,
-)
 from thermopylae_env.cards import PersianRows
 from thermopylae_env.coop import (
     GRAVEYARD_WIN,
@@ -33,11 +29,12 @@ from thermopylae_env.coop import (
     decode_action,
     encode_action,
 )
+from thermopylae_env.core import TurnBasedEnv
 
 __all__ = ["CoopEnv", "encode_action", "decode_action"]
 
 
-class CoopEnv(gym.Env[np.ndarray, np.int64]):
+class CoopEnv(TurnBasedEnv):
     """The co-operative card game *Thermopyles*: 1 to 4 Spartan players against the Persian deck.
 
     ## Description
@@ -126,7 +123,15 @@ class CoopEnv(gym.Env[np.ndarray, np.int64]):
 
     ## Version History
 
-    * v0: initial version.
+    The version number of an id changes whenever the same seed and actions could give a different
+    episode (other observations, masks, rewards or ends): a rule change, a new observation or action
+    layout, or a change of the default Persian deck (``seeds/persian_deck.csv``, a reconstruction) is a
+    new version. Additions that leave every existing episode as it was (a new argument whose default keeps
+    the old behaviour, a new render mode) keep the version.
+
+    * v0: initial version. Later changes that kept every episode: the shared env base
+      (:mod:`thermopylae_env.core`), each step validated once, NumPy integer seeds accepted, unknown reset
+      options refused (``reset`` takes no options).
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -144,22 +149,13 @@ class CoopEnv(gym.Env[np.ndarray, np.int64]):
         render_mode: str | None = None,
         record_events: bool = False,
     ) -> None:
-        self._game = CoopGame(num_players, persian_deck)
-        self.illegal_action = check_illegal_action_mode(illegal_action)
-        self.illegal_action_penalty = check_illegal_action_penalty(illegal_action_penalty)
+        game = CoopGame(num_players, persian_deck)
+        self._init_core(game, NUM_ACTIONS, illegal_action, illegal_action_penalty, render_mode, record_events)
         self.reward_shaping = float(reward_shaping)
         if not np.isfinite(self.reward_shaping) or self.reward_shaping < 0:
             raise ValueError(f"reward_shaping must be a finite number >= 0, got {reward_shaping!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                             f"got {render_mode!r}")
-        self.render_mode = render_mode
-        self.record_events = bool(record_events)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
-        self._state: CoopState | None = None
-        self._episode_over = False
-        self._last_events: list[dict] = []
 
     @property
     def game(self) -> CoopGame:
@@ -171,80 +167,34 @@ class CoopEnv(gym.Env[np.ndarray, np.int64]):
         """The engine state of the running episode (``None`` before the first reset)."""
         return self._state
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        self._state = self._game.init(self.np_random)
-        self._episode_over = False
-        self._last_events = []
-        return self._game.observe(self._state), self._info()
+    # --- the parts of TurnBasedEnv --------------------------------------------------------------------
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        state = self._state
-        if state is None:
-            raise RuntimeError("step() called before reset()")
-        if self._episode_over:
-            raise RuntimeError("step() called after the episode ended; call reset()")
-        a = as_action_index(action, NUM_ACTIONS)
-        game = self._game
-        reason = game.illegal_reason(state, a)
-        if reason is not None:
-            if self.illegal_action == "raise":
-                raise IllegalActionError(reason)
-            self._episode_over = True
-            self._last_events = []
-            info = self._info()
-            info["illegal_action"] = True
-            info["illegal_reason"] = reason
-            info["is_success"] = False
-            return game.observe(state), self.illegal_action_penalty, True, False, info
+    def _start(self, events: list[dict] | None, options: dict[str, Any]) -> CoopState:
+        return self._game.init(self.np_random)
+
+    def _advance(self, state: CoopState, action: int, events: list[dict] | None) -> float:
         shaping = self.reward_shaping
-        if shaping:
-            before = (len(state.persian_discard), len(state.graveyard), state.marker)
-        events: list[dict] | None = [] if self.record_events else None
-        game.step(state, a, self.np_random, events)
-        if state.terminated:
-            self._episode_over = True
-            reward = 1.0 if state.won else -1.0
-        elif shaping:
-            reward = shaping * (
-                (len(state.persian_discard) - before[0])
-                + 2 * (len(state.graveyard) - before[1])
-                - (state.marker - before[2])
-            )
-        else:
-            reward = 0.0
-        if events is not None:
-            self._last_events = events
-        info = self._info()
-        if state.terminated:
-            info["is_success"] = bool(state.won)
-        return game.observe(state), reward, state.terminated, False, info
+        if not shaping:
+            self._game.apply(state, action, self.np_random, events)
+            return 0.0
+        before = (len(state.persian_discard), len(state.graveyard), state.marker)
+        self._game.apply(state, action, self.np_random, events)
+        return shaping * (
+            (len(state.persian_discard) - before[0])
+            + 2 * (len(state.graveyard) - before[1])
+            - (state.marker - before[2])
+        )
 
-    def _info(self) -> dict[str, Any]:
-        state = self._state
-        if self._episode_over:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        else:
-            mask = self._game.legal_action_mask(state).astype(np.int8)
-        info: dict[str, Any] = {
-            "action_mask": mask,
-            "phase": int(state.phase),
-            "current_player": state.current_player,
-            "turn": state.turn,
-        }
-        if self.record_events:
-            info["events"] = self._last_events
-        return info
+    def _observe(self, state: CoopState) -> np.ndarray:
+        return self._game.observe(state)
 
-    def action_masks(self) -> np.ndarray:
-        """Boolean legal-action mask of the current state (all false once the episode is over)."""
-        if self._state is None:
-            raise RuntimeError("action_masks() called before reset()")
-        if self._episode_over:
-            return np.zeros(NUM_ACTIONS, dtype=bool)
-        return self._game.legal_action_mask(self._state)
+    def _won(self, state: CoopState) -> bool:
+        return bool(state.won)
+
+    def _info_fields(self, state: CoopState, info: dict[str, Any]) -> None:
+        info["phase"] = int(state.phase)
+        info["current_player"] = state.current_player
+        info["turn"] = state.turn
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:

@@ -1,25 +1,20 @@
-"""The co-op game for many games at once, with NumPy array operations (``gymnasium.make_vec``).
+"""The co-op game for many games at once (``gymnasium.make_vec``).
 
 :class:`CoopVectorEngine` holds ``N`` games as arrays of shape ``(N, ...)`` (int8 / int16 state, one
-persistent float32 observation buffer, one boolean mask buffer) and advances all of them with a fixed
-sequence of whole-array operations: there is no Python loop over games in ``step`` (the only per-game
-Python code runs for the rare illegal actions, to write their reasons, and for the games that end, in the
-SB3 adapter's list of info dicts). The rules' branches (fight outcomes, draw offers, the discard after a
-draw into a full hand, the refill, the win and loss checks) are int8 masked arithmetic over all games;
-what only some games do (a draw, a beaten card, a refill, a phase change) is applied to the index subset
-that does it. The observation is updated in place (only the entries an action can change are rewritten,
-some blocks as single raw-byte items), and the mask is one gather from a table of all 12,290 possible mask
-rows, indexed by (phase, support left, the bit set of values the deciding seat holds).
-:class:`CoopVectorEnv` is the Gymnasium ``VectorEnv`` over it; ``thermopylae_env.sb3_vec.CoopSB3VecEnv``
-is the Stable-Baselines3 ``VecEnv`` over it. ``scripts/benchmark.py`` measures it (``benchmarks/``).
+persistent float32 observation buffer, one boolean mask buffer) and advances all of them with one call of
+the compiled kernel :mod:`thermopylae_env._coop_kernel`: a loop over the games (over all cores for large
+batches) whose small named steps follow the reference engine :class:`thermopylae_env.coop.CoopGame`.
+The observation is updated in place (only the entries an action can change are rewritten), and the mask
+row is one row of a table of all 12,290 possible mask rows, indexed by (phase, support left, the bit set
+of values the deciding seat holds). :class:`CoopVectorEnv` is the Gymnasium ``VectorEnv`` over it;
+``thermopylae_env.sb3_vec.CoopSB3VecEnv`` is the Stable-Baselines3 ``VecEnv`` over it.
+``scripts/benchmark.py`` measures it (``benchmarks/``).
 
-That is the ``"numpy"`` backend. Where numba is installed (the ``fast`` extra), the ``"numba"`` backend
-(the default, ``backend="auto"``) does the same work in one compiled loop over the games
-(:mod:`thermopylae_env._coop_kernel`) and writes the same arrays, value for value, faster at every number
-of games; the NumPy code stays the reference and the fallback.
+numba is a dependency of the package; where it cannot be imported the same kernel source runs as plain
+Python (much slower), and :attr:`CoopVectorEngine.backend` says ``"python"``.
 
-The rules, the action layout (72 actions), the observation layout (115 float32 values) and the mask are
-those of :mod:`thermopylae_env.coop` (``docs/coop_spec.md``); ``tests/test_coop_vector.py`` drives both
+The rules, the action layout and the observation layout are those of :mod:`thermopylae_env.coop`, both
+layouts defined once in :mod:`thermopylae_env.coop_layout`; ``tests/test_coop_vector.py`` drives both
 engines through thousands of games with the same shuffles and dice and compares every observation,
 reward, termination and mask.
 
@@ -44,18 +39,65 @@ games.)
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from thermopylae_env import _coop_kernel
+from thermopylae_env._coop_kernel import (
+    _U_GAMMA,
+    BITS,
+    CHANCE_WORDS,
+    DECLINE,
+    DICE_PER_GAME,
+    DISCARD,
+    DISCARD_CARD,
+    DRAW_OFFER,
+    FIGHT,
+    GIVE,
+    HAND_LIMIT,
+    MAIN,
+    MASK_DISCARD,
+    MASK_NONE,
+    MASK_OFFER,
+    NOOP,
+    OVER,
+    RETREAT,
+    TIE_WORDS,
+    WORDS_PER_EPISODE,
+)
 from thermopylae_env.actions import (
     IllegalActionError,
+    as_action_batch,
+    as_seed,
+    as_seed_list,
     check_illegal_action_mode,
     check_illegal_action_penalty,
+    check_options,
 )
 from thermopylae_env.cards import PersianRows, load_persian_deck, load_spartan_deck
+from thermopylae_env.coop_layout import DECLINE as DECLINE_ACTION
+from thermopylae_env.coop_layout import (
+    DISCARD_BASE,
+    FIGHT_BASE,
+    GIVE_BASE,
+    GRAVEYARD_WIN,
+    LOSS_MARKER,
+    MAX_PLAYERS,
+    MIN_VALUE,
+    NOOP_ACTION,
+    NUM_ACTIONS,
+    NUM_SUPPORT,
+    NUM_VALUES,
+    OBS,
+    OBS_SIZE,
+    PERSIAN_DECK_SIZE,
+    SPARTAN_DECK_SIZE,
+    VALUE_SCALE,
+)
 
 __all__ = [
     "DICE_PER_GAME",
@@ -67,46 +109,21 @@ __all__ = [
     "splitmix_chance",
 ]
 
-NUM_ACTIONS = 72
-OBS_SIZE = 115
-MAX_PLAYERS = 4
-HAND_LIMIT = 5
-NUM_SUPPORT = 4
-LOSS_MARKER = 7
-GRAVEYARD_WIN = 12
-NUM_VALUES = 11  # Spartan card values 10..20
-MIN_VALUE = 10
-SPARTAN_DECK_SIZE = 20
-PERSIAN_DECK_SIZE = 28
-DICE_PER_GAME = SPARTAN_DECK_SIZE + NUM_SUPPORT  # one location die per fight at most, plus the support dice
-_VALUE_SCALE = 30.0
-
-# Phases; OVER is the engine's own code for a finished game.
-MAIN, DRAW_OFFER, DISCARD, OVER = 0, 1, 2, 3
-
-# Action kinds (row NUM_ACTIONS of each action table is the "no-op" a game that must not move is given).
-_NOOP, _RETREAT, _FIGHT, _GIVE, _DECLINE, _DISCARD = 0, 1, 2, 3, 4, 5
-NOOP_ACTION = NUM_ACTIONS
-
-# Observation offsets (docs/coop_spec.md).
-_O_HANDS = 11
-_O_SLOTS = 55
-_O_MARKER = 63
-_O_SUPPORT = 70
-_O_SPARTAN_DECK = 71
-_O_PERSIAN_DECK = 72
-_O_GRAVEYARD = 73
-_O_PERSIAN_DISCARD = 74
-_O_OFFERS = 75
-_O_UNSEEN_SPARTAN = 76
-_O_UNSEEN_PERSIAN = 87
-
-# Rows of the mask table: MAIN rows are support * 2048 + (bit set of the values the acting seat holds),
-# then the DRAW_OFFER row, the DISCARD rows (bit set of the recipient's values) and the all-false row.
-_BITS = 1 << NUM_VALUES
-_MASK_OFFER = (NUM_SUPPORT + 1) * _BITS
-_MASK_DISCARD = _MASK_OFFER + 1
-_MASK_NONE = _MASK_DISCARD + _BITS
+# Observation offsets, from the layout.
+_O_PHASE = OBS["phase"].offset
+_O_SEAT = OBS["seat"].offset
+_O_RECIPIENT = OBS["recipient"].offset
+_O_HANDS = OBS["hands"].offset
+_O_SLOTS = OBS["slot1"].offset
+_O_MARKER = OBS["marker"].offset
+_O_SUPPORT = OBS["support"].offset
+_O_SPARTAN_DECK = OBS["spartan_deck"].offset
+_O_PERSIAN_DECK = OBS["persian_deck"].offset
+_O_GRAVEYARD = OBS["graveyard"].offset
+_O_PERSIAN_DISCARD = OBS["persian_discard"].offset
+_O_OFFERS = OBS["offers"].offset
+_O_UNSEEN_SPARTAN = OBS["unseen_spartan"].offset
+_O_UNSEEN_PERSIAN = OBS["unseen_persian"].offset
 
 ChanceFn = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 """``chance(games, keys, episodes) -> (spartan_order, persian_order, dice)`` for the ``k`` games that
@@ -116,12 +133,12 @@ ids), ``(k, 28)`` (permutations of the Persian rows) and ``(k, DICE_PER_GAME)`` 
 
 # ---------------------------------------------------------------------------------------------- chance
 
-_GAMMA = 0x9E3779B97F4A7C15  # SplitMix64's increment
+_GAMMA = int(_U_GAMMA)  # SplitMix64's increment
 _M1 = 0xBF58476D1CE4E5B9
 _M2 = 0x94D049BB133111EB
-_WORDS_PER_EPISODE = 128  # stream positions reserved for one game
-_CHANCE_WORDS = 36  # 72 halves of 32 bits: 20 + 28 sort keys, 24 dice
-_TIE_WORDS = 64  # words 64..111 of a game: 64-bit sort keys for the (rare) shuffles whose 27-bit keys tie
+_WORDS_PER_EPISODE = WORDS_PER_EPISODE  # stream positions reserved for one game
+_CHANCE_WORDS = CHANCE_WORDS
+_TIE_WORDS = TIE_WORDS
 
 
 def _mix64(z: np.ndarray) -> np.ndarray:
@@ -210,10 +227,6 @@ def _f32(x: float) -> np.float32:
     return np.float32(x)
 
 
-_VOID_MASK = np.dtype((np.void, NUM_ACTIONS))
-_VOID_3F = np.dtype((np.void, 3 * 4))  # 3 float32 of an observation row, copied as one item
-_VOID_8F = np.dtype((np.void, 8 * 4))
-
 
 class _Tables:
     """Lookup tables shared by every engine of one (num_players, Persian deck) configuration."""
@@ -222,15 +235,16 @@ class _Tables:
         p = num_players
         # Action code (int16): value index | support << 4 | seat << 7 | kind << 9; row 72 is the no-op.
         code = np.zeros(NUM_ACTIONS + 1, np.int16)
-        code[0] = _RETREAT << 9
-        for a in range(1, 56):
-            value, support = divmod(a - 1, NUM_SUPPORT + 1)
-            code[a] = value | support << 4 | _FIGHT << 9
+        code[0] = RETREAT << 9
+        for a in range(FIGHT_BASE, GIVE_BASE):
+            value, support = divmod(a - FIGHT_BASE, NUM_SUPPORT + 1)
+            code[a] = value | support << 4 | FIGHT << 9
         for seat in range(MAX_PLAYERS):
-            code[56 + seat] = seat << 7 | _GIVE << 9
-        code[60] = _DECLINE << 9
+            code[GIVE_BASE + seat] = seat << 7 | GIVE << 9
+        code[DECLINE_ACTION] = DECLINE << 9
         for value in range(NUM_VALUES):
-            code[61 + value] = value | _DISCARD << 9
+            code[DISCARD_BASE + value] = value | DISCARD_CARD << 9
+        code[NOOP_ACTION] = NOOP << 9
         self.action_code = code
 
         spartan = load_spartan_deck()
@@ -247,25 +261,22 @@ class _Tables:
         # Observation pieces.
         slot_code = np.zeros((len(persian) + 1, 4), np.float32)
         for j, card in enumerate(persian, start=1):
-            slot_code[j] = (1.0, _f32(min(1.0, card.white / _VALUE_SCALE)),
-                            _f32(min(1.0, card.red / _VALUE_SCALE)), 1.0 if card.bonus else 0.0)
+            slot_code[j] = (1.0, _f32(min(1.0, card.white / VALUE_SCALE)),
+                            _f32(min(1.0, card.red / VALUE_SCALE)), 1.0 if card.bonus else 0.0)
         n_slot = len(persian) + 1
         slots = np.zeros((n_slot * n_slot, 8), np.float32)  # 55:63, row (slot1+1)*29 + slot2+1
         slots[:, :4] = np.repeat(slot_code, n_slot, axis=0)
         slots[:, 4:] = np.tile(slot_code, (n_slot, 1))
         self.obs_slots = slots
-        self.obs_slots_void = slots.view(_VOID_8F).reshape(-1)
         phase_rows = np.zeros((4, 3), np.float32)  # 0:3 by phase (OVER: all zero)
         phase_rows[[0, 1, 2], [0, 1, 2]] = 1.0
         self.obs_phase = phase_rows
-        self.obs_phase_void = phase_rows.view(_VOID_3F).reshape(-1)
         marker_support = np.zeros((LOSS_MARKER * (NUM_SUPPORT + 1), 8), np.float32)  # 63:71
         for m in range(1, LOSS_MARKER + 1):
             for s in range(NUM_SUPPORT + 1):
                 marker_support[(m - 1) * (NUM_SUPPORT + 1) + s, m - 1] = 1.0
                 marker_support[(m - 1) * (NUM_SUPPORT + 1) + s, 7] = _f32(s / NUM_SUPPORT)
         self.obs_marker_support = marker_support
-        self.obs_marker_support_void = marker_support.view(_VOID_8F).reshape(-1)
         n_rows = len(persian)
         self.obs_spartan_deck = np.array(
             [_f32((SPARTAN_DECK_SIZE - pos) / SPARTAN_DECK_SIZE) for pos in range(SPARTAN_DECK_SIZE + 1)],
@@ -276,12 +287,11 @@ class _Tables:
         self.obs_discard = np.array([_f32(d / PERSIAN_DECK_SIZE) for d in range(n_rows + 1)], np.float32)
         self.obs_offers = np.array([_f32(o / 2) for o in range(3)], np.float32)
         self.obs_support = np.array([_f32(s / NUM_SUPPORT) for s in range(NUM_SUPPORT + 1)], np.float32)
-        self.half = np.arange(8, dtype=np.float32) * np.float32(0.5)  # a hand or deck count / 2
         self.full_deck_half = (full * 0.5).astype(np.float32)  # 76:87 before any card is dealt
         dealt = (4 if p == 1 else 3) * p
         new = np.zeros(OBS_SIZE, np.float32)  # a new game, before its cards are known
-        new[MAIN] = 1.0
-        new[3] = 1.0  # seat 0 acts first
+        new[_O_PHASE + MAIN] = 1.0
+        new[_O_SEAT] = 1.0  # seat 0 acts first
         new[_O_MARKER] = 1.0
         new[_O_SUPPORT] = 1.0
         new[_O_SPARTAN_DECK] = self.obs_spartan_deck[dealt]
@@ -290,22 +300,19 @@ class _Tables:
         self.obs_new_game = new
 
         # Masks.
-        masks = np.zeros((_MASK_NONE + 1, NUM_ACTIONS), bool)
-        bits = np.arange(_BITS)
+        masks = np.zeros((MASK_NONE + 1, NUM_ACTIONS), bool)
+        bits = np.arange(BITS)
         held = (bits[:, None] >> np.arange(NUM_VALUES)) & 1 == 1  # (2048, 11)
         for s in range(NUM_SUPPORT + 1):
-            block = masks[s * _BITS : (s + 1) * _BITS]
+            block = masks[s * BITS : (s + 1) * BITS]
             block[:, 0] = True
-            fight = np.zeros((_BITS, NUM_VALUES, NUM_SUPPORT + 1), bool)
+            fight = np.zeros((BITS, NUM_VALUES, NUM_SUPPORT + 1), bool)
             fight[:, :, : s + 1] = held[:, :, None]
-            block[:, 1:56] = fight.reshape(_BITS, -1)
-        masks[_MASK_OFFER, 56 : 56 + p] = True
-        masks[_MASK_OFFER, 60] = True
-        masks[_MASK_DISCARD : _MASK_DISCARD + _BITS, 61:72] = held
+            block[:, FIGHT_BASE:GIVE_BASE] = fight.reshape(BITS, -1)
+        masks[MASK_OFFER, GIVE_BASE : GIVE_BASE + p] = True
+        masks[MASK_OFFER, DECLINE_ACTION] = True
+        masks[MASK_DISCARD : MASK_DISCARD + BITS, DISCARD_BASE : DISCARD_BASE + NUM_VALUES] = held
         self.masks = masks
-        self.masks_void = masks.view(_VOID_MASK).reshape(-1)
-        # The mask row of a phase that does not look at the hand (MAIN and DISCARD add the bits).
-        self.value_bit = (1 << np.arange(NUM_VALUES)).astype(np.int16)
 
 
 _TABLE_CACHE: dict[tuple, _Tables] = {}
@@ -326,36 +333,49 @@ def _check_num_players(num_players: object) -> int:
     return int(num_players)
 
 
-BACKENDS = ("auto", "numpy", "numba")
+BACKENDS = ("auto", "numba")
+_RETIRED_BACKENDS = {"numpy": "the NumPy whole-array engine was retired (one compiled kernel now plays every "
+                              "game, as plain Python where numba is missing); use backend='auto'"}
+_log = logging.getLogger("thermopylae_env")
+_announced = False
 
 
 def resolve_backend(backend: object) -> str:
-    """The backend that ``backend`` (one of :data:`BACKENDS`) selects: ``"numpy"`` or ``"numba"``.
+    """The backend that ``backend`` (one of :data:`BACKENDS`) selects: ``"numba"`` (the compiled kernel)
+    or ``"python"`` (the same kernel source, interpreted: only where numba cannot be imported).
 
-    ``"auto"`` is ``"numba"`` where numba can be imported, else ``"numpy"``; ``"numba"`` without numba
-    raises ``ImportError`` (install the ``fast`` extra); anything else raises ``ValueError``.
+    ``"auto"`` is ``"numba"`` where numba can be imported, else ``"python"``; ``"numba"`` without numba
+    raises ``ImportError``; the retired ``"numpy"`` and anything else raise ``ValueError``.
     """
+    if isinstance(backend, str) and backend in _RETIRED_BACKENDS:
+        raise ValueError(f"backend={backend!r} is no longer available: {_RETIRED_BACKENDS[backend]}")
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
-    if backend == "numpy":
-        return "numpy"
+    if _coop_kernel.HAVE_NUMBA:
+        return "numba"
+    if backend == "numba":
+        raise ImportError("backend='numba' needs numba, which cannot be imported; install it with pip "
+                          "install numba, or use backend='auto' (the same kernel as plain Python, slower)")
+    return "python"
+
+
+def _announce_compilation() -> None:
+    """Say once per process, before the pause, that the kernel is being compiled: the first process after
+    an install or an edit compiles it (numba's on-disk cache serves the later ones)."""
+    global _announced
+    if _announced:
+        return
+    _announced = True
+    dispatcher = _coop_kernel.step
+    if not hasattr(dispatcher, "signatures") or dispatcher.signatures:
+        return  # interpreted, or already compiled in this process
     try:
-        _load_kernel()
-    except ImportError as err:
-        if backend == "auto":
-            return "numpy"
-        raise ImportError(
-            f"backend='numba' needs numba, which cannot be imported ({err}); install it with "
-            "pip install 'thermopylae-env[fast]', or use backend='numpy'") from err
-    return "numba"
-
-
-def _load_kernel() -> Any:
-    """The numba backend's module (:mod:`thermopylae_env._coop_kernel`), imported on first use: importing
-    numba takes a noticeable fraction of a second, which the NumPy backend should not pay."""
-    from thermopylae_env import _coop_kernel
-
-    return _coop_kernel
+        cached = os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:  # numba's cache internals moved: say it, to be safe
+        cached = False
+    if not cached:
+        _log.warning("thermopylae_env: compiling the co-op vector kernel with numba (once; the result is "
+                     "cached on disk for later processes)")
 
 
 # The kernel's "no actions" (reset only) and "no restarts" (read only, shared by all engines).
@@ -441,13 +461,10 @@ class CoopVectorEngine:
         self.seeded = False
         self._derive()
 
-    # What is derived from the configuration and the state arrays: the shared lookup tables, the index
-    # offsets and, above all, views into ``obs`` and ``masks``. A copy (deepcopy, pickle) must not carry
-    # them: copied views would be arrays of their own, and the step would write the copy's observations and
-    # masks into them instead of into its ``obs`` and ``masks``. They are rebuilt on the copy instead.
-    _DERIVED = ("t", "_rows", "_off_obs", "_off_obs_hands", "_off_obs_marker", "_off_mask", "_off_hands",
-                "_off_spartan", "_off_persian", "_off_dice", "_masks_void", "_obs_phase", "_obs_slots",
-                "_obs_marker_support", "backend", "_kernel", "_kernel_tables")
+    # What is derived from the configuration: the shared lookup tables and the backend. A copy (deepcopy,
+    # pickle) does not carry them; they are rebuilt on the copy (an "auto" engine copied to a machine
+    # without numba runs there as plain Python).
+    _DERIVED = ("t", "_rows", "backend", "_kernel_tables")
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -461,65 +478,48 @@ class CoopVectorEngine:
 
     def _derive(self) -> None:
         """Build the attributes of :attr:`_DERIVED` (after ``__init__`` and after unpickling)."""
-        n = self.num_envs
         self.t = _tables(self.num_players, self.persian)
         self.backend = resolve_backend(self._backend_requested)
-        self._kernel = _load_kernel() if self.backend == "numba" else None
         t = self.t
-        # What the kernels only read, in their order (see thermopylae_env._coop_kernel).
+        # What the kernel only reads, in its order (see thermopylae_env._coop_kernel.step).
         self._kernel_tables = (
             self.num_players, self.hand_size_at_start, len(self.persian) + 1, t.action_code, t.spartan_value,
             t.slot_pack, t.obs_new_game, t.full_deck_half, t.obs_spartan_deck, t.obs_persian_deck,
             t.obs_graveyard, t.obs_discard, t.obs_offers, t.obs_slots, t.obs_phase, t.obs_marker_support,
             t.masks)
-        rows = np.arange(n, dtype=np.intp)
-        self._rows = rows
-        self._off_obs = rows * OBS_SIZE
-        self._off_obs_hands = self._off_obs + _O_HANDS
-        self._off_obs_marker = self._off_obs + (_O_MARKER - 1)  # + marker (1..7)
-        self._off_mask = rows * NUM_ACTIONS
-        self._off_hands = rows * (MAX_PLAYERS * NUM_VALUES)
-        self._off_spartan = rows * SPARTAN_DECK_SIZE
-        self._off_persian = rows * PERSIAN_DECK_SIZE
-        self._off_dice = rows * (DICE_PER_GAME + 1)
-        # Views built on the buffers themselves: a buffer that is not contiguous raises here rather than
-        # giving a silent copy that the step would write into.
-        self._masks_void = np.ndarray((n,), _VOID_MASK, buffer=self.masks)
-        # Blocks of the observation rows as single items, to write a block with one fancy assignment.
-        self._obs_phase = self._obs_block(0, _VOID_3F)
-        self._obs_slots = self._obs_block(_O_SLOTS, _VOID_8F)
-        self._obs_marker_support = self._obs_block(_O_MARKER, _VOID_8F)
-
-    def _obs_block(self, column: int, dtype: np.dtype) -> np.ndarray:
-        """A (N,) view of ``obs[:, column : column + k]`` whose items are the k float32 as raw bytes."""
-        n = self.num_envs
-        return np.ndarray((n,), dtype, buffer=self.obs, offset=4 * column, strides=(4 * OBS_SIZE,))
+        self._rows = np.arange(self.num_envs, dtype=np.intp)
 
     # ------------------------------------------------------------------ chance and seeding
+
+    def check_seed(self, seed: object) -> tuple[np.ndarray, list[int]] | None:
+        """Check ``seed`` (see :meth:`seed`) without changing anything; returns the games it keys and their
+        seeds (``None`` for ``seed=None``). Raises ``TypeError`` / ``ValueError`` naming the problem."""
+        n = self.num_envs
+        if seed is None:
+            return None
+        if isinstance(seed, (list, tuple)) or (isinstance(seed, np.ndarray) and seed.ndim > 0):
+            seq = as_seed_list(seed, n)
+            games = np.array([i for i, s in enumerate(seq) if s is not None], dtype=np.intp)
+            return games, [s for s in seq if s is not None]
+        first = as_seed(seed)
+        if first + n - 1 >= 1 << 64:
+            raise ValueError(f"seed {first} + {n - 1} (the seed of the last game) is not below 2**64")
+        return self._rows, [first + i for i in range(n)]
 
     def seed(self, seed: int | Sequence[int | None] | np.ndarray | None = None) -> None:
         """Key each game's chance stream: an int ``s`` gives game ``i`` the seed ``s + i``; a sequence
         gives one seed per game (``None`` entries keep that game's stream); ``None`` draws ``s`` from the
-        operating system. The episode counters of the seeded games restart at 0."""
-        n = self.num_envs
-        if seed is None:
-            seed = int(np.random.SeedSequence().entropy) % (1 << 63)
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            if int(seed) < 0:
-                raise ValueError(f"seed must be a non-negative integer, got {seed}")
-            games = self._rows
-            seeds: list[int] = [int(seed) + i for i in range(n)]
-        else:
-            seq = list(seed)  # type: ignore[arg-type]
-            if len(seq) != n:
-                raise ValueError(f"expected {n} seeds (one per game), got {len(seq)}")
-            for s in seq:
-                if s is not None and (isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0):
-                    raise ValueError(f"each seed must be a non-negative integer or None, got {s!r}")
-            if not self.seeded and any(s is None for s in seq):
-                self.seed(None)  # the games without a seed of their own still need a key
-            games = np.array([i for i, s in enumerate(seq) if s is not None], dtype=np.intp)
-            seeds = [int(s) for s in seq if s is not None]
+        operating system. The episode counters of the seeded games restart at 0. Seeds are integers in
+        ``0 .. 2**64 - 1`` (:func:`thermopylae_env.actions.as_seed`); anything else raises before any game
+        is touched."""
+        self._apply_seed(self.check_seed(seed))
+
+    def _apply_seed(self, checked: tuple[np.ndarray, list[int]] | None) -> None:
+        if checked is None:
+            checked = self.check_seed(int(np.random.SeedSequence().entropy) % (1 << 63))
+        games, seeds = checked
+        if not self.seeded and len(games) < self.num_envs:
+            self._apply_seed(None)  # the games without a seed of their own still need a key
         if len(games):
             self.keys[games] = seed_keys(seeds)
             self.episodes[games] = 0
@@ -541,107 +541,44 @@ class CoopVectorEngine:
         if not self.seeded:
             self.seed(None)
         idx = self._rows if games is None else np.asarray(games, dtype=np.intp)
-        k = len(idx)
-        if k == 0:
+        if len(idx) == 0:
             return
-        if self._kernel is not None:
-            restart = np.zeros(self.num_envs, bool)
-            restart[idx] = True
-            self._run_kernel(_NO_ACTIONS, restart, idx)
-            return
-        t = self.t
-        spartan, persian = self._draw_chance(idx)
-        self.dice_pos[idx] = 0
+        restart = np.zeros(self.num_envs, bool)
+        restart[idx] = True
+        self._run_kernel(_NO_ACTIONS, restart, idx)
 
-        p = self.num_players
-        per = self.hand_size_at_start
-        values = t.spartan_value[spartan[:, : per * p]]
-        dealt = values
-        if p > 1:
-            dealt = dealt + (np.arange(per * p, dtype=np.int8) // per) * NUM_VALUES
-        cells = MAX_PLAYERS * NUM_VALUES
-        counts = np.bincount((np.arange(k)[:, None] * cells + dealt).reshape(-1), minlength=k * cells)
-        counts = counts.astype(np.int8).reshape(k, MAX_PLAYERS, NUM_VALUES)
-        self.hands[idx] = counts
-        self.hand_total[idx] = per * p
-        bits = np.zeros((MAX_PLAYERS, k), np.int16)
-        for j in range(per * p):
-            bits[j // per] |= np.left_shift(np.int16(1), values[:, j])
-        self.hand_bits[:, idx] = bits
-        in_hands = counts[:, 0]
-        for seat in range(1, p):
-            in_hands = in_hands + counts[:, seat]
-        self.phase[idx] = MAIN
-        self.current[idx] = 0
-        self.recipient[idx] = -1
-        self.marker[idx] = 1
-        self.support[idx] = NUM_SUPPORT
-        self.spartan_pos[idx] = per * p
-        self.persian_pos[idx] = 2
-        self.graveyard[idx] = 0
-        self.persian_discard[idx] = 0
-        self.offers[idx] = 0
-        first, second = persian[:, 0], persian[:, 1]
-        self.slot1[idx] = first
-        self.slot2[idx] = second
-        self.turn[idx] = 0
-        self.won[idx] = False
-        self.lost[idx] = False
-
-        rows = np.empty((k, OBS_SIZE), np.float32)
-        rows[:] = t.obs_new_game
-        rows[:, _O_HANDS:_O_SLOTS] = counts.reshape(k, MAX_PLAYERS * NUM_VALUES) * np.float32(0.5)
-        rows[:, _O_UNSEEN_SPARTAN:_O_UNSEEN_PERSIAN] = t.full_deck_half - in_hands * np.float32(0.5)
-        rows[:, _O_SLOTS:_O_MARKER] = np.take(
-            t.obs_slots, (first.astype(np.intp) + 1) * (len(self.persian) + 1) + second + 1, axis=0)
-        flat = rows.reshape(-1)
-        base = np.arange(k) * OBS_SIZE + _O_UNSEEN_PERSIAN
-        flat[base + first] = 0.0
-        flat[base + second] = 0.0
-        self.obs[idx] = rows
-        self._masks_void[idx] = t.masks_void[NUM_SUPPORT * _BITS + bits[0]]
-
-    def _draw_chance(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Draw the chance of the games ``idx`` that start now from :attr:`chance`, check it and write
-        their ``spartan_order``, ``persian_order`` and ``dice_sum`` rows; returns the two orders (int8)."""
-        k = len(idx)
-        spartan, persian, dice = self.chance(idx, self.keys[idx], self.episodes[idx])
+    def _draw_chance(self, idx: np.ndarray) -> None:
+        """Draw the chance of the games ``idx`` that start now from :attr:`chance`, check all of it, then
+        write their ``spartan_order``, ``persian_order`` and ``dice_sum`` rows and count their episode."""
+        spartan, persian, dice = self.chance(idx, self.keys[idx].copy(), self.episodes[idx].copy())
+        spartan, persian, dice = check_chance(spartan, persian, dice, len(idx), len(self.persian))
         self.episodes[idx] += np.uint64(1)
-        spartan = np.asarray(spartan, dtype=np.int8)
-        persian = np.asarray(persian, dtype=np.int8)
-        dice = np.asarray(dice, dtype=np.int8)
-        shapes = (spartan.shape, persian.shape, dice.shape)
-        if shapes != ((k, SPARTAN_DECK_SIZE), (k, PERSIAN_DECK_SIZE), (k, DICE_PER_GAME)):
-            raise ValueError(f"the chance source returned tables of shapes {shapes} for {k} games")
-        if self.chance is not splitmix_chance:
-            # The card ids index the engine's tables (and, with numba, raw memory): check them here. The
-            # default source returns permutations by construction.
-            for name, table, size in (("Spartan", spartan, SPARTAN_DECK_SIZE),
-                                      ("Persian", persian, PERSIAN_DECK_SIZE)):
-                if table.min() < 0 or table.max() >= size:
-                    raise ValueError(f"the chance source returned {name} card ids outside 0..{size - 1}")
         self.spartan_order[idx] = spartan
         self.persian_order[idx] = persian
         self.dice_sum[idx] = _dice_sums(dice)
-        return spartan, persian
 
     def _run_kernel(
         self, actions: np.ndarray, restart: np.ndarray, idx: np.ndarray | None = None
     ) -> np.ndarray:
         """One call of :func:`thermopylae_env._coop_kernel.step` (``idx``: the games of ``restart``, if
         the caller has them). The kernel draws the default chance itself; the tables of another chance
-        source are drawn and written here first."""
+        source are drawn, checked and written here first."""
         draw = self.chance is splitmix_chance
         if not draw and restart.shape[0]:
             self._draw_chance(np.flatnonzero(restart) if idx is None else idx)
         # A C-contiguous intp array: any other layout or dtype would compile another specialization.
         actions = np.ascontiguousarray(actions, dtype=np.intp)
-        return self._kernel.step(actions, restart, draw, self.keys, self.episodes, self._state_args(),
-                                 self._kernel_tables)
+        _announce_compilation()
+        if self.backend == "numba":
+            return _coop_kernel.step(actions, restart, draw, self.keys, self.episodes, self._state_args(),
+                                     self._kernel_tables)
+        with np.errstate(over="ignore"):  # SplitMix64 wraps on purpose; NumPy scalars warn about it
+            return _coop_kernel.step(actions, restart, draw, self.keys, self.episodes, self._state_args(),
+                                     self._kernel_tables)
 
     def _state_args(self) -> tuple[np.ndarray, ...]:
-        """The arrays the kernels write, in their order (built per call: the arrays are attributes that
-        a caller may replace)."""
+        """The arrays the kernel writes, in its order (built per call: the arrays are attributes that a
+        caller may replace)."""
         return (self.phase, self.current, self.recipient, self.marker, self.support, self.spartan_pos,
                 self.persian_pos, self.graveyard, self.persian_discard, self.offers, self.slot1, self.slot2,
                 self.hands, self.hand_total, self.hand_bits, self.spartan_order, self.persian_order,
@@ -709,231 +646,40 @@ class CoopVectorEngine:
         main = phase == MAIN
         discard = phase == DISCARD
         code = bits * (main | discard)
-        code += (support.astype(np.int16) << 11) * main  # support * _BITS
-        code += np.int16(_MASK_DISCARD) * discard
-        code += np.int16(_MASK_OFFER) * (phase == DRAW_OFFER)
-        code += np.int16(_MASK_NONE) * (phase == OVER)
+        code += (support.astype(np.int16) << 11) * main  # support * BITS
+        code += np.int16(MASK_DISCARD) * discard
+        code += np.int16(MASK_OFFER) * (phase == DRAW_OFFER)
+        code += np.int16(MASK_NONE) * (phase == OVER)
         return code
 
     # ------------------------------------------------------------------ step
 
     def legal(self, actions: np.ndarray) -> np.ndarray:
         """Whether each game's action (intp, in 0..71) is legal now (bool (N,))."""
-        return self.masks.reshape(-1)[self._off_mask + actions]
+        return self.masks[self._rows, actions]
 
     def transition(self, actions: np.ndarray, restart: np.ndarray | None = None) -> np.ndarray:
         """Apply one legal action per game (intp (N,); :data:`NOOP_ACTION` leaves a game untouched).
 
         Returns the games that ended with this action (bool (N,)); :attr:`won` / :attr:`lost` say how.
-        Legality is not checked here: the callers check it with :meth:`legal` first.
+        The callers check legality with :meth:`legal` first; the kernel refuses an illegal action or one
+        out of range (``ValueError`` / ``IndexError``) before any game moves.
 
         ``restart`` (bool (N,)): games that start a new game instead and ignore their action (the
-        NEXT_STEP autoreset); the same as :meth:`reset_games` of them followed by no-ops, which is what
-        the NumPy backend does, while the numba backend deals them in the same pass over the games.
+        NEXT_STEP autoreset), dealt in the same pass over the games.
         """
-        if self._kernel is not None:
-            # The kernel indexes raw memory: check the shapes here (it checks the action values itself).
-            n = self.num_envs
-            if np.shape(actions) != (n,):
-                raise ValueError(f"actions must have shape ({n},), got {np.shape(actions)}")
-            if restart is None:
-                restart = _NO_RESTART
-            else:
-                restart = np.ascontiguousarray(restart, dtype=bool)
-                if restart.shape != (n,):
-                    raise ValueError(f"restart must have shape ({n},), got {restart.shape}")
-                if not self.seeded:
-                    self.seed(None)
-            return self._run_kernel(actions, restart)
-        if restart is not None:
-            self.reset_games(np.flatnonzero(restart))
-            actions = np.where(restart, NOOP_ACTION, actions)
-        t = self.t
         n = self.num_envs
-        multi = self.num_players > 1
-        code = np.take(t.action_code, actions)
-        kind = (code >> 9).astype(np.int8)
-        ret = kind == _RETREAT
-        fig = kind == _FIGHT
-        giv = kind == _GIVE
-        dis = kind == _DISCARD
-        value = (code & 15).astype(np.int8)
-        spent = ((code >> 4) & 7).astype(np.int8)
-        obs = self.obs
-        obs_flat = obs.reshape(-1)
-        off_obs = self._off_obs
-        sp_pos = self.spartan_pos
-        phase_before = self.phase.copy()
-        offers_before = self.offers.copy()
-
-        # --- a give draws the top Spartan card (the rare branches work on index subsets)
-        any_give = bool(giv.any())
-        if any_give:
-            gi = np.flatnonzero(giv)
-            gpos = sp_pos[gi]
-            drawn = t.spartan_value[self.spartan_order.reshape(-1)[self._off_spartan[gi] + gpos]]
-            value[gi] = drawn
-            obs_flat[off_obs[gi] + _O_UNSEEN_SPARTAN + drawn] -= np.float32(0.5)
-            gpos += 1
-            sp_pos[gi] = gpos
-            self.offers[gi] *= gpos < SPARTAN_DECK_SIZE  # the last card drawn: the other offers lapse
-            obs_flat[off_obs[gi] + _O_SPARTAN_DECK] = t.obs_spartan_deck[gpos]
-
-        # --- the one hand cell an action changes: a fight or a discard takes a card, a give adds one
-        delta = giv.view(np.int8) - fig.view(np.int8) - dis.view(np.int8)
-        if multi:
-            give_seat = ((code >> 7) & 3).astype(np.int8)
-            hseat = np.where(giv, give_seat, np.where(dis, self.recipient, self.current))
-            hcell = hseat * np.int8(NUM_VALUES) + value
+        if np.shape(actions) != (n,):
+            raise ValueError(f"actions must have shape ({n},), got {np.shape(actions)}")
+        if restart is None:
+            restart = _NO_RESTART
         else:
-            hcell = value
-        hidx = self._off_hands + hcell
-        hands_flat = self.hands.reshape(-1)
-        count = hands_flat[hidx] + delta
-        hands_flat[hidx] = count
-        hi = np.flatnonzero(delta)  # retreats and declines leave every hand as it was
-        obs_flat[self._off_obs_hands[hi] + hcell[hi]] = count[hi] * np.float32(0.5)
-        self.hand_total += delta
-        bit = np.left_shift(np.int16(1), value)
-        held = bit * (count > 0)
-        if multi:
-            bidx = hseat.astype(np.intp) * n + self._rows
-            bits_flat = self.hand_bits.reshape(-1)
-            bits_flat[bidx] = (bits_flat[bidx] & ~bit) | held
-        else:
-            bits = self.hand_bits[0]
-            bits &= ~bit
-            bits |= held
-
-        # --- retreat
-        marker = self.marker
-        marker += ret
-        lose_marker = ret & (marker == LOSS_MARKER)
-
-        # --- fight: S = card + dice (support dice, plus one on markers 3 and 6)
-        total = ((value + np.int8(MIN_VALUE)) * fig).astype(np.int16)  # 0 for anything but a fight
-        n_dice = spent + (fig & ((marker == 3) | (marker == 6)))
-        if n_dice.any():
-            fi = np.flatnonzero(n_dice)
-            nd = n_dice[fi]
-            pos = self.dice_pos[fi]
-            didx = self._off_dice[fi] + pos
-            dsum = self.dice_sum.reshape(-1)
-            total[fi] += dsum[didx + nd] - dsum[didx]
-            self.dice_pos[fi] = pos + nd
-            self.support[fi] -= spent[fi]
-        moved = ret | (spent > 0)  # the marker or the support changed
-        if moved.any():
-            mi = np.flatnonzero(moved)
-            code = (marker[mi].astype(np.intp) - 1) * (NUM_SUPPORT + 1) + self.support[mi]
-            self._obs_marker_support[mi] = t.obs_marker_support_void[code]
-        pack1 = np.take(t.slot_pack, self.slot1 + np.int8(1))
-        pack2 = np.take(t.slot_pack, self.slot2 + np.int8(1))
-        beat1 = total >= (pack1 & 127)  # a non-fight has total 0, below every white value
-        grave1 = total >= ((pack1 >> 7) & 127)
-        graveyard = self.graveyard
-        graveyard += grave1
-        win1 = grave1 & (graveyard == GRAVEYARD_WIN)
-        beat2 = beat1 & ~win1 & (total >= (pack2 & 127))
-        grave2 = beat2 & (total >= ((pack2 >> 7) & 127))
-        graveyard += grave2
-        wins = win1 | (grave2 & (graveyard == GRAVEYARD_WIN))
-        persian_discard = self.persian_discard
-        persian_discard += beat1 ^ grave1
-        persian_discard += beat2 ^ grave2
-        bonus = (beat1 & (pack1 >= 1 << 14)).view(np.int8) + (beat2 & (pack2 >= 1 << 14)).view(np.int8)
-        beaten = beat1.view(np.int8) + beat2.view(np.int8)
-        won = wins | (beaten > PERSIAN_DECK_SIZE - self.persian_pos)
-        slot1, slot2 = self.slot1, self.slot2
-        line_changed = beat1
-        if beat1.any():
-            bi = np.flatnonzero(beat1)
-            first_won = win1[bi]
-            survivor = slot2[bi]
-            slot1[bi] = np.where(beat2[bi] | first_won, np.int8(-1), survivor)
-            slot2[bi] = np.where(first_won, survivor, np.int8(-1))
-            o = off_obs[bi]
-            obs_flat[o + _O_GRAVEYARD] = t.obs_graveyard[graveyard[bi]]
-            obs_flat[o + _O_PERSIAN_DISCARD] = t.obs_discard[persian_discard[bi]]
-
-        # --- draw offers: a retreat offers one, a fight one per beaten bonus card, none from an empty deck
-        offers = self.offers
-        deck_left = sp_pos < SPARTAN_DECK_SIZE
-        ended = lose_marker | won
-        offered = bonus + ret
-        start = (offered > 0) & deck_left & ~ended
-        full = np.zeros(n, bool)
-        if any_give:
-            size = self.hands[gi, give_seat[gi]].sum(axis=1, dtype=np.int8) if multi else self.hand_total[gi]
-            full[gi] = size > HAND_LIMIT
-        moved_on = (kind >= _DECLINE) | (giv & ~full)  # decline, discard, or a give that fits
-        cont = moved_on & (offers > 0) & deck_left
-        offers &= ~moved_on  # at most one offer is ever pending after the current one
-        offers += start & (offered > 1)
-        changed = offers != offers_before
-        if changed.any():
-            oi = np.flatnonzero(changed)
-            obs_flat[off_obs[oi] + _O_OFFERS] = t.obs_offers[offers[oi]]
-        complete = ((ret | fig) & ~ended & ~start) | (moved_on & ~cont)
-
-        # --- end of an action: refill the line (slot 1 first), the loss by exhaustion, the next seat
-        refill = complete & (slot2 < 0)  # slot 1 is never empty while slot 2 is full
-        if refill.any():
-            ri = np.flatnonzero(refill)
-            both = slot1[ri] < 0
-            pos = self.persian_pos[ri]
-            pe_flat = self.persian_order.reshape(-1)
-            base = self._off_persian[ri] + pos
-            first = pe_flat[base]
-            second = pe_flat[base + both]  # read only where both slots are empty
-            slot1[ri] = np.where(both, first, slot1[ri])
-            slot2[ri] = np.where(both, second, first)
-            pos += 1 + both
-            self.persian_pos[ri] = pos
-            o = off_obs[ri] + _O_UNSEEN_PERSIAN
-            obs_flat[o + first] = 0.0
-            obs_flat[o + second] = 0.0
-            obs_flat[off_obs[ri] + _O_PERSIAN_DECK] = t.obs_persian_deck[pos]
-            line_changed = line_changed | refill
-        if line_changed.any():
-            li = np.flatnonzero(line_changed)
-            self._obs_slots[li] = t.obs_slots_void[self._slot_code(li)]
-        exhausted = complete & ~deck_left & (self.hand_total == 0)
-        lost = lose_marker | exhausted
-        done = won | lost
-        if multi:
-            passing = complete & ~exhausted
-            if passing.any():
-                cur = self.current
-                obs_flat[off_obs + 3 + cur] = 0.0
-                cur += passing
-                cur[cur >= self.num_players] = 0
-                obs_flat[off_obs + 3 + cur] = 1.0
-        self.won |= won
-        self.lost |= lost
-        self.turn += complete | done
-
-        # --- phase (and the recipient of a draw into a full hand)
-        moving = kind != _NOOP
-        phase = np.where(moving, (start | cont).view(np.int8) + full.view(np.int8) * np.int8(2), phase_before)
-        phase |= done.view(np.int8) * np.int8(OVER)
-        self.phase = phase
-        changed = phase != phase_before
-        if changed.any():
-            pi = np.flatnonzero(changed)
-            self._obs_phase[pi] = t.obs_phase_void[phase[pi]]
-        if any_give and full.any():
-            fi = np.flatnonzero(full)
-            seat = give_seat[fi] if multi else 0
-            self.recipient[fi] = seat
-            obs_flat[off_obs[fi] + 7 + seat] = 1.0
-        if dis.any():
-            di = np.flatnonzero(dis)
-            obs_flat[off_obs[di] + 7 + self.recipient[di]] = 0.0
-            self.recipient[di] = -1
-
-        np.take(t.masks_void, self._mask_codes(None), out=self._masks_void, mode="clip")
-        return done
+            restart = np.ascontiguousarray(restart, dtype=bool)
+            if restart.shape != (n,):
+                raise ValueError(f"restart must have shape ({n},), got {restart.shape}")
+            if not self.seeded:
+                self.seed(None)
+        return self._run_kernel(actions, restart)
 
     def finish(self, games: np.ndarray) -> None:
         """End the games ``games`` as losses where they stand (the illegal-action policy ``"loss"``): as in
@@ -943,53 +689,48 @@ class CoopVectorEngine:
         self.masks[games] = False
 
     def memory(self) -> dict[str, int]:
-        """Bytes held per configuration: ``state`` (game state and chance tables), ``buffers`` (the
-        observation and mask arrays) and ``index`` (precomputed offsets), all for ``num_envs`` games."""
+        """Bytes of the engine's own arrays: ``state`` (game state and chance tables), ``buffers`` (the
+        observation and mask arrays) and ``index`` (the row numbers), all for ``num_envs`` games. What a
+        process holds per game is more (the environment's spaces, the step's temporaries):
+        ``scripts/benchmark.py --memory`` measures that."""
         state = sum(a.nbytes for a in (
             self.phase, self.current, self.recipient, self.marker, self.support, self.spartan_pos,
             self.persian_pos, self.graveyard, self.persian_discard, self.offers, self.slot1, self.slot2,
             self.hands, self.hand_total, self.hand_bits, self.spartan_order, self.persian_order,
             self.dice_sum, self.dice_pos, self.turn, self.won, self.lost, self.keys, self.episodes))
         buffers = self.obs.nbytes + self.masks.nbytes
-        index = sum(a.nbytes for a in (
-            self._rows, self._off_obs, self._off_obs_hands, self._off_obs_marker, self._off_mask,
-            self._off_hands, self._off_spartan, self._off_persian, self._off_dice))
+        index = self._rows.nbytes
         return {"state": state, "buffers": buffers, "index": index}
 
 
 # ---------------------------------------------------------------------------------------------- actions
 
 
-def as_action_batch(actions: object, num_envs: int) -> np.ndarray:
-    """Check that ``actions`` is an element of ``MultiDiscrete([72] * num_envs)``; return it as intp.
-
-    As :func:`thermopylae_env.actions.as_action_index` does for one game: ``TypeError`` for anything that is
-    not integers (floats, booleans, None, objects), ``ValueError`` for NaN, a wrong shape or a value outside
-    ``0..71``. Nothing is changed before these checks pass.
-    """
-    if actions is None:
-        raise TypeError("actions is None; expected an integer array of shape (num_envs,)")
-    if isinstance(actions, np.ndarray):
-        arr = actions
-    else:
-        try:
-            arr = np.asarray(actions)
-        except (TypeError, ValueError) as err:
-            raise TypeError(f"actions must be an integer array, got {type(actions).__name__}") from err
-    kind = arr.dtype.kind
-    if kind not in "iu":
-        if kind == "b":
-            raise TypeError("actions must be integers, got booleans")
-        if kind in "fc" and arr.size and np.isnan(arr).any():
-            raise ValueError("actions contain NaN; expected integers in the action space")
-        raise TypeError(f"actions must be integers, got dtype {arr.dtype}")
-    if arr.shape != (num_envs,):
-        raise ValueError(f"actions must have shape ({num_envs},), got {arr.shape}")
-    if num_envs and (arr.min() < 0 or arr.max() >= NUM_ACTIONS):
-        bad = int(np.flatnonzero((arr < 0) | (arr >= NUM_ACTIONS))[0])
-        raise ValueError(
-            f"action {int(arr[bad])} of game {bad} is outside the action space Discrete({NUM_ACTIONS})")
-    return arr.astype(np.intp, copy=False)
+def check_chance(spartan: object, persian: object, dice: object, k: int, n_rows: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Check what a chance source returned for ``k`` games and return it as int8 arrays: each Spartan row
+    a permutation of ``0..19``, each Persian row a permutation of ``0..n_rows - 1``, each die in 1..6. The
+    tables are checked as the source gave them (no wrapping cast first: 257 is not card 1). Raises
+    ``ValueError`` naming the first problem; nothing has been written when it does."""
+    tables = []
+    for name, table, width, low, high in (("Spartan", spartan, SPARTAN_DECK_SIZE, 0, SPARTAN_DECK_SIZE - 1),
+                                          ("Persian", persian, n_rows, 0, n_rows - 1),
+                                          ("dice", dice, DICE_PER_GAME, 1, 6)):
+        arr = np.asarray(table)
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"the chance source returned {name} values of dtype {arr.dtype}, not integers")
+        if arr.shape != (k, width):
+            raise ValueError(f"the chance source returned a {name} table of shape {arr.shape}, "
+                             f"expected {(k, width)}")
+        if arr.size and (arr.min() < low or arr.max() > high):
+            what = "dice" if name == "dice" else f"{name} card ids"
+            raise ValueError(f"the chance source returned {what} outside {low}..{high}")
+        if name != "dice" and k and not (np.sort(arr, axis=1) == np.arange(width)).all():
+            bad = int(np.flatnonzero(~(np.sort(arr, axis=1) == np.arange(width)).all(axis=1))[0])
+            raise ValueError(f"the chance source returned a {name} order that is not a permutation of "
+                             f"0..{width - 1} (row {bad}: a card would be lost or duplicated)")
+        tables.append(arr.astype(np.int8))
+    return tables[0], tables[1], tables[2]
 
 
 def illegal_reason(engine: CoopVectorEngine, game: int, action: int) -> str:
@@ -1001,20 +742,20 @@ def illegal_reason(engine: CoopVectorEngine, game: int, action: int) -> str:
     if phase == OVER:
         return "the game is over"
     if phase == MAIN:
-        if action >= 56:
+        if action >= GIVE_BASE:
             return f"{name}: no draw is offered (the acting seat must retreat or fight)"
-        value, support = divmod(action - 1, NUM_SUPPORT + 1)
+        value, support = divmod(action - FIGHT_BASE, NUM_SUPPORT + 1)
         seat = int(engine.current[game])
         if engine.hands[game, seat, value] == 0:
             return f"{name}: seat {seat} holds no card of value {value + MIN_VALUE}"
         return f"{name}: only {int(engine.support[game])} support card(s) left"
     if phase == DRAW_OFFER:
-        if 56 <= action < 60:
+        if GIVE_BASE <= action < DECLINE_ACTION:
             return f"{name}: there are only {engine.num_players} seat(s)"
         return f"{name}: a draw is offered (give it to a seat or decline it)"
     seat = int(engine.recipient[game])
-    if action >= 61:
-        return f"{name}: seat {seat} holds no card of value {action - 61 + MIN_VALUE}"
+    if action >= DISCARD_BASE:
+        return f"{name}: seat {seat} holds no card of value {action - DISCARD_BASE + MIN_VALUE}"
     return f"{name}: seat {seat} must discard down to {HAND_LIMIT} cards"
 
 
@@ -1063,7 +804,7 @@ class _Stepper:
         """``skip``: games whose action is ignored because they start a new game first (NEXT_STEP);
         ``checked``: ``actions`` already came out of :func:`as_action_batch`."""
         eng = self.engine
-        a = actions if checked else as_action_batch(actions, eng.num_envs)
+        a = actions if checked else as_action_batch(actions, eng.num_envs, NUM_ACTIONS)
         legal = eng.legal(a)
         if skip is not None:
             legal |= skip
@@ -1109,7 +850,7 @@ from gymnasium.vector.utils import batch_space  # noqa: E402
 
 
 class CoopVectorEnv(VectorEnv):
-    """``num_envs`` games of ``thermopylae/Coop-v0`` stepped together with NumPy array operations.
+    """``num_envs`` games of ``thermopylae/Coop-v0`` stepped together by one compiled kernel.
 
     ## Description
     The co-operative game of ``thermopylae/Coop-v0`` (rules in ``seeds/rules_coop.md``) for many games at
@@ -1147,41 +888,57 @@ class CoopVectorEnv(VectorEnv):
     Autoreset: ``metadata["autoreset_mode"]`` says which of Gymnasium's two modes the env was built with.
 
     * ``AutoresetMode.NEXT_STEP`` (the default, Gymnasium's own): the step that ends a game returns its last
-      observation with ``terminated=True``, ``infos["is_success"]`` and an all-false mask; the next ``step``
-      ignores that game's action, starts a new game and returns its first observation with reward 0.
+      observation with ``terminated=True`` and ``infos["is_success"]``; the next ``step`` ignores that
+      game's action, starts a new game and returns its first observation with reward 0. Until that reset
+      step the game's mask row (:meth:`action_masks`, ``infos["action_mask"]``) allows exactly one action,
+      action 0, the action the reset step ignores, so that a masked sampler (CleanRL's
+      ``logits.masked_fill(~mask, -inf)``) always has a legal action to draw; any action is accepted there.
     * ``AutoresetMode.SAME_STEP``: the ending step already returns the new game's first observation and
       mask; the last observation is in ``infos["final_obs"]`` (object array; ``infos["_final_obs"]`` marks
       the games) and that step's info (``is_success``, ``illegal_action`` ...) in ``infos["final_info"]``.
       ``thermopylae_env.sb3_vec.CoopSB3VecEnv`` gives SB3 these semantics with ``terminal_observation``.
 
-    ``reset(options={"reset_mask": mask})`` restarts only the games where the bool mask is true.
+    ``reset(options={"reset_mask": mask})`` restarts only the games where the bool mask (shape
+    ``(num_envs,)``) is true; ``reset_mask`` is the only option, and options must be ``None`` or a dict
+    (anything else raises ``TypeError`` / ``ValueError``). Seeds and options are checked before any game is
+    re-seeded or restarted.
     Infos hold, as arrays over the games with Gymnasium's ``"_key"`` masks, what the single environment's
     info holds: ``action_mask``, ``phase``, ``current_player``, ``turn``, and at game ends ``is_success``.
 
     ## Arguments
     * ``num_envs`` (int): number of games.
     * ``num_players``, ``persian_deck``, ``illegal_action``, ``illegal_action_penalty``, ``reward_shaping``:
-      as for ``thermopylae/Coop-v0``. ``render_mode`` must be ``None`` and ``record_events`` ``False``.
+      as for ``thermopylae/Coop-v0``. ``record_events`` must be ``False``.
+    * ``render_mode``: ``None`` or ``"rgb_array"``: :meth:`render` returns game 0's table as a
+      (360, 640, 3) uint8 picture (:func:`thermopylae_env.render.render_coop_rgb`; needs Pillow), so
+      Gymnasium's vector ``RecordVideo`` wrapper can film it.
     * ``autoreset_mode``: ``AutoresetMode.NEXT_STEP`` (default) or ``AutoresetMode.SAME_STEP`` (or their
       string values ``"NextStep"`` / ``"SameStep"``).
     * ``copy`` (bool, default True): return a fresh observation array from each ``step`` / ``reset``.
       ``False`` returns the engine's buffer itself, which the next call overwrites (faster, for code that
       consumes the observation before it steps again).
-    * ``chance``: a :data:`ChanceFn` replacing the default chance source (tests, replays).
-    * ``backend`` (str, default ``"auto"``): how the games are advanced. ``"numpy"``: whole-array NumPy
-      operations (no dependency beyond NumPy). ``"numba"``: compiled per-game loops
-      (``thermopylae_env._coop_kernel``; needs numba, ``pip install 'thermopylae-env[fast]'``), faster at
-      every ``num_envs``; the kernels are compiled on first use and cached on disk. ``"auto"``: numba where
-      it can be imported, else NumPy. Both write the same state, observations and masks, value for value,
-      so the same seed plays the same games with either; :attr:`backend` says which one runs.
-      ``"numba"`` without numba raises ``ImportError``; any other value raises ``ValueError``.
-      ``gymnasium.make_vec("thermopylae/Coop-v0", num_envs=N, backend="numpy")`` passes it through.
+    * ``chance``: a :data:`ChanceFn` replacing the default chance source (tests, replays). What it
+      returns is checked (permutations of the card ids, dice in 1..6) before any game is dealt.
+    * ``backend`` (str, default ``"auto"``): ``"auto"`` or ``"numba"``. The games are played by one
+      kernel (``thermopylae_env._coop_kernel``), compiled by numba on first use and cached on disk (the
+      first process after an install says so once, in a log line); where numba cannot be imported,
+      ``"auto"`` runs the same kernel source as plain Python (much slower; :attr:`backend` is then
+      ``"python"``) and ``"numba"`` raises ``ImportError``. The retired ``"numpy"`` backend raises
+      ``ValueError`` saying so. ``gymnasium.make_vec("thermopylae/Coop-v0", num_envs=N, backend=...)``
+      passes it through.
 
     ## Version History
-    * v0: initial version.
+    The id's version changes with anything that changes the games a seed plays or what a step returns
+    (the rules, the default Persian deck, the layouts); the rest is listed under its version.
+
+    * v0: initial version. Since then, with the same games: every mask row a caller may sample from has a
+      legal action (action 0 in a finished game's row until its NEXT_STEP reset); ``render_mode=
+      "rgb_array"``; seeds, actions and reset options checked by the package's shared rules
+      (``thermopylae_env.actions``); the NumPy backend retired (one compiled kernel).
     """
 
-    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["rgb_array"],
+                                "render_fps": 4}
 
     def __init__(
         self,
@@ -1198,8 +955,8 @@ class CoopVectorEnv(VectorEnv):
         record_events: bool = False,
         backend: str = "auto",
     ) -> None:
-        if render_mode is not None:
-            raise ValueError(f"CoopVectorEnv does not render; render_mode must be None, got {render_mode!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         if record_events:
             raise ValueError("CoopVectorEnv does not record events; use thermopylae/Coop-v0 for that")
         mode = AutoresetMode(autoreset_mode)
@@ -1211,8 +968,8 @@ class CoopVectorEnv(VectorEnv):
         self.num_players = self.engine.num_players
         self.autoreset_mode = mode
         self.copy = bool(copy)
-        self.render_mode = None
-        self.metadata = {"autoreset_mode": mode, "render_modes": []}
+        self.render_mode = render_mode
+        self.metadata = {"autoreset_mode": mode, "render_modes": ["rgb_array"], "render_fps": 4}
         self.single_observation_space = gym.spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
         self.single_action_space = gym.spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -1240,13 +997,22 @@ class CoopVectorEnv(VectorEnv):
     def _obs(self) -> np.ndarray:
         return self.engine.obs.copy() if self.copy else self.engine.obs
 
+    def _masks(self) -> np.ndarray:
+        """A copy of the mask rows a caller may sample from: a finished game waiting for its NEXT_STEP
+        reset allows action 0 (which the reset step ignores) instead of nothing."""
+        masks = self.engine.masks.copy()
+        waiting = self._autoreset
+        if waiting.any():
+            masks[waiting, 0] = True
+        return masks
+
     def _state_info(self, infos: dict[str, Any], phase: np.ndarray | None = None) -> dict[str, Any]:
         eng = self.engine
         n = self.num_envs
         if phase is None:
             phase = eng.phase.copy()
             phase[phase == OVER] = MAIN
-        infos["action_mask"] = eng.masks.view(np.int8).copy()
+        infos["action_mask"] = self._masks().view(np.int8)
         infos["_action_mask"] = np.ones(n, bool)
         infos["phase"] = phase
         infos["_phase"] = np.ones(n, bool)
@@ -1263,19 +1029,14 @@ class CoopVectorEnv(VectorEnv):
         options: dict[str, Any] | None = None,
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Start new games (all of them, or those of ``options["reset_mask"]``); see the class docstring
-        for ``seed``. Returns ``(observations, infos)``."""
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        for ``seed``. Returns ``(observations, infos)``. Everything is checked first: a bad seed or bad
+        options raise before any game is re-seeded or restarted."""
+        checked_seed = self.engine.check_seed(seed)
+        games = self._reset_games_of(check_options(options, ("reset_mask",)))
+        if checked_seed is not None and isinstance(seed, (int, np.integer)):
             super().reset(seed=int(seed))  # the VectorEnv's own np_random, for API completeness
-        if seed is not None or not self.engine.seeded:
-            self.engine.seed(seed)
-        games = None
-        if options and "reset_mask" in options:
-            mask = np.asarray(options["reset_mask"])
-            if mask.dtype != bool or mask.shape != (self.num_envs,):
-                raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},)")
-            if not self._ready and not mask.all():
-                raise RuntimeError("the first reset must start every game (reset_mask all true)")
-            games = np.flatnonzero(mask)
+        if checked_seed is not None or not self.engine.seeded:
+            self.engine._apply_seed(checked_seed)
         self.engine.reset_games(games)
         if games is None:
             self._autoreset[:] = False
@@ -1283,6 +1044,17 @@ class CoopVectorEnv(VectorEnv):
             self._autoreset[games] = False
         self._ready = True
         return self._obs(), self._state_info({})
+
+    def _reset_games_of(self, options: dict) -> np.ndarray | None:
+        """The games a reset restarts (``None``: all), from checked options."""
+        if "reset_mask" not in options:
+            return None
+        mask = np.asarray(options["reset_mask"])
+        if mask.dtype != bool or mask.shape != (self.num_envs,):
+            raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},)")
+        if not self._ready and not mask.all():
+            raise RuntimeError("the first reset must start every game (reset_mask all true)")
+        return np.flatnonzero(mask)
 
     def step(self, actions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action per game (shape ``(num_envs,)``); see the class docstring for autoreset."""
@@ -1327,9 +1099,24 @@ class CoopVectorEnv(VectorEnv):
         return self._obs(), result.rewards, terminated, truncated, self._state_info(infos)
 
     def action_masks(self) -> np.ndarray:
-        """The legal actions of every game, bool ``(num_envs, 72)`` (a copy; all false for a game that
-        ended and waits for its NEXT_STEP reset)."""
-        return self.engine.masks.copy()
+        """The legal actions of every game, bool ``(num_envs, 72)`` (a copy). A game that ended and waits
+        for its NEXT_STEP reset allows only action 0, which that reset step ignores."""
+        return self._masks()
+
+    def render(self) -> np.ndarray | None:
+        """Game 0's table as an RGB picture (``render_mode="rgb_array"``), else ``None``."""
+        if self.render_mode is None:
+            return None
+        if not self._ready:
+            raise RuntimeError("render() called before reset()")
+        from thermopylae_env.coop import CoopGame
+        from thermopylae_env.render import render_coop_rgb
+
+        game = CoopGame(self.num_players, self.engine.persian)
+        # The hidden deck orders are not drawn; any order consistent with the view gives the same picture.
+        state = game.state_from_observation(self.engine.obs[0], np.random.default_rng(0))
+        state.turn = int(self.engine.turn[0])
+        return render_coop_rgb(game, state)
 
     def chance_tables(self, game: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
         """See :meth:`CoopVectorEngine.chance_tables`."""

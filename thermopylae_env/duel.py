@@ -42,6 +42,8 @@ not attack, a Greek without a card of force > 0 does not defend.
 Action layout (``NUM_ACTIONS = 21``, one flat space for both sides and all phases; k = kind of the actor)
 --------------------------------------------------------------------------------------------------------
 
+When each action is legal (the offsets are those of :data:`thermopylae_env.duel_layout.ACTION_PIECES`):
+
 ========= ======================= ===================================================================
 index     name                    legal when
 ========= ======================= ===================================================================
@@ -60,26 +62,8 @@ index     name                    legal when
 Observation layout (``OBS_SIZE = 56``, float32, all in [0, 1]; ``observe(state, player)``)
 ------------------------------------------------------------------------------------------
 
-======= ==================================================================================
-slice   content (own = the observing player's side)
-======= ==================================================================================
-0:4     pending phase one-hot: PERSIAN_DISCARD, GREEK_DISCARD, ATTACK, DEFENCE (0 when over)
-4       1 if the observing player must act now
-5       1 if the observing player is the Persian
-6:15    own hand, count per kind 0..8 / 8 (cards being added to an attack/defence included)
-15:23   own cards added so far to the attack/defence being built, per kind 0..7 / 8
-23      opponent hand size / 8
-24      own deck size / 48
-25      opponent deck size / 48
-26:35   own discard pile, count per kind / 8
-35:44   opponent discard pile, count per kind / 8
-44      Greek troop tokens / 10
-45      turn / 49
-46:54   the Persian attack on the table (DEFENCE phase only), per Persian kind 0..7 / 8
-54      total of the attack on the table / 800
-55      total of the own attack/defence being built / 800
-======= ==================================================================================
-
+The named pieces (offset, size, scale) of the observation and of the action layout are defined once, in
+:mod:`thermopylae_env.duel_layout`; the ``OBS_*`` and action constants below are read from there.
 Everything in it is public or the observer's own: hands of the opponent and the order of both decks are
 never part of it.
 
@@ -107,6 +91,16 @@ import numpy as np
 
 from .actions import IllegalActionError, as_action_index
 from .cards import DeckError, load_duel_deck
+from .duel_layout import (
+    ACTION_PIECE,
+    COUNT_SCALE,
+    NUM_ACTIONS,
+    OBS_PIECE,
+    OBS_SCALE,
+    OBS_SIZE,
+    TOTAL_SCALE,
+)
+from .errors import InvariantError
 
 __all__ = [
     "GREEK",
@@ -194,34 +188,30 @@ MAX_TURNS = DECK_SIZE - START_HAND + 1  # 49
 MAX_ACTIONS_PER_TURN = 2 * (MAX_HAND + 1) + 2 * (HAND_LIMIT + 1)  # 34
 MAX_GAME_ACTIONS = (MAX_TURNS - 1) * MAX_ACTIONS_PER_TURN  # 1632
 
-PLAY_DISCARD_CARD = 0
-DISCARD_BASE = 1
-DONE_DISCARDING = DISCARD_BASE + NUM_KINDS  # 10
-ADD_BASE = DONE_DISCARDING + 1  # 11
-NUM_ADD_KINDS = NUM_KINDS - 1  # the discard card never joins a combat
-COMMIT = ADD_BASE + NUM_ADD_KINDS  # 19
-DECLINE = COMMIT + 1  # 20
-NUM_ACTIONS = DECLINE + 1  # 21
+# Offsets of the action layout and the observation, from their one definition in duel_layout.
+PLAY_DISCARD_CARD = ACTION_PIECE["play_discard_card"].offset  # 0
+DISCARD_BASE = ACTION_PIECE["discard"].offset  # 1
+DONE_DISCARDING = ACTION_PIECE["done_discarding"].offset  # 10
+ADD_BASE = ACTION_PIECE["add"].offset  # 11
+NUM_ADD_KINDS = ACTION_PIECE["add"].size  # 8: the discard card never joins a combat
+COMMIT = ACTION_PIECE["commit"].offset  # 19
+DECLINE = ACTION_PIECE["decline"].offset  # 20
 
-COUNT_SCALE = 8.0  # the largest number of cards of one kind
-TOTAL_SCALE = 800.0  # the largest total: 4 Phalanx x (3 strategy cards + 1) = 800
-
-OBS_PHASE = slice(0, 4)
-OBS_TO_ACT = 4
-OBS_IS_PERSIAN = 5
-OBS_HAND = slice(6, 15)
-OBS_BUILD = slice(15, 23)
-OBS_OPP_HAND_SIZE = 23
-OBS_OWN_DECK = 24
-OBS_OPP_DECK = 25
-OBS_OWN_DISCARDS = slice(26, 35)
-OBS_OPP_DISCARDS = slice(35, 44)
-OBS_TOKENS = 44
-OBS_TURN = 45
-OBS_TABLE = slice(46, 54)
-OBS_TABLE_TOTAL = 54
-OBS_BUILD_TOTAL = 55
-OBS_SIZE = 56
+OBS_PHASE = OBS_PIECE["phase"].slice
+OBS_TO_ACT = OBS_PIECE["to_act"].offset
+OBS_IS_PERSIAN = OBS_PIECE["is_persian"].offset
+OBS_HAND = OBS_PIECE["hand"].slice
+OBS_BUILD = OBS_PIECE["build"].slice
+OBS_OPP_HAND_SIZE = OBS_PIECE["opp_hand_size"].offset
+OBS_OWN_DECK = OBS_PIECE["own_deck"].offset
+OBS_OPP_DECK = OBS_PIECE["opp_deck"].offset
+OBS_OWN_DISCARDS = OBS_PIECE["own_discards"].slice
+OBS_OPP_DISCARDS = OBS_PIECE["opp_discards"].slice
+OBS_TOKENS = OBS_PIECE["tokens"].offset
+OBS_TURN = OBS_PIECE["turn"].offset
+OBS_TABLE = OBS_PIECE["table"].slice
+OBS_TABLE_TOTAL = OBS_PIECE["table_total"].offset
+OBS_BUILD_TOTAL = OBS_PIECE["build_total"].offset
 
 
 
@@ -245,19 +235,6 @@ _HEAD = tuple(  # [phase][acting] -> phase one-hot + "must act" flag
 _HEAD_OVER = (0, 0, 0, 0, 0)
 _NO_BUILD = (0,) * NUM_KINDS
 _ZEROS = (0,) * NUM_ACTIONS
-# Observation = raw counts x this scale (one multiplication instead of one per entry).
-_OBS_SCALE = np.array(
-    [1.0] * 6
-    + [1.0 / COUNT_SCALE] * (NUM_KINDS + NUM_ADD_KINDS + 1)
-    + [1.0 / (DECK_SIZE - START_HAND)] * 2
-    + [1.0 / COUNT_SCALE] * (2 * NUM_KINDS)
-    + [1.0 / START_TOKENS, 1.0 / MAX_TURNS]
-    + [1.0 / COUNT_SCALE] * NUM_ADD_KINDS
-    + [1.0 / TOTAL_SCALE] * 2,
-    dtype=np.float32,
-)
-
-
 @dataclass(frozen=True)
 class DuelKind:
     """One kind of card of one side: cards that play alike (same force, same effect)."""
@@ -455,7 +432,7 @@ class DuelState:
     current_player: int = PERSIAN
     terminated: bool = False
     winner: int = -1  # GREEK, PERSIAN, or -1 while the game goes on
-    end_reason: str = ""  # "persian_deck_empty" or "no_tokens"
+    reason: str | None = None  # None while the game goes on, then "persian_deck_empty" or "no_tokens"
     actions_taken: int = 0  # micro-actions applied by step (automatic resolutions not counted)
 
     def copy(self) -> DuelState:
@@ -477,7 +454,7 @@ class DuelState:
             self.current_player,
             self.terminated,
             self.winner,
-            self.end_reason,
+            self.reason,
             self.actions_taken,
         )
 
@@ -488,6 +465,11 @@ class DuelState:
     def hand_size(self, player: int) -> int:
         """Cards in ``player``'s hand (cards being added to an attack/defence included)."""
         return len(self.hands[player])
+
+    @property
+    def end_reason(self) -> str:
+        """The old name of :attr:`reason` (``""`` while the game goes on), kept for existing callers."""
+        return self.reason or ""
 
     @property
     def phase_enum(self) -> Phase:
@@ -674,6 +656,14 @@ class DuelGame:
         reason = self.illegal_reason(state, action)
         if reason is not None:
             raise IllegalActionError(f"{decode_action(action, state.current_player)}: {reason}")
+        self.apply(state, action, rng, events)
+
+    def apply(
+        self, state: DuelState, action: int, rng: np.random.Generator, events: list | None = None
+    ) -> None:
+        """:meth:`step` for an ``action`` (a Python int) already known to be legal: the environments check
+        each action once (:meth:`illegal_reason`) and then apply it here, unchecked. An illegal action
+        would corrupt the state; call :meth:`step` unless legality was checked."""
         state.actions_taken += 1
         p = state.current_player
         if state.phase <= _G_DISC:
@@ -789,7 +779,7 @@ class DuelGame:
     def _end(self, state: DuelState, winner: int, reason: str, events: list | None) -> None:
         state.terminated = True
         state.winner = winner
-        state.end_reason = reason
+        state.reason = reason
         if events is not None:
             events.append({"type": "end", "winner": winner, "reason": reason})
 
@@ -877,8 +867,13 @@ class DuelGame:
             out = np.array(values, dtype=np.float32)
         else:
             out[:] = values
-        out *= _OBS_SCALE
+        out *= OBS_SCALE
         return out
+
+    def check_invariants(self, state: DuelState) -> None:
+        """Raise :class:`~thermopylae_env.errors.InvariantError` unless ``state`` keeps every rule no legal
+        play can break (each of the 104 cards in exactly one place, counts, phase, tokens, turn)."""
+        check_invariants(state, self)
 
     def returns(self, state: DuelState) -> np.ndarray:
         """``[greek, persian]`` returns: +1 for the winner, -1 for the loser, zeros while the game goes on."""
@@ -898,7 +893,7 @@ class DuelGame:
         """A plain-text picture of the whole state (both hands shown: for people, not for agents)."""
         lines = [f"Turn {state.turn}  Greek tokens {state.tokens}"]
         if state.terminated:
-            lines.append(f"Game over: {PLAYER_NAMES[state.winner]} win ({state.end_reason})")
+            lines.append(f"Game over: {PLAYER_NAMES[state.winner]} win ({state.reason})")
         else:
             lines.append(f"Phase {Phase(state.phase).name}, {PLAYER_NAMES[state.current_player]} to act")
         for p in (PERSIAN, GREEK):
@@ -920,29 +915,37 @@ class DuelGame:
 # Invariants
 
 
+def _require(condition: object, message: str) -> None:
+    if not condition:
+        raise InvariantError(f"invalid duel state: {message}")
+
+
 def check_invariants(state: DuelState, game: DuelGame | None = None) -> None:
-    """Raise ``AssertionError`` unless every one of the 104 cards is in exactly one place, and the counts,
-    phase, tokens and turn agree with the rules."""
+    """Raise :class:`~thermopylae_env.errors.InvariantError` unless every one of the 104 cards is in exactly
+    one place, and the counts, phase, tokens and turn agree with the rules (also
+    :meth:`DuelGame.check_invariants`)."""
     game = game or DuelGame()
     ck = game.card_kinds
     seen: dict[int, str] = {}
 
     def place(card: int, where: str) -> None:
-        assert 0 <= card < NUM_CARDS, f"card id {card} out of range (in {where})"
-        assert card not in seen, f"card {card} ({ck[card]}) is both in {seen[card]} and in {where}"
+        _require(0 <= card < NUM_CARDS, f"card id {card} out of range (in {where})")
+        if card in seen:
+            _require(False, f"card {card} ({ck[card]}) is both in {seen[card]} and in {where}")
         seen[card] = where
 
     for p in (GREEK, PERSIAN):
         name = PLAYER_NAMES[p]
-        assert sorted(state.decks[p]) == list(range(p * DECK_SIZE, (p + 1) * DECK_SIZE)), f"{name} deck order"
-        assert START_HAND <= state.deck_pos[p] <= DECK_SIZE, f"{name} deck position {state.deck_pos[p]}"
+        own_ids = list(range(p * DECK_SIZE, (p + 1) * DECK_SIZE))
+        _require(sorted(state.decks[p]) == own_ids, f"{name} deck order")
+        _require(START_HAND <= state.deck_pos[p] <= DECK_SIZE, f"{name} deck position {state.deck_pos[p]}")
         for c in state.decks[p][state.deck_pos[p]:]:
             place(c, f"{name} deck")
         for c in state.hands[p]:
-            assert card_owner(c) == p, f"card {c} in the {name} hand belongs to the other side"
+            _require(card_owner(c) == p, f"card {c} in the {name} hand belongs to the other side")
             place(c, f"{name} hand")
         for c in state.discards[p]:
-            assert card_owner(c) == p, f"card {c} in the {name} discard pile belongs to the other side"
+            _require(card_owner(c) == p, f"card {c} in the {name} discard pile belongs to the other side")
             place(c, f"{name} discard pile")
         for counts, cards, what in (
             (state.hand_counts[p], state.hands[p], "hand"),
@@ -951,38 +954,39 @@ def check_invariants(state: DuelState, game: DuelGame | None = None) -> None:
             expect = [0] * NUM_KINDS
             for c in cards:
                 expect[ck[c]] += 1
-            assert list(counts) == expect, f"{name} {what} counts {counts} != {expect}"
+            _require(list(counts) == expect, f"{name} {what} counts {counts} != {expect}")
         if not state.terminated:
-            assert len(state.hands[p]) <= MAX_HAND, f"{name} holds {len(state.hands[p])} cards"
+            _require(len(state.hands[p]) <= MAX_HAND, f"{name} holds {len(state.hands[p])} cards")
     for c in state.table:
-        assert card_owner(c) == PERSIAN, f"Greek card {c} on the attack table"
+        _require(card_owner(c) == PERSIAN, f"Greek card {c} on the attack table")
         place(c, "table")
-    assert len(seen) == NUM_CARDS, f"{NUM_CARDS - len(seen)} card(s) are nowhere"
+    _require(len(seen) == NUM_CARDS, f"{NUM_CARDS - len(seen)} card(s) are nowhere")
     expect = [0] * NUM_KINDS
     for c in state.table:
         expect[ck[c]] += 1
-    assert list(state.table_counts) == expect, "table counts"
-    assert state.attack_total == combat_total(state.table_counts), "attack total"
-    assert 0 <= state.tokens <= START_TOKENS, f"tokens {state.tokens}"
-    assert 1 <= state.turn <= MAX_TURNS, f"turn {state.turn}"
+    _require(list(state.table_counts) == expect, "table counts")
+    _require(state.attack_total == combat_total(state.table_counts), "attack total")
+    _require(0 <= state.tokens <= START_TOKENS, f"tokens {state.tokens}")
+    _require(1 <= state.turn <= MAX_TURNS, f"turn {state.turn}")
+    _require(state.terminated == (state.reason is not None), "terminated and reason disagree")
     if state.terminated:
-        assert state.winner in (GREEK, PERSIAN)
-        assert (state.winner == PERSIAN) == (state.tokens == 0), "the Persian wins iff no token is left"
+        _require(state.winner in (GREEK, PERSIAN), f"winner {state.winner}")
+        _require((state.winner == PERSIAN) == (state.tokens == 0), "the Persian wins iff no token is left")
         return
-    assert state.phase in (_P_DISC, _G_DISC, _ATTACK, _DEFENCE), f"phase {state.phase}"
+    _require(state.phase in (_P_DISC, _G_DISC, _ATTACK, _DEFENCE), f"phase {state.phase}")
     expected_player = PERSIAN if state.phase in (_P_DISC, _ATTACK) else GREEK
-    assert state.current_player == expected_player, "current player does not match the phase"
-    assert (state.phase == _DEFENCE) == bool(state.table), "an attack is on the table iff defending"
+    _require(state.current_player == expected_player, "current player does not match the phase")
+    _require((state.phase == _DEFENCE) == bool(state.table), "an attack is on the table iff defending")
     counts = state.hand_counts[state.current_player]
     for k, n in enumerate(state.build):
-        assert 0 <= n <= counts[k], f"build of kind {k} exceeds the hand"
+        _require(0 <= n <= counts[k], f"build of kind {k} exceeds the hand")
         if k >= NUM_FORCE_KINDS:
-            assert n <= 1, f"strategy kind {k} added twice"
+            _require(n <= 1, f"strategy kind {k} added twice")
     if state.phase <= _G_DISC:
-        assert not any(state.build), "cards added outside an attack/defence"
+        _require(not any(state.build), "cards added outside an attack/defence")
     if state.phase == _ATTACK:
-        assert counts[ATTACK_KIND] > 0, "Persian asked to attack without an Attack card"
-        assert len(state.hands[PERSIAN]) <= HAND_LIMIT
+        _require(counts[ATTACK_KIND] > 0, "Persian asked to attack without an Attack card")
+        _require(len(state.hands[PERSIAN]) <= HAND_LIMIT, "the attacking Persian holds more than 7 cards")
     if state.phase == _DEFENCE:
-        assert any(counts[:NUM_FORCE_KINDS]), "Greek asked to defend without a card of force > 0"
-        assert len(state.hands[GREEK]) <= HAND_LIMIT
+        _require(any(counts[:NUM_FORCE_KINDS]), "Greek asked to defend without a card of force > 0")
+        _require(len(state.hands[GREEK]) <= HAND_LIMIT, "the defending Greek holds more than 7 cards")

@@ -1,31 +1,28 @@
 """``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0``: one side of the duel against a built-in
 opponent, as single-agent Gymnasium environments.
 
-Thin adapters over the rules engine :mod:`thermopylae_env.duel`. The opponent is pluggable: a hand-written
-player (default), a random player, any callable, or a saved SB3 / sb3-contrib policy.
+Thin adapters over the rules engine :mod:`thermopylae_env.duel`, on the shared base
+:class:`thermopylae_env.core.TurnBasedEnv` (step guard, illegal-action policy). The opponent is part of
+the environment: a hand-written player (default) or a random player from :mod:`thermopylae_env.opponents`,
+or any callable or object the caller passes in (a saved model is loaded by the caller, e.g. with
+``thermopylae_agents``, never by the env).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from thermopylae_env.actions import (
-    IllegalActionError,
-    as_action_index,
-    check_illegal_action_mode,
-    check_illegal_action_penalty,
-)
+from thermopylae_env.actions import IllegalActionError, as_action_index
+from thermopylae_env.core import TurnBasedEnv
 from thermopylae_env.duel import (
     GREEK,
-    NUM_ACTIONS,
-    OBS_SIZE,
     PERSIAN,
     PLAYER_NAMES,
     DuelGame,
@@ -33,10 +30,17 @@ from thermopylae_env.duel import (
     decode_action,
     encode_action,
 )
+from thermopylae_env.duel_layout import NUM_ACTIONS, OBS_SIZE
+from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
 
 __all__ = ["DuelGreekEnv", "DuelPersianEnv", "DuelEnv", "make_opponent"]
 
 OpponentFn = Callable[[np.ndarray, np.ndarray], int]
+
+_OPPONENT_CHOICES = (
+    "opponent must be 'heuristic', 'random', a callable (observation, action_mask) -> action, "
+    "or an object with such an act(observation, action_mask[, rng]) method"
+)
 
 
 class EnvRandomOpponent:
@@ -47,8 +51,6 @@ class EnvRandomOpponent:
     """
 
     def __init__(self, env: gym.Env) -> None:
-        from thermopylae_agents.random_agent import RandomAgent
-
         self.env = env
         self.agent = RandomAgent()
 
@@ -56,41 +58,64 @@ class EnvRandomOpponent:
         return self.agent.act(observation, action_mask, self.env.np_random)
 
 
+def _check_callable(fn: Any, what: str) -> None:
+    """Refuse ``fn`` unless it can be called as ``fn(observation, action_mask)``."""
+    if not callable(fn):
+        raise ValueError(f"{what} is not callable; {_OPPONENT_CHOICES}")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # some builtins have no signature: let them be tried
+        return
+    try:
+        signature.bind(None, None)
+    except TypeError as err:
+        raise ValueError(f"{what} cannot be called as (observation, action_mask): {err}; "
+                         f"{_OPPONENT_CHOICES}") from None
+
+
 def make_opponent(opponent: Any, side: int, env: gym.Env) -> tuple[OpponentFn, str]:
     """Turn the ``opponent=`` argument into ``act(observation, mask) -> int`` for ``side``, and a label.
 
-    Randomness (the random player's) is drawn from ``env.np_random`` at each call, so that seeding the env
+    Refuses (``ValueError``) anything that cannot act: a string other than ``"heuristic"``/``"random"``
+    (a model path included: the env loads no file), a class, a non-callable, a callable or ``act`` that
+    cannot take ``(observation, action_mask)``. An object with ``check_fits(observation_space,
+    action_space)`` (as ``thermopylae_agents``' SB3 agent has) is asked whether it fits the duel's spaces.
+    Randomness of the random player is drawn from ``env.np_random`` at each call, so that seeding the env
     seeds the opponent too.
     """
     if isinstance(opponent, str) and opponent == "heuristic":
-        from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
-
         player = HeuristicGreek() if side == GREEK else HeuristicPersian()
         return player.act, "heuristic"
     if isinstance(opponent, str) and opponent == "random":
         return EnvRandomOpponent(env).act, "random"
-    if isinstance(opponent, (str, os.PathLike)):
-        from thermopylae_agents.sb3_agent import SB3Agent
-
-        if not Path(opponent).is_file():
-            raise ValueError(
-                f"opponent model file not found: {os.fspath(opponent)} (opponent must be 'heuristic', "
-                "'random', a callable, or the path of a saved SB3 .zip)"
-            )
-        policy = SB3Agent(opponent)
-        policy.check_fits(spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32), spaces.Discrete(NUM_ACTIONS))
-        return policy.act, f"model {os.fspath(opponent)}"
-    if hasattr(opponent, "act") and callable(opponent.act):
-        return opponent.act, type(opponent).__name__
+    if isinstance(opponent, (str, bytes, os.PathLike)):
+        shown = os.fsdecode(opponent) if not isinstance(opponent, bytes) else repr(opponent)
+        raise ValueError(
+            f"opponent {shown[:200]!r} is not 'heuristic' or 'random', and the env loads no model file: "
+            "load a saved policy with thermopylae_agents (e.g. thermopylae_agents.sb3_agent.SB3Agent(path)) "
+            f"and pass the object; {_OPPONENT_CHOICES}"
+        )
+    if isinstance(opponent, type):
+        name = opponent.__name__
+        raise ValueError(f"opponent is the class {name}, not a player: pass an instance ({name}(...)); "
+                         f"{_OPPONENT_CHOICES}")
+    act = getattr(opponent, "act", None)
+    if act is not None:
+        label = getattr(opponent, "label", None)
+        label = label if isinstance(label, str) and label else type(opponent).__name__
+        _check_callable(act, f"opponent {label}'s act")
+        check_fits = getattr(opponent, "check_fits", None)
+        if callable(check_fits):
+            check_fits(spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32), spaces.Discrete(NUM_ACTIONS))
+        return act, label
     if callable(opponent):
-        return opponent, getattr(opponent, "__name__", type(opponent).__name__)
-    raise ValueError(
-        "opponent must be 'heuristic', 'random', a callable (observation, action_mask) -> action, an object "
-        f"with such an act method, or the path of a saved SB3 model; got {opponent!r}"
-    )
+        label = getattr(opponent, "__name__", type(opponent).__name__)
+        _check_callable(opponent, f"opponent {label}")
+        return opponent, label
+    raise ValueError(f"{_OPPONENT_CHOICES}; got {repr(opponent)[:200]}")
 
 
-class DuelEnv(gym.Env[np.ndarray, np.int64]):
+class DuelEnv(TurnBasedEnv):
     """The two-player card game *Thermopylae* (Greek against Persian), seen from one side.
 
     ## Description
@@ -115,16 +140,17 @@ class DuelEnv(gym.Env[np.ndarray, np.int64]):
     ``Discrete(21)``, the same for both sides and all phases; ``info["action_mask"]`` (int8) and
     :meth:`action_masks` (bool, for sb3-contrib's ``MaskablePPO``) mark the legal ones. k = card kind of
     the agent's side (0..4: force 10..50, the Persian's kind 0 being the Attack card; 5..7: the three
-    strategy types; 8: the discard card).
+    strategy types; 8: the discard card). The pieces are those of
+    :data:`thermopylae_env.duel_layout.ACTION_PIECES`:
 
-    | index | action | legal |
-    | --- | --- | --- |
-    | 0 | play the discard card (opponent discards 2 at random) | own discard phase, card held |
-    | 1 + k | discard a card of kind k (0..8) | own discard phase, card held |
-    | 10 | done discarding | own discard phase, at most 7 cards held |
-    | 11 + k | add a card of kind k (0..7) to the attack/defence | building; in hand, strategy types once |
-    | 19 | commit the attack (needs an Attack card) / the defence (needs a force card) | building |
-    | 20 | decline the attack / do not defend (cards added go back to the hand) | building |
+    | index | piece | action | legal |
+    | --- | --- | --- | --- |
+    | 0 | play_discard_card | play the discard card (opponent discards 2) | own discard phase, card held |
+    | 1..9 | discard | discard a card of kind k = index - 1 (0..8) | own discard phase, card held |
+    | 10 | done_discarding | done discarding | own discard phase, at most 7 cards held |
+    | 11..18 | add | add a card of kind k = index - 11 (0..7) to the build | in hand, strategy types once |
+    | 19 | commit | commit the attack (an Attack card in it) / defence (a force card) | building |
+    | 20 | decline | decline the attack / do not defend (added cards go back to the hand) | building |
 
     :meth:`decode_action` names an index from the agent's side (``"add Immortals (50) to attack"``),
     :func:`encode_action` does the reverse.
@@ -132,23 +158,26 @@ class DuelEnv(gym.Env[np.ndarray, np.int64]):
     ## Observation Space
 
     ``Box(0, 1, (56,), float32)``, the agent's side only (the opponent's hand and both deck orders are
-    never in it):
+    never in it). Each entry is a count or number divided by the piece's scale; the pieces are those of
+    :data:`thermopylae_env.duel_layout.OBSERVATION_PIECES`:
 
-    | slice | content |
-    | --- | --- |
-    | 0:4 | phase one-hot: Persian discard, Greek discard, attack, defence (all 0 once over) |
-    | 4 | 1 if the agent must act |
-    | 5 | 1 if the agent is the Persian |
-    | 6:15 | own hand per kind / 8 |
-    | 15:23 | own cards added so far to the attack/defence per kind 0..7 / 8 |
-    | 23 | opponent hand size / 8 |
-    | 24, 25 | own, opponent deck size / 48 |
-    | 26:35, 35:44 | own, opponent discard pile per kind / 8 |
-    | 44 | Greek tokens / 10 |
-    | 45 | turn / 49 |
-    | 46:54 | Persian attack on the table per kind 0..7 / 8 (defence phase) |
-    | 54 | attack total on the table / 800 |
-    | 55 | total of the own attack/defence being built / 800 |
+    | slice | piece | content | scale |
+    | --- | --- | --- | --- |
+    | 0:4 | phase | phase one-hot: Persian discard, Greek discard, attack, defence (all 0 once over) | 1 |
+    | 4:5 | to_act | 1 if the agent must act | 1 |
+    | 5:6 | is_persian | 1 if the agent is the Persian | 1 |
+    | 6:15 | hand | own hand per kind | 8 |
+    | 15:23 | build | own cards added so far to the attack/defence per kind 0..7 | 8 |
+    | 23:24 | opp_hand_size | opponent hand size | 8 |
+    | 24:25 | own_deck | own deck size | 48 |
+    | 25:26 | opp_deck | opponent deck size | 48 |
+    | 26:35 | own_discards | own discard pile per kind | 8 |
+    | 35:44 | opp_discards | opponent discard pile per kind | 8 |
+    | 44:45 | tokens | Greek tokens | 10 |
+    | 45:46 | turn | turn | 49 |
+    | 46:54 | table | Persian attack on the table per kind 0..7 (defence phase) | 8 |
+    | 54:55 | table_total | attack total on the table | 800 |
+    | 55:56 | build_total | total of the own attack/defence being built | 800 |
 
     ## Rewards
 
@@ -160,7 +189,7 @@ class DuelEnv(gym.Env[np.ndarray, np.int64]):
 
     Both decks shuffled, four cards each, 10 Greek tokens, turn 1 drawn. ``reset`` plays the opponent's
     moves until the agent must act: the Persian agent starts at his first discard phase, the Greek agent
-    at his (after the Persian's).
+    at his (after the Persian's). ``reset`` takes no options (``options`` must be ``None`` or ``{}``).
 
     ## Episode End
 
@@ -169,13 +198,20 @@ class DuelEnv(gym.Env[np.ndarray, np.int64]):
     (at most 1632 micro-actions), so there is no truncation. ``info["is_success"]`` is set on the final
     step.
 
+    When the opponent fails (raises, returns an illegal action or a non-integer) during ``step`` or
+    ``reset``, its error is raised and the env refuses every further ``step`` with a ``RuntimeError``
+    saying why, until the next ``reset``.
+
     ## Arguments
 
-    * ``opponent``: ``"heuristic"`` (default, :mod:`thermopylae_agents.duel_heuristic`), ``"random"``, a
-      callable
-      ``(observation, action_mask) -> action`` (or an object with such an ``act`` method), or the path
-      of a saved SB3 model (``MaskablePPO``, else ``PPO``; loaded when the env is made; a bad path raises
-      ``ValueError``). Its randomness comes from ``env.np_random``.
+    * ``opponent``: ``"heuristic"`` (default, :class:`thermopylae_env.opponents.HeuristicGreek` /
+      :class:`~thermopylae_env.opponents.HeuristicPersian`), ``"random"`` (drawing from
+      ``env.np_random``), a callable ``(observation, action_mask) -> action``, or an object with such an
+      ``act(observation, action_mask[, rng])`` method (called with two arguments; an object with
+      ``check_fits(observation_space, action_space)`` is asked whether it fits). The env loads no model
+      file: a string other than the two names (a path included), a class or anything that cannot act
+      raises ``ValueError`` when the env is made. Load a saved policy with ``thermopylae_agents`` (e.g.
+      ``SB3Agent(path)``) and pass the object.
     * ``illegal_action``: ``"loss"`` (default) or ``"raise"`` (``IllegalActionError``, nothing changes);
       out-of-space actions always raise ``TypeError``/``ValueError`` and change nothing.
     * ``illegal_action_penalty`` (float, default -1.0)
@@ -190,7 +226,15 @@ class DuelEnv(gym.Env[np.ndarray, np.int64]):
 
     ## Version History
 
-    * v0: initial version.
+    The version number of an id changes whenever the same seed and actions could give a different
+    episode (other observations, masks, rewards or ends): a rule change, a new observation or action
+    layout, another default opponent or a change of a default deck (the Persian's included) is a new
+    version. Additions that leave every existing episode as it was (a new argument with a default that
+    keeps the old behaviour, a new render mode) keep the version.
+
+    * v0: initial version. Later changes that kept every episode: the shared env base
+      (:mod:`thermopylae_env.core`), the layout module, model-file opponents no longer loaded by the env,
+      NumPy integer seeds accepted, unknown reset options refused.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -206,23 +250,12 @@ class DuelEnv(gym.Env[np.ndarray, np.int64]):
         render_mode: str | None = None,
         record_events: bool = False,
     ) -> None:
-        self._game = DuelGame()
-        self.illegal_action = check_illegal_action_mode(illegal_action)
-        self.illegal_action_penalty = check_illegal_action_penalty(illegal_action_penalty)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
-            )
-        self.render_mode = render_mode
-        self.record_events = bool(record_events)
+        self._init_core(DuelGame(), NUM_ACTIONS, illegal_action, illegal_action_penalty, render_mode,
+                        record_events)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
         self.opponent_side = 1 - self.side
         self._opponent_act, self.opponent_label = make_opponent(opponent, self.opponent_side, self)
-        self._state: DuelState | None = None
-        self._episode_over = False
-        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        self._last_events: list[dict] = []
 
     @property
     def game(self) -> DuelGame:
@@ -238,84 +271,57 @@ class DuelEnv(gym.Env[np.ndarray, np.int64]):
         """Readable name of ``action`` from the agent's side."""
         return decode_action(action, self.side)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        events: list[dict] | None = [] if self.record_events else None
-        self._state = self._game.init(self.np_random, events)
-        self._play_opponent(events)
-        self._episode_over = self._state.terminated
-        self._last_events = events or []
-        info = self._info()
-        if self._episode_over:  # pragma: no cover - the first decision always comes before any end
-            info["is_success"] = self._state.winner == self.side
-        return self._game.observe(self._state, self.side), info
+    # --- the parts of TurnBasedEnv --------------------------------------------------------------------
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        state = self._state
-        if state is None:
-            raise RuntimeError("step() called before reset()")
-        if self._episode_over:
-            raise RuntimeError("step() called after the episode ended; call reset()")
-        a = as_action_index(action, NUM_ACTIONS)
-        game = self._game
-        reason = game.illegal_reason(state, a)
-        if reason is not None:
-            if self.illegal_action == "raise":
-                raise IllegalActionError(f"{decode_action(a, self.side)}: {reason}")
-            self._episode_over = True
-            self._last_events = []
-            info = self._info()
-            info["illegal_action"] = True
-            info["illegal_reason"] = reason
-            info["is_success"] = False
-            return game.observe(state, self.side), self.illegal_action_penalty, True, False, info
-        events: list[dict] | None = [] if self.record_events else None
-        game.step(state, a, self.np_random, events)
-        self._play_opponent(events)
-        if events is not None:
-            self._last_events = events
-        if state.terminated:
-            self._episode_over = True
-            won = state.winner == self.side
-            info = self._info()
-            info["is_success"] = won
-            return game.observe(state, self.side), (1.0 if won else -1.0), True, False, info
-        return game.observe(state, self.side), 0.0, False, False, self._info()
+    def _start(self, events: list[dict] | None, options: dict[str, Any]) -> DuelState:
+        state = self._game.init(self.np_random, events)
+        self._state = state  # the opponent may look at env.state while it plays
+        self._play_opponent(state, events, "reset")
+        return state
 
-    def _play_opponent(self, events: list[dict] | None) -> None:
-        state = self._state
+    def _advance(self, state: DuelState, action: int, events: list[dict] | None) -> float:
+        self._game.apply(state, action, self.np_random, events)
+        self._play_opponent(state, events, "step")
+        return 0.0
+
+    def _observe(self, state: DuelState) -> np.ndarray:
+        return self._game.observe(state, self.side)
+
+    def _won(self, state: DuelState) -> bool:
+        return state.winner == self.side
+
+    def _info_fields(self, state: DuelState, info: dict[str, Any]) -> None:
+        info["phase"] = state.phase
+        info["turn"] = state.turn
+
+    def _illegal_message(self, action: int, reason: str) -> str:
+        return f"{decode_action(action, self.side)}: {reason}"
+
+    def _play_opponent(self, state: DuelState, events: list[dict] | None, during: str) -> None:
+        """The opponent's moves until the agent must act or the game ends. Each move is checked once and
+        applied unchecked; a failing opponent leaves the env refusing every step until ``reset``."""
         game = self._game
         side = self.opponent_side
         act = self._opponent_act
         while not state.terminated and state.current_player == side:
-            mask = game.legal_action_mask(state, np.int8)
-            action = act(game.observe(state, side), mask)
             try:
-                game.step(state, action, self.np_random, events)
+                action = act(game.observe(state, side), game.legal_action_mask(state, np.int8))
+            except BaseException as err:
+                self._break(f"the {PLAYER_NAMES[side]} opponent ({self.opponent_label}) raised "
+                            f"{type(err).__name__} during {during}()")
+                raise
+            try:
+                # a Python int in range needs no further type check (what the built-in players return)
+                a = action if type(action) is int and 0 <= action < NUM_ACTIONS else as_action_index(
+                    action, NUM_ACTIONS)
+                reason = game.illegal_reason(state, a)
+                if reason is not None:
+                    raise IllegalActionError(f"{decode_action(a, side)}: {reason}")
             except (IllegalActionError, TypeError, ValueError) as err:
-                raise IllegalActionError(
-                    f"the {PLAYER_NAMES[side]} opponent ({self.opponent_label}) chose {action!r}: {err}"
-                ) from err
-
-    def _info(self) -> dict[str, Any]:
-        state = self._state
-        if self._episode_over:
-            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        else:
-            mask = self._game.legal_action_mask(state, np.int8)
-        self._mask = mask
-        info: dict[str, Any] = {"action_mask": mask, "phase": state.phase, "turn": state.turn}
-        if self.record_events:
-            info["events"] = self._last_events
-        return info
-
-    def action_masks(self) -> np.ndarray:
-        """Boolean legal-action mask of the current state (all false once the episode is over)."""
-        if self._state is None:
-            raise RuntimeError("action_masks() called before reset()")
-        return self._mask.astype(bool)
+                message = f"the {PLAYER_NAMES[side]} opponent ({self.opponent_label}) chose {action!r}: {err}"
+                self._break(message)
+                raise IllegalActionError(f"{message}; the env refuses further steps until reset()") from err
+            game.apply(state, a, self.np_random, events)
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:

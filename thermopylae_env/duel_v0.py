@@ -1,4 +1,5 @@
-"""The duel as a PettingZoo AEC environment: agents ``"greek"`` and ``"persian"``.
+"""The duel as a PettingZoo environment: agents ``"greek"`` and ``"persian"``, AEC (:func:`env`) or
+parallel (:func:`parallel_env`).
 
 Usage::
 
@@ -17,14 +18,32 @@ Usage::
     env.close()
 
 Each agent observes ``{"observation": Box(0, 1, (56,), float32), "action_mask": Box(0, 1, (21,), int8)}``
-as in PettingZoo's classic games; the layouts are those of :mod:`thermopylae_env.duel` (the mask of the
-agent not to act is all zeros). Turns follow the rules, not a fixed alternation: the same agent usually
-makes several micro-actions in a row (discards, cards added to an attack). Rewards: +1 to the winner and
--1 to the loser at the end, 0 otherwise. ``env()`` wraps the raw env in PettingZoo's
-``TerminateIllegalWrapper`` (an illegal move ends the game, -1 for the mover),
-``AssertOutOfBoundsWrapper``, :class:`ActionCheckWrapper` (an action outside the space raises ``TypeError`` /
-``ValueError``, as everywhere in the package) and ``OrderEnforcingWrapper``; ``raw_env`` itself raises
+as in PettingZoo's classic games; the layouts are the pieces of :mod:`thermopylae_env.duel_layout` (the
+mask of the agent not to act is all zeros). Turns follow the rules, not a fixed alternation: the same agent
+usually makes several micro-actions in a row (discards, cards added to an attack). Rewards (floats): +1.0
+to the winner and -1.0 to the loser at the end, 0.0 otherwise.
+
+``env(illegal_action="loss", illegal_action_penalty=-1.0, max_cycles=None, render_mode=None)`` wraps the
+raw env in PettingZoo's ``TerminateIllegalWrapper`` (with ``illegal_action="loss"``: an illegal move ends
+the game, ``illegal_action_penalty`` for the mover; with ``"raise"`` it is left out and the move raises
+:class:`~thermopylae_env.actions.IllegalActionError`, changing nothing), ``AssertOutOfBoundsWrapper``,
+:class:`ActionCheckWrapper` (an action outside the space raises ``TypeError`` / ``ValueError``, as
+everywhere in the package) and ``OrderEnforcingWrapper``. ``raw_env`` itself raises
 :class:`~thermopylae_env.actions.IllegalActionError` on an illegal move and leaves the game unchanged.
+
+* ``max_cycles`` (``None`` or a positive int): truncate the game (both agents) after that many
+  micro-actions of either agent; ``None`` (default) never truncates, the game being finite (at most 1632).
+* ``render_mode``: ``"ansi"`` (the whole table as text, both hands: for people), ``"rgb_array"`` (a
+  (360, 640, 3) uint8 picture of the table seen by the agent to act; needs Pillow) or ``"human"`` (the text
+  table printed to the terminal, ``render()`` returning ``None``; there is no window).
+* ``reset(seed=..., options=...)``: the seed follows :func:`thermopylae_env.actions.as_seed`; the view
+  reads no option (``options`` must be ``None`` or a dict; PettingZoo's ``parallel_api_test`` passes an
+  arbitrary one, so its keys are not checked here).
+
+:func:`parallel_env` is PettingZoo's ``turn_based_aec_to_parallel`` of :func:`env` (same arguments): at
+each parallel step only the agent to act (``infos[agent]["active_agent"]``) is moved; the other agent's
+action is ignored. The observation is a ``Dict`` holding the mask, as in PettingZoo's classic games; for
+SuperSuit and SB3 see the README's PettingZoo section (single-agent training uses the Gymnasium duel envs).
 """
 
 from __future__ import annotations
@@ -34,23 +53,49 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle, seeding
-from pettingzoo import AECEnv
+from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
-from thermopylae_env.actions import IllegalActionError, as_action_index
-from thermopylae_env.duel import NUM_ACTIONS, OBS_SIZE, PLAYER_NAMES, DuelGame, DuelState, decode_action
+from thermopylae_env.actions import (
+    IllegalActionError,
+    as_action_index,
+    as_seed,
+    check_illegal_action_mode,
+    check_illegal_action_penalty,
+)
+from thermopylae_env.core import check_render_mode
+from thermopylae_env.duel import PLAYER_NAMES, DuelGame, DuelState, decode_action
+from thermopylae_env.duel_layout import NUM_ACTIONS, OBS_SIZE
 
-__all__ = ["ActionCheckWrapper", "env", "raw_env"]
+__all__ = ["ActionCheckWrapper", "env", "parallel_env", "raw_env"]
 
 
-def env(**kwargs: Any) -> AECEnv:
-    """The wrapped AEC environment (illegal moves end the game with -1 for the mover)."""
+def env(illegal_action: str = "loss", illegal_action_penalty: float = -1.0, **kwargs: Any) -> AECEnv:
+    """The wrapped AEC environment (by default an illegal move ends the game, -1.0 for the mover);
+    ``kwargs`` go to :class:`raw_env` (``render_mode``, ``max_cycles``)."""
+    mode = check_illegal_action_mode(illegal_action)
+    penalty = check_illegal_action_penalty(illegal_action_penalty)
     aec = raw_env(**kwargs)
-    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
+    if mode == "loss":
+        aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=penalty)
     aec = wrappers.AssertOutOfBoundsWrapper(aec)
     aec = ActionCheckWrapper(aec)
     aec = wrappers.OrderEnforcingWrapper(aec)
     return aec
+
+
+def parallel_env(**kwargs: Any) -> ParallelEnv:
+    """:func:`env` (same arguments) as a PettingZoo ``ParallelEnv``: ``turn_based_aec_to_parallel``."""
+    return turn_based_aec_to_parallel(env(**kwargs))
+
+
+def _check_max_cycles(max_cycles: object) -> int | None:
+    if max_cycles is None:
+        return None
+    if isinstance(max_cycles, bool) or not isinstance(max_cycles, (int, np.integer)) or max_cycles < 1:
+        raise ValueError(f"max_cycles must be None or a positive integer, got {max_cycles!r}")
+    return int(max_cycles)
 
 
 class ActionCheckWrapper(wrappers.BaseWrapper):
@@ -73,18 +118,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     """Thermopylae duel, Greek (``"greek"``) against Persian (``"persian"``); see the module docstring."""
 
     metadata = {
-        "render_modes": ["ansi"],
+        "render_modes": ["ansi", "rgb_array", "human"],
         "name": "thermopylae_duel_v0",
         "is_parallelizable": False,
         "render_fps": 4,
     }
 
-    def __init__(self, render_mode: str | None = None) -> None:
-        EzPickle.__init__(self, render_mode=render_mode)
+    def __init__(self, render_mode: str | None = None, max_cycles: int | None = None) -> None:
+        EzPickle.__init__(self, render_mode=render_mode, max_cycles=max_cycles)
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self.max_cycles = _check_max_cycles(max_cycles)
+        self._moves = 0
         self.game = DuelGame()
         self.possible_agents = list(PLAYER_NAMES)  # index = engine player id: 0 greek, 1 persian
         self.agents = self.possible_agents[:]
@@ -117,12 +162,16 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        seed = as_seed(seed)
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be None or a dict, got {type(options).__name__}")
         if seed is not None:
             self._np_random, _ = seeding.np_random(seed)
         self.state = self.game.init(self._np_random)
+        self._moves = 0
         self.agents = self.possible_agents[:]
-        self.rewards = dict.fromkeys(self.agents, 0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
@@ -152,26 +201,41 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         reason = self.game.illegal_reason(state, index)
         if reason is not None:
             raise IllegalActionError(f"{agent}: {decode_action(index, state.current_player)}: {reason}")
-        self._cumulative_rewards[agent] = 0
-        self.rewards = dict.fromkeys(self.agents, 0)
-        self.game.step(state, index, self._np_random)
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self.game.apply(state, index, self._np_random)  # checked above: applied unchecked
+        self._moves += 1
         if state.terminated:
             winner = self.possible_agents[state.winner]
             for a in self.agents:
-                self.rewards[a] = 1 if a == winner else -1
+                self.rewards[a] = 1.0 if a == winner else -1.0
             self.terminations = dict.fromkeys(self.agents, True)
             # Everyone is done: PettingZoo then asks each agent for its final (None) step in turn.
+            self.agent_selection = agent
+        elif self.max_cycles is not None and self._moves >= self.max_cycles:
+            self.truncations = dict.fromkeys(self.agents, True)
             self.agent_selection = agent
         else:
             self.agent_selection = self.possible_agents[state.current_player]
         self._accumulate_rewards()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":
+            from thermopylae_env.render import render_duel_rgb
+
+            state = self.state
+            side = state.current_player if state is not None and not state.terminated else 0
+            return render_duel_rgb(self.game, state, side)
         if self.state is None:
-            return "Thermopylae duel: not started (call reset())"
-        return self.game.render(self.state)
+            text = "Thermopylae duel: not started (call reset())"
+        else:
+            text = self.game.render(self.state)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
 
     def close(self) -> None:
         pass

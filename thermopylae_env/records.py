@@ -17,18 +17,25 @@ File format (``.jsonl``, one JSON object per line, version 1)::
 
 ``options`` are the keyword arguments of ``gymnasium.make`` (without ``render_mode`` and
 ``record_events``: a replay sets those itself); they must be JSON values, so a duel opponent is recorded
-as ``"heuristic"``, ``"random"`` or a model path, never as a Python callable. ``events`` are the engine's
-event dicts (``record_events=True``; the duel's include both sides' moves and every card drawn: a record is
-for people and tests, not for an agent). ``obs`` is :func:`obs_digest` of the observation after the reset or
-step. ``agent`` (optional) says who chose the actions. A game stopped before its end (a player quit) has
-``"finished": false`` in its result line. Extra keys are allowed and kept.
+as ``"heuristic"``, ``"random"`` or the label of a model (a path), never as a Python callable. ``events``
+are the engine's event dicts (``record_events=True``; the duel's include both sides' moves and every card
+drawn: a record is for people and tests, not for an agent). ``obs`` is :func:`obs_digest` of the
+observation after the reset or step. ``agent`` (optional) says who chose the actions (a claim a replay
+cannot check, so the replay does not show it). A game stopped before its end (a player quit) has
+``"finished": false`` and null ``won`` and ``reason`` in its result line. Extra keys are allowed and kept.
+
+A record is data and never runs code: reading one parses JSON only (a regular file of at most
+:data:`MAX_RECORD_BYTES`, nested at most :data:`MAX_JSON_DEPTH` deep), a replay makes only this package's
+environments (``env_id`` starts with ``thermopylae/``), and it never loads a model file that a record
+names: a game played against a model opponent is replayed by passing that opponent explicitly.
 
 API: :class:`RecordEpisode` (a Gymnasium wrapper that writes one record per episode), :func:`record_game`
-(play an agent for one game and record it), :func:`load_record` (read and validate: a malformed file
+(play a callable or agent object for one game and record it; agent spec strings are built by
+``thermopylae_agents.replay.record_game``), :func:`load_record` (read and validate: a malformed file
 raises ``ValueError`` naming the line and the problem), :func:`iter_replay` / :func:`replay_record`
-(re-create the env, re-apply the actions, and raise :class:`RecordMismatchError` at the first difference),
-:func:`describe_event` (one line of text per event), :func:`make_agent` (the agents the command line and
-the scripts accept by name).
+(re-create the env, re-apply the actions, recompute every recorded field and raise
+:class:`RecordMismatchError` at the first difference), :func:`describe_event` (one line of text per event).
+This module imports nothing from the agents package.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import json
 import math
 import os
 import secrets
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,17 +54,23 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from thermopylae_env.actions import as_seed
+
 __all__ = [
     "FORMAT",
     "VERSION",
     "GameRecord",
     "RecordEpisode",
     "RecordMismatchError",
+    "RecordNeedsOpponentError",
+    "ReplayResult",
     "ReplayStep",
     "describe_event",
+    "end_reason",
     "iter_replay",
     "load_record",
-    "make_agent",
+    "check_writable",
+    "make_record_env",
     "obs_digest",
     "record_game",
     "replay_record",
@@ -65,6 +79,8 @@ __all__ = [
 FORMAT = "thermopylae-record"
 VERSION = 1
 _RESERVED_OPTIONS = ("render_mode", "record_events")
+ENV_PREFIX = "thermopylae/"
+BUILT_IN_OPPONENTS = ("heuristic", "random")  # part of the duel env's definition: no file is loaded
 
 
 class RecordMismatchError(ValueError):
@@ -112,10 +128,36 @@ def _check_options(options: dict[str, Any]) -> dict[str, Any]:
     return clean
 
 
-def _end_summary(env: gym.Env) -> dict[str, Any]:
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Raise ``ValueError`` naming ``path`` when a record cannot be written there (a folder, a missing or
+    read-only parent folder), before anything is played."""
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"cannot write the record {target}: it is a folder")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ValueError(f"cannot write the record {target}: the file is not writable")
+    parent = target.parent if str(target.parent) else Path(".")
+    existing = next((p for p in (parent, *parent.parents) if p.exists()), Path("."))
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write the record {target}: {existing} is not a writable folder")
+
+
+def _open_for_writing(path: Path):
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "w", encoding="utf-8")  # noqa: SIM115 - kept open for the episode
+    except OSError as err:
+        raise ValueError(f"cannot write the record {path}: {err.strerror or err}") from None
+
+
+def end_reason(env: gym.Env) -> str | None:
+    """Why the game of ``env`` ended (the engine's reason), or ``None`` while it is not over."""
     state = getattr(env.unwrapped, "state", None)
-    reason = getattr(state, "reason", None) or getattr(state, "end_reason", None) or None
-    return {"reason": reason}
+    return getattr(state, "reason", None) or getattr(state, "end_reason", None) or None
+
+
+def _end_summary(env: gym.Env) -> dict[str, Any]:
+    return {"reason": end_reason(env)}
 
 
 class RecordEpisode(gym.Wrapper):
@@ -150,6 +192,7 @@ class RecordEpisode(gym.Wrapper):
         self.options = _check_options(_env_options(env) if options is None else dict(options))
         self.agent = agent
         self.path_template = os.fspath(path)
+        check_writable(self.path_template.replace("{episode}", "0"))
         self.episode = -1
         self.path: Path | None = None  # the file of the current (or last) episode
         self._file = None
@@ -171,16 +214,21 @@ class RecordEpisode(gym.Wrapper):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         self._finish(False, None)
+        seed = as_seed(seed)
         if seed is None:
             seed = secrets.randbits(31)
         if options:
             raise ValueError("RecordEpisode cannot record reset options (a replay would not know them)")
-        obs, info = self.env.reset(seed=seed)
+        path = Path(self.path_template.replace("{episode}", str(self.episode + 1)))
+        handle = _open_for_writing(path)  # before the reset: a path that cannot be written changes nothing
+        try:
+            obs, info = self.env.reset(seed=seed)
+        except BaseException:
+            handle.close()
+            raise
         self.episode += 1
-        self.path = Path(self.path_template.replace("{episode}", str(self.episode)))
-        if self.path.parent and not self.path.parent.exists():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - kept open for the episode
+        self.path = path
+        self._file = handle
         self._steps = 0
         self._return = 0.0
         from thermopylae_env import __version__
@@ -219,33 +267,21 @@ class RecordEpisode(gym.Wrapper):
         super().close()
 
 
-# ---------------------------------------------------------------------------------------------- agents
+# ------------------------------------------------------------------------------------------- recording
 
 AgentFn = Callable[[np.ndarray, np.ndarray], int]
 
 
-def make_agent(spec: Any, env: gym.Env, seed: int | None = None) -> tuple[AgentFn, str]:
-    """``act(observation, mask) -> int`` and a label for ``spec`` on ``env``: a callable, or any agent
-    spec of :func:`thermopylae_agents.evaluation.make_agent`
-    (``"random"``, ``"heuristic"``, ``"search"``, the path of
-    a saved model, which must fit ``env``'s spaces)."""
-    if callable(spec) and not hasattr(spec, "act"):
-        return spec, getattr(spec, "__name__", type(spec).__name__)
-    from thermopylae_agents.evaluation import make_agent as make_named_agent
-    from thermopylae_agents.sb3_agent import SB3Agent
-
-    env_id = env.spec.id if env.spec is not None else None
-    if env_id is None:
-        env_id = "thermopylae/Coop-v0" if getattr(env.unwrapped, "side", None) is None else (
-            "thermopylae/DuelGreek-v0" if env.unwrapped.side == 0 else "thermopylae/DuelPersian-v0")
-    env_kwargs = {}
-    game = getattr(env.unwrapped, "game", None)
-    if hasattr(game, "persian"):  # the co-op game: its players must know the player count and the deck
-        env_kwargs = {"num_players": game.num_players, "persian_deck": game.persian}
-    agent, label = make_named_agent(spec, env_id, seed=seed, env_kwargs=env_kwargs)
-    if isinstance(agent, SB3Agent):
-        agent.check_fits(env.observation_space, env.action_space)
-    return agent.act, label
+def _as_act(agent: Any) -> tuple[AgentFn, str]:
+    """``act(observation, mask) -> int`` and a label for a callable or an object with ``act``."""
+    if hasattr(agent, "act") and callable(agent.act):
+        return agent.act, str(getattr(agent, "name", None) or type(agent).__name__)
+    if callable(agent) and not isinstance(agent, type):
+        return agent, getattr(agent, "__name__", type(agent).__name__)
+    raise TypeError(
+        f"agent must be a callable act(observation, mask) -> int or an object with such an act method, got "
+        f"{agent!r} (agent specs such as 'heuristic' are built by thermopylae_agents.replay.record_game)"
+    )
 
 
 def record_game(
@@ -255,18 +291,23 @@ def record_game(
     *,
     seed: int = 0,
     options: dict[str, Any] | None = None,
-    agent_seed: int | None = None,
+    agent_label: str | None = None,
+    recorded_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Play one game of ``env_id`` with ``agent`` (see :func:`make_agent`) and write its record to ``path``.
+    """Play one game of ``env_id`` with ``agent`` (a callable ``act(obs, mask)`` or an object with ``act``)
+    and write its record to ``path``.
 
-    Returns the result line (``steps``, ``return``, ``won``, ``reason``, ...).
+    ``options`` go to ``gymnasium.make``; ``recorded_options`` (default: ``options``) are what the header
+    says, for options that are objects (a model opponent: record its label, and pass the object to the
+    replay). Returns the result line (``steps``, ``return``, ``won``, ``reason``, ...).
     """
     import thermopylae_env  # noqa: F401 - registers the environments
 
-    options = _check_options(dict(options or {}))
+    act, label = _as_act(agent)
+    options = dict(options or {})
+    written = _check_options(dict(options if recorded_options is None else recorded_options))
     env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
-    act, label = make_agent(agent, env, seed if agent_seed is None else agent_seed)
-    recorder = RecordEpisode(env, path, env_id=env_id, options=options, agent=label)
+    recorder = RecordEpisode(env, path, env_id=env_id, options=written, agent=agent_label or label)
     try:
         obs, info = recorder.reset(seed=seed)
         done = False
@@ -328,15 +369,15 @@ def _check_header(obj: dict[str, Any]) -> str | None:
         return f"record version {version} is newer than this package reads (up to {VERSION})"
     if version < 1:
         return f"unknown record version {version}"
-    if not isinstance(obj.get("env_id"), str) or not obj["env_id"]:
-        return f"env_id must be a non-empty string, got {obj.get('env_id')!r}"
+    if not isinstance(obj.get("env_id"), str) or not obj["env_id"].startswith(ENV_PREFIX):
+        return f"env_id must name an environment of this package ({ENV_PREFIX}...), got {obj.get('env_id')!r}"
     if not isinstance(obj.get("options"), dict):
         return f"options must be an object, got {obj.get('options')!r}"
     reserved = [k for k in obj["options"] if k in _RESERVED_OPTIONS]
     if reserved:
         return f"options must not set {reserved} (a replay sets them)"
-    if not _is_int(obj.get("seed")) or obj["seed"] < 0:
-        return f"seed must be an integer >= 0, got {obj.get('seed')!r}"
+    if not _is_int(obj.get("seed")) or not 0 <= obj["seed"] < 2**64:
+        return f"seed must be an integer in 0..2**64-1, got {obj.get('seed')!r}"
     if "agent" in obj and not isinstance(obj["agent"], str):
         return f"agent must be a string, got {obj['agent']!r}"
     reset = obj.get("reset", {"events": []})
@@ -391,20 +432,85 @@ def _check_result(obj: dict[str, Any], steps: int, ended: bool) -> str | None:
         return f"return must be a finite number, got {obj.get('return')!r}"
     if obj.get("won") not in (True, False, None):
         return f"won must be true, false or null, got {obj.get('won')!r}"
+    reason = obj.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        return f"reason must be a string or null, got {reason!r}"
+    if not finished and (obj.get("won") is not None or reason is not None):
+        return "an unfinished game has no winner and no reason (won and reason must be null)"
     return None
 
 
-def load_record(path: str | os.PathLike[str]) -> GameRecord:
-    """Read and validate a record file. A malformed record raises ``ValueError`` naming the file, the line
-    and the problem; a missing file raises ``FileNotFoundError``."""
-    path = Path(path)
+MAX_RECORD_BYTES = 64 * 1024 * 1024  # far above any game's record; refuses a runaway file quickly
+MAX_LINE_BYTES = 1024 * 1024
+MAX_JSON_DEPTH = 32  # a record nests a few levels (step -> events -> fight -> results)
+
+
+def _read_text(path: Path) -> str:
+    """The text of a record file: a regular file of at most :data:`MAX_RECORD_BYTES`, UTF-8."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read the record: {err.strerror or err}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ValueError(f"{path}: is a folder, not a record file")
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"{path}: not a regular file (a device, pipe or socket); a record is a file")
+    if info.st_size > MAX_RECORD_BYTES:
+        raise ValueError(f"{path}: {info.st_size} bytes, more than a record may hold ({MAX_RECORD_BYTES})")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_RECORD_BYTES + 1)
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read the record: {err.strerror or err}") from None
+    if len(data) > MAX_RECORD_BYTES:
+        raise ValueError(f"{path}: more than a record may hold ({MAX_RECORD_BYTES} bytes)")
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ValueError(
             f"{path}: not a UTF-8 text file (byte {err.start}: {err.reason}); a record is JSON lines"
         ) from None
+
+
+def _depth(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests deeper than ``limit`` (without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if level > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return False
+
+
+def _parse_line(line: str) -> Any:
+    """One JSON value; ``ValueError`` with the problem for bad JSON, deep nesting or huge numbers."""
+    if len(line) > MAX_LINE_BYTES:
+        raise ValueError(f"a line of {len(line)} characters (at most {MAX_LINE_BYTES})")
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"not valid JSON ({err.msg} at column {err.colno})") from None
+    except RecursionError:
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as err:  # e.g. an integer of thousands of digits
+        raise ValueError(f"not a usable JSON value ({str(err).splitlines()[0][:80]})") from None
+    if _depth(obj, MAX_JSON_DEPTH):
+        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return obj
+
+
+def load_record(path: str | os.PathLike[str]) -> GameRecord:
+    """Read and validate a record file. A malformed record raises ``ValueError`` naming the file, the line
+    and the problem (also a folder, a device or pipe, a file over :data:`MAX_RECORD_BYTES`, JSON nested
+    deeper than :data:`MAX_JSON_DEPTH`); a missing file raises ``FileNotFoundError``."""
+    path = Path(path)
+    text = _read_text(path)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -422,9 +528,9 @@ def load_record(path: str | os.PathLike[str]) -> GameRecord:
         if not line.strip():
             raise fail(number, "empty line (every line holds one JSON object)")
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise fail(number, f"not valid JSON ({err.msg} at column {err.colno})") from None
+            obj = _parse_line(line)
+        except ValueError as err:
+            raise fail(number, str(err)) from None
         if not isinstance(obj, dict):
             raise fail(number, f"expected a JSON object, got {type(obj).__name__}")
         if number == 1:
@@ -462,9 +568,52 @@ def load_record(path: str | os.PathLike[str]) -> GameRecord:
 # --------------------------------------------------------------------------------------------- replay
 
 
+class RecordNeedsOpponentError(ValueError):
+    """A duel record was played against a model; a replay never loads a file a record names, so the
+    caller must pass that opponent explicitly."""
+
+
+def make_record_env(record: GameRecord, render_mode: str | None = None, opponent: Any = None) -> gym.Env:
+    """The environment of ``record`` (same id and options, events on), not yet reset.
+
+    Only this package's environments are made (a record is data: it cannot make Gymnasium import a
+    module). A duel record whose ``opponent`` option is not a built-in player (``heuristic``, ``random``)
+    names a model file; it is never loaded from the record: pass ``opponent`` (an agent object or
+    callable) to replay it, else :class:`RecordNeedsOpponentError`. Options the env refuses raise
+    ``ValueError`` naming the record.
+    """
+    import thermopylae_env  # noqa: F401 - registers the environments
+
+    name = record.path or "record"
+    if not record.env_id.startswith(ENV_PREFIX) or record.env_id not in gym.registry:
+        raise ValueError(f"{name}: unknown env_id {record.env_id!r} (not an environment of this package)")
+    kwargs = dict(record.options)
+    recorded = kwargs.get("opponent")
+    if opponent is not None:
+        kwargs["opponent"] = opponent
+    elif recorded is not None and not (isinstance(recorded, str) and recorded in BUILT_IN_OPPONENTS):
+        raise RecordNeedsOpponentError(
+            f"{name}: the game was played against {recorded!r}, which a replay never loads from a record; "
+            "pass that opponent explicitly (thermopylae replay FILE --opponent MODEL, or opponent=)"
+        )
+    if render_mode is not None:
+        kwargs["render_mode"] = render_mode
+    try:
+        return gym.make(record.env_id, record_events=True, disable_env_checker=True, **kwargs)
+    except TypeError as err:
+        raise ValueError(f"{name}: the options {record.options} do not fit {record.env_id}: {err}") from err
+    except ValueError as err:
+        raise ValueError(
+            f"{name}: the options {record.options} are invalid for {record.env_id}: {err}"
+        ) from err
+
+
 @dataclass
 class ReplayStep:
-    """One moment of a replay: ``index`` 0 is the reset, then one per recorded step (``step`` its line)."""
+    """One moment of a replay: ``index`` 0 is the reset, then one per recorded step (``step`` its line).
+
+    Everything here comes from the replayed env (``action_name`` is recomputed); with ``check`` it was
+    compared with the record first."""
 
     index: int
     env: gym.Env
@@ -474,6 +623,22 @@ class ReplayStep:
     step: dict[str, Any] | None = None
     reward: float = 0.0
     done: bool = False
+    action_name: str | None = None
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """The end of a replayed game, recomputed from the env (and, when checked, equal to the record)."""
+
+    steps: int
+    total: float
+    finished: bool
+    won: bool | None
+    reason: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"steps": self.steps, "return": self.total, "won": self.won, "reason": self.reason,
+                "finished": self.finished}
 
 
 def _normalise(events: Any) -> Any:
@@ -490,40 +655,47 @@ def _compare_events(where: str, recorded: list, replayed: list) -> None:
     raise RecordMismatchError(f"{where}: recorded {len(recorded)} events, replay gave {len(replayed)}")
 
 
-def make_record_env(record: GameRecord, render_mode: str | None = None) -> gym.Env:
-    """The environment of ``record`` (same id and options, events on), not yet reset. Options the env
-    refuses raise ``ValueError`` naming the record."""
-    import thermopylae_env  # noqa: F401 - registers the environments
+def _compare(where: str, what: str, replayed: Any, recorded: Any) -> None:
+    if replayed != recorded or type(replayed) is not type(recorded):
+        raise RecordMismatchError(
+            f"{where}: {what} is {replayed!r} in the replay, the record says {recorded!r}")
 
-    name = record.path or "record"
-    if record.env_id not in gym.registry:
-        raise ValueError(f"{name}: unknown env_id {record.env_id!r}")
-    kwargs = dict(record.options)
-    if render_mode is not None:
-        kwargs["render_mode"] = render_mode
-    try:
-        return gym.make(record.env_id, record_events=True, disable_env_checker=True, **kwargs)
-    except TypeError as err:
-        raise ValueError(f"{name}: the options {record.options} do not fit {record.env_id}: {err}") from err
-    except ValueError as err:
-        raise ValueError(
-            f"{name}: the options {record.options} are invalid for {record.env_id}: {err}"
-        ) from err
+
+def _compare_step(where: str, step: dict[str, Any], replayed: dict[str, Any]) -> None:
+    """Every field of a step line against the replay (the action itself was applied)."""
+    _compare(where, "the action name", replayed["action_name"], step["action_name"])
+    _compare_events(where, step["events"], replayed["events"])
+    if float(replayed["reward"]) != float(step["reward"]):
+        raise RecordMismatchError(f"{where}: reward {replayed['reward']}, the record says {step['reward']}")
+    _compare(where, "terminated", replayed["terminated"], step.get("terminated", False))
+    _compare(where, "truncated", replayed["truncated"], step.get("truncated", False))
+    _compare(where, "the illegal-move reason", replayed.get("illegal_reason"), step.get("illegal_reason"))
+    if step.get("obs") is not None and step["obs"] != replayed["obs"]:
+        raise RecordMismatchError(f"{where}: the observation differs from the record")
 
 
 def iter_replay(
-    record: GameRecord | str | os.PathLike[str], *, check: bool = True, render_mode: str | None = None
+    record: GameRecord | str | os.PathLike[str], *, check: bool = True, render_mode: str | None = None,
+    opponent: Any = None,
 ) -> Iterator[ReplayStep]:
     """Replay ``record`` step by step: yields the reset, then each step, with the live env.
 
-    With ``check`` (default) every step's events, reward, end flags and observation digest are compared
-    with the record, and the first difference raises :class:`RecordMismatchError`. The env is closed
-    when the iteration ends.
+    With ``check`` (default) every field of every line (action name, events, reward, end flags,
+    illegal-move reason, observation digest; at the end the return, the winner and the reason) is
+    recomputed and compared with the record, and the first difference raises
+    :class:`RecordMismatchError`. ``opponent``: see :func:`make_record_env`. The env is closed when the
+    iteration ends.
     """
+    yield from _replay(record, check, render_mode, opponent, [])
+
+
+def _replay(record: GameRecord | str | os.PathLike[str], check: bool, render_mode: str | None,
+            opponent: Any, outcome_out: list[ReplayResult]) -> Iterator[ReplayStep]:
+    """:func:`iter_replay`, appending the recomputed :class:`ReplayResult` to ``outcome_out`` at the end."""
     if not isinstance(record, GameRecord):
         record = load_record(record)
     name = record.path or "record"
-    env = make_record_env(record, render_mode)
+    env = make_record_env(record, render_mode, opponent)
     try:
         obs, info = env.reset(seed=record.seed)
         reset = record.header.get("reset", {})
@@ -533,53 +705,57 @@ def iter_replay(
                 raise RecordMismatchError(f"{name}: the observation after the reset differs from the record")
         yield ReplayStep(0, env, obs, info, events=_normalise(info.get("events", [])))
         total = 0.0
+        ended = False
+        won = None
         for step in record.steps:
-            where = f"{name}: step {step['step']} ({step['action_name']})"
+            action = step["action"]
+            action_name = env.unwrapped.decode_action(action) if action < env.action_space.n else None
+            where = f"{name}: step {step['step']} ({action_name})"
             mask = info.get("action_mask")
-            legal = mask is None or (step["action"] < len(mask) and bool(mask[step["action"]]))
+            legal = mask is None or (action < len(mask) and bool(mask[action]))
             if check and not legal and "illegal_reason" not in step:
-                raise RecordMismatchError(
-                    f"{where}: action {step['action']} is not legal in the replayed game")
-            obs, reward, terminated, truncated, info = env.step(step["action"])
+                raise RecordMismatchError(f"{where}: action {action} is not legal in the replayed game")
+            obs, reward, terminated, truncated, info = env.step(action)
             total += float(reward)
+            ended = bool(terminated or truncated)
+            if ended:
+                won = None if info.get("is_success") is None else bool(info["is_success"])
             if check:
-                _compare_events(where, step["events"], info.get("events", []))
-                if float(reward) != float(step["reward"]):
-                    raise RecordMismatchError(f"{where}: reward {reward}, the record says {step['reward']}")
-                if (bool(terminated), bool(truncated)) != (step.get("terminated", False),
-                                                           step.get("truncated", False)):
-                    raise RecordMismatchError(
-                        f"{where}: terminated/truncated {terminated}/{truncated}, the record says "
-                        f"{step.get('terminated', False)}/{step.get('truncated', False)}")
-                if step.get("obs") is not None and step["obs"] != obs_digest(obs):
-                    raise RecordMismatchError(f"{where}: the observation differs from the record")
+                illegal = str(info.get("illegal_reason", "")) if info.get("illegal_action") else None
+                replayed = {"action_name": action_name, "events": info.get("events", []), "reward": reward,
+                            "terminated": bool(terminated), "truncated": bool(truncated),
+                            "illegal_reason": illegal, "obs": obs_digest(obs)}
+                _compare_step(where, step, replayed)
             yield ReplayStep(step["step"], env, obs, info, events=_normalise(info.get("events", [])),
-                             step=step, reward=float(reward), done=bool(terminated or truncated))
+                             step=step, reward=float(reward), done=ended, action_name=action_name)
+        outcome = ReplayResult(len(record.steps), total, ended, won,
+                               _end_summary(env)["reason"] if ended else None)
         if check:
-            result = record.result
-            if not math.isclose(total, float(result["return"]), abs_tol=1e-9):
-                raise RecordMismatchError(
-                    f"{name}: replay return {total}, the record says {result['return']}")
-            if result["finished"]:
-                summary = _end_summary(env)
-                if result.get("reason") is not None and summary["reason"] != result["reason"]:
-                    raise RecordMismatchError(
-                        f"{name}: the game ended by {summary['reason']!r}, "
-                        f"the record says {result['reason']!r}")
+            _compare_result(name, record.result, outcome)
+        outcome_out.append(outcome)
     finally:
         env.close()
 
 
-def replay_record(path: str | os.PathLike[str] | GameRecord) -> dict[str, Any]:
-    """Replay a record and check that it reproduces the identical game (raises
-    :class:`RecordMismatchError` otherwise). Returns ``{"steps", "return", "won", "reason", "finished"}``."""
+def _compare_result(name: str, result: dict[str, Any], outcome: ReplayResult) -> None:
+    if not math.isclose(outcome.total, float(result["return"]), abs_tol=1e-9):
+        raise RecordMismatchError(
+            f"{name}: replay return {outcome.total}, the record says {result['return']}")
+    where = f"{name}: the result line"
+    _compare(where, "finished", outcome.finished, result["finished"])
+    _compare(where, "won", outcome.won, result.get("won"))
+    _compare(where, "the reason", outcome.reason, result.get("reason"))
+
+
+def replay_record(path: str | os.PathLike[str] | GameRecord, *, opponent: Any = None) -> dict[str, Any]:
+    """Replay a record and check every field against the replayed game (raises
+    :class:`RecordMismatchError` at the first difference). Returns the recomputed
+    ``{"steps", "return", "won", "reason", "finished"}``. ``opponent``: see :func:`make_record_env`."""
     record = path if isinstance(path, GameRecord) else load_record(path)
-    steps = 0
-    for moment in iter_replay(record):
-        steps = moment.index
-    result = record.result
-    return {"steps": steps, "return": result["return"], "won": result.get("won"),
-            "reason": result.get("reason"), "finished": result["finished"]}
+    outcome: list[ReplayResult] = []
+    for _ in _replay(record, True, None, opponent, outcome):
+        pass
+    return outcome[0].as_dict()
 
 
 # ------------------------------------------------------------------------------------------- describing

@@ -11,6 +11,9 @@ or shown in a window (``HumanRendering``).
   discard pile, the attack on the table, the own attack/defence being built, and the own hand by card
   name and force. The opponent's hand is never drawn.
 
+:func:`safe_text` is the one place that makes text read from a file (a record's names, a deck's card
+names, error messages quoting them) safe to print in a terminal.
+
 Pillow is an optional dependency (``pip install "thermopylae-env[render]"``); it is imported when the
 first frame is drawn, and a missing Pillow raises an ``ImportError`` that says how to install it.
 """
@@ -18,6 +21,7 @@ first frame is drawn, and a missing Pillow raises an ``ImportError`` that says h
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -31,7 +35,24 @@ __all__ = [
     "render_coop_rgb",
     "render_duel_rgb",
     "render_env_rgb",
+    "safe_text",
 ]
+
+_UNSAFE = re.compile(r"[^\t\n\x20-\x7e]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+
+
+def safe_text(text: object, *, newlines: bool = True) -> str:
+    """``text`` with every character a terminal would obey rather than show (ANSI/OSC escape sequences,
+    other control characters, bidirectional overrides and other invisible format characters) written as
+    a visible ``\\x1b`` / ``\\u202e`` escape. Printable text, tabs and (with ``newlines``) line breaks
+    pass unchanged; ``newlines=False`` escapes line breaks too (for one field on one line)."""
+    result = _UNSAFE.sub(_escape, str(text))
+    return result if newlines else result.replace("\n", "\\n")
 
 FRAME_HEIGHT = 360
 FRAME_WIDTH = 640
@@ -344,7 +365,7 @@ def render_duel_rgb(game: Any, state: Any, side: int) -> np.ndarray:
     if state.terminated:
         winner = PLAYER_NAMES[state.winner].capitalize()
         why = {"persian_deck_empty": "the Persian deck is empty", "no_tokens": "no Greek tokens left"}.get(
-            state.end_reason, state.end_reason)
+            state.reason, state.reason)
         verdict = "you win" if state.winner == side else "you lose"
         status = f"game over: {winner}s win ({why}) - {verdict}"
     else:

@@ -34,7 +34,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from thermopylae_env.actions import check_illegal_action_penalty
+from thermopylae_env.actions import as_action_batch, check_illegal_action_penalty
 from thermopylae_env.cards import PersianRows
 from thermopylae_env.coop_vector import (
     NUM_ACTIONS,
@@ -42,7 +42,6 @@ from thermopylae_env.coop_vector import (
     ChanceFn,
     CoopVectorEngine,
     _Stepper,
-    as_action_batch,
     check_reward_shaping,
 )
 
@@ -92,6 +91,13 @@ class CoopSB3VecEnv(VecEnv):
 
     # ------------------------------------------------------------------ the VecEnv protocol
 
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """SB3's ``VecEnv.seed``: game ``i`` gets ``seed + i`` at the next :meth:`reset`. The seed is
+        checked here (an integer in ``0 .. 2**64 - num_envs``, :func:`thermopylae_env.actions.as_seed`)."""
+        if seed is not None:
+            self.engine.check_seed(seed)
+        return super().seed(seed)
+
     def reset(self) -> np.ndarray:
         """Start a new game everywhere (with the seeds set by :meth:`seed`, if any) and return the
         observations, float32 ``(num_envs, 115)``."""
@@ -110,7 +116,7 @@ class CoopSB3VecEnv(VecEnv):
         """Check ``actions`` (one integer in 0..71 per game) and keep them for :meth:`step_wait`. Anything
         else (None, a wrong shape or dtype, a value out of range, NaN) raises ``TypeError`` /
         ``ValueError`` here, naming the problem, and nothing changes."""
-        self._actions = as_action_batch(actions, self.num_envs)
+        self._actions = as_action_batch(actions, self.num_envs, NUM_ACTIONS)
 
     def step_wait(self) -> VecEnvStepReturn:
         if not self._ready:

@@ -6,7 +6,8 @@ on. The module also holds exact dice-sum distributions and cached fight-outcome 
 card value ``v`` with ``k`` dice against the line ``(slot 1, slot 2)`` depends on nothing else, so its
 expected result is computed once per distinct matchup and reused.
 
-The layout constants come from their one home, :mod:`thermopylae_env.coop`.
+The layout constants and observation offsets come from their one home, :mod:`thermopylae_env.coop_layout`
+(through :mod:`thermopylae_env.coop` for the action constants).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from thermopylae_env.coop import (
     OBS_SIZE,
     RETREAT,
 )
+from thermopylae_env.coop_layout import OBS, VALUE_SCALE
 
 __all__ = [
     "NUM_ACTIONS",
@@ -73,22 +75,22 @@ VALUES = tuple(range(10, 21))
 PHASE_MAIN, PHASE_DRAW_OFFER, PHASE_DISCARD = 0, 1, 2
 PHASE_OVER = -1
 
-# Observation slices.
-_PHASE = slice(0, 3)
-_ACTING = slice(3, 7)
-_RECIPIENT = slice(7, 11)
-_HANDS = slice(11, 55)
-_SLOT1 = slice(55, 59)
-_SLOT2 = slice(59, 63)
-_MARKER = slice(63, 70)
-_SUPPORT = 70
-_SPARTAN_DECK = 71
-_PERSIAN_DECK = 72
-_GRAVEYARD = 73
-_DISCARD_PILE = 74
-_PENDING = 75
-_UNSEEN_SPARTAN = slice(76, 87)
-_UNSEEN_PERSIAN = slice(87, 115)
+# Observation slices, from the layout module.
+_PHASE = OBS["phase"].slice
+_ACTING = OBS["seat"].slice
+_RECIPIENT = OBS["recipient"].slice
+_HANDS = OBS["hands"].slice
+_SLOT1 = OBS["slot1"].slice
+_SLOT2 = OBS["slot2"].slice
+_MARKER = OBS["marker"].slice
+_SUPPORT = OBS["support"].offset
+_SPARTAN_DECK = OBS["spartan_deck"].offset
+_PERSIAN_DECK = OBS["persian_deck"].offset
+_GRAVEYARD = OBS["graveyard"].offset
+_DISCARD_PILE = OBS["persian_discard"].offset
+_PENDING = OBS["offers"].offset
+_UNSEEN_SPARTAN = OBS["unseen_spartan"].slice
+_UNSEEN_PERSIAN = OBS["unseen_persian"].slice
 
 
 def fight_action(value: int, support: int) -> int:
@@ -155,7 +157,7 @@ def _slot(obs: np.ndarray, part: slice) -> tuple[int, int, bool] | None:
     present, white, red, bonus = obs[part]
     if present < 0.5:
         return None
-    return int(round(float(white) * 30)), int(round(float(red) * 30)), bool(bonus > 0.5)
+    return int(round(float(white) * VALUE_SCALE)), int(round(float(red) * VALUE_SCALE)), bool(bonus > 0.5)
 
 
 def _one_hot_index(values: np.ndarray, default: int = -1) -> int:
@@ -174,17 +176,17 @@ def decode_observation(obs: np.ndarray) -> CoopView:
         phase=phase,
         acting=_one_hot_index(obs[_ACTING], 0),
         recipient=_one_hot_index(obs[_RECIPIENT], -1),
-        hands=np.rint(obs[_HANDS] * 2).astype(np.int64).reshape(MAX_PLAYERS, len(VALUES)),
+        hands=np.rint(obs[_HANDS] * OBS["hands"].scale).astype(np.int64).reshape(MAX_PLAYERS, len(VALUES)),
         slot1=_slot(obs, _SLOT1),
         slot2=_slot(obs, _SLOT2),
         marker=_one_hot_index(obs[_MARKER], 0) + 1,
         support=int(round(obs[_SUPPORT] * NUM_SUPPORT)),
-        spartan_deck=int(round(obs[_SPARTAN_DECK] * 20)),
-        persian_deck=int(round(obs[_PERSIAN_DECK] * 28)),
+        spartan_deck=int(round(obs[_SPARTAN_DECK] * OBS["spartan_deck"].scale)),
+        persian_deck=int(round(obs[_PERSIAN_DECK] * OBS["persian_deck"].scale)),
         graveyard=int(round(obs[_GRAVEYARD] * GRAVEYARD_WIN)),
-        discard_pile=int(round(obs[_DISCARD_PILE] * 28)),
-        pending_offers=int(round(obs[_PENDING] * 2)),
-        unseen_spartan=np.rint(obs[_UNSEEN_SPARTAN] * 2).astype(np.int64),
+        discard_pile=int(round(obs[_DISCARD_PILE] * OBS["persian_discard"].scale)),
+        pending_offers=int(round(obs[_PENDING] * OBS["offers"].scale)),
+        unseen_spartan=np.rint(obs[_UNSEEN_SPARTAN] * OBS["unseen_spartan"].scale).astype(np.int64),
         unseen_persian=obs[_UNSEEN_PERSIAN] > 0.5,
     )
 

@@ -33,10 +33,12 @@ SB3 model files are pickles: evaluate only models from trusted sources.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import multiprocessing
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -46,7 +48,17 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_agents.stats import wilson_interval
+from thermopylae_agents.registry import (
+    COOP_ID,
+    GREEK_ID,
+    PERSIAN_ID,
+    AgentSpecError,
+    make_agent,
+    parse_spec,
+    resolve_env_id,
+)
+from thermopylae_agents.stats import PairedComparison, paired_comparison, wilson_interval
+from thermopylae_env.render import safe_text
 
 __all__ = [
     "COOP_ID",
@@ -59,112 +71,18 @@ __all__ = [
     "play_games",
     "evaluate",
     "evaluate_duel_matrix",
+    "paired_comparisons",
+    "progress_bar",
+    "results_from_json",
+    "results_json",
+    "short_label",
     "load_learning_curve",
     "plot_results",
     "plot_learning_curve",
     "main",
 ]
 
-COOP_ID = "thermopylae/Coop-v0"
-GREEK_ID = "thermopylae/DuelGreek-v0"
-PERSIAN_ID = "thermopylae/DuelPersian-v0"
-_ENV_ALIASES = {
-    "coop": COOP_ID,
-    "co-op": COOP_ID,
-    "duel": GREEK_ID,
-    "duel-greek": GREEK_ID,
-    "greek": GREEK_ID,
-    "duel-persian": PERSIAN_ID,
-    "persian": PERSIAN_ID,
-}
 DEFAULT_AGENT_SEED = 1_000_003
-
-
-def resolve_env_id(name: str) -> str:
-    """The Gymnasium id of an env name (``coop``, ``duel``, ``greek``, ``persian`` or a full id)."""
-    env_id = _ENV_ALIASES.get(name.lower(), name)
-    if env_id not in (COOP_ID, GREEK_ID, PERSIAN_ID):
-        raise ValueError(f"unknown environment {name!r}; expected coop, duel, greek, persian or a full id")
-    return env_id
-
-
-# ------------------------------------------------------------------------------------------------- agents
-def _is_model_path(spec: str) -> bool:
-    return spec.endswith(".zip") or os.sep in spec or "/" in spec or Path(spec).exists()
-
-
-def _parse_search_options(text: str) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    positional = ("n_determinizations", "rollouts")
-    for index, part in enumerate(p.strip() for p in text.split(",") if p.strip()):
-        if "=" in part:
-            key, value = (s.strip() for s in part.split("=", 1))
-        elif index < len(positional):
-            key, value = positional[index], part
-        else:
-            raise ValueError(f"search option {part!r}: give at most N,K positionally, then key=value")
-        try:
-            number = float(value)
-        except ValueError:
-            options[key] = value
-            continue
-        options[key] = int(number) if number.is_integer() else number
-    return options
-
-
-def make_agent(
-    spec: Any, env_id: str, seed: int | None = None, env_kwargs: dict[str, Any] | None = None
-) -> tuple[Any, str]:
-    """Build the agent named by ``spec`` for ``env_id``; returns ``(agent, label)``.
-
-    ``spec`` is a name (see the module docstring), a model path, or an object with an ``act`` method
-    (returned as is). ``seed`` seeds the agent's own generator where it has one. ``env_kwargs`` (co-op:
-    ``num_players``, ``persian_deck``) tell the co-op heuristic and search players which game is played.
-    """
-    env_id = resolve_env_id(env_id)
-    env_kwargs = env_kwargs or {}
-    deck = env_kwargs.get("persian_deck")
-    if not isinstance(spec, (str, os.PathLike)):
-        if hasattr(spec, "act") and callable(spec.act):
-            return spec, type(spec).__name__
-        raise ValueError(f"agent must be a spec string, a model path or an object with act(), got {spec!r}")
-    text = os.fspath(spec)
-    name, _, options = text.partition(":")
-    if name == "random" and not options:
-        from thermopylae_agents.random_agent import RandomAgent
-
-        return RandomAgent(seed=seed), "random"
-    if name == "heuristic" and not options:
-        if env_id == COOP_ID:
-            from thermopylae_agents.coop_heuristic import CoopHeuristic
-
-            return CoopHeuristic(persian_deck=deck), "heuristic"
-        from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
-
-        return (HeuristicGreek() if env_id == GREEK_ID else HeuristicPersian()), "heuristic"
-    if name == "search":
-        if env_id != COOP_ID:
-            raise ValueError("the search player plays the co-op game only")
-        from thermopylae_agents.coop_search import CoopSearchExpert
-
-        options_dict = {"num_players": env_kwargs.get("num_players", 1), "persian_deck": deck}
-        options_dict.update(_parse_search_options(options))
-        return CoopSearchExpert(seed=seed, **options_dict), text
-    if name == "fast" and options:
-        if not _is_model_path(options):
-            raise ValueError(f"agent {text!r}: fast: needs the path of a saved model (.zip)")
-        from thermopylae_agents.sb3_agent import load_model
-        from thermopylae_agents.training import FrozenPolicy
-
-        return FrozenPolicy(load_model(options), name=text), text
-    if _is_model_path(text):
-        from thermopylae_agents.sb3_agent import SB3Agent
-
-        return SB3Agent(text), text
-    raise ValueError(
-        f"unknown agent {text!r}: expected random, heuristic, search[:N,K] (co-op), a model path (.zip) "
-        "or fast:PATH"
-    )
 
 
 def _reseed(agent: Any, seed: Sequence[int]) -> None:
@@ -325,7 +243,7 @@ def _summarise(
 
 def _label(spec: Any, env_id: str) -> str:
     if isinstance(spec, (str, os.PathLike)):
-        return os.fspath(spec)
+        return parse_spec(spec).label
     return make_agent(spec, env_id)[1]
 
 
@@ -339,21 +257,25 @@ def evaluate(
     workers: int = 1,
     opponent: Any = None,
     progress: bool = False,
+    stage: str = "",
 ) -> list[EvalResult]:
     """Evaluate each agent on the same ``games`` deals of ``env_id``; one :class:`EvalResult` each.
 
     For a duel env, ``opponent`` is the other side (a spec or an object; default: the env's default).
+    ``progress``: a progress bar with the time left on a terminal, one line per agent otherwise (on
+    standard error); ``stage`` is put in front of what it says.
     """
     env_id = resolve_env_id(env_id)
     results = []
+    opp = None if opponent is None else _label(opponent, PERSIAN_ID if env_id == GREEK_ID else GREEK_ID)
     for spec in agents:
         label = _label(spec, env_id)
+        what = f"{stage}{label}" + (f" vs {opp}" if opp is not None else "")
         start = time.perf_counter()
-        with _progress_bar(progress, games, label) as advance:
+        with progress_bar(progress, games, f"evaluating {what}", unit="games") as advance:
             records = play_games(env_id, spec, games, base_seed, agent_seed, env_kwargs, opponent, workers,
                                  advance)
         seconds = time.perf_counter() - start
-        opp = None if opponent is None else _label(opponent, PERSIAN_ID if env_id == GREEK_ID else GREEK_ID)
         results.append(_summarise(env_id, label, records, seconds, base_seed, agent_seed, opp))
     return results
 
@@ -369,84 +291,278 @@ def evaluate_duel_matrix(
 ) -> list[EvalResult]:
     """Cross-play: every Greek agent against every Persian agent on the same deals (Greek win rates)."""
     results = []
-    for persian in persian_agents:
+    pairings = len(greek_agents) * len(persian_agents)
+    for column, persian in enumerate(persian_agents):
+        first = column * len(greek_agents) + 1
+        stage = f"cross-play pairings {first}-{first + len(greek_agents) - 1} of {pairings}: "
         results += evaluate(GREEK_ID, greek_agents, games, base_seed, agent_seed, None, workers, persian,
-                            progress)
+                            progress, stage=stage)
     return results
 
 
-class _progress_bar:
-    def __init__(self, enabled: bool, total: int, label: str) -> None:
+class progress_bar:
+    """``with progress_bar(enabled, total, what) as advance: ... advance(n)``.
+
+    On a terminal (standard error): a rich progress bar saying ``what``, with the count, the elapsed time
+    and an estimate of the time left. Not on a terminal: one line saying ``what`` when the stage starts
+    and one with its time when it ends, nothing in between. Disabled: ``advance`` is ``None``.
+    """
+
+    def __init__(self, enabled: bool, total: int, what: str, unit: str = "games",
+                 stream: Any = None) -> None:
         self.enabled = enabled and total > 0
         self.total = total
-        self.label = label
+        self.what = safe_text(what, newlines=False)
+        self.unit = unit
+        self.stream = stream if stream is not None else sys.stderr
         self._progress = None
+        self._start = 0.0
 
     def __enter__(self) -> Callable[[int], None] | None:
         if not self.enabled:
             return None
-        from rich.progress import Progress
+        self._start = time.perf_counter()
+        if not _isatty(self.stream):
+            self.stream.write(f"{self.what}: {self.total} {self.unit}...\n")
+            self.stream.flush()
+            return lambda n: None
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
-        self._progress = Progress(transient=True)
+        self._progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn(self.unit),
+            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+            console=Console(file=self.stream), transient=True,
+        )
         self._progress.start()
-        task = self._progress.add_task(self.label, total=self.total)
+        task = self._progress.add_task(self.what, total=self.total)
         return lambda n: self._progress.advance(task, n)
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self._progress.stop()
+        elif self.enabled and exc[0] is None:
+            self.stream.write(f"{self.what}: done in {time.perf_counter() - self._start:.1f} s\n")
+            self.stream.flush()
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+# ------------------------------------------------------------------------------------ paired statistics
+def paired_comparisons(results: Sequence[EvalResult]) -> list[PairedComparison]:
+    """McNemar's exact test and the paired win-rate difference (with its 95% interval) for every pair of
+    results played on the same deals (same env, opponent and seeds: a co-op evaluation, or the Greek
+    agents facing one Persian agent); results without per-game records are skipped."""
+    groups: dict[tuple, list[EvalResult]] = {}
+    for r in results:
+        if r.records:
+            key = (r.env_id, r.opponent, tuple(g.seed for g in r.records))
+            groups.setdefault(key, []).append(r)
+    pairs = []
+    for group in groups.values():
+        for i, first in enumerate(group):
+            for second in group[i + 1:]:
+                comparison = paired_comparison(first.agent, [g.won for g in first.records],
+                                               second.agent, [g.won for g in second.records])
+                pairs.append(dataclasses.replace(comparison, opponent=first.opponent))
+    return pairs
+
+
+def results_json(results: Sequence[EvalResult], title: str) -> dict[str, Any]:
+    """The JSON document of an evaluation: each result's summary with its per-game outcomes
+    (``per_game``: seed, won, turns, steps), and the paired comparisons."""
+    documents = []
+    for r in results:
+        data = r.summary()
+        data["per_game"] = {"seed": [g.seed for g in r.records], "won": [int(g.won) for g in r.records],
+                            "turns": [g.turns for g in r.records], "steps": [g.steps for g in r.records]}
+        documents.append(data)
+    return {"title": title, "results": documents,
+            "paired": [c.summary() for c in paired_comparisons(results)]}
+
+
+def results_from_json(document: dict[str, Any]) -> list[EvalResult]:
+    """The results of an evaluation's JSON (:func:`results_json`, or an older one without ``per_game``)."""
+    results = []
+    for data in document["results"]:
+        data = dict(data)
+        per_game = data.pop("per_game", None)
+        data.pop("records", None)
+        data["ci95"] = tuple(data["ci95"])
+        records = []
+        if per_game:
+            records = [GameRecord(seed=int(s), won=bool(w), turns=int(t), steps=int(n)) for s, w, t, n in
+                       zip(per_game["seed"], per_game["won"], per_game["turns"], per_game["steps"],
+                           strict=True)]
+        fields = {f.name for f in dataclasses.fields(EvalResult)}
+        results.append(EvalResult(**{k: v for k, v in data.items() if k in fields}, records=records))
+    return results
 
 
 # ------------------------------------------------------------------------------------------------ output
-def print_table(results: Sequence[EvalResult], title: str) -> None:
-    """A rich table of the results in the terminal."""
+def _console() -> Any:
     from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:  # piped or captured: no terminal width to respect, keep rows whole
+        console = Console(width=160)
+    return console
+
+
+def print_table(results: Sequence[EvalResult], title: str) -> None:
+    """A rich table of the results, then one of the paired comparisons, in the terminal."""
     from rich.table import Table
 
     duel = any(r.opponent is not None for r in results)
-    table = Table(title=title)
+    table = Table(title=safe_text(title, newlines=False))
     table.add_column("Greek" if duel else "agent")
     if duel:
         table.add_column("Persian")
     for name in ("games", "wins", "win rate", "95% interval", "turns", "s/game"):
         table.add_column(name, justify="right", no_wrap=True)
     for r in results:
-        row = [r.agent] + ([r.opponent or ""] if duel else [])
+        row = [safe_text(r.agent, newlines=False)] + ([safe_text(r.opponent or "", newlines=False)]
+                                                       if duel else [])
         row += [
             str(r.games), str(r.wins), f"{r.win_rate:.2%}", f"[{r.ci95[0]:.2%}, {r.ci95[1]:.2%}]",
             f"{r.mean_turns:.1f}", f"{r.seconds_per_game:.4f}",
         ]
         table.add_row(*row)
-    console = Console()
-    if not console.is_terminal:  # piped or captured: no terminal width to respect, keep rows whole
-        console = Console(width=160)
+    console = _console()
     console.print(table)
+    pairs = paired_comparisons(results)
+    if pairs:
+        console.print(paired_table(pairs))
 
 
-def plot_results(results: Sequence[EvalResult], path: str | os.PathLike[str], title: str = "") -> None:
-    """A PNG of the win rates with their 95% Wilson intervals as error bars (duel: pairings labelled
-    ``Greek vs Persian``)."""
+def paired_table(pairs: Sequence[PairedComparison]) -> Any:
+    """A rich table of paired comparisons: the discordant deals, the difference and McNemar's p."""
+    from rich.table import Table
+
+    table = Table(title="paired comparisons on the same deals (McNemar's exact test; Newcombe 95% "
+                  "interval of the difference)")
+    duel = any(c.opponent is not None for c in pairs)
+    names = ("A (Greek)", "B (Greek)", "vs Persian") if duel else ("A", "B")
+    for name in (*names, "games", "A only", "B only", "A - B", "95% interval", "p"):
+        table.add_column(name, justify="left" if name in names else "right", no_wrap=True)
+    for c in pairs:
+        row = [safe_text(c.a, newlines=False), safe_text(c.b, newlines=False)]
+        row += [safe_text(c.opponent or "", newlines=False)] if duel else []
+        table.add_row(*row, str(c.games), str(c.only_a), str(c.only_b), f"{c.difference:+.2%}",
+                      f"[{c.ci95[0]:+.2%}, {c.ci95[1]:+.2%}]", f"{c.p_value:.3g}")
+    return table
+
+
+def short_label(label: str, limit: int = 32) -> str:
+    """A label that fits a plot: a model path becomes its file name without ``.zip`` (``fast:`` kept);
+    anything longer than ``limit`` is cut with an ellipsis. ``NAME=SPEC`` specs give their own names."""
+    prefix, _, rest = label.partition(":") if label.startswith("fast:") else ("", "", label)
+    if rest.endswith(".zip") or "/" in rest or os.sep in rest:
+        rest = Path(rest).name.removesuffix(".zip")
+    text = f"{prefix}:{rest}" if prefix else rest
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _wrap_label(text: str, width: int = 16) -> str:
+    """``text`` on lines of about ``width`` characters, broken after ``:`` or ``_`` (tick labels that do
+    not run into their neighbours)."""
+    lines, line = [], ""
+    for piece in re.split(r"(?<=[:_ ])", text):
+        if line and len(line) + len(piece) > width:
+            lines.append(line)
+            line = ""
+        line += piece
+    return "\n".join([*lines, line] if line else lines)
+
+
+def _style() -> Any:
+    """matplotlib with the one style of every evaluation plot (Agg backend, no file-specific state)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [r.agent if r.opponent is None else f"{r.agent}\nvs {r.opponent}" for r in results]
+    plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "axes.spines.top": False,
+                         "axes.spines.right": False, "axes.grid": True, "grid.alpha": 0.3,
+                         "savefig.dpi": 130, "figure.dpi": 100})
+    return plt
+
+
+def plot_results(results: Sequence[EvalResult], path: str | os.PathLike[str], title: str = "") -> None:
+    """A PNG of the results: the duel cross-play as a heatmap (Greek agents x Persian agents, each cell
+    the Greek win rate with its 95% Wilson interval); otherwise horizontal bars with the intervals as
+    error bars. Labels are :func:`short_label` of the agents (name them with ``NAME=SPEC``)."""
+    if any(r.opponent is not None for r in results):
+        _plot_heatmap(results, path, title)
+        return
+    plt = _style()
+    labels = [_wrap_label(short_label(r.agent, 48), 28) for r in results]
     rates = np.array([r.win_rate for r in results])
     low = np.clip(rates - np.array([r.ci95[0] for r in results]), 0.0, None)
     high = np.clip(np.array([r.ci95[1] for r in results]) - rates, 0.0, None)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.4 * len(results) + 1.5), 4.0))
-    positions = np.arange(len(results))
-    ax.bar(positions, rates, yerr=np.vstack([low, high]), capsize=5, color="tab:blue", alpha=0.8)
-    for x, r in zip(positions, results, strict=True):
-        ax.text(x, r.ci95[1] + 0.01, f"{r.win_rate:.1%}", ha="center", va="bottom", fontsize=9)
-    ax.set_xticks(positions, labels, fontsize=8)
-    ax.set_ylabel("win rate (95% Wilson interval)")
-    ax.set_ylim(0, min(1.05, max(0.1, float(max(r.ci95[1] for r in results)) + 0.1)) if results else 1)
+    fig, ax = plt.subplots(figsize=(7.0, 1.0 + 0.55 * max(1, len(results))))
+    positions = np.arange(len(results))[::-1]
+    ax.barh(positions, rates, xerr=np.vstack([low, high]), capsize=4, color="tab:blue", alpha=0.85,
+            height=0.6)
+    for y, r in zip(positions, results, strict=True):
+        ax.text(r.ci95[1] + 0.01, y, f"{r.win_rate:.1%}  [{r.ci95[0]:.1%}, {r.ci95[1]:.1%}]", va="center",
+                fontsize=8)
+    ax.set_yticks(positions, labels)
+    ax.grid(axis="y", visible=False)
+    top = float(max((r.ci95[1] for r in results), default=0.1))
+    ax.set_xlim(0, min(1.0, top + 0.25) if top < 0.75 else 1.2)
+    ax.set_xlabel("win rate (95% Wilson interval)")
     n = results[0].games if results else 0
-    ax.set_title(title or f"{results[0].env_id if results else ''}: {n} paired games", fontsize=9, wrap=True)
+    ax.set_title(title or f"{results[0].env_id if results else ''}: {n} paired games", wrap=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _plot_heatmap(results: Sequence[EvalResult], path: str | os.PathLike[str], title: str) -> None:
+    plt = _style()
+    greeks = list(dict.fromkeys(r.agent for r in results))
+    persians = list(dict.fromkeys(r.opponent for r in results))
+    rates = np.full((len(greeks), len(persians)), np.nan)
+    cells: dict[tuple[int, int], EvalResult] = {}
+    for r in results:
+        i, j = greeks.index(r.agent), persians.index(r.opponent)
+        rates[i, j] = r.win_rate
+        cells[i, j] = r
+    fig, ax = plt.subplots(figsize=(1.9 * len(persians) + 3.4, 0.9 * len(greeks) + 2.0))
+    low, high = float(np.nanmin(rates)), float(np.nanmax(rates))
+    spread = max(high - low, 0.02)  # the colours span the measured rates, so close cells still differ
+    image = ax.imshow(rates, cmap="YlGnBu", vmin=max(0.0, low - 0.1 * spread), vmax=high + 0.1 * spread,
+                      aspect="auto")
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    for (i, j), r in cells.items():
+        red, green, blue, _ = image.cmap(image.norm(r.win_rate))
+        dark = 0.299 * red + 0.587 * green + 0.114 * blue < 0.5
+        ax.text(j, i, f"{r.win_rate:.1%}\n[{r.ci95[0]:.1%}, {r.ci95[1]:.1%}]", ha="center", va="center",
+                fontsize=8, color="white" if dark else "black")
+    ax.set_xticks(range(len(persians)), [_wrap_label(short_label(p, 48)) for p in persians])
+    ax.set_yticks(range(len(greeks)), [_wrap_label(short_label(g, 48), 24) for g in greeks])
+    ax.set_xlabel("Persian agent (the env's opponent)")
+    ax.set_ylabel("Greek agent")
+    games = results[0].games if results else 0
+    ax.set_title(title or f"duel cross-play: Greek win rate, {games} paired games per cell", wrap=True)
+    fig.colorbar(image, ax=ax, label="Greek win rate", fraction=0.05, pad=0.03)
+    fig.tight_layout()
+    fig.savefig(path)
     plt.close(fig)
 
 
@@ -523,64 +639,99 @@ def _load_progress_csv(path: Path) -> dict[str, np.ndarray]:
 
 
 def plot_learning_curve(curve: dict[str, np.ndarray], path: str | os.PathLike[str], title: str = "") -> None:
-    """A PNG of the evaluation success rate (with Wilson bands when the episodes are known) or, without
-    successes, the mean evaluation reward, against training timesteps."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """A PNG of the evaluation success rate (with its 95% Wilson band when the episodes are known) or,
+    without successes, the mean evaluation reward, against training timesteps."""
+    plt = _style()
     fig, ax = plt.subplots(figsize=(7.0, 4.0))
     x = curve["timesteps"]
     if "success_rate" in curve:
-        ax.plot(x, curve["success_rate"], marker="o", ms=3, label="win rate")
+        ax.plot(x, curve["success_rate"], marker="o", ms=3, color="tab:blue", label="win rate")
         if "ci_low" in curve:
-            ax.fill_between(x, curve["ci_low"], curve["ci_high"], alpha=0.25, label="95% Wilson interval")
+            ax.fill_between(x, curve["ci_low"], curve["ci_high"], color="tab:blue", alpha=0.2,
+                            label="95% Wilson interval")
         ax.set_ylabel("evaluation win rate")
-        ax.set_ylim(0, 1)
+        top = float(np.nanmax(curve.get("ci_high", curve["success_rate"]))) if len(x) else 1.0
+        ax.set_ylim(0, min(1.0, max(0.05, top * 1.15)))
     else:
-        ax.plot(x, curve["mean_reward"], marker="o", ms=3, label="mean reward")
+        ax.plot(x, curve["mean_reward"], marker="o", ms=3, color="tab:blue", label="mean reward")
         ax.set_ylabel("evaluation mean reward")
     ax.set_xlabel("training timesteps")
-    ax.grid(alpha=0.3)
     ax.legend(loc="best")
-    ax.set_title(title or "learning curve")
+    ax.set_title(safe_text(title, newlines=False) or "learning curve", wrap=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path)
     plt.close(fig)
 
 
 # ------------------------------------------------------------------------------------------- command line
-def build_parser() -> argparse.ArgumentParser:
+def _agent_spec(text: str) -> str:
+    try:
+        parse_spec(text)
+    except AgentSpecError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    from thermopylae_agents.cli import int_argument, seed_argument
+
     parser = argparse.ArgumentParser(
-        prog="evaluate",
-        description="Evaluate agents on the same seeded deals (paired), with 95% Wilson intervals.",
+        prog=prog,
+        description="Evaluate agents on the same seeded deals (paired), with 95% Wilson intervals and "
+        "paired comparisons (McNemar's exact test, the win-rate difference with its 95% interval).",
     )
-    parser.add_argument("agents", nargs="*", help="agent specs: random, heuristic, search[:N,K], model.zip")
+    spec_help = ("random, heuristic, search[:N,K], a model path, fast:PATH, a shipped policy; NAME=SPEC "
+                 "names it")
+    parser.add_argument("agents", nargs="*", type=_agent_spec, help=f"agent specs: {spec_help}")
     parser.add_argument("--env", default="coop", help="coop (default), duel, greek, persian or a full env id")
-    parser.add_argument("--greek", nargs="+", default=None, help="duel: Greek agents")
-    parser.add_argument("--persian", nargs="+", default=None, help="duel: Persian agents")
-    parser.add_argument("--games", type=int, default=10_000, help="games per agent or pairing (10000)")
-    parser.add_argument("--seed", type=int, default=0, help="game i is dealt with seed SEED + i (default 0)")
-    parser.add_argument("--agent-seed", type=int, default=DEFAULT_AGENT_SEED,
+    parser.add_argument("--greek", nargs="+", type=_agent_spec, default=None, help="duel: Greek agents")
+    parser.add_argument("--persian", nargs="+", type=_agent_spec, default=None, help="duel: Persian agents")
+    parser.add_argument("--games", type=int_argument(1, 10**9), default=10_000,
+                        help="games per agent or pairing (10000)")
+    parser.add_argument("--seed", type=seed_argument, default=0,
+                        help="game i is dealt with seed SEED + i (default 0)")
+    parser.add_argument("--agent-seed", type=seed_argument, default=DEFAULT_AGENT_SEED,
                         help="seed of the agents' own randomness (reseeded per game)")
-    parser.add_argument("--players", type=int, default=None, help="co-op: number of players (1..4)")
+    parser.add_argument("--players", type=int_argument(1, 4), default=None, metavar="N",
+                        help="co-op: number of players (1..4)")
     parser.add_argument("--persian-deck", default=None, help="co-op: Persian deck CSV")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    parser.add_argument("--json", default=None, help="write the results as JSON to this file")
+    parser.add_argument("--workers", type=int_argument(1, 1024), default=1,
+                        help="worker processes (default 1)")
+    parser.add_argument("--json", default=None, help="write the results (per-game outcomes included) as JSON")
     parser.add_argument("--plot", default=None, help="write a PNG plot to this file")
     parser.add_argument("--curve", default=None, metavar="LOGDIR",
                         help="plot the learning curve of a training run (evaluations.npz or progress.csv)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--replot", default=None, metavar="JSON",
+                        help="plot (--plot) and print the results of an earlier --json file, playing nothing")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.games < 1:
-        raise SystemExit("--games must be at least 1")
-    if args.workers < 1:
-        raise SystemExit("--workers must be at least 1")
+def _check_output(parser: argparse.ArgumentParser, path: str | None, option: str) -> None:
+    if path is None:
+        return
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if target.is_dir() or not parent.is_dir() or not os.access(parent, os.W_OK):
+        parser.error(f"{option} {path}: cannot write there (a folder, or a missing or read-only folder)")
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """The command line (``prog`` names it in the usage line: ``evaluate.py``, ``thermopylae evaluate``).
+    Bad arguments and agents that cannot be built end with a one-line error and exit code 2."""
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    _check_output(parser, args.json, "--json")
+    _check_output(parser, args.plot, "--plot")
+    try:
+        return _run(parser, args)
+    except (ValueError, OSError, TypeError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        sys.stderr.write(f"{parser.prog}: error: {safe_text(first, newlines=False)}\n")
+        return 2
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.curve is not None:
         curve = load_learning_curve(args.curve)
         folder = args.curve if os.path.isdir(args.curve) else "."
@@ -591,11 +742,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             Path(args.json).write_text(json.dumps({k: np.asarray(v).tolist() for k, v in curve.items()},
                                                   indent=2))
         return 0
+    if args.replot is not None:
+        document = _read_json(args.replot)
+        results = results_from_json(document)
+        title = str(document.get("title", args.replot))
+        print_table(results, title)
+        if args.plot:
+            plot_results(results, args.plot, title)
+        return 0
     env_id = resolve_env_id(args.env)
-    progress = not args.no_progress and sys.stderr.isatty()
+    progress = not args.no_progress
     if env_id == COOP_ID:
         if args.greek or args.persian:
-            raise SystemExit("--greek/--persian are for the duel")
+            parser.error("--greek/--persian are for the duel")
         env_kwargs: dict[str, Any] = {}
         if args.players is not None:
             env_kwargs["num_players"] = args.players
@@ -607,7 +766,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         title = f"{env_id}: {args.games} paired games (seeds {args.seed}..{args.seed + args.games - 1})"
     else:
         if args.players is not None or args.persian_deck is not None:
-            raise SystemExit("--players/--persian-deck are for the co-op game")
+            parser.error("--players/--persian-deck are for the co-op game")
         if env_id == GREEK_ID:
             greek = (args.greek or []) + list(args.agents)
             persian = args.persian or ["heuristic"]
@@ -619,11 +778,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         title = f"duel cross-play, Greek win rates: {args.games} paired games per pairing"
     print_table(results, title)
     if args.json:
-        Path(args.json).write_text(json.dumps({"title": title, "results": [r.summary() for r in results]},
-                                              indent=2))
+        Path(args.json).write_text(json.dumps(results_json(results, title)))
     if args.plot:
         plot_results(results, args.plot, title)
     return 0
+
+
+def _read_json(path: str) -> dict[str, Any]:
+    target = Path(path)
+    if not target.is_file():
+        raise ValueError(f"{path}: not a file")
+    if target.stat().st_size > 512 * 1024 * 1024:
+        raise ValueError(f"{path}: too large for an evaluation JSON")
+    try:
+        document = json.loads(target.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
+        raise ValueError(f"{path}: not an evaluation JSON ({type(err).__name__})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("results"), list):
+        raise ValueError(f"{path}: not an evaluation JSON (no 'results' list)")
+    return document
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,22 +3,30 @@
 Usage::
 
     thermopylae play coop [--players N] [--seed S] [--hints MODEL.zip] [--record FILE]
-    thermopylae play duel --side greek|persian [--opponent heuristic|random|MODEL.zip] [--seed S]
-                          [--hints MODEL.zip] [--record FILE]
-    thermopylae replay FILE [--step | --all]
+    thermopylae play duel [--side greek|persian] [--opponent SPEC] [--seed S] [--hints MODEL.zip]
+                          [--record FILE]
+    thermopylae replay FILE [--step | --all] [--opponent SPEC]
     thermopylae train ...      (the arguments go to thermopylae_agents.training.main)
     thermopylae evaluate ...   (the arguments go to thermopylae_agents.evaluation.main)
 
-Also ``python -m thermopylae_env ...``. The terminal game is plain text (no curses), so it works with
-piped input: each prompt reads one line; a number 1..k picks an action (its name works too), ``h`` or ``?``
-prints the help, ``q`` quits, and the end of the input quits cleanly (exit code 0). A wrong entry is
-explained and asked again. The screen is cleared between moves only when the output is a terminal.
+Also ``python -m thermopylae_agents ...``. The terminal game is plain text (no curses), so it works with
+piped input: each prompt reads one line; a number 1..k (ASCII digits) picks an action (its name works
+too), ``h`` or ``?`` prints the help, ``q`` quits, and the end of the input quits cleanly (exit code 0). A
+wrong entry is explained and asked again. The screen is cleared between moves only when the output is a
+terminal. Ctrl-C stops the game (exit code 130) and, with ``--record``, closes the record as unfinished.
+
+Every bad argument (a seed that is not an integer in 0..2**64-1, a ``--record`` path that cannot be
+written, a record that is not a record, a malformed agent spec) ends with a one-line message and exit
+code 2, and everything printed passes through :func:`thermopylae_env.render.safe_text` (a record's text
+cannot move the cursor, clear the screen or set the window title). ``replay`` never loads a model that a
+record names: a duel played against a model replays with ``--opponent MODEL``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import os
 import secrets
 import sys
@@ -27,6 +35,9 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 import numpy as np
+
+from thermopylae_env.actions import as_seed
+from thermopylae_env.render import safe_text
 
 __all__ = ["main", "build_parser"]
 
@@ -47,7 +58,7 @@ class Terminal:
         self.interactive_out = _isatty(self.stdout)
 
     def print(self, text: str = "") -> None:
-        self.stdout.write(text + "\n")
+        self.stdout.write(safe_text(text) + "\n")
         self.stdout.flush()
 
     def screen(self, text: str) -> None:
@@ -68,8 +79,14 @@ class Terminal:
             return None
         line = line.rstrip("\r\n")
         if not self.interactive_in:
-            self.stdout.write(line + "\n")  # echo piped answers so the transcript reads naturally
+            # echo piped answers so the transcript reads naturally
+            self.stdout.write(safe_text(_short(line), newlines=False) + "\n")
         return line
+
+
+def _short(text: str, limit: int = 40) -> str:
+    """``text``, or its start and its length when it is longer than ``limit`` (a pasted novel)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _isatty(stream: Any) -> bool:
@@ -101,16 +118,16 @@ def choose(term: Terminal, options: Sequence[tuple[int, str]], help_text: str) -
         if not entry:
             term.print(f"Nothing was entered. {usage}")
             continue
-        if entry.isdigit():
-            number = int(entry)
+        if entry.isascii() and entry.isdigit():
+            number = int(entry) if len(entry) <= 6 else 0  # a huge number is no choice either
             if 1 <= number <= k:
                 return options[number - 1][0]
-            term.print(f"{entry} is not a choice: the actions are numbered 1 to {k}. {usage}")
+            term.print(f"{_short(entry, 12)} is not a choice: the actions are numbered 1 to {k}. {usage}")
             continue
         for action, label in options:
             if entry == label.lower() or entry == label.lower().split("  ")[0].strip():
                 return action
-        term.print(f"{line.strip()!r} is not a choice. {usage}")
+        term.print(f"{_short(line.strip())!r} is not a choice (numbers are ASCII digits). {usage}")
 
 
 def _numbered(options: Sequence[tuple[int, str]], marks: dict[int, str] | None = None) -> str:
@@ -147,24 +164,39 @@ def _seed(seed: int | None) -> int:
     return secrets.randbits(31) if seed is None else int(seed)
 
 
+class UsageError(Exception):
+    """A bad argument found after parsing (a path, a spec): one line on standard error, exit code 2."""
+
+
 def _make_play_env(env_id: str, hints: str | None, record: str | None, **options: Any) -> tuple[Any, Any]:
     """The env of a terminal game (events on, recorded when asked) and the hint agent (or ``None``).
 
-    A bad opponent or hint model raises ``ValueError`` with the reason."""
+    ``options["opponent"]`` (duel) is an agent spec: a built-in player by name, or a model loaded here
+    (the user typed it). A bad opponent, hint model or record path raises :class:`UsageError`."""
     import gymnasium as gym
 
     import thermopylae_env  # noqa: F401 - registers the environments
+    from thermopylae_env.records import RecordEpisode, check_writable
 
-    env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
-    hinter = None
-    if hints is not None:
-        from thermopylae_agents.sb3_agent import SB3Agent
+    try:
+        if record:
+            check_writable(record)  # before anything is loaded or played
+        recorded = dict(options)
+        if "opponent" in options:
+            from thermopylae_agents.replay import opponent_agent
 
-        hinter = SB3Agent(hints, env=env)
-    if record:
-        from thermopylae_env.records import RecordEpisode
+            options["opponent"], recorded["opponent"] = opponent_agent(options["opponent"], env_id)
+        env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
+        hinter = None
+        if hints is not None:
+            from thermopylae_agents.registry import model_path
+            from thermopylae_agents.sb3_agent import SB3Agent
 
-        env = RecordEpisode(env, record, env_id=env_id, options=options, agent="human")
+            hinter = SB3Agent(model_path(hints), env=env)
+        if record:
+            env = RecordEpisode(env, record, env_id=env_id, options=recorded, agent="human")
+    except (ValueError, TypeError, OSError) as err:
+        raise UsageError(str(err)) from None
     return env, hinter
 
 
@@ -265,11 +297,7 @@ def _coop_label(game: Any, state: Any, action: int) -> str:
 
 def play_coop(args: argparse.Namespace, term: Terminal) -> int:
     seed = _seed(args.seed)
-    try:
-        env, hinter = _make_play_env("thermopylae/Coop-v0", args.hints, args.record, num_players=args.players)
-    except ValueError as err:
-        sys.stderr.write(f"thermopylae play coop: {err}\n")
-        return 2
+    env, hinter = _make_play_env("thermopylae/Coop-v0", args.hints, args.record, num_players=args.players)
     game = env.unwrapped.game
     return _play_loop(
         env, term, hinter, args.record, COOP_HELP, seed, first_events=[],
@@ -284,10 +312,15 @@ def _play_loop(
 ) -> int:
     """Show the position, offer the legal moves, apply the choice; until the game ends or the player quits.
 
-    ``first_events=None`` shows the events of the reset (the duel's deal and first draw).
+    ``first_events=None`` shows the events of the reset (the duel's deal and first draw). Quitting, the
+    end of the input and Ctrl-C close the record as unfinished (it still replays).
     """
     base = env.unwrapped
-    obs, info = env.reset(seed=seed)
+    try:
+        obs, info = env.reset(seed=seed)
+    except ValueError as err:  # the record file could not be opened
+        env.close()
+        raise UsageError(str(err)) from None
     events = list(info.get("events", [])) if first_events is None else first_events
     try:
         while True:
@@ -304,6 +337,10 @@ def _play_loop(
         term.print("End of input: quitting." if str(stop) == "end of input" else "Quit.")
         _close_record(env, term, record, finished=False)
         return 0
+    except KeyboardInterrupt:
+        term.print("\nInterrupted.")
+        _close_record(env, term, record, finished=False)
+        return 130
     _close_record(env, term, record, finished=True)
     return 0
 
@@ -407,11 +444,7 @@ def play_duel(args: argparse.Namespace, term: Terminal) -> int:
     side = 0 if args.side == "greek" else 1
     env_id = "thermopylae/DuelGreek-v0" if side == 0 else "thermopylae/DuelPersian-v0"
     seed = _seed(args.seed)
-    try:
-        env, hinter = _make_play_env(env_id, args.hints, args.record, opponent=args.opponent)
-    except ValueError as err:
-        sys.stderr.write(f"thermopylae play duel: {err}\n")
-        return 2
+    env, hinter = _make_play_env(env_id, args.hints, args.record, opponent=args.opponent)
     base = env.unwrapped
     return _play_loop(
         env, term, hinter, args.record, DUEL_HELP, seed, first_events=None,
@@ -423,38 +456,53 @@ def play_duel(args: argparse.Namespace, term: Terminal) -> int:
 # ----------------------------------------------------------------------------------------------- replay
 
 
+def _render_moment(moment: Any) -> str:
+    base = moment.env.unwrapped
+    if hasattr(base, "side"):
+        return base.game.render(base.state)
+    from thermopylae_env.coop_env import render_text
+
+    return render_text(base.game, base.state).rstrip("\n")
+
+
 def replay(args: argparse.Namespace, term: Terminal) -> int:
-    from thermopylae_env.records import RecordMismatchError, describe_event, iter_replay, load_record
+    """Replay a record; everything shown is recomputed by the replay and checked against the record
+    first (the record's ``agent`` claim cannot be checked, so it is not shown)."""
+    from thermopylae_agents.replay import iter_replay
+    from thermopylae_env.records import (
+        RecordMismatchError,
+        RecordNeedsOpponentError,
+        describe_event,
+        end_reason,
+        load_record,
+    )
 
     try:
         record = load_record(args.file)
     except FileNotFoundError:
-        term.print(f"thermopylae replay: no such file: {args.file}")
-        return 2
+        raise UsageError(f"no such file: {args.file}") from None
     except ValueError as err:
-        term.print(f"thermopylae replay: not a valid game record: {err}")
-        return 2
+        raise UsageError(f"not a valid game record: {err}") from None
     total = len(record.steps)
-    agent = record.header.get("agent")
-    term.print(f"Replaying {args.file}: {record.env_id}, options {record.options}, seed {record.seed}"
-               + (f", played by {agent}" if agent else "") + f", {total} step(s).")
     pause = not args.all
+    outcome = None
     try:
-        for moment in iter_replay(record):
-            base = moment.env.unwrapped
+        moments = iter_replay(record, opponent=args.opponent)
+        first = True
+        for moment in moments:
+            if first:
+                term.print(f"Replaying {args.file}: {record.env_id}, options {record.options}, seed "
+                           f"{record.seed}, {total} step(s).")
+                first = False
             lines = []
             if moment.step is None:
                 lines.append("--- start of the game ---")
             else:
-                lines.append(f"--- step {moment.index}/{total}: {moment.step['action_name']} "
+                lines.append(f"--- step {moment.index}/{total}: {moment.action_name} "
                              f"(reward {moment.reward:g}) ---")
             lines.extend(f"  - {text}" for text in (describe_event(e) for e in moment.events) if text)
-            if hasattr(base, "side"):
-                lines.append(base.game.render(base.state))
-            else:
-                from thermopylae_env.coop_env import render_text
-
-                lines.append(render_text(base.game, base.state).rstrip("\n"))
+            lines.append(_render_moment(moment))
+            outcome = moment
             if pause:
                 term.screen("\n".join(lines))
             else:
@@ -464,13 +512,21 @@ def replay(args: argparse.Namespace, term: Terminal) -> int:
                 if answer is None or answer.strip().lower() in ("q", "quit", "exit"):
                     term.print("Replay stopped.")
                     return 0
+    except RecordNeedsOpponentError as err:
+        raise UsageError(str(err)) from None
     except RecordMismatchError as err:
         term.print(f"thermopylae replay: the record does not replay to the same game: {err}")
         return 1
-    result = record.result
-    outcome = "unfinished" if not result["finished"] else ("won" if result.get("won") else "lost")
-    term.print(f"End of the record: {outcome} (return {result['return']:g}, reason {result.get('reason')}); "
-               "the replay matches the record.")
+    except (ValueError, TypeError) as err:
+        raise UsageError(f"cannot replay {args.file}: {err}") from None
+    finished = outcome is not None and outcome.done
+    info = outcome.info if outcome is not None else {}
+    won = bool(info.get("is_success")) if finished else None
+    text = "unfinished" if not finished else ("won" if won else "lost")
+    total_return = sum(float(step["reward"]) for step in record.steps)  # each was compared in the replay
+    reason = end_reason(outcome.env) if finished else None
+    term.print(f"End of the record: {text} (return {total_return:g}" + (f", {reason}" if reason else "")
+               + "); the replay matches the record.")
     return 0
 
 
@@ -485,24 +541,55 @@ def _forward(command: str, argv: list[str]) -> int:
         module = importlib.import_module(module_name)
     except ImportError as err:
         if err.name == module_name:
-            sys.stderr.write(f"thermopylae {command}: {module_name} is not part of this installation\n")
+            _error(f"thermopylae {command}", f"{module_name} is not part of this installation")
         else:
-            sys.stderr.write(f"thermopylae {command}: {module_name} needs {err.name or err}; install the "
-                             "train extra: pip install \"thermopylae-env[train]\"\n")
+            _error(f"thermopylae {command}", f"{module_name} needs {err.name or err}; install the train "
+                   "extra: pip install \"thermopylae-env[train]\"")
         return 2
-    result = module.main(argv)
-    return int(result or 0)
+    try:
+        parameters = inspect.signature(module.main).parameters
+    except (TypeError, ValueError):
+        parameters = {}
+    if "prog" in parameters:  # the forwarded program names itself "thermopylae evaluate" in its usage
+        return int(module.main(argv, prog=f"thermopylae {command}") or 0)
+    return int(module.main(argv) or 0)
 
 
 # ----------------------------------------------------------------------------------------------- parser
 
 
-SEED_HELP = "shuffle seed (default: random, shown on screen)"
+SEED_HELP = "shuffle seed, an integer in 0..2**64-1 (default: random, shown on screen)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def seed_argument(text: str) -> int:
+    """An argparse ``type`` for seeds: ASCII decimal digits of an integer in ``0..2**64-1``."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 20:
+        raise argparse.ArgumentTypeError(f"{safe_text(text[:40], newlines=False)!r} is not an integer in "
+                                         "0..2**64-1 (ASCII digits)")
+    try:
+        return as_seed(int(text))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def int_argument(low: int, high: int) -> Any:
+    """An argparse ``type`` for a whole number in ``low..high`` written in ASCII digits (``\u0663``, ``3.0``
+    and ``1e3`` are refused)."""
+
+    def parse(text: str) -> int:
+        if not (text.isascii() and text.isdigit()) or len(text) > 18 or not low <= int(text) <= high:
+            shown = safe_text(text[:40], newlines=False)
+            raise argparse.ArgumentTypeError(
+                f"{shown!r} is not a whole number in {low}..{high} (ASCII digits)")
+        return int(text)
+
+    parse.__name__ = "integer"  # argparse names the type in its messages
+    return parse
+
+
+def build_parser(prog: str = "thermopylae") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="thermopylae",
+        prog=prog,
         description="Play the Thermopylae card games in the terminal, replay game records, train and "
         "evaluate agents.",
     )
@@ -511,18 +598,21 @@ def build_parser() -> argparse.ArgumentParser:
     play = commands.add_parser("play", help="play a game in the terminal")
     games = play.add_subparsers(dest="game", required=True, metavar="GAME")
     coop = games.add_parser("coop", help="the co-operative game: you play the whole Spartan team")
-    coop.add_argument("--players", type=int, default=1, choices=range(1, 5), metavar="N",
+    coop.add_argument("--players", type=int_argument(1, 4), default=1, metavar="N",
                       help="number of seats, 1..4 (default 1: solitaire)")
-    coop.add_argument("--seed", type=int, default=None, help=SEED_HELP)
+    coop.add_argument("--seed", type=seed_argument, default=None, help=SEED_HELP)
     coop.add_argument("--hints", metavar="MODEL.zip", default=None,
-                      help="a trained co-op agent whose most probable legal actions are shown")
+                      help="a trained co-op agent (a path or a shipped policy name) whose most probable "
+                      "legal actions are shown")
     coop.add_argument("--record", metavar="FILE", default=None, help="write the game record to FILE (.jsonl)")
 
     duel = games.add_parser("duel", help="the duel: you play one side against a built-in opponent")
-    duel.add_argument("--side", choices=("greek", "persian"), required=True, help="the side you play")
-    duel.add_argument("--opponent", default="heuristic", metavar="heuristic|random|PATH",
-                      help="the other side: the heuristic player (default), a random player or a saved model")
-    duel.add_argument("--seed", type=int, default=None, help=SEED_HELP)
+    duel.add_argument("--side", choices=("greek", "persian"), default="greek",
+                      help="the side you play (default greek)")
+    duel.add_argument("--opponent", default="heuristic", metavar="SPEC",
+                      help="the other side: heuristic (default), random, a model path, fast:PATH or a "
+                      "shipped policy name")
+    duel.add_argument("--seed", type=seed_argument, default=None, help=SEED_HELP)
     duel.add_argument("--hints", metavar="MODEL.zip", default=None,
                       help="a trained agent of your side whose most probable legal actions are shown")
     duel.add_argument("--record", metavar="FILE", default=None, help="write the game record to FILE (.jsonl)")
@@ -533,6 +623,9 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--step", action="store_true",
                       help="pause after each step (default): Enter for the next, q to quit")
     mode.add_argument("--all", action="store_true", help="print the whole game without pausing")
+    rep.add_argument("--opponent", default=None, metavar="SPEC",
+                     help="duel: the model opponent the game was played against (a replay never loads a "
+                     "model that the record names)")
 
     commands.add_parser("train", help="train agents (arguments go to thermopylae_agents.training; "
                         "see 'train --help')",
@@ -542,6 +635,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _error(prog: str, message: str) -> None:
+    first = str(message).strip().splitlines()[0] if str(message).strip() else "error"
+    sys.stderr.write(f"{prog}: error: {safe_text(first, newlines=False)}\n")
+    sys.stderr.flush()
+
+
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -549,12 +648,16 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
         return _forward(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
     term = Terminal(stdin, stdout)
+    prog = "thermopylae replay" if args.command == "replay" else f"thermopylae play {args.game}"
     try:
         if args.command == "replay":
             return replay(args, term)
         if args.game == "coop":
             return play_coop(args, term)
         return play_duel(args, term)
+    except UsageError as err:
+        _error(prog, str(err))
+        return 2
     except KeyboardInterrupt:
         term.print("\nInterrupted.")
         return 130

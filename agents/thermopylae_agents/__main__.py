@@ -1,0 +1,7 @@
+"""``python -m thermopylae_agents``: the ``thermopylae`` command (see :mod:`thermopylae_agents.cli`)."""
+
+import sys
+
+from thermopylae_agents.cli import main
+
+sys.exit(main())

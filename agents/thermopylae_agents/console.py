@@ -1,0 +1,80 @@
+"""Entry points of the console scripts: ``--version``, and a one-line message for a missing extra.
+
+Each script's own logic stays in its module (``thermopylae_agents.training``, ``.evaluation``,
+``.safe_policy``); these wrappers only answer ``--version`` before that module is imported (so it works
+without the optional dependencies) and turn an ``ImportError`` of an optional dependency into one line
+naming the extra to install, instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["EXTRA_OF_MODULE", "missing_extra_message", "run", "train", "evaluate", "export_policy"]
+
+# Top-level module -> the extra of pyproject.toml that installs it.
+EXTRA_OF_MODULE = {
+    "torch": "train",
+    "stable_baselines3": "train",
+    "sb3_contrib": "train",
+    "tensorboard": "train",
+    "yaml": "train",
+    "tqdm": "train",
+    "rich": "train",
+    "matplotlib": "train",
+    "pettingzoo": "pettingzoo",
+    "PIL": "render",
+    "moviepy": "video",
+    "pygame": "video",
+    "rl_zoo3": "rlzoo",
+}
+
+
+def missing_extra_message(prog: str, error: ImportError) -> str | None:
+    """The one-line message for an optional dependency that is missing, or ``None`` for any other
+    import error (a bug, which keeps its traceback)."""
+    name = (getattr(error, "name", None) or "").split(".")[0]
+    extra = EXTRA_OF_MODULE.get(name)
+    if extra is None:
+        return None
+    return f"{prog}: this command needs the '{extra}' extra ({name} is not installed): " \
+           f"pip install 'thermopylae-env[{extra}]'"
+
+
+def _version() -> str:
+    from thermopylae_env import __version__
+
+    return __version__
+
+
+def run(prog: str, target: str, argv: Sequence[str] | None = None) -> int:
+    """Run ``target`` (``"module:function"``) as the console script ``prog``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        print(f"{prog} {_version()}")
+        return 0
+    module_name, _, function = target.partition(":")
+    try:
+        main = getattr(importlib.import_module(module_name), function)
+        result = main(args)
+    except ImportError as err:
+        message = missing_extra_message(prog, err)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
+        return 2
+    return int(result or 0)
+
+
+def train(argv: Sequence[str] | None = None) -> int:
+    return run("thermopylae-train", "thermopylae_agents.training:main", argv)
+
+
+def evaluate(argv: Sequence[str] | None = None) -> int:
+    return run("thermopylae-evaluate", "thermopylae_agents.evaluation:main", argv)
+
+
+def export_policy(argv: Sequence[str] | None = None) -> int:
+    return run("thermopylae-export-policy", "thermopylae_agents.safe_policy:main", argv)

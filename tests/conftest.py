@@ -1,0 +1,72 @@
+"""Shared test fakes and helpers: one scripted chance source for both co-op engines, and snapshots of the
+vector engine's arrays (for the "a refused call changes nothing" checks)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+
+class ScriptedChance:
+    """Stands in for ``numpy.random.Generator`` where the co-op engines draw chance: ``permutation(n)``
+    (what ``CoopGame.init`` calls) serves the given deck order of that length, ``integers(1, 7, size)``
+    (what ``roll_dice`` calls) the given dice, in order. ``rolled`` lists how many dice each roll asked
+    for. A test that rolls more dice than it scripted fails, naming that."""
+
+    def __init__(self, dice: Iterable[int] = (), spartan: Sequence[int] | None = None,
+                 persian: Sequence[int] | None = None) -> None:
+        self.dice = [int(d) for d in dice]
+        self.used = 0
+        self.rolled: list[int] = []
+        self.orders = {len(order): tuple(order) for order in (spartan, persian) if order is not None}
+
+    @classmethod
+    def from_tables(cls, tables: tuple[Sequence[int], Sequence[int], Sequence[int]]) -> ScriptedChance:
+        """From a vector engine's ``chance_tables(game)``: ``(spartan_order, persian_order, dice)``."""
+        spartan, persian, dice = tables
+        return cls(dice, spartan, persian)
+
+    def permutation(self, n: int) -> np.ndarray:
+        assert n in self.orders, f"the test scripted no deck order of {n} cards"
+        return np.array(self.orders[n])
+
+    def integers(self, low: int, high: int, size: int | None = None) -> np.ndarray:
+        assert (low, high) == (1, 7), "the engines roll six-sided dice only"
+        assert size is not None and self.used + size <= len(self.dice), "the test scripted too few dice"
+        self.rolled.append(size)
+        out = np.array(self.dice[self.used : self.used + size], dtype=np.int64)
+        self.used += size
+        return out
+
+
+def scripted_dice(*values: int) -> ScriptedChance:
+    """A chance source that only rolls the given dice (for hand-built states)."""
+    return ScriptedChance(values)
+
+
+ENGINE_ARRAYS = ("phase", "current", "recipient", "marker", "support", "spartan_pos", "persian_pos",
+                 "graveyard", "persian_discard", "offers", "slot1", "slot2", "hands", "hand_total",
+                 "hand_bits", "spartan_order", "persian_order", "dice_sum", "dice_pos", "turn", "won", "lost",
+                 "keys", "episodes", "obs", "masks")
+
+
+def engine_snapshot(engine: object) -> dict[str, np.ndarray]:
+    """Copies of every array of a ``CoopVectorEngine`` (and whether it is seeded)."""
+    snap = {name: getattr(engine, name).copy() for name in ENGINE_ARRAYS}
+    snap["seeded"] = np.array(engine.seeded)
+    return snap
+
+
+def assert_same_snapshot(a: dict[str, np.ndarray], b: dict[str, np.ndarray], where: str = "") -> None:
+    """Every array equal, dtype and shape included."""
+    assert a.keys() == b.keys(), where
+    for name, x in a.items():
+        y = b[name]
+        assert x.dtype == y.dtype and x.shape == y.shape, (where, name)
+        assert np.array_equal(x, y), (where, name, np.argwhere(x != y)[:5])
+
+
+def assert_same_engines(a: object, b: object, where: str = "") -> None:
+    """Two vector engines hold the same arrays."""
+    assert_same_snapshot(engine_snapshot(a), engine_snapshot(b), where)

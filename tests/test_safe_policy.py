@@ -1,0 +1,197 @@
+"""The pickle-free policy format: shipped policies load without unpickling and play as their SB3 zips."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import pickle
+import zipfile
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import thermopylae_env  # noqa: F401
+from thermopylae_agents import safe_policy
+from thermopylae_agents.safe_policy import (
+    POLICY_DIR,
+    SHIPPED_ENV_IDS,
+    export_sb3_policy,
+    load_safe_policy,
+    shipped_policy_names,
+)
+
+GAMES = {"thermopylae/Coop-v0": 300, "thermopylae/DuelGreek-v0": 200, "thermopylae/DuelPersian-v0": 200}
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("something tried to unpickle or to open an SB3 zip")
+
+
+@pytest.fixture
+def no_unpickling(monkeypatch):
+    """Make every way to unpickle (and to open a .zip archive) fail while the test runs.
+
+    Modules that keep their own reference to ``pickle.loads`` (cloudpickle, via SB3) are imported first,
+    so that the patch cannot leak into them for later tests."""
+    for module in ("cloudpickle", "stable_baselines3", "thermopylae_agents.training"):
+        with contextlib.suppress(ImportError):
+            __import__(module)
+    monkeypatch.setattr(pickle, "load", _refuse)
+    monkeypatch.setattr(pickle, "loads", _refuse)
+    monkeypatch.setattr(pickle, "Unpickler", _refuse)
+    real_zipfile = zipfile.ZipFile
+
+    def guarded_zipfile(file, *args, **kwargs):
+        if str(getattr(file, "name", file)).endswith(".zip"):
+            _refuse()
+        return real_zipfile(file, *args, **kwargs)
+
+    monkeypatch.setattr(zipfile, "ZipFile", guarded_zipfile)
+    try:
+        import torch
+
+        monkeypatch.setattr(torch, "load", _refuse)
+    except ImportError:
+        pass
+
+
+def test_every_shipped_zip_has_a_safe_export():
+    assert shipped_policy_names() == sorted(SHIPPED_ENV_IDS)
+    assert sorted(p.stem for p in POLICY_DIR.glob("*.zip")) == sorted(SHIPPED_ENV_IDS)
+
+
+def test_every_shipped_policy_has_a_model_card():
+    for name in shipped_policy_names():
+        card = (POLICY_DIR / f"{name}.md").read_text()
+        assert name in card and SHIPPED_ENV_IDS[name] in card
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_ENV_IDS))
+def test_loading_a_shipped_policy_by_name_never_unpickles(name, no_unpickling):
+    policy = load_safe_policy(name)
+    assert policy.env_id == SHIPPED_ENV_IDS[name]
+    env = gym.make(policy.env_id)
+    obs, info = env.reset(seed=0)
+    action = policy.act(obs, info["action_mask"])
+    assert info["action_mask"][action]
+
+
+def _visited_positions(policy, env_id: str, games: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Play ``games`` games with the safe policy; return every observation, mask and chosen action."""
+    env = gym.make(env_id)
+    observations, masks, actions = [], [], []
+    for game in range(games):
+        obs, info = env.reset(seed=7_000 + game)
+        done = False
+        while not done:
+            action = policy.act(obs, info["action_mask"])
+            observations.append(obs)
+            masks.append(np.asarray(info["action_mask"], bool))
+            actions.append(action)
+            obs, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+    return np.array(observations), np.array(masks), np.array(actions)
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_ENV_IDS))
+def test_safe_policy_plays_the_same_greedy_actions_as_its_sb3_zip(name):
+    pytest.importorskip("sb3_contrib")
+    from thermopylae_agents.sb3_agent import load_model
+
+    policy = load_safe_policy(name)
+    observations, masks, actions = _visited_positions(policy, policy.env_id, GAMES[policy.env_id])
+    model = load_model(POLICY_DIR / f"{name}.zip")
+    sb3_actions, _ = model.predict(observations, action_masks=masks, deterministic=True)
+    # Same action in every position of every game: so the games themselves are the same.
+    assert len(actions) > 1000
+    np.testing.assert_array_equal(sb3_actions, actions)
+
+
+def test_export_then_load_round_trip_gives_the_same_logits(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from thermopylae_agents.sb3_agent import load_model
+    from thermopylae_agents.training import FrozenPolicy
+
+    model = load_model(POLICY_DIR / "duel_greek_maskable_ppo.zip")
+    json_path, npz_path = export_sb3_policy(model, tmp_path / "greek", "thermopylae/DuelGreek-v0")
+    policy = load_safe_policy(json_path)
+    obs = np.random.default_rng(0).random((64, policy.observation_size), dtype=np.float32)
+    np.testing.assert_allclose(policy.logits(obs), FrozenPolicy(model).logits(obs), rtol=1e-5, atol=1e-5)
+    assert load_safe_policy(npz_path).name == "greek"
+
+
+def _copy_pair(tmp_path: Path, name: str = "coop_maskable_ppo") -> tuple[Path, Path]:
+    json_path, npz_path = tmp_path / f"{name}.json", tmp_path / f"{name}.npz"
+    json_path.write_bytes((POLICY_DIR / f"{name}.json").read_bytes())
+    npz_path.write_bytes((POLICY_DIR / f"{name}.npz").read_bytes())
+    return json_path, npz_path
+
+
+def test_array_file_that_does_not_match_its_description_is_refused(tmp_path):
+    json_path, npz_path = _copy_pair(tmp_path)
+    with np.load(npz_path) as data:
+        arrays = {key: data[key] for key in data.files}
+    arrays["linear0.bias"] = arrays["linear0.bias"] + 1
+    np.savez(npz_path, **arrays)
+    with pytest.raises(ValueError, match="SHA-256"):
+        load_safe_policy(json_path)
+
+
+def test_object_arrays_are_refused_without_unpickling(tmp_path, no_unpickling):
+    json_path, npz_path = _copy_pair(tmp_path)
+    # A pickled object array in place of the first weight: numpy refuses it with allow_pickle=False.
+    np.savez(npz_path, **{"linear0.weight": np.array([{"evil": 1}], dtype=object)})
+    description = json.loads(json_path.read_text())
+    description["arrays_sha256"] = safe_policy._sha256(npz_path)
+    json_path.write_text(json.dumps(description))
+    with pytest.raises(ValueError, match="without pickle"):
+        load_safe_policy(json_path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(features="conv"), "features must be one of"),
+        (lambda d: d.update(format_version=2), "version"),
+        (lambda d: d["layers"].insert(1, {"type": "sigmoid"}), "type must be linear"),
+        (lambda d: d["layers"][0].update({"in": 115}), "takes 115 inputs"),
+        (lambda d: d.update(extra=1), "unknown keys"),
+        (lambda d: d.pop("env_id"), "missing keys"),
+        (lambda d: d.update(num_actions=True), "positive integer"),
+    ],
+)
+def test_bad_description_is_refused_with_the_problem_named(tmp_path, change, message):
+    json_path, _ = _copy_pair(tmp_path)
+    description = json.loads(json_path.read_text())
+    change(description)
+    json_path.write_text(json.dumps(description))
+    with pytest.raises(ValueError, match=message):
+        load_safe_policy(json_path)
+
+
+def test_an_sb3_zip_or_an_unknown_name_is_refused_with_a_hint():
+    with pytest.raises(ValueError, match="export it first"):
+        load_safe_policy(POLICY_DIR / "coop_maskable_ppo.zip")
+    with pytest.raises(ValueError, match="coop_maskable_ppo"):
+        load_safe_policy("no_such_policy")
+
+
+def test_bad_observation_or_empty_mask_is_refused():
+    policy = load_safe_policy("coop_maskable_ppo")
+    with pytest.raises(ValueError, match="observation of shape"):
+        policy.act(np.zeros(10, np.float32), np.ones(72, bool))
+    with pytest.raises(ValueError, match="all zeros"):
+        policy.act(np.zeros(115, np.float32), np.zeros(72, bool))
+
+
+def test_sampling_with_an_rng_plays_only_legal_actions():
+    policy = load_safe_policy("coop_maskable_ppo", deterministic=False)
+    env = gym.make("thermopylae/Coop-v0")
+    obs, info = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    mask = info["action_mask"].astype(bool)
+    picks = {policy.act(obs, mask, rng=rng) for _ in range(200)}
+    assert picks and all(mask[a] for a in picks)
+    assert np.isclose(policy.action_probabilities(obs, mask).sum(), 1.0)

@@ -1,0 +1,160 @@
+"""The one home of the co-op game's layouts: the flat action space and the observation vector.
+
+Every other module (the reference engine :mod:`thermopylae_env.coop`, the vector engine and its compiled
+kernel, the agents' decoders, the tests) reads its offsets from here. The observation is described as
+named pieces in the manner of OpenSpiel's observer pieces: each :class:`Piece` has a ``name``, an
+``offset`` into the vector, a ``size``, a ``shape`` and a ``scale`` (the stored value is the quantity
+divided by ``scale``; one-hot and 0/1 pieces have scale 1). The offsets are not written down: each
+piece starts where the previous one ends, so a piece cannot be moved in one place and not another.
+
+Actions (:data:`NUM_ACTIONS` = 72), one block per kind of decision::
+
+    RETREAT        0                           phase MAIN
+    FIGHT_BASE     1 + (v-10)*5 + s            fight(v, s), card v (10..20), s (0..4) support cards
+    GIVE_BASE      56 + p                      give the offered draw to seat p      phase DRAW_OFFER
+    DECLINE        60                          decline the offered draw             phase DRAW_OFFER
+    DISCARD_BASE   61 + (v-10)                 discard(v) from the recipient's hand phase DISCARD
+
+The vector engine adds one action of its own, :data:`NOOP_ACTION` = 72 (outside the action space): the
+"no move" given to a game that must not move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from thermopylae_env.cards import PERSIAN_DECK_SIZE, SPARTAN_VALUES
+
+__all__ = [
+    "MIN_VALUE",
+    "NUM_VALUES",
+    "MAX_PLAYERS",
+    "NUM_SUPPORT",
+    "LOSS_MARKER",
+    "GRAVEYARD_WIN",
+    "SPARTAN_DECK_SIZE",
+    "PERSIAN_DECK_SIZE",
+    "VALUE_SCALE",
+    "ActionBlock",
+    "ACTION_BLOCKS",
+    "RETREAT",
+    "FIGHT_BASE",
+    "NUM_FIGHTS",
+    "GIVE_BASE",
+    "DECLINE",
+    "DISCARD_BASE",
+    "NUM_ACTIONS",
+    "NOOP_ACTION",
+    "Piece",
+    "PIECES",
+    "OBS",
+    "OBS_SIZE",
+]
+
+MIN_VALUE = SPARTAN_VALUES[0]  # Spartan card values are MIN_VALUE .. MIN_VALUE + NUM_VALUES - 1
+NUM_VALUES = len(SPARTAN_VALUES)
+MAX_PLAYERS = 4
+NUM_SUPPORT = 4
+LOSS_MARKER = 7
+GRAVEYARD_WIN = 12
+SPARTAN_DECK_SIZE = 20
+VALUE_SCALE = 30.0  # a Persian card's white and red values are stored divided by this (clipped to 1)
+
+
+@dataclass(frozen=True)
+class ActionBlock:
+    """A contiguous block of the action space: ``start .. start + size - 1``."""
+
+    name: str
+    start: int
+    size: int
+
+    @property
+    def stop(self) -> int:
+        return self.start + self.size
+
+
+def _action_blocks() -> tuple[ActionBlock, ...]:
+    sizes = (("retreat", 1), ("fight", NUM_VALUES * (NUM_SUPPORT + 1)), ("give", MAX_PLAYERS),
+             ("decline", 1), ("discard", NUM_VALUES))
+    blocks = []
+    start = 0
+    for name, size in sizes:
+        blocks.append(ActionBlock(name, start, size))
+        start += size
+    return tuple(blocks)
+
+
+ACTION_BLOCKS = _action_blocks()
+_BLOCK = {block.name: block for block in ACTION_BLOCKS}
+RETREAT = _BLOCK["retreat"].start
+FIGHT_BASE = _BLOCK["fight"].start
+NUM_FIGHTS = _BLOCK["fight"].size
+GIVE_BASE = _BLOCK["give"].start
+DECLINE = _BLOCK["decline"].start
+DISCARD_BASE = _BLOCK["discard"].start
+NUM_ACTIONS = ACTION_BLOCKS[-1].stop
+NOOP_ACTION = NUM_ACTIONS
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A named piece of the observation vector: ``obs[offset : offset + size]`` holds ``shape`` values,
+    each the described quantity divided by ``scale``."""
+
+    name: str
+    offset: int
+    shape: tuple[int, ...]
+    scale: float
+    description: str
+
+    @property
+    def size(self) -> int:
+        size = 1
+        for n in self.shape:
+            size *= n
+        return size
+
+    @property
+    def stop(self) -> int:
+        return self.offset + self.size
+
+    @property
+    def slice(self) -> slice:
+        return slice(self.offset, self.stop)
+
+
+_SLOT = "a Persian card in the line: present, white / 30, red / 30, bonus (all 0 when the slot is empty)"
+_PIECE_SPECS: tuple[tuple[str, tuple[int, ...], float, str], ...] = (
+    ("phase", (3,), 1.0, "pending decision one-hot MAIN, DRAW_OFFER, DISCARD (all 0 once the game is over)"),
+    ("seat", (MAX_PLAYERS,), 1.0, "acting seat one-hot"),
+    ("recipient", (MAX_PLAYERS,), 1.0, "seat that must discard, one-hot (DISCARD phase only)"),
+    ("hands", (MAX_PLAYERS, NUM_VALUES), 2.0, "count of value v in seat p's hand, at [p, v - 10]"),
+    ("slot1", (4,), VALUE_SCALE, _SLOT),
+    ("slot2", (4,), VALUE_SCALE, _SLOT),
+    ("marker", (LOSS_MARKER,), 1.0, "marker one-hot 1..7"),
+    ("support", (1,), float(NUM_SUPPORT), "support cards left"),
+    ("spartan_deck", (1,), float(SPARTAN_DECK_SIZE), "Spartan deck size"),
+    ("persian_deck", (1,), float(PERSIAN_DECK_SIZE), "Persian deck size"),
+    ("graveyard", (1,), float(GRAVEYARD_WIN), "graveyard size"),
+    ("persian_discard", (1,), float(PERSIAN_DECK_SIZE), "Persian discard pile size"),
+    ("offers", (1,), 2.0, "draw offers still pending after the current one"),
+    ("unseen_spartan", (NUM_VALUES,), 2.0, "Spartan cards still in the deck per value 10..20"),
+    ("unseen_persian", (PERSIAN_DECK_SIZE,), 1.0, "Persian deck table row i still in the Persian deck"),
+)
+
+
+def _pieces() -> tuple[Piece, ...]:
+    pieces = []
+    offset = 0
+    for name, shape, scale, description in _PIECE_SPECS:
+        piece = Piece(name, offset, shape, scale, description)
+        pieces.append(piece)
+        offset = piece.stop
+    return tuple(pieces)
+
+
+PIECES = _pieces()
+OBS = {piece.name: piece for piece in PIECES}
+"""The observation pieces by name, e.g. ``OBS["hands"].slice``."""
+OBS_SIZE = PIECES[-1].stop

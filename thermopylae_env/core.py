@@ -1,0 +1,201 @@
+"""The base of the package's single-agent environments: the step guard and the illegal-action policy,
+written once (in the manner of Pgx's ``core.Env.step``).
+
+:class:`TurnBasedEnv` owns everything that is the same in ``thermopylae/Coop-v0``,
+``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0``:
+
+* ``reset``: the seed rule (:func:`~thermopylae_env.actions.as_seed`) and the reset options
+  (:func:`~thermopylae_env.actions.check_options`, against the env's :attr:`~TurnBasedEnv.reset_options`),
+  both checked before anything changes;
+* ``step``: the guard (no step before ``reset``, after the end, or after a failure that left the game
+  unusable), the action check (:func:`~thermopylae_env.actions.as_action_index`), the one legality check
+  (the engine's ``illegal_reason``) and the illegal-action policy (``"loss"`` or ``"raise"``); a legal
+  action then goes to the engine's unchecked ``apply``, so each step is validated exactly once;
+* the ``info`` dict with the int8 ``action_mask`` and :meth:`~TurnBasedEnv.action_masks`.
+
+A subclass supplies the game-specific parts: :meth:`_start` (the state after ``reset``),
+:meth:`_advance` (apply a legal action; the reward of a step that does not end the game),
+:meth:`_observe`, :meth:`_won`, :meth:`_info_fields` and :meth:`_illegal_message`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from thermopylae_env.actions import (
+    IllegalActionError,
+    as_action_index,
+    as_seed,
+    check_illegal_action_mode,
+    check_illegal_action_penalty,
+    check_options,
+)
+
+__all__ = ["TurnBasedEnv", "check_render_mode"]
+
+
+def check_render_mode(render_mode: str | None, modes: list[str]) -> str | None:
+    """Return ``render_mode`` if it is ``None`` or one of ``modes``, else raise a ``ValueError``."""
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(f"render_mode must be None or one of {modes}, got {render_mode!r}")
+    return render_mode
+
+
+class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
+    """Shared ``reset``/``step`` of a turn-based card game seen by one agent (see the module docstring).
+
+    Attributes a subclass sets in ``__init__`` through :meth:`_init_core`: ``_game`` (the engine, with
+    ``illegal_reason(state, action)``, ``apply(state, action, rng, events)`` and
+    ``legal_action_mask(state)``), the number of actions, the illegal-action policy, ``render_mode`` and
+    ``record_events``.
+    """
+
+    #: the keys ``reset(options=...)`` accepts (any other key, or a non-dict, is refused)
+    reset_options: tuple[str, ...] = ()
+
+    def _init_core(
+        self,
+        game: Any,
+        num_actions: int,
+        illegal_action: str,
+        illegal_action_penalty: float,
+        render_mode: str | None,
+        record_events: bool,
+    ) -> None:
+        self._game = game
+        self._num_actions = num_actions
+        self.illegal_action = check_illegal_action_mode(illegal_action)
+        self.illegal_action_penalty = check_illegal_action_penalty(illegal_action_penalty)
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self.record_events = bool(record_events)
+        self._state: Any = None
+        self._episode_over = False
+        self._broken: str | None = None  # why the game cannot go on (a failed opponent), until reset
+        self._mask = np.zeros(num_actions, dtype=np.int8)
+        self._last_events: list[dict] = []
+
+    @property
+    def game(self) -> Any:
+        """The static game (the rules engine)."""
+        return self._game
+
+    @property
+    def state(self) -> Any:
+        """The engine state of the running episode (``None`` before the first reset)."""
+        return self._state
+
+    # --- reset and step -------------------------------------------------------------------------------
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        seed = as_seed(seed)
+        options = check_options(options, self.reset_options)
+        super().reset(seed=seed)
+        self._episode_over = False
+        self._broken = None
+        self._mask = np.zeros(self._num_actions, dtype=np.int8)
+        events: list[dict] | None = [] if self.record_events else None
+        self._state = None
+        self._state = self._start(events, options)
+        self._last_events = events or []
+        state = self._state
+        self._episode_over = state.terminated
+        info = self._info()
+        if self._episode_over:  # pragma: no cover - in both games the first decision comes before any end
+            info["is_success"] = self._won(state)
+        return self._observe(state), info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        state = self._state
+        if self._broken is not None:
+            raise RuntimeError(f"step() refused: {self._broken}; call reset()")
+        if state is None:
+            raise RuntimeError("step() called before reset()")
+        if self._episode_over:
+            raise RuntimeError("step() called after the episode ended; call reset()")
+        if type(action) is int and 0 <= action < self._num_actions:  # the common case, checked cheaply
+            a = action
+        else:
+            a = as_action_index(action, self._num_actions)
+        reason = self._game.illegal_reason(state, a)
+        if reason is not None:
+            return self._refuse(state, a, reason)
+        events: list[dict] | None = [] if self.record_events else None
+        reward = self._advance(state, a, events)
+        if events is not None:
+            self._last_events = events
+        if state.terminated:
+            self._episode_over = True
+            won = self._won(state)
+            info = self._info()
+            info["is_success"] = won
+            return self._observe(state), (1.0 if won else -1.0), True, False, info
+        return self._observe(state), reward, False, False, self._info()
+
+    def _refuse(self, state: Any, action: int, reason: str) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """The illegal-action policy: raise (nothing changed) or end the episode as a loss."""
+        if self.illegal_action == "raise":
+            raise IllegalActionError(self._illegal_message(action, reason))
+        self._episode_over = True
+        self._last_events = []
+        info = self._info()
+        info["illegal_action"] = True
+        info["illegal_reason"] = reason
+        info["is_success"] = False
+        return self._observe(state), self.illegal_action_penalty, True, False, info
+
+    def _break(self, why: str) -> None:
+        """Refuse every further step until ``reset`` (the game was left where the agent may not act)."""
+        self._broken = why
+        self._episode_over = True
+        self._mask = np.zeros(self._num_actions, dtype=np.int8)
+
+    # --- info and masks -------------------------------------------------------------------------------
+
+    def _info(self) -> dict[str, Any]:
+        state = self._state
+        if self._episode_over:
+            mask = np.zeros(self._num_actions, dtype=np.int8)
+        else:
+            mask = self._game.legal_action_mask(state).view(np.int8)
+        self._mask = mask
+        info: dict[str, Any] = {"action_mask": mask}
+        self._info_fields(state, info)
+        if self.record_events:
+            info["events"] = self._last_events
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean legal-action mask of the current state (all false once the episode is over)."""
+        if self._state is None and self._broken is None:
+            raise RuntimeError("action_masks() called before reset()")
+        return self._mask.astype(bool)
+
+    # --- the game-specific parts ----------------------------------------------------------------------
+
+    def _start(self, events: list[dict] | None, options: dict[str, Any]) -> Any:
+        """The state of a new episode, drawn from ``self.np_random``, at the agent's first decision."""
+        raise NotImplementedError
+
+    def _advance(self, state: Any, action: int, events: list[dict] | None) -> float:
+        """Apply the legal ``action`` (and anything played before the agent's next decision); return the
+        reward of a step that does not end the game."""
+        raise NotImplementedError
+
+    def _observe(self, state: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def _won(self, state: Any) -> bool:
+        """Whether the ended game is a win for the agent."""
+        raise NotImplementedError
+
+    def _info_fields(self, state: Any, info: dict[str, Any]) -> None:
+        """Add the env's own entries to a step's ``info``."""
+
+    def _illegal_message(self, action: int, reason: str) -> str:
+        """The message of the ``IllegalActionError`` raised in ``"raise"`` mode."""
+        return reason
