@@ -195,3 +195,26 @@ def test_sampling_with_an_rng_plays_only_legal_actions():
     picks = {policy.act(obs, mask, rng=rng) for _ in range(200)}
     assert picks and all(mask[a] for a in picks)
     assert np.isclose(policy.action_probabilities(obs, mask).sum(), 1.0)
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_ENV_IDS))
+def test_the_registry_plays_a_shipped_policy_name_without_unpickling(name, no_unpickling):
+    from thermopylae_agents.registry import make_agent
+
+    for spec in (name, f"fast:{name}"):
+        agent, label = make_agent(spec, SHIPPED_ENV_IDS[name])
+        assert label == spec and agent.env_id == SHIPPED_ENV_IDS[name]
+
+
+def test_the_registry_refuses_a_shipped_policy_for_another_game():
+    from thermopylae_agents.registry import AgentSpecError, make_agent
+
+    with pytest.raises(AgentSpecError, match="plays thermopylae/Coop-v0"):
+        make_agent("coop_maskable_ppo", "thermopylae/DuelGreek-v0")
+
+
+def test_the_registry_plays_an_exported_json_path(no_unpickling):
+    from thermopylae_agents.registry import make_agent
+
+    agent, _ = make_agent(str(POLICY_DIR / "duel_persian_maskable_ppo.json"), "thermopylae/DuelPersian-v0")
+    assert agent.env_id == "thermopylae/DuelPersian-v0"

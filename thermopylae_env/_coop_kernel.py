@@ -179,13 +179,10 @@ def _permutation(halves: np.ndarray, first: int, n: int, key: np.uint64, episode
 
 
 @njit(inline="always")
-def _draw_chance(i: int, keys: np.ndarray, episodes: np.ndarray, state: tuple, halves: np.ndarray,
-                 work: tuple) -> None:
+def _draw_chance(i: int, keys: np.ndarray, episodes: np.ndarray, spartan_order: np.ndarray,
+                 persian_order: np.ndarray, dice_sum: np.ndarray, halves: np.ndarray, work: tuple) -> None:
     """The chance of game ``i``'s next game (``splitmix_chance``): both deck orders and the prefix sums of
     its dice; counts the episode."""
-    spartan_order = state[15]
-    persian_order = state[16]
-    dice_sum = state[17]
     key = keys[i]
     episode = episodes[i]
     for w in range(CHANCE_WORDS):
@@ -212,7 +209,8 @@ def _draw_chance(i: int, keys: np.ndarray, episodes: np.ndarray, state: tuple, h
 @njit(inline="always")
 def _deal(i: int, state: tuple, tables: tuple, bits: np.ndarray, in_hands: np.ndarray) -> None:
     """A new game in slot ``i`` from its chance rows (``CoopGame.new_state``): deal the hands from the
-    top, the first two Persian cards to the line; its first observation and mask row."""
+    top, the first two Persian cards to the line; its first observation and mask row. (It takes the
+    whole state: a restart is rare, and an inlined call takes at most about 30 arguments.)"""
     (phase, current, recipient, marker, support, spartan_pos, persian_pos, graveyard, persian_discard, offers,
      slot1, slot2, hands, hand_total, hand_bits, spartan_order, persian_order, dice_sum, dice_pos, turn, won,
      lost, obs, masks) = state
@@ -268,15 +266,10 @@ def _deal(i: int, state: tuple, tables: tuple, bits: np.ndarray, in_hands: np.nd
 
 
 @njit(inline="always")
-def _draw(i: int, state: tuple, tables: tuple) -> int:
+def _draw(i: int, spartan_pos: np.ndarray, offers: np.ndarray, spartan_order: np.ndarray, obs: np.ndarray,
+          spartan_value: np.ndarray, obs_spartan_deck: np.ndarray) -> int:
     """A give draws the top Spartan card (``CoopGame._give``); the last card drawn lapses the other
     offers. Returns the card's value index."""
-    spartan_pos = state[5]
-    offers = state[9]
-    spartan_order = state[15]
-    obs = state[22]
-    spartan_value = tables[4]
-    obs_spartan_deck = tables[8]
     pos = spartan_pos[i]
     value = np.int32(spartan_value[spartan_order[i, pos]])
     obs[i, O_UNSEEN_SPARTAN + value] -= np.float32(0.5)
@@ -289,13 +282,10 @@ def _draw(i: int, state: tuple, tables: tuple) -> int:
 
 
 @njit(inline="always")
-def _move_card(i: int, state: tuple, seat: int, value: int, delta: np.int32) -> None:
+def _move_card(i: int, hands: np.ndarray, hand_total: np.ndarray, hand_bits: np.ndarray, obs: np.ndarray,
+               seat: int, value: int, delta: np.int32) -> None:
     """Add ``delta`` (+1 a give, -1 a fight or a discard, 0 otherwise) cards of ``value`` to ``seat``'s
     hand: the count, its observation cell, the hand total and the seat's bit set of values."""
-    hands = state[12]
-    hand_total = state[13]
-    hand_bits = state[14]
-    obs = state[22]
     count = hands[i, seat, value] + delta
     hands[i, seat, value] = count
     obs[i, O_HANDS + seat * NUM_VALUES + value] = count * np.float32(0.5)
@@ -306,7 +296,11 @@ def _move_card(i: int, state: tuple, seat: int, value: int, delta: np.int32) -> 
 
 
 @njit(inline="always")
-def _fight(i: int, state: tuple, tables: tuple, fig: bool, value: int, spent: int, m: int) -> tuple:
+def _fight(i: int, support: np.ndarray, persian_pos: np.ndarray, graveyard: np.ndarray,
+           persian_discard: np.ndarray, slot1: np.ndarray, slot2: np.ndarray, dice_sum: np.ndarray,
+           dice_pos: np.ndarray, obs: np.ndarray, slot_pack: np.ndarray, obs_graveyard: np.ndarray,
+           obs_discard: np.ndarray, obs_marker_support: np.ndarray, fig: bool, value: int, spent: int,
+           m: int) -> tuple:
     """The fight resolution (``CoopGame._fight``) with the marker ``m`` after this action, for every
     action: a non-fight rolls no dice and has total 0, below every white value, so it beats nothing.
 
@@ -315,20 +309,6 @@ def _fight(i: int, state: tuple, tables: tuple, fig: bool, value: int, spent: in
     ``S >= R`` the graveyard, and the 12th graveyard card wins at once (slot 2 is then not fought). The
     survivor of slot 2 moves to slot 1. Returns ``(won, bonus cards beaten, slot1, slot2)``: the new line,
     before the refill, and whether the fight won (12 graveyard cards, or a deck that cannot refill)."""
-    support = state[4]
-    persian_pos = state[6]
-    graveyard = state[7]
-    persian_discard = state[8]
-    slot1 = state[10]
-    slot2 = state[11]
-    dice_sum = state[17]
-    dice_pos = state[18]
-    obs = state[22]
-    slot_pack = tables[5]
-    obs_graveyard = tables[10]
-    obs_discard = tables[11]
-    obs_marker_support = tables[15]
-
     total = (value + MIN_VALUE) * np.int32(fig)
     n_dice = spent + np.int32(fig & ((m == 3) | (m == 6)))
     pos = dice_pos[i]
@@ -365,19 +345,14 @@ def _fight(i: int, state: tuple, tables: tuple, fig: bool, value: int, spent: in
 
 
 @njit(inline="always")
-def _offers(i: int, state: tuple, tables: tuple, kind: int, offered: np.int32, ended: bool, give_seat: int,
-            multi: bool) -> tuple:
+def _offers(i: int, spartan_pos: np.ndarray, offers: np.ndarray, hands: np.ndarray, hand_total: np.ndarray,
+            obs: np.ndarray, obs_offers: np.ndarray, kind: int, offered: np.int32, ended: bool,
+            give_seat: int, multi: bool) -> tuple:
     """The draw offers (``CoopGame._start_offers``, ``_give``, ``_next_offer``): a retreat offers one
     draw, a fight one per beaten bonus card, none from an empty deck or once the game is won or lost; a
     give into a full hand asks for a discard; a decline, a discard or a give that fits moves on to the
     next pending offer. Returns ``(start, cont, full, complete)``: offers start, the next offer is made,
     the recipient must discard, the action is complete (the turn ends)."""
-    spartan_pos = state[5]
-    offers = state[9]
-    hands = state[12]
-    hand_total = state[13]
-    obs = state[22]
-    obs_offers = tables[12]
     giv = kind == GIVE
     deck_left = spartan_pos[i] < SPARTAN_DECK_SIZE
     start = (offered > 0) & deck_left & (not ended)
@@ -401,17 +376,11 @@ def _offers(i: int, state: tuple, tables: tuple, kind: int, offered: np.int32, e
 
 
 @njit(inline="always")
-def _refill(i: int, state: tuple, tables: tuple, complete: bool, s1: int, s2: int) -> None:
+def _refill(i: int, persian_pos: np.ndarray, slot1: np.ndarray, slot2: np.ndarray, persian_order: np.ndarray,
+            obs: np.ndarray, n_slot: int, obs_persian_deck: np.ndarray, obs_slots: np.ndarray, complete: bool,
+            s1: int, s2: int) -> None:
     """At the end of an action refill the line from the top of the Persian deck, slot 1 first when both
     slots are empty (``CoopGame._complete``), and write the line."""
-    persian_pos = state[6]
-    slot1 = state[10]
-    slot2 = state[11]
-    persian_order = state[16]
-    obs = state[22]
-    n_slot = tables[2]
-    obs_persian_deck = tables[9]
-    obs_slots = tables[13]
     if complete & (s2 < 0):  # slot 1 is never empty while slot 2 is full
         both = s1 < 0
         pos = persian_pos[i]
@@ -430,17 +399,11 @@ def _refill(i: int, state: tuple, tables: tuple, complete: bool, s1: int, s2: in
 
 
 @njit(inline="always")
-def _end(i: int, state: tuple, num_players: int, complete: bool, is_won: bool, lose_marker: bool,
-         cur: int) -> tuple:
+def _end(i: int, current: np.ndarray, spartan_pos: np.ndarray, hand_total: np.ndarray, turn: np.ndarray,
+         won: np.ndarray, lost: np.ndarray, obs: np.ndarray, num_players: int, complete: bool, is_won: bool,
+         lose_marker: bool, cur: int) -> tuple:
     """The end of an action (``CoopGame._complete`` / ``_end``): the loss by exhaustion (every hand and the
     Spartan deck empty), the turn passes to the next seat, the turn counter. Returns ``(ended, seat)``."""
-    current = state[1]
-    spartan_pos = state[5]
-    hand_total = state[13]
-    turn = state[19]
-    won = state[20]
-    lost = state[21]
-    obs = state[22]
     exhausted = complete & (spartan_pos[i] >= SPARTAN_DECK_SIZE) & (hand_total[i] == 0)
     is_lost = lose_marker | exhausted
     ended = is_won | is_lost
@@ -458,18 +421,11 @@ def _end(i: int, state: tuple, num_players: int, complete: bool, is_won: bool, l
 
 
 @njit(inline="always")
-def _observe(i: int, state: tuple, tables: tuple, ph: np.int32, full: bool, dis: bool, give_seat: int,
-             rec: int, cur: int, multi: bool) -> None:
+def _observe(i: int, phase: np.ndarray, recipient: np.ndarray, support: np.ndarray, hand_bits: np.ndarray,
+             obs: np.ndarray, masks: np.ndarray, obs_phase: np.ndarray, mask_table: np.ndarray, ph: np.int32,
+             full: bool, dis: bool, give_seat: int, rec: int, cur: int, multi: bool) -> None:
     """The phase one-hot, the recipient (set by a draw into a full hand, cleared by the discard) and the
     mask row of the new state (``CoopGame.legal_action_mask``), one row of the mask table."""
-    phase = state[0]
-    recipient = state[2]
-    support = state[4]
-    hand_bits = state[14]
-    obs = state[22]
-    masks = state[23]
-    obs_phase = tables[14]
-    mask_table = tables[16]
     phase[i] = ph
     _put(obs, i, O_PHASE, obs_phase, ph, 3)
     if full:
@@ -484,49 +440,6 @@ def _observe(i: int, state: tuple, tables: tuple, ph: np.int32, full: bool, dis:
     other = MASK_DISCARD + seat_bits if ph == DISCARD else other
     mcode = np.int32(support[i]) * BITS + seat_bits if ph == MAIN else other
     _put(masks, i, 0, mask_table, mcode, NUM_ACTIONS)
-
-
-@njit(inline="always")
-def _act(i: int, a: int, state: tuple, tables: tuple) -> bool:
-    """Game ``i`` plays the legal action ``a`` (``CoopGame.step``); returns whether the game ended."""
-    current = state[1]
-    recipient = state[2]
-    marker = state[3]
-    num_players = tables[0]
-    action_code = tables[3]
-    multi = num_players > 1
-    code = np.int32(action_code[a])  # value index | support << 4 | seat << 7 | kind << 9
-    kind = code >> 9
-    value = code & 15
-    spent = (code >> 4) & 7
-    give_seat = (code >> 7) & 3
-    ret = kind == RETREAT
-    fig = kind == FIGHT
-    giv = kind == GIVE
-    dis = kind == DISCARD_CARD
-    cur = current[i]
-    rec = recipient[i]
-
-    if giv:
-        value = _draw(i, state, tables)
-    hseat = (give_seat if giv else (rec if dis else cur)) if multi else 0
-    _move_card(i, state, hseat, value, np.int32(giv) - np.int32(fig | dis))
-
-    m = marker[i] + np.int32(ret)  # the retreat (``CoopGame._retreat``)
-    marker[i] = m
-    lose_marker = ret & (m == LOSS_MARKER)
-    is_won, bonus, s1, s2 = _fight(i, state, tables, fig, value, spent, m)
-
-    ended = lose_marker | is_won
-    start, cont, full, complete = _offers(i, state, tables, kind, bonus + np.int32(ret), ended, give_seat,
-                                          multi)
-    _refill(i, state, tables, complete, s1, s2)
-    ended_now, cur = _end(i, state, num_players, complete, is_won, lose_marker, cur)
-
-    ph = np.int32(start | cont) + 2 * np.int32(full)
-    ph = ph | OVER if ended_now else ph
-    _observe(i, state, tables, ph, full, dis, give_seat, rec, cur, multi)
-    return ended_now
 
 
 # ---------------------------------------------------------------------------------------------- entry point
@@ -565,9 +478,14 @@ def step(
     obs_graveyard, obs_discard, obs_offers, obs_slots, obs_phase, obs_marker_support, masks)`` (the
     engine's ``_Tables``).
     """
-    masks = state[23]
-    action_code = tables[3]
+    (phase, current, recipient, marker, support, spartan_pos, persian_pos, graveyard, persian_discard, offers,
+     slot1, slot2, hands, hand_total, hand_bits, spartan_order, persian_order, dice_sum, dice_pos, turn, won,
+     lost, obs, masks) = state
+    (num_players, per, n_slot, action_code, spartan_value, slot_pack, obs_new_game, full_deck_half,
+     obs_spartan_deck, obs_persian_deck, obs_graveyard, obs_discard, obs_offers, obs_slots, obs_phase,
+     obs_marker_support, mask_table) = tables
     n = masks.shape[0]
+    multi = num_players > 1
     done = np.zeros(n, np.bool_)
     acting = actions.shape[0] > 0
     restarting = restart.shape[0] > 0
@@ -590,12 +508,50 @@ def step(
             # the same code runs about twice as slow (that loop body is too large to optimize as well)
             for i in range(lo, hi):
                 if restart[i]:
-                    _draw_chance(i, keys, episodes, state, halves, work)
+                    _draw_chance(i, keys, episodes, spartan_order, persian_order, dice_sum, halves, work)
         for i in range(lo, hi):
             if restarting and restart[i]:
                 _deal(i, state, tables, bits, in_hands)
-            elif acting:
-                a = actions[i]
-                if a != noop:
-                    done[i] = _act(i, a, state, tables)
+                continue
+            if not acting or actions[i] == noop:
+                continue
+            # --- one action (``CoopGame.step``), in the reference engine's order
+            code = np.int32(action_code[actions[i]])  # value index | support << 4 | seat << 7 | kind << 9
+            kind = code >> 9
+            value = code & 15
+            spent = (code >> 4) & 7
+            give_seat = (code >> 7) & 3
+            ret = kind == RETREAT
+            fig = kind == FIGHT
+            giv = kind == GIVE
+            dis = kind == DISCARD_CARD
+            cur = current[i]
+            rec = recipient[i]
+
+            if giv:
+                value = _draw(i, spartan_pos, offers, spartan_order, obs, spartan_value, obs_spartan_deck)
+            hseat = (give_seat if giv else (rec if dis else cur)) if multi else 0
+            delta = np.int32(giv) - np.int32(fig | dis)  # a give adds a card, a fight or a discard takes one
+            _move_card(i, hands, hand_total, hand_bits, obs, hseat, value, delta)
+
+            m = marker[i] + np.int32(ret)  # the retreat (``CoopGame._retreat``)
+            marker[i] = m
+            lose_marker = ret & (m == LOSS_MARKER)
+            is_won, bonus, s1, s2 = _fight(i, support, persian_pos, graveyard, persian_discard, slot1, slot2,
+                                           dice_sum, dice_pos, obs, slot_pack, obs_graveyard, obs_discard,
+                                           obs_marker_support, fig, value, spent, m)
+
+            ended = lose_marker | is_won
+            start, cont, full, complete = _offers(i, spartan_pos, offers, hands, hand_total, obs, obs_offers,
+                                                  kind, bonus + np.int32(ret), ended, give_seat, multi)
+            _refill(i, persian_pos, slot1, slot2, persian_order, obs, n_slot, obs_persian_deck, obs_slots,
+                    complete, s1, s2)
+            ended_now, cur = _end(i, current, spartan_pos, hand_total, turn, won, lost, obs, num_players,
+                                  complete, is_won, lose_marker, cur)
+
+            ph = np.int32(start | cont) + 2 * np.int32(full)
+            ph = ph | OVER if ended_now else ph
+            _observe(i, phase, recipient, support, hand_bits, obs, masks, obs_phase, mask_table, ph, full,
+                     dis, give_seat, rec, cur, multi)
+            done[i] = ended_now
     return done

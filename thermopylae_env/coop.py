@@ -3,7 +3,9 @@
 The engine follows the Pgx / OpenSpiel split: a frozen :class:`CoopGame` holds the static information
 (player count, card tables, action layout) and a small mutable :class:`CoopState` holds everything that
 changes. ``game.step(state, action, rng)`` mutates the state in place; ``state.copy()`` is cheap, for
-search. The action and observation layouts are fixed by ``docs/coop_spec.md`` and summarised here.
+search. The action and observation layouts are fixed by ``docs/coop_spec.md``, defined once in
+:mod:`thermopylae_env.coop_layout` (re-exported here) and summarised below. The fight resolution is
+:meth:`CoopGame._fight`; the compiled twin of these rules is :mod:`thermopylae_env._coop_kernel`.
 
 Actions (one flat space of :data:`NUM_ACTIONS` = 72 shared by every decision point)::
 

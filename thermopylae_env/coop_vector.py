@@ -464,7 +464,7 @@ class CoopVectorEngine:
     # What is derived from the configuration: the shared lookup tables and the backend. A copy (deepcopy,
     # pickle) does not carry them; they are rebuilt on the copy (an "auto" engine copied to a machine
     # without numba runs there as plain Python).
-    _DERIVED = ("t", "_rows", "backend", "_kernel_tables")
+    _DERIVED = ("t", "_rows", "_off_mask", "backend", "_kernel_tables")
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -488,6 +488,7 @@ class CoopVectorEngine:
             t.obs_graveyard, t.obs_discard, t.obs_offers, t.obs_slots, t.obs_phase, t.obs_marker_support,
             t.masks)
         self._rows = np.arange(self.num_envs, dtype=np.intp)
+        self._off_mask = self._rows * NUM_ACTIONS  # where each game's mask row starts in the flat buffer
 
     # ------------------------------------------------------------------ chance and seeding
 
@@ -656,7 +657,7 @@ class CoopVectorEngine:
 
     def legal(self, actions: np.ndarray) -> np.ndarray:
         """Whether each game's action (intp, in 0..71) is legal now (bool (N,))."""
-        return self.masks[self._rows, actions]
+        return self.masks.reshape(-1)[self._off_mask + actions]
 
     def transition(self, actions: np.ndarray, restart: np.ndarray | None = None) -> np.ndarray:
         """Apply one legal action per game (intp (N,); :data:`NOOP_ACTION` leaves a game untouched).
@@ -699,7 +700,7 @@ class CoopVectorEngine:
             self.hands, self.hand_total, self.hand_bits, self.spartan_order, self.persian_order,
             self.dice_sum, self.dice_pos, self.turn, self.won, self.lost, self.keys, self.episodes))
         buffers = self.obs.nbytes + self.masks.nbytes
-        index = self._rows.nbytes
+        index = self._rows.nbytes + self._off_mask.nbytes
         return {"state": state, "buffers": buffers, "index": index}
 
 

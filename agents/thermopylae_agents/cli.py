@@ -168,6 +168,18 @@ class UsageError(Exception):
     """A bad argument found after parsing (a path, a spec): one line on standard error, exit code 2."""
 
 
+def _hint_agent(hints: str, env_id: str, env: Any) -> Any:
+    """The hint player: a shipped policy by name or an exported ``.json`` (pickle-free), else the SB3
+    model file the user named."""
+    from thermopylae_agents.registry import make_agent, model_path, shipped_policies
+
+    if hints in shipped_policies() or hints.endswith(".json"):
+        return make_agent(hints, env_id)[0]
+    from thermopylae_agents.sb3_agent import SB3Agent
+
+    return SB3Agent(model_path(hints), env=env)
+
+
 def _make_play_env(env_id: str, hints: str | None, record: str | None, **options: Any) -> tuple[Any, Any]:
     """The env of a terminal game (events on, recorded when asked) and the hint agent (or ``None``).
 
@@ -189,10 +201,7 @@ def _make_play_env(env_id: str, hints: str | None, record: str | None, **options
         env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
         hinter = None
         if hints is not None:
-            from thermopylae_agents.registry import model_path
-            from thermopylae_agents.sb3_agent import SB3Agent
-
-            hinter = SB3Agent(model_path(hints), env=env)
+            hinter = _hint_agent(hints, env_id, env)
         if record:
             env = RecordEpisode(env, record, env_id=env_id, options=recorded, agent="human")
     except (ValueError, TypeError, OSError) as err:

@@ -13,8 +13,12 @@ Spec strings (:func:`parse_spec` checks one without loading anything; :func:`mak
 * ``fast:PATH``: the model at ``PATH`` played through its NumPy copy
   (:class:`thermopylae_agents.training.FrozenPolicy`);
 * a shipped policy by name (``coop_maskable_ppo``, ``duel_greek_maskable_ppo``, ...; also after
-  ``fast:``): the files of ``thermopylae_agents/policies/``, found through :mod:`importlib.resources`, so
-  they work after a plain ``pip install``;
+  ``fast:``): the pickle-free weights (``NAME.json`` + ``NAME.npz``) of ``thermopylae_agents/policies/``,
+  found through :mod:`importlib.resources` (so they work after a plain ``pip install``) and played by
+  :func:`thermopylae_agents.safe_policy.load_safe_policy`: no pickle is opened;
+* the path of such a ``.json`` description (``my_policy.json``, written by ``thermopylae-export-policy``);
+* ``rllib:PATH``: a policy trained on RLlib and exported by ``scripts/train_rllib.py`` (a data-only
+  ``.npz``, read without pickle or Ray: :func:`thermopylae_agents.rllib.load_rllib_agent`);
 * ``LABEL=SPEC``: ``SPEC`` shown as ``LABEL`` in tables, plots and records (``ppo=runs/a/final.zip``).
 
 A malformed spec raises :class:`AgentSpecError` (a ``ValueError``) with a one-line message.
@@ -124,12 +128,13 @@ class BuildContext:
 
 
 Builder = Callable[[str, BuildContext], Any]
+_BUILT_IN_KINDS = ("random", "heuristic", "search", "fast", "model", "shipped", "weights")
 _KINDS: dict[str, Builder] = {}
 
 
 def register_kind(prefix: str, build: Builder) -> None:
     """Make ``PREFIX:ARG`` specs call ``build(ARG, context)`` (an object with ``act(obs, mask)``)."""
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", prefix) or prefix in ("random", "heuristic", "search", "fast"):
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", prefix) or prefix in _BUILT_IN_KINDS:
         raise ValueError(f"cannot register the spec kind {prefix!r}")
     _KINDS[prefix] = build
 
@@ -200,14 +205,18 @@ def _parse_unlabelled(text: str) -> AgentSpec:
         options = _parse_search_options(argument, text) if colon else {}
         return AgentSpec("search", argument, text, options)
     if name == "fast":
-        if not (argument in shipped_policies() or _is_model_path(argument)):
+        if argument in shipped_policies():
+            return AgentSpec("shipped", argument, text)
+        if not _is_model_path(argument):
             raise AgentSpecError(f"agent {text!r}: fast: needs the path of a saved model (.zip) or a shipped "
                                  "policy name")
         return AgentSpec("fast", argument, text)
     if colon and name in _KINDS:
         return AgentSpec(name, argument, text)
     if text in shipped_policies():
-        return AgentSpec("model", text, text)
+        return AgentSpec("shipped", text, text)
+    if text.endswith(".json"):
+        return AgentSpec("weights", text, text)
     if _is_model_path(text):
         return AgentSpec("model", text, text)
     kinds = "".join(f", {k}:ARG" for k in sorted(_KINDS))
@@ -275,8 +284,37 @@ def _build(parsed: AgentSpec, context: BuildContext) -> Any:
         from thermopylae_agents.training import FrozenPolicy
 
         return FrozenPolicy(load_model(model_path(parsed.argument)), name=parsed.label)
+    if parsed.kind in ("shipped", "weights"):
+        return _safe_policy(parsed, env_id)
     if parsed.kind == "model":
         from thermopylae_agents.sb3_agent import SB3Agent
 
         return SB3Agent(model_path(parsed.argument))
     return _KINDS[parsed.kind](parsed.argument, context)
+
+
+def _safe_policy(parsed: AgentSpec, env_id: str) -> Any:
+    """A pickle-free policy (shipped by name, or a ``.json`` path) that must have been trained on
+    ``env_id``."""
+    from thermopylae_agents.safe_policy import load_safe_policy
+
+    try:
+        policy = load_safe_policy(parsed.argument)
+    except (OSError, ValueError) as err:
+        raise AgentSpecError(f"agent {parsed.label!r}: {err}") from None
+    if resolve_env_id(policy.env_id) != env_id:
+        raise AgentSpecError(f"agent {parsed.label!r} plays {policy.env_id}, not {env_id}")
+    return policy
+
+
+def _rllib_agent(argument: str, context: BuildContext) -> Any:
+    """``rllib:PATH``: an exported RLlib policy (NumPy only; Ray is not needed to play it)."""
+    from thermopylae_agents.rllib.agent import load_rllib_agent
+
+    try:
+        return load_rllib_agent(argument, seed=context.seed)
+    except ValueError as err:
+        raise AgentSpecError(f"agent 'rllib:{argument}': {err}") from None
+
+
+register_kind("rllib", _rllib_agent)
