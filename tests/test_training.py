@@ -604,6 +604,22 @@ def test_tensorboard_curve_is_the_curve_of_evaluations_npz(coop_run):
         training.read_tensorboard_curve(out / "tb" / "warm_start")
 
 
+def test_evaluate_curve_reads_the_tensorboard_logs_when_there_is_no_evaluations_npz(coop_run, tmp_path):
+    import shutil
+
+    from thermopylae_agents.evaluation import load_learning_curve
+
+    out, _ = coop_run
+    expected = training.read_tensorboard_curve(out)
+    copy = tmp_path / "run"
+    shutil.copytree(out / "tb", copy / "tb")
+    curve = load_learning_curve(copy)
+    np.testing.assert_array_equal(curve["timesteps"], expected["timesteps"])
+    np.testing.assert_array_equal(curve["success_rate"], expected["success_rate"])
+    with pytest.raises(ValueError, match="no evaluations.npz, progress.csv or TensorBoard logs"):
+        load_learning_curve(tmp_path / "empty")
+
+
 def test_every_stage_logs_a_line_when_not_on_a_terminal(coop_run):
     _, log = coop_run
     for stage in ("BC: playing heuristic games: done", "BC: 1 epochs of cloning: done", "DAgger 1/1",

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from thermopylae_agents.evaluation import CURVE_TAGS, read_tensorboard_curve  # noqa: F401 - re-exported
 from thermopylae_agents.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.config import COOP_ID, ENV_IDS, GREEK_ID, Config
 from thermopylae_agents.training.envs import eval_env_kwargs
@@ -244,62 +245,3 @@ def format_cross_play(cross: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-CURVE_TAGS = {
-    "eval/success_rate": "success_rate",
-    "eval/mean_reward": "mean_reward",
-    "eval/mean_ep_length": "mean_length",
-    "eval/episodes": "episodes",
-}
-
-
-def read_tensorboard_curve(run_dir: str | os.PathLike[str]) -> dict[str, np.ndarray]:
-    """The periodic-evaluation curve of a run from its TensorBoard logs (when there is no evaluations.npz).
-
-    ``run_dir`` is a run folder (its ``tb/`` is searched), a ``tb/`` folder, or one side's folder of a
-    self-play run (``tb/greek``). Returns ``timesteps`` and, where logged, ``success_rate``,
-    ``mean_reward``, ``mean_length`` and ``episodes`` (games per evaluation), with ``ci_low`` / ``ci_high``
-    (Wilson 95%) when both the rate and the game count are there; a resumed run's logs are joined in
-    step order. Raises ``ValueError`` when no event file holds ``eval/`` scalars, or when they come from
-    more than one self-play side.
-    """
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    root = Path(run_dir)
-    if (root / "tb").is_dir():
-        root = root / "tb"
-    files = sorted(root.rglob("events.out.tfevents.*"))
-    series: dict[str, dict[int, float]] = {}
-    sources: set[Path] = set()
-    for path in files:
-        events = EventAccumulator(str(path), size_guidance={"scalars": 0})
-        events.Reload()
-        tags = set(events.Tags().get("scalars", []))
-        for tag, name in CURVE_TAGS.items():
-            if tag in tags:
-                sources.add(path.parent.relative_to(root).parts[0] if path.parent != root else Path("."))
-                for event in events.Scalars(tag):
-                    series.setdefault(name, {})[int(event.step)] = float(event.value)
-    if "success_rate" not in series and "mean_reward" not in series:
-        raise ValueError(f"no periodic evaluation (eval/ scalars) in the TensorBoard logs under {root}")
-    sides = {str(s) for s in sources} & {"greek", "persian"}
-    if len(sides) > 1:
-        raise ValueError(
-            f"{root} holds the curves of both self-play sides; pass {root}/greek or {root}/persian"
-        )
-    steps = sorted(set().union(*(set(values) for values in series.values())))
-    curve = {"timesteps": np.asarray(steps, dtype=np.int64)}
-    for name, values in series.items():
-        curve[name] = np.asarray([values.get(step, np.nan) for step in steps], dtype=np.float64)
-    if "success_rate" in curve and "episodes" in curve:
-        from thermopylae_agents.stats import wilson_interval
-
-        episodes = np.nan_to_num(curve["episodes"]).astype(np.int64)
-        wins = np.rint(np.nan_to_num(curve["success_rate"]) * episodes).astype(np.int64)
-        bounds = np.array(
-            [
-                wilson_interval(int(w), int(n)) if n > 0 else (np.nan, np.nan)
-                for w, n in zip(wins, episodes, strict=True)
-            ]
-        ).reshape(-1, 2)
-        curve["ci_low"], curve["ci_high"] = bounds[:, 0], bounds[:, 1]
-    return curve
