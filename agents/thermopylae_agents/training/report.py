@@ -96,6 +96,21 @@ def _search_deals(records: Mapping[str, list], games: int) -> dict[str, Any]:
     return paired
 
 
+def _paired(records: Mapping[str, list], pairs: Sequence[tuple[str, str]], games: int | None = None,
+            opponent: str | None = None) -> list[dict[str, Any]]:
+    """McNemar's exact test and the paired win-rate difference for each pair of players, on the deals
+    both played (the first ``games`` when given)."""
+    from thermopylae_agents.stats import paired_comparison
+
+    out = []
+    for a, b in pairs:
+        if a in records and b in records:
+            n = games if games is not None else min(len(records[a]), len(records[b]))
+            result = paired_comparison(a, [r.won for r in records[a][:n]], b, [r.won for r in records[b][:n]])
+            out.append({**result.summary(), "opponent": opponent})
+    return out
+
+
 def evaluate_against_baselines(
     target: str, model_path: Path, env_kwargs: Mapping[str, Any], rep: Config, seed: int, bar: bool = True
 ) -> dict[str, Any]:
@@ -132,11 +147,18 @@ def evaluate_against_baselines(
             rows.append(_row(records[name], name))
             rows[-1]["spec"] = spec if isinstance(spec, str) else str(model_path)
         paired = _search_deals(records, search_episodes) if "search" in records else None
+        comparisons = _paired(records, [("ppo", "heuristic"), ("ppo", "random")])
+        comparisons += _paired(records, [("ppo", "search"), ("heuristic", "search")], search_episodes)
+        per_game = {name: [int(r.won) for r in found] for name, found in records.items()}
     else:
+        comparisons, per_game = [], {}
         for opponent in ("heuristic", "random"):
+            records = {}
             for spec, name in ((ppo, "ppo"), ("heuristic", "heuristic"), ("random", "random")):
-                found = _play(env_id, spec, name, episodes, base_seed, kwargs, bar, opponent=opponent)
-                rows.append(_row(found, name, opponent))
+                records[name] = _play(env_id, spec, name, episodes, base_seed, kwargs, bar, opponent=opponent)
+                rows.append(_row(records[name], name, opponent))
+                per_game[f"{name} vs {opponent}"] = [int(r.won) for r in records[name]]
+            comparisons += _paired(records, [("ppo", "heuristic"), ("ppo", "random")], opponent=opponent)
     ppo_row, heuristic_row = rows[0], next(r for r in rows if r["agent"] == "heuristic")
     seconds = round(time.perf_counter() - start, 1)
     games = sum(r["games"] for r in rows)
@@ -146,6 +168,8 @@ def evaluate_against_baselines(
         "ppo_plays": "greedy: most likely legal action",
         "rows": rows,
         **({"search_deals": paired} if paired else {}),
+        "paired": comparisons,
+        "per_game": per_game,
         "beats_heuristic": ppo_row["ci_low"] > heuristic_row["ci_high"],
         "games": games,
         "seconds": seconds,
@@ -183,6 +207,15 @@ def format_report(result: Mapping[str, Any]) -> str:
             lines.append(f"On the first {paired['games']} of those deals, the ones the search expert played:")
             for name in ("search", "ppo", "heuristic"):
                 lines.append(f"{name:<12}" + _rate_cells({"games": paired["games"], **paired[name]}))
+        comparisons = evaluation.get("paired") or []
+        if comparisons:
+            lines.append("Paired on the same deals (difference of win rates, 95% interval, "
+                         "McNemar's exact p):")
+            for c in comparisons:
+                versus = f" (against {c['opponent']})" if c.get("opponent") else ""
+                low, high = c["ci95"]
+                lines.append(f"  {c['a']} - {c['b']}{versus}: {c['difference']:+.2%} "
+                             f"[{low:+.2%}, {high:+.2%}], p = {c['p_value']:.3g}, {c['games']:,} deals")
     return "\n".join(lines)
 
 
