@@ -267,3 +267,26 @@ def test_selfplay_collects_on_the_native_engine_with_the_pfsp_pool(tmp_path):
         assert all(0 < r < 1 for r in rates.values())
     assert result["greek"]["pfsp_learner_win_rates"]["heuristic"] != 0.5  # games were recorded
     assert {"selfplay", "heuristic"} <= set(result["cross_play"]["matrix"])
+
+
+def test_selfplay_still_collects_on_single_envs_with_vec_dummy(tmp_path):
+    config = tiny_config("selfplay", tmp_path, n_timesteps=1024, selfplay={"vec": "dummy"})
+    result = training.train_selfplay(config=config, out=tmp_path / "sp", progress=False, report=False)
+    assert result["vec"] == "dummy"
+    for side in ("greek", "persian"):
+        assert result[side]["num_timesteps"] >= 1024 and "pfsp_learner_win_rates" not in result[side]
+
+
+def test_native_duel_env_plays_a_saved_model_opponent_greedily(tmp_path):
+    from thermopylae_agents.training.envs import build_vec_env
+
+    model, _ = small_model("persian")
+    model.save(tmp_path / "persian.zip")
+    env = build_vec_env(GREEK_ID, {"opponent": str(tmp_path / "persian.zip")}, 4, seed=2, vec="native")
+    opponent = env.parts[0].env._opponent
+    assert isinstance(opponent, training.FrozenPolicy) and opponent.deterministic
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        legal = [np.flatnonzero(m) for m in env.action_masks()]
+        env.step(np.array([row[rng.integers(row.size)] for row in legal]))

@@ -3,7 +3,10 @@ of frozen snapshots of the other side.
 
 Reads top to bottom: set up the experiment, build both sides (env, model cloned from the heuristic or
 loaded to resume), then per generation each side learns against the other's pool and leaves a snapshot
-in it, save both, report the cross-play matrix. The skeleton (setup, learn, save, finish) is the one of
+in it, save both, report the cross-play matrix. ``selfplay.vec: native`` (the default) collects on the
+native duel engine (:class:`thermopylae_env.duel_sb3_vec.DuelSB3VecEnv`, one per side) and draws the
+opponent per rollout from a :class:`PFSPPool`; ``dummy`` keeps single envs and the fixed-probability
+:class:`OpponentPool`, drawn per episode. The skeleton (setup, learn, save, finish) is the one of
 :mod:`thermopylae_agents.training.ppo`.
 """
 
@@ -364,8 +367,9 @@ def train_selfplay(
 
     Generation ``g``: the Greek trains ``n_timesteps / generations`` steps against the Persian pool, a
     frozen snapshot of it joins the Greek pool; then the same for the Persian against the Greek pool. The
-    pools start with the heuristic player, which stays for ``heuristic_generations`` generations (it gives
-    the first snapshots something meaningful to beat). Models and snapshots are saved per generation in
+    pools start with the heuristic player (it gives the first snapshots something meaningful to beat),
+    which stays for good in the PFSP pool (``vec: native``) and for ``heuristic_generations`` generations
+    in the fixed one (``vec: dummy``). Models and snapshots are saved per generation in
     ``snapshots/``; ``resume`` (the run folder) continues after the last completed generation.
     """
     from pathlib import Path
