@@ -85,8 +85,8 @@ def build_duel_native(env_id: str, env_kwargs: Mapping[str, Any], n_envs: int):
 
 
 def native_opponent(opponent: Any) -> Any:
-    """The duel engine's ``opponent=``: the built-in names as they are, a saved model loaded as a greedy
-    batched player (the single env's loaded opponent plays its most likely legal action too)."""
+    """The duel engine's ``opponent=``: the built-in names as they are; a saved model's path (engines load no
+    file) loaded here as a batched player of its most likely legal actions."""
     if isinstance(opponent, str) and opponent not in ("heuristic", "random"):
         from thermopylae_agents.frozen_policy import FrozenPolicy
         from thermopylae_agents.training.ppo import algo_class
