@@ -174,6 +174,11 @@ class DuelSB3VecEnv(_DuelSB3Base):
         self.parts = [_Part(num_envs, self.side, opponent, illegal_action, illegal_action_penalty, parallel)]
         self._start(seed)
 
+    def set_opponent(self, opponent: Any) -> None:
+        """Replace the opponent (same values as ``opponent``); it takes over at its next move in every game
+        (between steps every running game waits on the learner)."""
+        self.parts[0].env.set_opponent(opponent)
+
 
 class DuelSelfPlaySB3VecEnv(_DuelSB3Base):
     """``num_envs`` (even) rows: the first half play the Greeks against ``persian_opponent``, the second

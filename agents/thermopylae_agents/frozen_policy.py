@@ -19,7 +19,8 @@ class FrozenPolicy:
     updates of the live model leave the snapshot as it was, and one observation costs a few small matrix
     products instead of an SB3 ``predict``. ``act`` plays the most likely legal action
     (``deterministic=True``: what :class:`thermopylae_agents.sb3_agent.SB3Agent` plays, checked by the
-    tests) or samples the masked softmax with ``rng`` (an env's ``np_random``).
+    tests) or samples the masked softmax with ``rng`` (an env's ``np_random``); ``act_batch`` plays the
+    greedy actions of many rows in one call.
     """
 
     def __init__(self, model: Any, name: str = "snapshot", deterministic: bool = True) -> None:
@@ -73,6 +74,24 @@ class FrozenPolicy:
             return int(np.argmax(logits))
         p = np.exp(logits - logits.max())
         return int(rng.choice(len(p), p=p / p.sum()))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The most likely legal action of every row (``observations`` ``(k, obs)``, ``masks`` bool
+        ``(k, actions)``, each row with a legal action): the batched player of the native duel engine
+        (:class:`thermopylae_env.duel_vector.BatchOpponent`), always greedy, as ``act`` with
+        ``deterministic=True``. Returns int64 ``(k,)``."""
+        legal = np.asarray(masks, dtype=bool)
+        obs = np.asarray(observations, dtype=np.float32)
+        if obs.ndim != 2 or legal.ndim != 2 or len(obs) != len(legal):
+            raise ValueError(
+                f"act_batch takes observations (k, n) and masks (k, actions), got {obs.shape}, {legal.shape}"
+            )
+        if len(obs) == 0:
+            return np.zeros(0, dtype=np.int64)
+        if not legal.any(axis=1).all():
+            raise ValueError("act_batch: a mask row has no legal action")
+        logits = np.where(legal, self.logits(obs), -np.inf)
+        return np.argmax(logits, axis=1).astype(np.int64)
 
     def __repr__(self) -> str:
         return f"FrozenPolicy({self.name!r})"

@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--eval-episodes", type=_integer(0), default=None, help="games per periodic evaluation"
     )
-    parser.add_argument("--vec", choices=VEC_KINDS, default=None, help="co-op env: native (default)")
+    parser.add_argument("--vec", choices=VEC_KINDS, default=None, help="native (default) | dummy | subproc")
     parser.add_argument("--bc-episodes", type=_integer(0), default=None, help="expert games for BC (0: none)")
     parser.add_argument("--no-progress", action="store_true", help="log lines instead of progress bars")
     parser.add_argument(

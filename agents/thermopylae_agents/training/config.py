@@ -103,6 +103,9 @@ SECTION_KEYS: dict[str, tuple[str, ...]] = {
     "report": ("episodes", "search", "search_episodes"),
     "selfplay": (
         "generations",
+        "vec",
+        "pfsp_power",
+        "pfsp_prior_games",
         "latest_prob",
         "heuristic_prob",
         "heuristic_generations",
@@ -273,7 +276,27 @@ def load_config(target: str, path: str | os.PathLike[str] | None = None) -> dict
         bad = sorted(set(data["selfplay"]) - set(SECTION_KEYS["selfplay"]))
         if bad:
             raise ValueError(f"{path}:selfplay: unknown key(s) {bad}")
+        _validate_selfplay(data["selfplay"], f"{path}:selfplay")
     return dict(data)
+
+
+SELFPLAY_VEC_KINDS = ("native", "dummy")
+
+
+def _validate_selfplay(block: Mapping[str, Any], where: str) -> None:
+    """The values of the ``selfplay`` block that the keys alone do not check."""
+    if "vec" in block and block["vec"] not in SELFPLAY_VEC_KINDS:
+        raise ValueError(f"{where}.vec must be one of {SELFPLAY_VEC_KINDS}, got {block['vec']!r}")
+    for key in ("pfsp_power", "pfsp_prior_games"):
+        value = block.get(key)
+        if key in block and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
+            raise ValueError(f"{where}.{key} must be a positive number, got {value!r}")
+    for key in ("generations", "max_pool"):
+        if key in block and not _is_count(block[key], minimum=1):
+            raise ValueError(f"{where}.{key} must be a positive integer, got {block[key]!r}")
+    if block.get("vec", "native") == "native" and block.get("snapshot_deterministic", True) is not True:
+        raise ValueError(f"{where}: snapshot_deterministic: false needs vec: dummy (the native engine's "
+                         "snapshots play their most likely legal action)")
 
 
 def size_to_budget(data: dict[str, Any], target: str, timesteps: int) -> dict[str, dict[str, int]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from thermopylae_agents.training.config import COOP_ID, VEC_KINDS
+from thermopylae_agents.training.config import COOP_ID, GREEK_ID, PERSIAN_ID, VEC_KINDS
 
 __all__ = ["build_eval_env", "build_vec_env", "eval_env_kwargs", "make_env_fn", "register_envs"]
 
@@ -44,27 +44,56 @@ def build_vec_env(
 ):
     """``n_envs`` copies of ``env_id`` as one SB3 ``VecEnv`` (episode statistics recorded), seeded.
 
-    ``vec="native"`` (co-op only) uses the vector engine (:class:`thermopylae_env.sb3_vec.CoopSB3VecEnv`,
-    which records episode statistics itself); ``"dummy"`` / ``"subproc"`` stack single environments in
-    this process / in worker processes. Environment ``i`` is seeded with ``seed + i``.
+    ``vec="native"`` uses the vector engines, which record episode statistics themselves
+    (:class:`thermopylae_env.sb3_vec.CoopSB3VecEnv`, :class:`thermopylae_env.duel_sb3_vec.DuelSB3VecEnv`
+    with the duel's built-in opponent; a model path opponent plays greedily through a
+    :class:`~thermopylae_agents.frozen_policy.FrozenPolicy`); ``"dummy"`` / ``"subproc"`` stack single
+    environments in this process / in worker processes. Environment ``i`` is seeded with ``seed + i``.
     """
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     if vec not in VEC_KINDS:
         raise ValueError(f"vec must be one of {VEC_KINDS}, got {vec!r}")
     if vec == "native":
-        if env_id != COOP_ID:
-            raise ValueError(f"the native vector engine exists for {COOP_ID} only, not {env_id}")
+        if env_id not in DUEL_SIDES and env_id != COOP_ID:
+            raise ValueError(f"the native vector engine exists for {COOP_ID} and the duel, not {env_id}")
         if wrapper is not None:
             raise ValueError("a per-env wrapper needs vec='dummy' or 'subproc'")
-        from thermopylae_env.sb3_vec import CoopSB3VecEnv
+        if env_id in DUEL_SIDES:
+            venv = build_duel_native(env_id, env_kwargs, n_envs)
+        else:
+            from thermopylae_env.sb3_vec import CoopSB3VecEnv
 
-        venv = CoopSB3VecEnv(n_envs, **dict(env_kwargs))
+            venv = CoopSB3VecEnv(n_envs, **dict(env_kwargs))
     else:
         fns = [make_env_fn(env_id, env_kwargs, wrapper) for _ in range(n_envs)]
         venv = SubprocVecEnv(fns) if vec == "subproc" else DummyVecEnv(fns)
     venv.seed(seed)
     return venv
+
+
+DUEL_SIDES = {GREEK_ID: "greek", PERSIAN_ID: "persian"}
+
+
+def build_duel_native(env_id: str, env_kwargs: Mapping[str, Any], n_envs: int):
+    """``n_envs`` games of ``env_id``'s side on the native duel engine, as one SB3 ``VecEnv``."""
+    from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv
+
+    kwargs = dict(env_kwargs)
+    kwargs["opponent"] = native_opponent(kwargs.get("opponent", "heuristic"))
+    return DuelSB3VecEnv(n_envs, side=DUEL_SIDES[env_id], **kwargs)
+
+
+def native_opponent(opponent: Any) -> Any:
+    """The duel engine's ``opponent=``: the built-in names as they are; a saved model's path (engines load no
+    file) loaded here as a batched player of its most likely legal actions."""
+    if isinstance(opponent, str) and opponent not in ("heuristic", "random"):
+        from thermopylae_agents.frozen_policy import FrozenPolicy
+        from thermopylae_agents.training.ppo import algo_class
+
+        model = algo_class("maskable_ppo").load(opponent, device="cpu")
+        return FrozenPolicy(model, name=opponent, deterministic=True)
+    return opponent
 
 
 def build_eval_env(env_id: str, env_kwargs: Mapping[str, Any], n_envs: int, seed: int, vec: str):

@@ -18,7 +18,6 @@ from thermopylae_agents.training.callbacks import (
 )
 from thermopylae_agents.training.config import (
     ALGOS,
-    COOP_ID,
     ENV_IDS,
     PPO_KEYS,
     Config,
@@ -151,7 +150,7 @@ def train(
     env_kwargs = hp.plain("env_kwargs", {})
     n = int(hp.get("n_envs", 8))
     total = int(hp["n_timesteps"])
-    vec_kind = str(hp.get("vec", "native" if env_id == COOP_ID else "dummy"))
+    vec_kind = str(hp.get("vec", "native"))
     ev = hp.get("eval", Config({}))
 
     # 2. Model: loaded to continue, or new and cloned from the expert.

@@ -3,7 +3,10 @@ of frozen snapshots of the other side.
 
 Reads top to bottom: set up the experiment, build both sides (env, model cloned from the heuristic or
 loaded to resume), then per generation each side learns against the other's pool and leaves a snapshot
-in it, save both, report the cross-play matrix. The skeleton (setup, learn, save, finish) is the one of
+in it, save both, report the cross-play matrix. ``selfplay.vec: native`` (the default) collects on the
+native duel engine (:class:`thermopylae_env.duel_sb3_vec.DuelSB3VecEnv`, one per side) and draws the
+opponent per rollout from a :class:`PFSPPool`; ``dummy`` keeps single envs and the fixed-probability
+:class:`OpponentPool`, drawn per episode. The skeleton (setup, learn, save, finish) is the one of
 :mod:`thermopylae_agents.training.ppo`.
 """
 
@@ -15,6 +18,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
 
 from thermopylae_agents.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.callbacks import (
@@ -32,7 +36,15 @@ from thermopylae_agents.training.progress import log
 from thermopylae_agents.training.report import cross_play_report, format_cross_play
 from thermopylae_agents.training.runs import finish, learn, save_trained_model, setup_experiment
 
-__all__ = ["SIDES", "OpponentPool", "PoolOpponent", "ResampleOpponent", "train_selfplay"]
+__all__ = [
+    "SIDES",
+    "OpponentPool",
+    "PFSPCallback",
+    "PFSPPool",
+    "PoolOpponent",
+    "ResampleOpponent",
+    "train_selfplay",
+]
 
 SIDES = (("greek", GREEK_ID), ("persian", PERSIAN_ID))
 
@@ -82,6 +94,108 @@ class OpponentPool:
         name = getattr(player, "name", type(player).__name__)
         self.counts[name] = self.counts.get(name, 0) + 1
         return player
+
+
+class PFSPPool:
+    """The opponents one side trains against, drawn by prioritised fictitious self-play (PFSP).
+
+    Members: the hand-written player (``heuristic_name``, the duel engine's built-in heuristic; it never
+    leaves the pool) and the last ``max_pool`` frozen snapshots of the other side. Each member keeps the
+    learner's results against it (:meth:`record`); its estimated learner win rate is
+    ``(wins + prior_games / 2) / (games + prior_games)`` (a member not played yet counts as even), and it
+    is drawn with weight ``(1 - win_rate) ** power``: AlphaStar's ``f_hard``, so the opponents that beat
+    the learner are played most and the ones it always beats rarely. All weights zero: uniform.
+    """
+
+    def __init__(self, heuristic: Any = "heuristic", heuristic_name: str = "heuristic", max_pool: int = 5,
+                 power: float = 2.0, prior_games: float = 2.0) -> None:
+        if int(max_pool) < 1 or not float(power) > 0 or not float(prior_games) > 0:
+            raise ValueError("PFSPPool needs max_pool >= 1, power > 0 and prior_games > 0, got "
+                             f"{max_pool!r}, {power!r}, {prior_games!r}")
+        self.heuristic = heuristic
+        self.heuristic_name = heuristic_name
+        self.snapshots: list[FrozenPolicy] = []
+        self.max_pool = int(max_pool)
+        self.power = float(power)
+        self.prior_games = float(prior_games)
+        self.results: dict[str, list[float]] = {heuristic_name: [0.0, 0.0]}  # name -> [learner wins, games]
+        self.counts: dict[str, int] = {}
+
+    def add(self, snapshot: FrozenPolicy) -> None:
+        """A new snapshot joins with no results; the oldest snapshot beyond ``max_pool`` leaves."""
+        if snapshot.name in self.results:
+            raise ValueError(f"the pool already has a member named {snapshot.name!r}")
+        self.snapshots.append(snapshot)
+        self.results[snapshot.name] = [0.0, 0.0]
+        for gone in self.snapshots[: -self.max_pool]:
+            del self.results[gone.name]
+        del self.snapshots[: -self.max_pool]
+
+    def names(self) -> list[str]:
+        return [self.heuristic_name] + [s.name for s in self.snapshots]
+
+    def player(self, name: str) -> Any:
+        if name == self.heuristic_name:
+            return self.heuristic
+        for snapshot in self.snapshots:
+            if snapshot.name == name:
+                return snapshot
+        raise KeyError(f"no pool member named {name!r}")
+
+    def record(self, name: str, learner_wins: float, games: float) -> None:
+        """Add ``games`` finished games against ``name``, ``learner_wins`` of them won by the learner (results
+        of a member that has left the pool are dropped)."""
+        if not 0 <= learner_wins <= games:
+            raise ValueError(f"learner_wins must be in 0..games, got {learner_wins!r} of {games!r}")
+        if name in self.results:
+            self.results[name][0] += float(learner_wins)
+            self.results[name][1] += float(games)
+
+    def win_rate(self, name: str) -> float:
+        """The learner's estimated win rate against ``name``."""
+        wins, games = self.results[name]
+        return (wins + self.prior_games / 2) / (games + self.prior_games)
+
+    def members(self) -> list[tuple[str, float]]:
+        """``(name, probability)`` of each member, the heuristic first."""
+        names = self.names()
+        weights = np.array([(1.0 - self.win_rate(n)) ** self.power for n in names], dtype=np.float64)
+        total = float(weights.sum())
+        probs = weights / total if total > 0 else np.full(len(names), 1.0 / len(names))
+        return list(zip(names, probs.tolist(), strict=True))
+
+    def sample(self, rng: np.random.Generator) -> str:
+        """The name of one member drawn with the PFSP weights (counted in ``counts``)."""
+        members = self.members()
+        index = int(rng.choice(len(members), p=[p for _, p in members]))
+        name = members[index][0]
+        self.counts[name] = self.counts.get(name, 0) + 1
+        return name
+
+
+class PFSPCallback(BaseCallback):
+    """Per rollout, draws the side's opponent from a :class:`PFSPPool` and puts it in the native env; every
+    finished game goes into the pool's results under the opponent that was playing when it ended (a game
+    running across a rollout boundary is credited to the later opponent)."""
+
+    def __init__(self, pool: PFSPPool, env: Any, seed: int) -> None:
+        super().__init__()
+        self.pool = pool
+        self.target_env = env
+        self.rng = np.random.default_rng(seed)
+        self.current: str | None = None
+
+    def _on_rollout_start(self) -> None:
+        self.current = self.pool.sample(self.rng)
+        self.target_env.set_opponent(self.pool.player(self.current))
+
+    def _on_step(self) -> bool:
+        dones = np.asarray(self.locals.get("dones", ()), dtype=bool)
+        if self.current is not None and dones.any():
+            infos = self.locals["infos"]
+            wins = sum(bool(infos[i].get("is_success")) for i in np.flatnonzero(dones))
+            self.pool.record(self.current, wins, int(dones.sum()))
+        return True
 
 
 class PoolOpponent:
@@ -141,20 +255,35 @@ def _completed_generations(snap_dir: os.PathLike[str] | str) -> int:
     return done
 
 
-def _build_side(
-    exp, side: str, index: int, env_id: str, pool: OpponentPool, start_generation: int, verbose: int
-) -> dict[str, Any]:
-    """One side: its env (opponents drawn from ``pool``), evaluation env, model, callbacks."""
+def _side_envs(exp, side: str, env_id: str, pool: Any, n: int, vec: str):
+    """The training env of one side (opponents from ``pool``) and its evaluation env (the heuristic)."""
     from stable_baselines3.common.vec_env import DummyVecEnv
 
+    env_kwargs = exp.cfg[env_id].plain("env_kwargs", {})
+    eval_kwargs = dict(eval_env_kwargs(env_kwargs), opponent="heuristic")
+    if vec == "native":
+        from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv
+
+        kwargs = {k: v for k, v in env_kwargs.items() if k != "opponent"}
+        env = DuelSB3VecEnv(n, side=side, opponent="heuristic", **kwargs)
+        eval_env = DuelSB3VecEnv(min(32, n), side=side, **eval_kwargs)
+    else:
+        env = DummyVecEnv([_pool_env_fn(env_id, env_kwargs, pool) for _ in range(n)])
+        eval_env = DummyVecEnv([make_env_fn(env_id, eval_kwargs) for _ in range(min(8, n))])
+    return env, eval_env
+
+
+def _build_side(
+    exp, side: str, index: int, env_id: str, pool: Any, start_generation: int, verbose: int, vec: str
+) -> dict[str, Any]:
+    """One side: its env (opponents drawn from ``pool``), evaluation env, model, callbacks."""
     hp = exp.cfg[env_id]
     env_kwargs = hp.plain("env_kwargs", {})
     n = int(hp.get("n_envs", 8))
     side_seed = exp.seed + 1000 * index
-    env = DummyVecEnv([_pool_env_fn(env_id, env_kwargs, pool) for _ in range(n)])
-    env.seed(side_seed + (start_generation * 7919 if start_generation else 0))
-    eval_kwargs = dict(eval_env_kwargs(env_kwargs), opponent="heuristic")
-    eval_env = DummyVecEnv([make_env_fn(env_id, eval_kwargs) for _ in range(min(8, n))])
+    env, eval_env = _side_envs(exp, side, env_id, pool, n, vec)
+    resume_offset = start_generation * 7919 if start_generation else 0
+    env.seed(side_seed + resume_offset)
     eval_env.seed(side_seed + 1_000_000)
     tb = exp.run_dir / "tb" / side
     if start_generation == 0:
@@ -177,14 +306,45 @@ def _build_side(
         mark_model_keys_read(hp)
     clock = ThroughputCallback()
     generations = int(exp.cfg["selfplay"]["generations"])
+    callbacks = build_callbacks(exp.algo, hp, exp.run_dir / side, eval_env, n, clock, exp.progress)
+    if isinstance(pool, PFSPPool):
+        callbacks.append(PFSPCallback(pool, env, side_seed + 2_000_000 + resume_offset))
     return {
         "env": env,
         "eval_env": eval_env,
         "model": model,
         "clock": clock,
         "per_generation": max(int(hp["n_timesteps"]) // generations, 1),
-        "callbacks": build_callbacks(exp.algo, hp, exp.run_dir / side, eval_env, n, clock, exp.progress),
+        "callbacks": callbacks,
     }
+
+
+def _make_pools(sp: Any, vec: str) -> dict[str, Any]:
+    """pools[side]: the players that side trains AGAINST (the other side's heuristic and snapshots)."""
+    if vec == "native":
+        kwargs = {
+            "max_pool": int(sp.get("max_pool", 5)),
+            "power": float(sp.get("pfsp_power", 2.0)),
+            "prior_games": float(sp.get("pfsp_prior_games", 2.0)),
+        }
+        return {"greek": PFSPPool(**kwargs), "persian": PFSPPool(**kwargs)}
+    from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+
+    args = (
+        float(sp.get("latest_prob", 0.4)),
+        float(sp.get("heuristic_prob", 0.3)),
+        int(sp.get("max_pool", 5)),
+    )
+    return {
+        "greek": OpponentPool(HeuristicPersian(), *args),
+        "persian": OpponentPool(HeuristicGreek(), *args),
+    }
+
+
+def _pool_line(pool: Any) -> str:
+    if isinstance(pool, PFSPPool):
+        return ", ".join(f"{n}:{q:.2f} (learner wins {pool.win_rate(n):.2f})" for n, q in pool.members())
+    return ", ".join(f"{getattr(p, 'name', 'heuristic')}:{q:.2f}" for p, q in pool.members())
 
 
 def train_selfplay(
@@ -207,8 +367,9 @@ def train_selfplay(
 
     Generation ``g``: the Greek trains ``n_timesteps / generations`` steps against the Persian pool, a
     frozen snapshot of it joins the Greek pool; then the same for the Persian against the Greek pool. The
-    pools start with the heuristic player, which stays for ``heuristic_generations`` generations (it gives
-    the first snapshots something meaningful to beat). Models and snapshots are saved per generation in
+    pools start with the heuristic player (it gives the first snapshots something meaningful to beat),
+    which stays for good in the PFSP pool (``vec: native``) and for ``heuristic_generations`` generations
+    in the fixed one (``vec: dummy``). Models and snapshots are saved per generation in
     ``snapshots/``; ``resume`` (the run folder) continues after the last completed generation.
     """
     from pathlib import Path
@@ -239,7 +400,11 @@ def train_selfplay(
     sp = exp.cfg["selfplay"]
     generations = int(sp["generations"])
     deterministic = bool(sp.get("snapshot_deterministic", True))
-    heuristic_generations = int(sp.get("heuristic_generations", generations))
+    vec = str(sp.get("vec", "native"))
+    # The PFSP pool (native) keeps the heuristic for good; the fixed pool may retire it.
+    heuristic_generations = generations
+    if vec == "dummy":
+        heuristic_generations = int(sp.get("heuristic_generations", generations))
     snap_dir = exp.run_dir / "snapshots"
     snap_dir.mkdir(exist_ok=True)
     start_generation = 0
@@ -253,14 +418,9 @@ def train_selfplay(
         )
 
     # 2. Both sides. pools[side] holds the players that side trains AGAINST (snapshots of the other side).
-    from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
-
-    pools = {
-        "greek": OpponentPool(HeuristicPersian(), sp["latest_prob"], sp["heuristic_prob"], sp["max_pool"]),
-        "persian": OpponentPool(HeuristicGreek(), sp["latest_prob"], sp["heuristic_prob"], sp["max_pool"]),
-    }
+    pools = _make_pools(sp, vec)
     sides = {
-        side: _build_side(exp, side, index, env_id, pools[side], start_generation, verbose)
+        side: _build_side(exp, side, index, env_id, pools[side], start_generation, verbose, vec)
         for index, (side, env_id) in enumerate(SIDES)
     }
     for g in range(1, start_generation + 1):  # snapshots of completed generations go back into the pools
@@ -271,10 +431,10 @@ def train_selfplay(
     # 3. Learn, generation by generation.
     for g in range(start_generation + 1, generations + 1):
         for side, other in (("greek", "persian"), ("persian", "greek")):
-            pools[side].use_heuristic = g <= heuristic_generations
+            if isinstance(pools[side], OpponentPool):
+                pools[side].use_heuristic = g <= heuristic_generations
             entry = sides[side]
-            names = ", ".join(f"{getattr(p, 'name', 'heuristic')}:{q:.2f}" for p, q in pools[side].members())
-            log(f"generation {g}/{generations}: {side} trains against [{names}]")
+            log(f"generation {g}/{generations}: {side} trains against [{_pool_line(pools[side])}]")
             learn(
                 entry["model"],
                 entry["per_generation"],
@@ -292,6 +452,7 @@ def train_selfplay(
         "seed": exp.seed,
         "run_dir": str(exp.run_dir),
         "generations": generations,
+        "vec": vec,
         "resumed_after_generation": start_generation or None,
     }
     for side, entry in sides.items():
@@ -304,6 +465,8 @@ def train_selfplay(
             "throughput": entry["clock"].summary(),
             "opponents_sampled": dict(pools[side].counts),
         }
+        if isinstance(pools[side], PFSPPool):
+            result[side]["pfsp_learner_win_rates"] = {n: pools[side].win_rate(n) for n in pools[side].names()}
 
     # 5. Report.
     report_episodes = int(sp.get("report_episodes", 1000))
