@@ -243,9 +243,21 @@ def encode_action(name: str) -> int:
     )
 
 
-def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Roll ``n`` six-sided dice: the only place the engine rolls dice (tests replace it)."""
+def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray | list[int]:
+    """Roll ``n`` six-sided dice: the only place the engine rolls dice (tests replace it).
+
+    The dice are ``rng.integers(1, 7, size=n)``. For a real ``numpy.random.Generator`` they are drawn as
+    ``n`` scalar calls instead, which give the very same values (NumPy fills an array by the same
+    per-value draw, and any 32-bit buffering lives in the bit generator's state) without the cost of
+    building an array; any other chance source (a test's scripted dice) is asked for the array.
+    """
+    if type(rng) is _GENERATOR:
+        integers = rng.integers
+        return [int(integers(1, 7)) for _ in range(n)]
     return rng.integers(1, 7, size=n)
+
+
+_GENERATOR = np.random.Generator
 
 
 @dataclass(eq=False, slots=True)
