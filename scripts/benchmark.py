@@ -38,6 +38,21 @@ Rows:
   (random legal actions drawn outside the timer; its ``step`` builds the next observation and legal
   actions), as a yardstick for the single env; ``single make / rlcard leduc`` is the ratio of the medians.
   Skipped when rlcard is not installed (``pip install thermopylae-env[bench]``).
+* ``duel engine N``: the native vector duel engine (``thermopylae_env.duel_vector.DuelSelfPlayVectorEnv``),
+  random legal micro-actions of both sides, masks and observations included, with numba's serial and
+  parallel loops over games; ``duel heuristic N`` / ``duel policy N``: ``gymnasium.make_vec`` of the
+  Greek side with the built-in heuristic Persian inside ``step`` / with a batched policy opponent (a NumPy
+  MLP of the shipped duel policies' shape, 56-128-128-21 tanh, random weights, masked argmax, one
+  ``act_batch`` call per round): agent steps/s; ``duel sync 64``: ``SyncVectorEnv`` of 64 single Greek
+  envs with the Python heuristic opponent. ``--duel-only`` runs just these rows and the peers.
+* ``peer ...`` (where installed, the ``bench`` extra): PettingZoo's Leduc hold'em (``leduc_holdem_v4``,
+  AEC, random legal actions), RLCard's Leduc hold'em (its own row under ``--duel-only``,
+  else the one above), and Pgx's Leduc hold'em on JAX's CPU backend at
+  batch 8192 (``jit(vmap(step))`` with auto-reset, random legal actions drawn outside the timer).
+  The ratios printed after the table compare the duel rows with them (same run, same machine load).
+* ``duel ppo ...`` (with ``--duel-ppo``): ``learn()`` throughput (collection plus updates) of MaskablePPO
+  with the hyperparameters of ``configs/duel_greek.yaml`` (one torch thread) on ``DuelSB3VecEnv`` with
+  the shipped 16 envs and with 64, and on ``DummyVecEnv`` of 16 ``Monitor(DuelGreekEnv())``.
 
 ``--single-only`` runs only the single-env rows (``single raw``, ``single make``, the duel rows and the
 RLCard peer): the quick comparison of two commits, run one after the other in the same session.
@@ -52,6 +67,7 @@ random legal steps, divided by N; the peak resident set growth too.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import os
@@ -298,6 +314,260 @@ def median_of(repeats: int, fn: Callable[[int], tuple[float, float]]) -> dict:
     }
 
 
+# --------------------------------------------------------------------------------------- duel vector rows
+
+
+class NumpyMLPOpponent:
+    """A batched policy opponent of the shipped duel policies' shape (56-128-128-21, tanh), random
+    weights: masked argmax of the logits, one matrix product per layer for all waiting games."""
+
+    name = "numpy-mlp"
+
+    def __init__(self, seed: int = 0) -> None:
+        rng = np.random.default_rng(seed)
+        sizes = (56, 128, 128, 21)
+        self.layers = [(rng.normal(0, 1 / np.sqrt(a), (a, b)).astype(np.float32), np.zeros(b, np.float32))
+                       for a, b in zip(sizes[:-1], sizes[1:], strict=True)]
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        x = observations
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w + b
+            if i < len(self.layers) - 1:
+                x = np.tanh(x)
+        return np.where(masks, x, -np.inf).argmax(axis=1)
+
+
+def _duel_masks(env: gym.vector.VectorEnv, infos: dict) -> np.ndarray:
+    return env.engine.masks  # read only
+
+
+def add_duel_vector_rows(add: Callable, scale: float, seed: int) -> None:
+    """The native vector duel engine's rows (compiled outside the timer) and the SyncVectorEnv row."""
+    from thermopylae_env.duel_vector import DuelGreekVectorEnv, DuelSelfPlayVectorEnv
+
+    for parallel in (False, True):  # compile or load both loops before any timer
+        DuelSelfPlayVectorEnv(4, parallel=parallel).reset(seed=0)
+        DuelGreekVectorEnv(4, parallel=parallel).reset(seed=0)
+    steps = max(10, int(200 * scale))
+    for n in (1024, 8192):
+        for parallel in (False, True):
+            label = "parallel" if parallel else "serial"
+            add(f"duel engine {n} {label}", f"DuelSelfPlayVectorEnv({n}, parallel={parallel}), both sides", n,
+                lambda r, n=n, p=parallel: bench_vector(DuelSelfPlayVectorEnv(n, parallel=p), steps, seed + r,
+                                                        _duel_masks))
+    add("duel engine 8192 copy=False", "DuelSelfPlayVectorEnv(8192, copy=False), parallel", 8192,
+        lambda r: bench_vector(DuelSelfPlayVectorEnv(8192, copy=False), steps, seed + r, _duel_masks))
+    for parallel in (False, True):
+        label = "parallel" if parallel else "serial"
+        add(f"duel heuristic 8192 {label}",
+            f'make_vec("thermopylae/DuelGreek-v0", 8192, parallel={parallel}): agent steps', 8192,
+            lambda r, p=parallel: bench_vector(
+                gym.make_vec("thermopylae/DuelGreek-v0", num_envs=8192, parallel=p), steps, seed + r,
+                _duel_masks))
+    add("duel policy 8192", 'make_vec("thermopylae/DuelGreek-v0", 8192, opponent=NumpyMLPOpponent())', 8192,
+        lambda r: bench_vector(gym.make_vec("thermopylae/DuelGreek-v0", num_envs=8192,
+                                            opponent=NumpyMLPOpponent(seed)), max(5, steps // 4), seed + r,
+                               _duel_masks))
+    add("duel sync 64", 'make_vec("thermopylae/DuelGreek-v0", 64, vectorization_mode="sync")', 64,
+        lambda r: bench_vector(gym.make_vec("thermopylae/DuelGreek-v0", num_envs=64,
+                                            vectorization_mode="sync"),
+                               max(3, int(100 * scale)), seed + r, _sync_masks))
+
+
+def bench_pettingzoo_leduc(steps: int, seed: int) -> tuple[float, float]:
+    """PettingZoo's Leduc hold'em (AEC API, random legal actions); agent steps per second."""
+    from pettingzoo.classic import leduc_holdem_v4
+
+    env = leduc_holdem_v4.env()
+    rng = np.random.default_rng(seed)
+    meter = Meter()
+    meter.run(env.reset, seed=seed)
+    done = 0
+    while done < steps:
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            action = None
+        else:
+            action = int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"])))
+            done += 1
+        meter.run(env.step, action)
+        if not env.agents:
+            meter.run(env.reset)
+    return steps / meter.wall, steps / meter.cpu
+
+
+@functools.cache
+def _pgx_leduc_functions() -> tuple:
+    """Pgx's Leduc hold'em: jitted ``init``, ``step`` with auto-reset and a random legal sampler (compiled
+    once per process)."""
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    import jax.numpy as jnp
+    import pgx
+
+    env = pgx.make("leduc_holdem")
+
+    def step_or_reset(state, action, key):  # noqa: ANN001, ANN202
+        state = env.step(state, action)
+        return jax.lax.cond(state.terminated | state.truncated, lambda: env.init(key), lambda: state)
+
+    def sample(key, mask):  # noqa: ANN001, ANN202
+        return jax.random.categorical(key, jnp.where(mask, 0.0, -jnp.inf), axis=-1)
+
+    return jax, jax.jit(jax.vmap(env.init)), jax.jit(jax.vmap(step_or_reset)), jax.jit(sample)
+
+
+def bench_pgx_leduc(batch: int, steps: int, seed: int) -> tuple[float, float]:
+    """Pgx's Leduc hold'em on JAX's CPU backend: ``jit(vmap(step))`` with auto-reset at ``batch``; the
+    random legal actions and the reset keys are made by separate jitted calls outside the timer."""
+    jax, init, step, sample = _pgx_leduc_functions()
+    key = jax.random.PRNGKey(seed)
+    key, sub = jax.random.split(key)
+    state = init(jax.random.split(sub, batch))
+    key, k1, k2 = jax.random.split(key, 3)
+    step(state, sample(k1, state.legal_action_mask), jax.random.split(k2, batch)).current_player \
+        .block_until_ready()  # compile outside the timer
+    meter = Meter()
+    for _ in range(steps):
+        key, k1, k2 = jax.random.split(key, 3)
+        action = sample(k1, state.legal_action_mask).block_until_ready()
+        keys = jax.random.split(k2, batch).block_until_ready()
+        state = meter.run(lambda s=state, a=action, k=keys: jax.block_until_ready(step(s, a, k)))
+    return steps * batch / meter.wall, steps * batch / meter.cpu
+
+
+def add_peer_rows(add: Callable, scale: float, seed: int, rlcard: bool) -> None:
+    """Peers in the same run, where installed (``pip install 'thermopylae-env[bench]'``); the RLCard row
+    only if ``rlcard`` (a full run has it already, next to the single envs)."""
+    if importlib.util.find_spec("pettingzoo") is not None and importlib.util.find_spec("rlcard") is not None:
+        add("peer pettingzoo leduc", "pettingzoo.classic.leduc_holdem_v4.env() (AEC)", 1,
+            lambda r: bench_pettingzoo_leduc(int(20000 * scale), seed + r))
+    else:
+        print("  (pettingzoo / rlcard not installed: PettingZoo Leduc row skipped)")
+    if rlcard and importlib.util.find_spec("rlcard") is not None:
+        add("peer rlcard leduc", 'rlcard.make("leduc-holdem")', 1,
+            lambda r: bench_rlcard_leduc(int(20000 * scale), seed + r))
+    if importlib.util.find_spec("pgx") is not None and importlib.util.find_spec("jax") is not None:
+        add("peer pgx leduc 8192", 'pgx.make("leduc_holdem"), jit(vmap(step)), JAX CPU', 8192,
+            lambda r: bench_pgx_leduc(8192, max(10, int(200 * scale)), seed + r))
+    else:
+        print("  (pgx / jax not installed: Pgx Leduc row skipped)")
+
+
+def duel_ppo_config(side: str = "greek") -> dict:
+    """The hyperparameters of the shipped duel config (``configs/duel_<side>.yaml``), read as data."""
+    import yaml
+
+    path = ROOT / "agents" / "thermopylae_agents" / "configs" / f"duel_{side}.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return data[f"thermopylae/Duel{side.capitalize()}-v0"]
+
+
+def bench_duel_ppo(kind: str, n_envs: int, rollouts: int, seed: int) -> Timer:
+    """``learn()`` (collection plus updates) of MaskablePPO with the shipped duel Greek config's
+    hyperparameters for ``rollouts`` whole rollouts, on ``kind``: ``native`` (``DuelSB3VecEnv``, the
+    heuristic Persian inside the engine) or ``dummy`` (``DummyVecEnv`` of ``Monitor(DuelGreekEnv())``)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from thermopylae_env.duel_env import DuelGreekEnv
+    from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv
+
+    hp = duel_ppo_config("greek")
+    torch.set_num_threads(1)
+    if kind == "native":
+        env = DuelSB3VecEnv(n_envs, side="greek", opponent="heuristic", seed=seed)
+    else:
+        env = DummyVecEnv([lambda: Monitor(DuelGreekEnv()) for _ in range(n_envs)])
+        env.seed(seed)
+    n_steps = int(hp["n_steps"])
+    model = MaskablePPO(
+        "MlpPolicy", env, learning_rate=float(hp["learning_rate"]), n_steps=n_steps,
+        batch_size=int(hp["batch_size"]), n_epochs=int(hp["n_epochs"]), gamma=float(hp["gamma"]),
+        gae_lambda=float(hp["gae_lambda"]), ent_coef=float(hp["ent_coef"]), vf_coef=float(hp["vf_coef"]),
+        clip_range=float(hp["clip_range"]), max_grad_norm=float(hp["max_grad_norm"]), seed=seed,
+        policy_kwargs={"net_arch": list(hp["policy_kwargs"]["net_arch"]), "activation_fn": torch.nn.Tanh},
+        device="cpu",
+    )
+    steps = rollouts * n_envs * n_steps
+    w0, c0 = _clock()
+    model.learn(total_timesteps=steps)
+    w1, c1 = _clock()
+    return model.num_timesteps / (w1 - w0), model.num_timesteps / (c1 - c0)
+
+
+def add_duel_ppo_rows(add: Callable, quick: bool, seed: int) -> None:
+    """Duel training throughput: the shipped config's PPO on the native adapter and on DummyVecEnv."""
+    if importlib.util.find_spec("sb3_contrib") is None:
+        print("  (sb3-contrib not installed: duel PPO rows skipped)")
+        return
+    n_default = int(duel_ppo_config("greek")["n_envs"])
+    rollouts = 1 if quick else 2
+    add(f"duel ppo native {n_default}", f"MaskablePPO, duel_greek.yaml, DuelSB3VecEnv({n_default})",
+        n_default, lambda r: bench_duel_ppo("native", n_default, rollouts, seed + r))
+    add("duel ppo native 64", "MaskablePPO, duel_greek.yaml but 64 envs, DuelSB3VecEnv(64)", 64,
+        lambda r: bench_duel_ppo("native", 64, rollouts, seed + r))
+    add(f"duel ppo dummy {n_default}", f"MaskablePPO, duel_greek.yaml, DummyVecEnv of {n_default} "
+        "Monitor(DuelGreekEnv())", n_default, lambda r: bench_duel_ppo("dummy", n_default, 1, seed + r))
+
+
+def paired_ratio(repeats: int, fn_a: Callable[[int], Timer], fn_b: Callable[[int], Timer]) -> dict:
+    """``fn_a`` and ``fn_b`` run alternately ``repeats`` times (so both meet the same machine load);
+    the median over the pairs of the ratio a / b of their steps/s, wall and CPU."""
+    wall, cpu = [], []
+    for r in range(repeats):
+        a, b = fn_a(r), fn_b(r)
+        wall.append(a[0] / b[0])
+        cpu.append(a[1] / b[1])
+    return {"wall": statistics.median(wall), "cpu": statistics.median(cpu), "runs_wall": wall}
+
+
+def duel_paired_ratios(repeats: int, scale: float, seed: int) -> dict[str, dict]:
+    """The duel targets as ratios of alternating runs: the engine against Pgx's Leduc, the built-in
+    heuristic env against the SyncVectorEnv of single envs."""
+    from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv
+
+    steps = max(10, int(200 * scale))
+    out: dict[str, dict] = {}
+
+    def engine(r: int) -> Timer:
+        return bench_vector(DuelSelfPlayVectorEnv(8192), steps, seed + r, _duel_masks)
+
+    def heuristic(r: int) -> Timer:
+        return bench_vector(gym.make_vec("thermopylae/DuelGreek-v0", num_envs=8192), steps, seed + r,
+                            _duel_masks)
+
+    def sync(r: int) -> Timer:
+        env = gym.make_vec("thermopylae/DuelGreek-v0", num_envs=64, vectorization_mode="sync")
+        return bench_vector(env, max(3, int(100 * scale)), seed + r, _sync_masks)
+
+    if importlib.util.find_spec("pgx") is not None and importlib.util.find_spec("jax") is not None:
+        out["duel engine 8192 / pgx leduc 8192"] = paired_ratio(
+            repeats, engine, lambda r: bench_pgx_leduc(8192, steps, seed + r))
+    out["duel heuristic 8192 / duel sync 64"] = paired_ratio(repeats, heuristic, sync)
+    for key, value in out.items():
+        print(f"  paired {key}: {value['wall']:.2f}x wall, {value['cpu']:.2f}x cpu", flush=True)
+    return out
+
+
+def duel_ratios(rows: list[dict]) -> dict[str, float]:
+    """Ratios between rows of this run (the targets of the duel vector engine)."""
+    by = {r["name"]: r["steps_per_s"] for r in rows}
+    engine = max((by[k] for k in by if k.startswith("duel engine 8192")), default=None)
+    heuristic = max((by[k] for k in by if k.startswith("duel heuristic 8192")), default=None)
+    out = {}
+    if engine and "peer pgx leduc 8192" in by:
+        out["duel engine 8192 (best) / pgx leduc 8192"] = engine / by["peer pgx leduc 8192"]
+    if heuristic and "duel sync 64" in by:
+        out["duel heuristic 8192 (best) / duel sync 64"] = heuristic / by["duel sync 64"]
+    if engine and "peer rlcard leduc" in by:
+        out["duel engine 8192 (best) / rlcard leduc"] = engine / by["peer rlcard leduc"]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short smoke run")
@@ -315,6 +585,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="also measure the resident memory per game of fresh processes")
     parser.add_argument("--memory-envs", type=int, default=10**6, help="games for --memory (default 10**6)")
     parser.add_argument("--memory-only", action="store_true", help="only the resident-memory rows")
+    parser.add_argument("--duel-only", action="store_true", help="only the duel vector and peer rows")
+    parser.add_argument("--duel-ppo", action="store_true", help="also the duel PPO learn() rows")
     args = parser.parse_args(argv)
     if args.memory_only:
         args.memory = True
@@ -322,6 +594,8 @@ def main(argv: list[str] | None = None) -> int:
         args.skip_ppo = True
         if args.json == default_json:  # the full run's results stay where they are
             args.json = str(ROOT / "benchmarks" / "results_single.json")
+    if args.duel_only:
+        args.skip_ppo = True
     quick = args.quick
     repeats = args.repeats or (2 if quick else 5)
     scale = 0.1 if quick else 1.0
@@ -338,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"thermopylae-env benchmark ({'quick' if quick else 'full'}, median of {repeats})", flush=True)
     native_steps = {1: 3000, 64: 2000, 1024: 600, 8192: 150}
-    if not (args.ppo_only or args.memory_only):
+    if not (args.ppo_only or args.memory_only or args.duel_only):
         single_steps = int(20000 * scale)
         add("single raw", "CoopEnv called directly", 1,
             lambda r: bench_single(CoopEnv(), single_steps, args.seed + r))
@@ -351,7 +625,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  single make / rlcard leduc: {make / peer:.2f}x", flush=True)
         else:
             print("  (rlcard not installed: the peer row is skipped; pip install thermopylae-env[bench])")
-    if not args.ppo_only and not args.single_only:
+    if not (args.ppo_only or args.single_only or args.duel_only):
         add("sync 64", "SyncVectorEnv of 64 CoopEnv", 64,
             lambda r: bench_vector(gym.make_vec("thermopylae/Coop-v0", num_envs=64,
                                                 vectorization_mode="sync"),
@@ -398,6 +672,14 @@ def main(argv: list[str] | None = None) -> int:
                 lambda r, env_id=env_id: bench_single(gym.make(env_id), int(5000 * scale), args.seed + r))
     else:
         print("  (thermopylae_env/duel_env.py not found: duel rows skipped)")
+    if not (args.ppo_only or args.single_only or args.memory_only):
+        add_duel_vector_rows(add, scale, args.seed)
+        add_peer_rows(add, scale, args.seed, rlcard=args.duel_only)
+        paired = duel_paired_ratios(repeats, scale, args.seed)
+        if args.duel_ppo:
+            add_duel_ppo_rows(add, quick, args.seed)
+    else:
+        paired = {}
 
     n_mem = max(native_steps)
     per_game: dict[str, float] = {}
@@ -411,6 +693,9 @@ def main(argv: list[str] | None = None) -> int:
 
     print()
     _print_table(rows, per_game, n_mem)
+    ratios = duel_ratios(rows)
+    for key, value in ratios.items():
+        print(f"  {key}: {value:.2f}x")
     if resident:
         _print_resident(resident)
     result = {
@@ -434,6 +719,8 @@ def main(argv: list[str] | None = None) -> int:
         "ppo": ppo,
         "native_memory_bytes_per_game": per_game,
         "native_memory_num_envs": n_mem,
+        "duel_ratios": ratios,
+        "duel_paired_ratios": paired,
         "resident_memory": resident,
     }
     path = Path(args.json)
@@ -468,6 +755,11 @@ def markdown_table(result: dict) -> str:
         ratio = f"{r['steps_per_s'] / single:.1f}x" if single else ""
         lines.append(f"| {r['name']} | {r['what']} | {r['num_envs']} | {r['steps_per_s']:,.0f} | "
                      f"{r['cpu_steps_per_s']:,.0f} | {ratio} |")
+    paired = result.get("duel_paired_ratios") or {}
+    if paired:
+        lines += ["", "Paired duel ratios (the two rows run alternately, median over the pairs):", ""]
+        lines += [f"* {key}: {v['wall']:.2f}x wall-clock, {v['cpu']:.2f}x CPU time"
+                  for key, v in paired.items()]
     ppo = result.get("ppo")
     if ppo:
         ratio = ppo["adapter_over_dummy"]
@@ -488,7 +780,7 @@ def markdown_table(result: dict) -> str:
                   f"(collection alone {ratio['collect_wall']:.2f}x)."]
     mem = result["native_memory_bytes_per_game"]
     if mem:
-        lines += ["", f"Native engine arrays per game (N = {result['native_memory_num_envs']}): "
+        lines += ["", f"Co-op native engine arrays per game (N = {result['native_memory_num_envs']}): "
                   + ", ".join(f"{key} {value:.0f} B" for key, value in mem.items()) + "."]
     resident = result.get("resident_memory")
     if resident:

@@ -95,11 +95,11 @@ def test_config_tracks_which_keys_were_read():
 
 
 def test_linear_schedule_string_is_parsed():
-    schedule = training._schedule("lin_0.001", "learning_rate")
+    schedule = training.parse_schedule("lin_0.001", "learning_rate")
     assert schedule(1.0) == pytest.approx(0.001) and schedule(0.5) == pytest.approx(0.0005)
-    assert training._schedule(3e-4, "learning_rate") == pytest.approx(3e-4)
+    assert training.parse_schedule(3e-4, "learning_rate") == pytest.approx(3e-4)
     with pytest.raises(ValueError):
-        training._schedule([1], "learning_rate")
+        training.parse_schedule([1], "learning_rate")
 
 
 # ------------------------------------------------------------------------------------- end to end
@@ -347,7 +347,7 @@ def test_frozen_numpy_policy_plays_what_sb3_agent_plays(extractor):
     from thermopylae_agents.sb3_agent import SB3Agent
     from thermopylae_env.sb3_vec import CoopSB3VecEnv
 
-    kwargs = training._policy_kwargs({"net_arch": [32, 32], "features_extractor": extractor})
+    kwargs = training.policy_kwargs({"net_arch": [32, 32], "features_extractor": extractor})
     model = MaskablePPO("MlpPolicy", CoopSB3VecEnv(2, seed=0), seed=1, policy_kwargs=kwargs)
     with th.no_grad():  # spread the untrained logits so that argmax ties are not an issue
         model.policy.action_net.weight.mul_(50.0)
@@ -489,3 +489,263 @@ def test_benchmark_ppo_rows_time_the_default_coop_config_on_both_envs():
         assert row["steps_per_s"] < row["collect_steps_per_s"]  # learn() = collection + updates
         assert 0 < row["train_share"] < 1 and row["train_s_per_rollout"] > 0
     assert ratio["wall"] == pytest.approx(rows[0]["steps_per_s"] / rows[1]["steps_per_s"])
+
+
+# ------------------------------------------------------------------------------- package and policies
+
+
+def test_evaluation_imports_no_training_code():
+    """evaluation (and the fast: agent) needs frozen_policy only: no import cycle with training."""
+    import subprocess
+    import sys
+
+    code = ("import sys, thermopylae_agents.evaluation, thermopylae_agents.frozen_policy; "
+            "print(sorted(m for m in sys.modules if m.startswith('thermopylae_agents.training')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_pickled_names_of_the_first_module_stay_importable():
+    from thermopylae_agents.fight_features import CoopFightFeatures
+    from thermopylae_agents.frozen_policy import FrozenPolicy
+
+    assert training.CoopFightFeatures is CoopFightFeatures and training.FrozenPolicy is FrozenPolicy
+    assert training.LinearSchedule(1.0)(0.5) == 0.5
+
+
+POLICIES = sorted((Path(training.__file__).resolve().parents[1] / "policies").glob("*.zip"))
+
+
+@pytest.mark.parametrize("path", POLICIES, ids=[p.name for p in POLICIES])
+def test_each_shipped_policy_file_loads_and_plays_a_legal_action(path):
+    from thermopylae_agents.sb3_agent import load_model
+
+    model = load_model(path)
+    frozen = training.FrozenPolicy(model)
+    size = model.observation_space.shape[0]
+    mask = np.zeros(model.action_space.n, dtype=bool)
+    mask[[0, 3]] = True
+    assert frozen.act(np.zeros(size, np.float32), mask) in (0, 3)
+
+
+def test_fight_features_read_the_offsets_of_the_coop_layout():
+    from thermopylae_agents import fight_features
+    from thermopylae_env import coop
+
+    assert fight_features._SLOT1 == coop._OBS_SLOT1 and fight_features._SLOT2 == coop._OBS_SLOT2
+    marker_entries = [coop._OBS_MARKER + m - 1 for m in coop.LOCATION_DIE_MARKERS]
+    assert marker_entries == [fight_features._MARKER_3, fight_features._MARKER_6]
+
+
+# ------------------------------------------------------------------------------ one tiny co-op run
+
+
+@pytest.fixture(scope="module")
+def coop_run(tmp_path_factory):
+    """One tiny co-op run through the command line, with a DAgger round and periodic evaluations; its
+    log (stdout, not a terminal) is kept for the progress tests."""
+    import contextlib
+    import io
+
+    tmp = tmp_path_factory.mktemp("coop_run")
+    config = shrunk_config("coop", tmp)
+    data = yaml.safe_load(config.read_text())
+    data[COOP_ID]["bc"].update(dagger_rounds=1, dagger_episodes=3, dagger_epochs=1)
+    config.write_text(yaml.safe_dump(data))
+    out = tmp / "run"
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        assert main(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--seed", "2"]) == 0
+    return out, stdout.getvalue()
+
+
+def scalar_tags(folder: Path) -> dict[str, set[str]]:
+    """TensorBoard scalar tags of each event folder under ``folder`` (read back with EventAccumulator)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    tags: dict[str, set[str]] = {}
+    for path in folder.rglob("events.out.tfevents.*"):
+        events = EventAccumulator(str(path))
+        events.Reload()
+        tags.setdefault(path.parent.name, set()).update(events.Tags()["scalars"])
+    return tags
+
+
+def test_tensorboard_holds_cloning_dagger_evaluation_throughput_and_hparams(coop_run):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out, _ = coop_run
+    tags = scalar_tags(out / "tb")
+    warm_start = {"bc/cross_entropy", "bc/agreement", "bc/value_mse", "bc/held_out_agreement",
+                  "bc/clone_win_rate", "dagger/clone_win_rate", "dagger/agreement_on_clone_states",
+                  "dagger/decisions"}
+    assert warm_start <= tags["warm_start"]
+    [ppo] = [name for name in tags if name.startswith("maskable_ppo")]
+    assert {"eval/success_rate", "eval/mean_reward", "eval/episodes", "throughput/steps_per_second",
+            "throughput/rollout_steps_per_second", "train/loss"} <= tags[ppo]
+    assert {"report/ppo_win_rate", "report/heuristic_win_rate"} <= tags["summary"]
+    [summary] = (out / "tb" / "summary").glob("events.out.tfevents.*")
+    events = EventAccumulator(str(summary))
+    events.Reload()
+    assert "_hparams_/session_start_info" in events.PluginTagToContent("hparams")
+
+
+def test_tensorboard_curve_is_the_curve_of_evaluations_npz(coop_run):
+    out, _ = coop_run
+    curve = training.read_tensorboard_curve(out)
+    npz = np.load(out / "eval" / "evaluations.npz")
+    np.testing.assert_array_equal(curve["timesteps"], npz["timesteps"])
+    np.testing.assert_allclose(curve["success_rate"], npz["successes"].mean(axis=1), atol=1e-6)
+    np.testing.assert_allclose(curve["mean_reward"], npz["results"].mean(axis=1), atol=1e-6)
+    assert (curve["episodes"] == 4).all()
+    assert (curve["ci_low"] <= curve["success_rate"]).all()
+    assert (curve["success_rate"] <= curve["ci_high"]).all()
+    with pytest.raises(ValueError, match="no periodic evaluation"):
+        training.read_tensorboard_curve(out / "tb" / "warm_start")
+
+
+def test_every_stage_logs_a_line_when_not_on_a_terminal(coop_run):
+    _, log = coop_run
+    for stage in ("BC: playing heuristic games: done", "BC: 1 epochs of cloning: done", "DAgger 1/1",
+                  "evaluation at", "PPO coop: done", "report: ppo plays: done", "report: search plays: done"):
+        assert stage in log, stage
+    assert "Final report: " in log and "games in" in log
+    report = read_report(coop_run[0])
+    assert report["evaluation"]["games"] == sum(row["games"] for row in report["evaluation"]["rows"])
+
+
+# ------------------------------------------------------------------------------------ budget sizing
+
+
+def test_a_short_run_shrinks_the_warm_start_and_the_report_in_proportion():
+    data = training.resolve_config("coop", timesteps=20_000)
+    hp = data[COOP_ID]
+    full = load_config("coop")[COOP_ID]
+    assert hp["n_timesteps"] == 20_000
+    assert 500 <= hp["bc"]["episodes"] < full["bc"]["episodes"]
+    assert 1000 <= hp["report"]["episodes"] < full["report"]["episodes"]
+    assert 1 <= hp["report"]["search_episodes"] < full["report"]["search_episodes"]
+    assert data["run"]["sized_to_budget"][f"{COOP_ID}.bc.episodes"] == {"full": full["bc"]["episodes"],
+                                                                         "sized": hp["bc"]["episodes"]}
+    # The config's own budget (or more) keeps every count; an explicit override wins over sizing.
+    same = training.resolve_config("coop", timesteps=full["n_timesteps"])[COOP_ID]
+    assert same["report"] == full["report"] and same["bc"] == full["bc"]
+    assert training.resolve_config("coop", timesteps=20_000, bc_episodes=7)[COOP_ID]["bc"]["episodes"] == 7
+
+
+def test_a_resumed_run_is_sized_from_the_full_counts(tmp_path):
+    data = training.resolve_config("coop", timesteps=20_000)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(data))
+    full = load_config("coop")[COOP_ID]
+    longer = training.resolve_config("coop", path, timesteps=full["n_timesteps"])
+    assert longer[COOP_ID]["report"] == full["report"] and longer[COOP_ID]["bc"] == full["bc"]
+
+
+def test_rounding_to_whole_rollouts_and_resume_steps_are_announced(tmp_path, capsys):
+    config = shrunk_config("duel-persian", tmp_path, n_timesteps=100, n_envs=2, n_steps=32, batch_size=32)
+    out = tmp_path / "run"
+    first = training.train("duel-persian", config=config, out=out, progress=False, report=True)
+    text = capsys.readouterr().out
+    assert "100 steps rounded up to 128 (2 whole rollouts of 2 envs x 32 steps)" in text
+    assert "trained 128 steps (128 in all)" in text
+    assert first["requested_timesteps"] == 100 and first["num_timesteps"] == 128
+    second = training.train("duel-persian", resume=out, timesteps=200, progress=False, report=False)
+    text = capsys.readouterr().out
+    assert "at 128 steps: 72 more to reach 200 (trains 128" in text
+    assert second["num_timesteps"] == 256
+    # --no-report keeps the earlier report, marked with the steps of the model it evaluated.
+    assert second["evaluation"] == first["evaluation"]
+    assert second["evaluation_kept_from"]["num_timesteps"] == 128
+    assert read_report(out)["evaluation"] == first["evaluation"]
+
+
+# ------------------------------------------------------------------------------- command-line errors
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--config", "no/such/file.yaml"], "no such file"),
+        (["--seed", "-1"], "--seed"),
+        (["--seed", "1.5"], "--seed"),
+        (["--seed", "٣"], "--seed"),
+        (["--timesteps", "-5"], "--timesteps"),
+        (["--timesteps", "0"], "--timesteps"),
+        (["--n-envs", "x"], "--n-envs"),
+    ],
+)
+def test_bad_command_line_is_one_line_and_a_nonzero_exit(args, message, tmp_path, capsys):
+    out = tmp_path / "run"
+    try:
+        status = main(["coop", "--out", str(out), "--no-progress", *args])
+    except SystemExit as stop:  # argparse's own refusals
+        status = stop.code
+    err = capsys.readouterr().err.strip()
+    assert status == 2
+    assert len(err.splitlines()[-1:]) == 1 and message in err.splitlines()[-1] and "Traceback" not in err
+    assert not out.exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize(("section", "key", "value"), [("report", "search", "search:abc"),
+                                                       ("bc", "expert", "oracle")])
+def test_a_malformed_agent_spec_in_the_config_is_refused_before_training(section, key, value, tmp_path,
+                                                                        capsys):
+    data = load_config("coop")
+    data[COOP_ID][section][key] = value
+    config = tmp_path / "bad.yaml"
+    config.write_text(yaml.safe_dump(data))
+    out = tmp_path / "run"
+    assert main(["coop", "--config", str(config), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("thermopylae-train: error:") and value.split(":")[-1] in err[0]
+    assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------- reproducibility
+
+
+def _cpu_has_avx2() -> bool:
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    try:
+        return " avx2" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
+def _weights_digest(model_zip: Path) -> str:
+    import hashlib
+
+    from sb3_contrib import MaskablePPO
+
+    digest = hashlib.sha256()
+    for _, tensor in sorted(MaskablePPO.load(model_zip).policy.state_dict().items()):
+        digest.update(tensor.numpy().tobytes())
+    return digest.hexdigest()
+
+
+@pytest.mark.skipif(not _cpu_has_avx2(), reason="the pinned kernels are the AVX2 ones of x86-64")
+def test_train_py_trains_the_same_weights_in_separate_processes_and_with_an_avx2_only_mkl(tmp_path):
+    """scripts/train.py pins the CPU kernels: the same seed gives the same weights bit for bit in two
+    processes, the second with MKL restricted to AVX2 as on a CPU without AVX512."""
+    import os
+    import subprocess
+    import sys
+
+    from thermopylae_agents.kernels import PINNED
+
+    config = shrunk_config("coop", tmp_path, bc_episodes=4)
+    script = Path(__file__).resolve().parents[1] / "scripts" / "train.py"
+    base_env = {k: v for k, v in os.environ.items() if k not in PINNED and k != "MKL_ENABLE_INSTRUCTIONS"}
+    digests = []
+    for name, extra in (("a", {}), ("avx2_mkl", {"MKL_ENABLE_INSTRUCTIONS": "AVX2"})):
+        out = tmp_path / name
+        subprocess.run([sys.executable, str(script), "coop", "--config", str(config), "--out", str(out),
+                        "--no-report", "--no-progress", "--seed", "5"], env={**base_env, **extra}, check=True,
+                       capture_output=True, timeout=600)
+        assert read_report(out)["kernels"]["ATEN_CPU_CAPABILITY"] == PINNED["ATEN_CPU_CAPABILITY"]
+        digests.append(_weights_digest(out / "final_model.zip"))
+    assert digests[0] == digests[1]

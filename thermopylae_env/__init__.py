@@ -23,9 +23,11 @@ _ENVIRONMENTS = {
     },
     "thermopylae/DuelGreek-v0": {
         "entry_point": "thermopylae_env.duel_env:DuelGreekEnv",
+        "vector_entry_point": "thermopylae_env.duel_vector:DuelGreekVectorEnv",
     },
     "thermopylae/DuelPersian-v0": {
         "entry_point": "thermopylae_env.duel_env:DuelPersianEnv",
+        "vector_entry_point": "thermopylae_env.duel_vector:DuelPersianVectorEnv",
     },
 }
 

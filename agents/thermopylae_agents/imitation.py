@@ -152,6 +152,8 @@ def behaviour_cloning(
     value_coef: float = 0.5,
     seed: int = 0,
     log: Callable[[str], None] | None = None,
+    on_batch: Callable[[int], None] | None = None,
+    on_epoch: Callable[[dict[str, float]], None] | None = None,
 ) -> list[dict[str, float]]:
     """Train an SB3 actor-critic policy (``model.policy``) to imitate ``data``.
 
@@ -161,6 +163,9 @@ def behaviour_cloning(
     plain PPO policy samples from all 72 actions, so there it is the plain cross-entropy, which also
     teaches it to avoid illegal actions. Uses its own Adam optimizer, so the PPO optimizer state is
     untouched. Returns per-epoch statistics (cross-entropy, agreement, value MSE).
+
+    ``on_batch(rows)`` is called after each minibatch (progress) and ``on_epoch(stats)`` after each epoch
+    (the run writes the statistics to TensorBoard).
     """
     masked = is_maskable(policy)
     device = policy.device
@@ -193,6 +198,8 @@ def behaviour_cloning(
                 total_correct += float((chosen == actions[idx]).sum())
             total_loss += float(bc_loss.detach()) * len(index)
             total_value += float(value_loss.detach()) * len(index)
+            if on_batch is not None:
+                on_batch(len(index))
         stats = {
             "epoch": epoch + 1,
             "loss": total_loss / len(data),
@@ -200,6 +207,8 @@ def behaviour_cloning(
             "value_mse": total_value / len(data),
         }
         history.append(stats)
+        if on_epoch is not None:
+            on_epoch(stats)
         if log is not None:
             log(
                 f"BC epoch {stats['epoch']}/{epochs}: cross-entropy {stats['loss']:.4f}, "

@@ -17,6 +17,8 @@ Spec strings (:func:`parse_spec` checks one without loading anything; :func:`mak
   found through :mod:`importlib.resources` (so they work after a plain ``pip install``) and played by
   :func:`thermopylae_agents.safe_policy.load_safe_policy`: no pickle is opened;
 * the path of such a ``.json`` description (``my_policy.json``, written by ``thermopylae-export-policy``);
+* ``rllib:PATH``: a policy trained on RLlib and exported by ``scripts/train_rllib.py`` (a data-only
+  ``.npz``, read without pickle or Ray: :func:`thermopylae_agents.rllib.load_rllib_agent`);
 * ``LABEL=SPEC``: ``SPEC`` shown as ``LABEL`` in tables, plots and records (``ppo=runs/a/final.zip``).
 
 A malformed spec raises :class:`AgentSpecError` (a ``ValueError``) with a one-line message.
@@ -303,3 +305,16 @@ def _safe_policy(parsed: AgentSpec, env_id: str) -> Any:
     if resolve_env_id(policy.env_id) != env_id:
         raise AgentSpecError(f"agent {parsed.label!r} plays {policy.env_id}, not {env_id}")
     return policy
+
+
+def _rllib_agent(argument: str, context: BuildContext) -> Any:
+    """``rllib:PATH``: an exported RLlib policy (NumPy only; Ray is not needed to play it)."""
+    from thermopylae_agents.rllib.agent import load_rllib_agent
+
+    try:
+        return load_rllib_agent(argument, seed=context.seed)
+    except ValueError as err:
+        raise AgentSpecError(f"agent 'rllib:{argument}': {err}") from None
+
+
+register_kind("rllib", _rllib_agent)

@@ -1,0 +1,21 @@
+"""Training on Ray RLlib (PPO with action masking, the duel as a multi-agent game) and sweeps on Ray Tune.
+
+Everything here except :mod:`thermopylae_agents.rllib.agent` needs the ``rllib`` extra
+(``pip install -e '.[rllib]'``): Ray with RLlib and Tune. Modules:
+
+* :mod:`~thermopylae_agents.rllib.agent`: :class:`RLlibAgent`, a NumPy copy of a trained RLlib policy
+  (the package's agent interface), saved as a data-only ``.npz`` file; :func:`load_rllib_agent`. Needs only
+  NumPy, so evaluation, play and hints use an exported policy without Ray.
+* :mod:`~thermopylae_agents.rllib.envs`: the co-op game with dict observations ``{"observations",
+  "action_mask"}`` (single and native vector engine) and the duel as an RLlib ``MultiAgentEnv``.
+* :mod:`~thermopylae_agents.rllib.modules`: the masked PPO RLModule and the duel's heuristic RLModule.
+* :mod:`~thermopylae_agents.rllib.train`: PPO configs, the training loop with checkpoints and export, and
+  the command line of ``scripts/train_rllib.py`` (``coop``, ``duel``, ``sweep``).
+* :mod:`~thermopylae_agents.rllib.sweep`: the Ray Tune sweep over co-op PPO hyperparameters (ASHA).
+"""
+
+from __future__ import annotations
+
+from thermopylae_agents.rllib.agent import RLlibAgent, load_rllib_agent
+
+__all__ = ["RLlibAgent", "load_rllib_agent"]

@@ -1,0 +1,224 @@
+"""Callbacks of ``learn``: throughput, progress, checkpoints and periodic evaluation; TensorBoard writers.
+
+Every number a run measures goes to TensorBoard (``tb/`` of the run folder): PPO's own ``rollout/``,
+``train/`` and ``time/`` scalars, ``eval/success_rate`` of the periodic evaluations, ``throughput/`` (steps
+per second without the time of evaluations and checkpoints), and in ``tb/warm_start`` the behaviour
+cloning and DAgger curves; ``tb/summary`` holds the hyperparameters (TensorBoard's HPARAMS tab) with
+the final report's win rates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback, EvalCallback
+
+from thermopylae_agents.training.config import Config
+from thermopylae_agents.training.progress import Stage
+
+__all__ = [
+    "LearnProgress",
+    "ThroughputCallback",
+    "build_callbacks",
+    "hparam_dict",
+    "scalar_writer",
+    "write_summary",
+]
+
+
+class ThroughputCallback(BaseCallback):
+    """Measures env steps per second during ``learn``: overall, and while collecting rollouts.
+
+    Time spent in periodic evaluation and checkpointing (``excluded``, filled in by those callbacks) is
+    subtracted, so the numbers describe training itself; both go to TensorBoard after every rollout.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.excluded = 0.0
+        self.rollout_time = 0.0
+        self.wall = 0.0
+        self.steps = 0
+        self._start = 0.0
+        self._start_steps = 0
+        self._rollout_start = 0.0
+        self._excluded_at_rollout = 0.0
+        self._run_start_excluded = 0.0
+        self._run_rollout_time = 0.0
+
+    def _on_training_start(self) -> None:
+        self._start = time.perf_counter()
+        self._start_steps = self.model.num_timesteps
+        self._run_start_excluded = self.excluded
+        self._run_rollout_time = self.rollout_time
+
+    def _on_rollout_start(self) -> None:
+        self._rollout_start = time.perf_counter()
+        self._excluded_at_rollout = self.excluded
+
+    def _on_rollout_end(self) -> None:
+        spent = time.perf_counter() - self._rollout_start
+        self.rollout_time += spent - (self.excluded - self._excluded_at_rollout)
+        steps = self.model.num_timesteps - self._start_steps
+        train_time = time.perf_counter() - self._start - (self.excluded - self._run_start_excluded)
+        self.logger.record("throughput/steps_per_second", steps / max(train_time, 1e-9))
+        self.logger.record(
+            "throughput/rollout_steps_per_second",
+            steps / max(self.rollout_time - self._run_rollout_time, 1e-9),
+        )
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_end(self) -> None:
+        self.wall += time.perf_counter() - self._start
+        self.steps += self.model.num_timesteps - self._start_steps
+
+    def summary(self) -> dict[str, float]:
+        train_time = max(self.wall - self.excluded, 1e-9)
+        return {
+            "env_steps": int(self.steps),
+            "learn_seconds": round(self.wall, 2),
+            "excluded_eval_checkpoint_seconds": round(self.excluded, 2),
+            "steps_per_second": round(self.steps / train_time, 1),
+            "rollout_steps_per_second": round(self.steps / max(self.rollout_time, 1e-9), 1),
+        }
+
+
+class LearnProgress(BaseCallback):
+    """The progress of one ``learn`` call (a bar, or log lines when not on a terminal)."""
+
+    def __init__(self, description: str, steps: int, bar: bool) -> None:
+        super().__init__()
+        self.description, self.total, self.bar = description, int(steps), bar
+        self._stage: Stage | None = None
+        self._start_steps = 0
+
+    def _on_training_start(self) -> None:
+        self._start_steps = self.model.num_timesteps
+        self._stage = Stage(self.description, self.total, "steps", self.bar).__enter__()
+
+    def _on_step(self) -> bool:
+        assert self._stage is not None
+        self._stage.update_to(min(self.model.num_timesteps - self._start_steps, self.total))
+        return True
+
+    def _on_training_end(self) -> None:
+        if self._stage is not None:
+            self._stage.update_to(self.model.num_timesteps - self._start_steps)
+            self._stage.__exit__(None)
+            self._stage = None
+
+
+def _timed(callback: BaseCallback, clock: ThroughputCallback) -> BaseCallback:
+    """Wrap a callback's ``_on_step`` so that its time is added to ``clock.excluded``."""
+    inner = callback._on_step
+
+    def on_step() -> bool:
+        start = time.perf_counter()
+        try:
+            return inner()
+        finally:
+            clock.excluded += time.perf_counter() - start
+
+    callback._on_step = on_step  # type: ignore[method-assign]
+    return callback
+
+
+def _with_progress(callback: EvalCallback, episodes: int, bar: bool) -> EvalCallback:
+    """A periodic evaluation that shows its games as a stage (``evaluate_policy`` calls the success
+    callback once per env step; an episode ends where ``done`` is set)."""
+    inner_step, inner_success = callback._on_step, callback._log_success_callback
+    state: dict[str, Stage | None] = {"stage": None}
+
+    def log_success(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
+        inner_success(locals_, globals_)
+        stage = state["stage"]
+        if stage is not None and locals_.get("done"):
+            stage.advance(1)
+
+    def on_step() -> bool:
+        if callback.eval_freq > 0 and callback.n_calls % callback.eval_freq == 0:
+            callback.logger.record("eval/episodes", episodes)  # dumped with the evaluation's own scalars
+            with Stage(f"evaluation at {callback.num_timesteps:,} steps", episodes, "games", bar) as stage:
+                state["stage"] = stage
+                try:
+                    return inner_step()
+                finally:
+                    state["stage"] = None
+        return inner_step()
+
+    callback._log_success_callback = log_success  # type: ignore[method-assign]
+    callback._on_step = on_step  # type: ignore[method-assign]
+    return callback
+
+
+def build_callbacks(
+    algo: str, hp: Config, run_dir: Path, eval_env: Any, n_envs: int, clock: ThroughputCallback, bar: bool
+) -> list[BaseCallback]:
+    """The throughput clock, checkpoints (``checkpoint_freq``) and periodic evaluation (``eval``)."""
+    callbacks: list[BaseCallback] = [clock]
+    checkpoint_freq = int(hp.get("checkpoint_freq", 0))
+    if checkpoint_freq > 0:
+        checkpoints = CheckpointCallback(
+            max(checkpoint_freq // n_envs, 1), str(run_dir / "checkpoints"), "model"
+        )
+        callbacks.append(_timed(checkpoints, clock))
+    ev = hp.get("eval", Config({}))
+    freq = int(ev.get("freq", 0))
+    if freq > 0 and eval_env is not None:
+        episodes = int(ev.get("episodes", 200))
+        kwargs = dict(
+            n_eval_episodes=episodes,
+            eval_freq=max(freq // n_envs, 1),
+            log_path=str(run_dir / "eval"),
+            best_model_save_path=str(run_dir / "eval"),
+            deterministic=bool(ev.get("deterministic", True)),
+            verbose=0,
+            warn=False,  # the native co-op VecEnv records episodes itself; the eval env has no shaping
+        )
+        if algo == "maskable_ppo":
+            from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+
+            evaluation: EvalCallback = MaskableEvalCallback(eval_env, **kwargs)
+        else:
+            evaluation = EvalCallback(eval_env, **kwargs)
+        callbacks.append(_timed(_with_progress(evaluation, episodes, bar), clock))
+    return callbacks
+
+
+def scalar_writer(folder: Path) -> Any:
+    """An SB3 logger writing TensorBoard scalars only (for the warm start and the summary)."""
+    from stable_baselines3.common.logger import configure
+
+    return configure(str(folder), ["tensorboard"])
+
+
+def hparam_dict(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """The resolved config flattened to TensorBoard hparams (numbers, strings, booleans)."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(hparam_dict(value, f"{name}/"))
+        elif isinstance(value, bool | int | float | str):
+            flat[name] = value
+        elif value is not None:
+            flat[name] = str(value)
+    return flat
+
+
+def write_summary(run_dir: Path, hparams: Mapping[str, Any], metrics: Mapping[str, float]) -> None:
+    """``tb/summary``: the run's hyperparameters and final numbers (TensorBoard's HPARAMS tab), and the
+    same final numbers as scalars."""
+    from stable_baselines3.common.logger import HParam
+
+    writer = scalar_writer(run_dir / "tb" / "summary")
+    writer.record("hparams", HParam(dict(hparams), dict(metrics)), exclude=("stdout", "log", "json", "csv"))
+    for name, value in metrics.items():
+        writer.record(name, value)
+    writer.dump(0)
+    writer.close()

@@ -1,0 +1,80 @@
+"""Environments of a run: the training ``VecEnv`` and the evaluation env, seeded."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import gymnasium as gym
+
+from thermopylae_agents.training.config import COOP_ID, VEC_KINDS
+
+__all__ = ["build_eval_env", "build_vec_env", "eval_env_kwargs", "make_env_fn", "register_envs"]
+
+
+def register_envs() -> None:
+    import thermopylae_env  # noqa: F401  (importing registers the environments)
+
+
+def make_env_fn(
+    env_id: str, env_kwargs: Mapping[str, Any], wrapper: Callable[[gym.Env], gym.Env] | None = None
+) -> Callable[[], gym.Env]:
+    """A thunk building one Monitor-wrapped environment (what SB3's vectorized envs take)."""
+    from stable_baselines3.common.monitor import Monitor
+
+    kwargs = dict(env_kwargs)
+
+    def thunk() -> gym.Env:
+        register_envs()
+        env = gym.make(env_id, **kwargs)
+        if wrapper is not None:
+            env = wrapper(env)
+        return Monitor(env, info_keywords=("is_success",))
+
+    return thunk
+
+
+def build_vec_env(
+    env_id: str,
+    env_kwargs: Mapping[str, Any],
+    n_envs: int,
+    seed: int,
+    vec: str = "dummy",
+    wrapper: Callable[[gym.Env], gym.Env] | None = None,
+):
+    """``n_envs`` copies of ``env_id`` as one SB3 ``VecEnv`` (episode statistics recorded), seeded.
+
+    ``vec="native"`` (co-op only) uses the vector engine (:class:`thermopylae_env.sb3_vec.CoopSB3VecEnv`,
+    which records episode statistics itself); ``"dummy"`` / ``"subproc"`` stack single environments in
+    this process / in worker processes. Environment ``i`` is seeded with ``seed + i``.
+    """
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    if vec not in VEC_KINDS:
+        raise ValueError(f"vec must be one of {VEC_KINDS}, got {vec!r}")
+    if vec == "native":
+        if env_id != COOP_ID:
+            raise ValueError(f"the native vector engine exists for {COOP_ID} only, not {env_id}")
+        if wrapper is not None:
+            raise ValueError("a per-env wrapper needs vec='dummy' or 'subproc'")
+        from thermopylae_env.sb3_vec import CoopSB3VecEnv
+
+        venv = CoopSB3VecEnv(n_envs, **dict(env_kwargs))
+    else:
+        fns = [make_env_fn(env_id, env_kwargs, wrapper) for _ in range(n_envs)]
+        venv = SubprocVecEnv(fns) if vec == "subproc" else DummyVecEnv(fns)
+    venv.seed(seed)
+    return venv
+
+
+def build_eval_env(env_id: str, env_kwargs: Mapping[str, Any], n_envs: int, seed: int, vec: str):
+    """The env of the periodic evaluation: like the training env, without reward shaping, other seeds."""
+    kind = "native" if vec == "native" else "dummy"
+    return build_vec_env(env_id, eval_env_kwargs(env_kwargs), n_envs, seed, kind)
+
+
+def eval_env_kwargs(env_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The training env's settings without reward shaping: evaluation reports the true +1/-1 reward."""
+    kwargs = dict(env_kwargs)
+    kwargs.pop("reward_shaping", None)
+    return kwargs

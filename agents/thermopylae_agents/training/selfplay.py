@@ -1,0 +1,327 @@
+"""Self-play for the duel: the Greek and the Persian policies trained in alternation, each against a pool
+of frozen snapshots of the other side.
+
+Reads top to bottom: set up the experiment, build both sides (env, model cloned from the heuristic or
+loaded to resume), then per generation each side learns against the other's pool and leaves a snapshot
+in it, save both, report the cross-play matrix. The skeleton (setup, learn, save, finish) is the one of
+:mod:`thermopylae_agents.training.ppo`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from thermopylae_agents.frozen_policy import FrozenPolicy
+from thermopylae_agents.training.callbacks import (
+    ThroughputCallback,
+    build_callbacks,
+    hparam_dict,
+    write_summary,
+)
+from thermopylae_agents.training.config import GREEK_ID, PERSIAN_ID
+from thermopylae_agents.training.distribution import speed_up_policy
+from thermopylae_agents.training.envs import eval_env_kwargs, make_env_fn, register_envs
+from thermopylae_agents.training.imitation import warm_start
+from thermopylae_agents.training.ppo import algo_class, build_model, mark_model_keys_read
+from thermopylae_agents.training.progress import log
+from thermopylae_agents.training.report import cross_play_report, format_cross_play
+from thermopylae_agents.training.runs import finish, learn, save_trained_model, setup_experiment
+
+__all__ = ["SIDES", "OpponentPool", "PoolOpponent", "ResampleOpponent", "train_selfplay"]
+
+SIDES = (("greek", GREEK_ID), ("persian", PERSIAN_ID))
+
+
+class OpponentPool:
+    """The opponents one side trains against: hand-written players and frozen snapshots of the other side.
+
+    For each episode :meth:`sample` picks the latest snapshot with probability ``latest_prob``, the
+    heuristic (while it is in the pool) with ``heuristic_prob``, and otherwise an older snapshot uniformly;
+    probabilities of absent members go to the others. At most ``max_pool`` snapshots are kept.
+    """
+
+    def __init__(self, heuristic: Any, latest_prob: float, heuristic_prob: float, max_pool: int) -> None:
+        self.heuristic = heuristic
+        self.use_heuristic = heuristic is not None
+        self.snapshots: list[FrozenPolicy] = []
+        self.latest_prob = float(latest_prob)
+        self.heuristic_prob = float(heuristic_prob)
+        self.max_pool = int(max_pool)
+        self.counts: dict[str, int] = {}
+
+    def add(self, snapshot: FrozenPolicy) -> None:
+        self.snapshots.append(snapshot)
+        del self.snapshots[: -self.max_pool]
+
+    def members(self) -> list[tuple[Any, float]]:
+        """``(player, probability)`` of each member now in the pool."""
+        entries: list[tuple[Any, float]] = []
+        if self.snapshots:
+            entries.append((self.snapshots[-1], self.latest_prob))
+        if self.use_heuristic:
+            entries.append((self.heuristic, self.heuristic_prob))
+        older = self.snapshots[:-1]
+        rest = max(0.0, 1.0 - sum(p for _, p in entries))
+        entries.extend((s, rest / len(older)) for s in older)
+        total = sum(p for _, p in entries)
+        if total <= 0:
+            return [(player, 1.0 / len(entries)) for player, _ in entries]
+        return [(player, p / total) for player, p in entries]
+
+    def sample(self, rng: np.random.Generator) -> Any:
+        members = self.members()
+        if not members:
+            raise RuntimeError("the opponent pool is empty")
+        index = int(rng.choice(len(members), p=[p for _, p in members]))
+        player = members[index][0]
+        name = getattr(player, "name", type(player).__name__)
+        self.counts[name] = self.counts.get(name, 0) + 1
+        return player
+
+
+class PoolOpponent:
+    """The ``opponent=`` of one duel env: a member of an :class:`OpponentPool`, drawn anew each episode.
+
+    :class:`ResampleOpponent` clears the choice on ``reset``; the first opponent move of the episode (the
+    env plays it inside ``reset``, after reseeding) then draws from the env's ``np_random``.
+    """
+
+    def __init__(self, pool: OpponentPool) -> None:
+        self.pool = pool
+        self.env: gym.Env | None = None
+        self.current: Any = None
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        rng = self.env.unwrapped.np_random if self.env is not None else np.random.default_rng()
+        if self.current is None:
+            self.current = self.pool.sample(rng)
+        if isinstance(self.current, FrozenPolicy):
+            return self.current.act(observation, action_mask, rng)
+        return int(self.current.act(observation, action_mask))
+
+
+class ResampleOpponent(gym.Wrapper):
+    """Makes the env's :class:`PoolOpponent` draw a new opponent at every ``reset``."""
+
+    def __init__(self, env: gym.Env, opponent: PoolOpponent) -> None:
+        super().__init__(env)
+        self.opponent = opponent
+        opponent.env = env
+
+    def reset(self, **kwargs: Any):
+        self.opponent.current = None
+        return self.env.reset(**kwargs)
+
+
+def _pool_env_fn(env_id: str, env_kwargs: Mapping[str, Any], pool: OpponentPool) -> Callable[[], gym.Env]:
+    from stable_baselines3.common.monitor import Monitor
+
+    kwargs = {k: v for k, v in env_kwargs.items() if k != "opponent"}
+
+    def thunk() -> gym.Env:
+        register_envs()
+        opponent = PoolOpponent(pool)
+        env = ResampleOpponent(gym.make(env_id, opponent=opponent, **kwargs), opponent)
+        return Monitor(env, info_keywords=("is_success",))
+
+    return thunk
+
+
+def _completed_generations(snap_dir: os.PathLike[str] | str) -> int:
+    from pathlib import Path
+
+    done = 0
+    while all((Path(snap_dir) / f"{side}_gen{done + 1}.zip").is_file() for side, _ in SIDES):
+        done += 1
+    return done
+
+
+def _build_side(
+    exp, side: str, index: int, env_id: str, pool: OpponentPool, start_generation: int, verbose: int
+) -> dict[str, Any]:
+    """One side: its env (opponents drawn from ``pool``), evaluation env, model, callbacks."""
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    hp = exp.cfg[env_id]
+    env_kwargs = hp.plain("env_kwargs", {})
+    n = int(hp.get("n_envs", 8))
+    side_seed = exp.seed + 1000 * index
+    env = DummyVecEnv([_pool_env_fn(env_id, env_kwargs, pool) for _ in range(n)])
+    env.seed(side_seed + (start_generation * 7919 if start_generation else 0))
+    eval_kwargs = dict(eval_env_kwargs(env_kwargs), opponent="heuristic")
+    eval_env = DummyVecEnv([make_env_fn(env_id, eval_kwargs) for _ in range(min(8, n))])
+    eval_env.seed(side_seed + 1_000_000)
+    tb = exp.run_dir / "tb" / side
+    if start_generation == 0:
+        model = build_model(exp.algo, env, hp, side_seed, str(tb), exp.device, verbose)
+        bc = hp.get("bc")
+        if bc is not None and int(bc["episodes"]) > 0:
+            warm_start(
+                model,
+                env_id,
+                dict(env_kwargs, opponent="heuristic"),
+                bc,
+                side_seed,
+                bar=exp.progress,
+                tb_dir=tb / "warm_start",
+            )
+    else:
+        snapshot = exp.run_dir / "snapshots" / f"{side}_gen{start_generation}.zip"
+        model = speed_up_policy(algo_class(exp.algo).load(snapshot, env=env, device=exp.device))
+        model.tensorboard_log = str(tb)
+        mark_model_keys_read(hp)
+    clock = ThroughputCallback()
+    generations = int(exp.cfg["selfplay"]["generations"])
+    return {
+        "env": env,
+        "eval_env": eval_env,
+        "model": model,
+        "clock": clock,
+        "per_generation": max(int(hp["n_timesteps"]) // generations, 1),
+        "callbacks": build_callbacks(exp.algo, hp, exp.run_dir / side, eval_env, n, clock, exp.progress),
+    }
+
+
+def train_selfplay(
+    *,
+    algo: str | None = None,
+    config: str | os.PathLike[str] | None = None,
+    timesteps: int | None = None,
+    seed: int | None = None,
+    n_envs: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    resume: str | os.PathLike[str] | None = None,
+    eval_freq: int | None = None,
+    eval_episodes: int | None = None,
+    progress: bool = True,
+    device: str | None = None,
+    report: bool = True,
+    verbose: int = 0,
+) -> dict[str, Any]:
+    """Self-play for the duel: the Greek and the Persian policies trained in alternation.
+
+    Generation ``g``: the Greek trains ``n_timesteps / generations`` steps against the Persian pool, a
+    frozen snapshot of it joins the Greek pool; then the same for the Persian against the Greek pool. The
+    pools start with the heuristic player, which stays for ``heuristic_generations`` generations (it gives
+    the first snapshots something meaningful to beat). Models and snapshots are saved per generation in
+    ``snapshots/``; ``resume`` (the run folder) continues after the last completed generation.
+    """
+    from pathlib import Path
+
+    resume_dir = None
+    if resume is not None:
+        resume_dir = Path(resume)
+        if not (resume_dir / "config.yaml").is_file():
+            raise FileNotFoundError(f"--resume {resume_dir}: not a self-play run folder (no config.yaml)")
+
+    # 1. Experiment.
+    exp = setup_experiment(
+        "selfplay",
+        config=config,
+        out=out,
+        resume_dir=resume_dir,
+        progress=progress,
+        algo=algo,
+        seed=seed,
+        timesteps=timesteps,
+        n_envs=n_envs,
+        eval_freq=eval_freq,
+        eval_episodes=eval_episodes,
+        device=device,
+    )
+    if exp.algo != "maskable_ppo":
+        raise ValueError("self-play uses maskable_ppo (snapshots play the legal actions only)")
+    sp = exp.cfg["selfplay"]
+    generations = int(sp["generations"])
+    deterministic = bool(sp.get("snapshot_deterministic", True))
+    heuristic_generations = int(sp.get("heuristic_generations", generations))
+    snap_dir = exp.run_dir / "snapshots"
+    snap_dir.mkdir(exist_ok=True)
+    start_generation = 0
+    if resume_dir is not None:
+        start_generation = _completed_generations(snap_dir)
+        if start_generation == 0:
+            raise FileNotFoundError(f"--resume {resume_dir}: no completed generation in {snap_dir}")
+        log(
+            f"resuming self-play after generation {start_generation}: {generations - start_generation} more "
+            f"generation(s) of both sides"
+        )
+
+    # 2. Both sides. pools[side] holds the players that side trains AGAINST (snapshots of the other side).
+    from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+
+    pools = {
+        "greek": OpponentPool(HeuristicPersian(), sp["latest_prob"], sp["heuristic_prob"], sp["max_pool"]),
+        "persian": OpponentPool(HeuristicGreek(), sp["latest_prob"], sp["heuristic_prob"], sp["max_pool"]),
+    }
+    sides = {
+        side: _build_side(exp, side, index, env_id, pools[side], start_generation, verbose)
+        for index, (side, env_id) in enumerate(SIDES)
+    }
+    for g in range(1, start_generation + 1):  # snapshots of completed generations go back into the pools
+        for side, other in (("greek", "persian"), ("persian", "greek")):
+            snap = algo_class(exp.algo).load(snap_dir / f"{side}_gen{g}.zip", device="cpu")
+            pools[other].add(FrozenPolicy(snap, f"{side}_gen{g}", deterministic))
+
+    # 3. Learn, generation by generation.
+    for g in range(start_generation + 1, generations + 1):
+        for side, other in (("greek", "persian"), ("persian", "greek")):
+            pools[side].use_heuristic = g <= heuristic_generations
+            entry = sides[side]
+            names = ", ".join(f"{getattr(p, 'name', 'heuristic')}:{q:.2f}" for p, q in pools[side].members())
+            log(f"generation {g}/{generations}: {side} trains against [{names}]")
+            learn(
+                entry["model"],
+                entry["per_generation"],
+                entry["callbacks"],
+                exp,
+                f"self-play generation {g}/{generations}, {side}",
+            )
+            entry["model"].save(snap_dir / f"{side}_gen{g}.zip")
+            pools[other].add(FrozenPolicy(entry["model"], f"{side}_gen{g}", deterministic))
+
+    # 4. Save.
+    result: dict[str, Any] = {
+        "target": "selfplay",
+        "algo": exp.algo,
+        "seed": exp.seed,
+        "run_dir": str(exp.run_dir),
+        "generations": generations,
+        "resumed_after_generation": start_generation or None,
+    }
+    for side, entry in sides.items():
+        path = save_trained_model(entry["model"], exp.run_dir, f"final_{side}")
+        entry["env"].close()
+        entry["eval_env"].close()
+        result[side] = {
+            "model": str(path),
+            "num_timesteps": int(entry["model"].num_timesteps),
+            "throughput": entry["clock"].summary(),
+            "opponents_sampled": dict(pools[side].counts),
+        }
+
+    # 5. Report.
+    report_episodes = int(sp.get("report_episodes", 1000))
+    metrics = {
+        f"throughput/{side}_steps_per_second": float(result[side]["throughput"]["steps_per_second"])
+        for side, _ in SIDES
+    }
+    if report:
+        result["cross_play"] = cross_play_report(
+            exp.run_dir / "final_greek.zip",
+            exp.run_dir / "final_persian.zip",
+            report_episodes,
+            exp.seed,
+            progress,
+        )
+        print(format_cross_play(result["cross_play"]), flush=True)
+        for g, row in result["cross_play"]["matrix"].items():
+            for p, cell in row.items():
+                metrics[f"report/greek_{g}_vs_persian_{p}_win_rate"] = float(cell["greek_win_rate"])
+    write_summary(exp.run_dir, hparam_dict(exp.data), metrics)
+    return finish(exp, result, reported=report)

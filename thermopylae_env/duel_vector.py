@@ -1,0 +1,640 @@
+"""The duel for many games at once (``gymnasium.make_vec("thermopylae/DuelGreek-v0", num_envs=N)``).
+
+:class:`DuelVectorEngine` holds ``N`` games as one int32 array of shape ``(N, WIDTH)`` (one row per game,
+columns named in :mod:`thermopylae_env._duel_kernel`), one float32 observation buffer and one boolean mask
+buffer, and advances them with the compiled per-game kernel :mod:`thermopylae_env._duel_kernel` (numba;
+where the batch is large its loop over games runs on all cores, writing exactly what the serial loop
+writes). The rules, the action layout (21 actions), the observation layout (56 float32 values) and the
+masks are those of :mod:`thermopylae_env.duel`; ``tests/test_duel_vector.py`` plays thousands of games
+through both engines with the same shuffles and discards and compares every observation, mask, reward and
+result.
+
+Three environments sit on the engine:
+
+* :class:`DuelGreekVectorEnv` / :class:`DuelPersianVectorEnv` (the ``vector_entry_point`` of
+  ``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0``): one side against a built-in opponent
+  whose moves happen inside ``step``: ``"heuristic"`` (the compiled twin of
+  ``thermopylae_env.opponents``, checked move for move against it), ``"random"``, or a batched
+  policy, any object with ``act_batch(observations, masks) -> actions`` (:class:`BatchOpponent`), called
+  once for all the games waiting on it, as many times as the opponent has consecutive micro-actions.
+* :class:`DuelSelfPlayVectorEnv`: both sides, no built-in opponent; each row's ``to_move`` says whose turn
+  it is, so one learner playing both sides, or two learners, collect from all games at once (the batched
+  counterpart of the PettingZoo AEC view).
+
+Chance: game ``i`` is keyed by its own seed (``reset(seed=s)`` gives it ``s + i``, ``reset(seed=[...])``
+one seed per game, ``None`` entries keeping their stream); its ``e``-th game and every random choice in it
+(shuffles, the cards hit by a discard card, the random opponent's moves) are a fixed function of that key
+and ``e`` (see :mod:`thermopylae_env._duel_kernel`), so what a game plays never depends on the other games
+or on when they reset. :meth:`DuelVectorEngine.chance_base` with
+:func:`thermopylae_env._duel_kernel.chance_orders` and :func:`thermopylae_env._duel_kernel.discard_pick`
+replay a game on :class:`thermopylae_env.duel.DuelGame`. (The streams are not those of the single
+environment's ``numpy.random.Generator``: the same seed gives other, equally distributed games.)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from thermopylae_env import _duel_kernel as K
+from thermopylae_env.actions import (
+    IllegalActionError,
+    as_action_batch,
+    as_seed,
+    as_seed_list,
+    check_illegal_action_mode,
+    check_illegal_action_penalty,
+    check_options,
+)
+from thermopylae_env.duel import DuelGame, DuelState, decode_action
+
+__all__ = [
+    "BatchOpponent",
+    "DuelVectorEngine",
+    "DuelVectorEnv",
+    "DuelGreekVectorEnv",
+    "DuelPersianVectorEnv",
+    "DuelSelfPlayVectorEnv",
+    "PARALLEL_MIN_GAMES",
+]
+
+GREEK = K.GREEK
+PERSIAN = K.PERSIAN
+NUM_ACTIONS = K.NUM_ACTIONS
+OBS_SIZE = K.OBS_SIZE
+PLAYER_NAMES = ("greek", "persian")
+PARALLEL_MIN_GAMES = 512  # below this the threads' start-up costs more than they save
+_M64 = (1 << 64) - 1
+
+
+class BatchOpponent(Protocol):
+    """A batched player: ``act_batch(observations, masks) -> actions``.
+
+    ``observations`` is float32 ``(k, 56)`` (the opponent's own side, the single env's layout), ``masks``
+    bool ``(k, 21)`` with at least one legal action per row; it returns ``k`` legal actions (any integer
+    array-like). It is called once per round for all the ``k`` games waiting on it.
+    """
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray: ...
+
+
+def _splitmix64(seed: int) -> int:
+    z = (seed + 0x9E3779B97F4A7C15) & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def _signed32(x: int) -> int:
+    return x - (1 << 32) if x >= 1 << 31 else x
+
+
+def _check_num_envs(num_envs: object) -> int:
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+    return int(num_envs)
+
+
+def _check_parallel(parallel: object, num_envs: int) -> bool:
+    if parallel == "auto":
+        return num_envs >= PARALLEL_MIN_GAMES
+    if isinstance(parallel, bool):
+        return parallel
+    raise ValueError(f"parallel must be 'auto', True or False, got {parallel!r}")
+
+
+class DuelVectorEngine:
+    """``num_envs`` duel games in one int32 array, advanced by the compiled kernel.
+
+    ``states`` ``(N, WIDTH)`` int32, ``obs`` ``(N, 56)`` float32 (the observation of the side asked for
+    by the last step), ``masks`` ``(N, 21)`` bool (of the player to act; all false once a game is over).
+    ``parallel``: ``"auto"`` (the parallel loop from :data:`PARALLEL_MIN_GAMES` games), ``True`` or
+    ``False``; both loops write the same values.
+    """
+
+    def __init__(self, num_envs: int, parallel: bool | str = "auto") -> None:
+        self.num_envs = _check_num_envs(num_envs)
+        self.parallel = _check_parallel(parallel, self.num_envs)
+        self.card_kinds = K.card_kinds()
+        n = self.num_envs
+        self.states = np.zeros((n, K.WIDTH), np.int32)
+        self.obs = np.zeros((n, OBS_SIZE), np.float32)
+        self.masks = np.zeros((n, NUM_ACTIONS), np.bool_)
+        self.all_games = np.arange(n, dtype=np.int64)
+        self._what = np.zeros(n, np.int64)
+        self._actions = np.zeros(n, np.int64)
+        self.seeded = False
+        self._step = K.step_parallel if self.parallel else K.step_serial
+
+    # --- chance ---------------------------------------------------------------------------------------
+
+    def seed(self, seed: object = None) -> None:
+        """Key each game's chance: one seed (game ``i`` gets ``seed + i``; ``None`` draws one from the OS),
+        or one per game (a ``None`` entry keeps that game's key). Counts of games played restart at 0."""
+        n = self.num_envs
+        if isinstance(seed, (list, tuple, np.ndarray)):
+            seeds = as_seed_list(seed, n)
+        else:
+            first = as_seed(seed)
+            if first is None:
+                first = int(np.random.SeedSequence().generate_state(2, np.uint64)[0])
+            seeds = [(first + i) & _M64 for i in range(n)]
+        for i, s in enumerate(seeds):
+            if s is None:
+                continue
+            key = _splitmix64(s)
+            self.states[i, K.KEY_LO] = _signed32(key & 0xFFFFFFFF)
+            self.states[i, K.KEY_HI] = _signed32(key >> 32)
+            self.states[i, K.EPISODE] = 0
+        self.seeded = True
+
+    def chance_base(self, game: int) -> int:
+        """The chance base of the game now running in row ``game`` (see ``thermopylae_env._duel_kernel``)."""
+        return int(self.states[game, K.BASE]) & 0xFFFFFFFF
+
+    # --- stepping -------------------------------------------------------------------------------------
+
+    def run(
+        self, games: np.ndarray, what: np.ndarray, actions: np.ndarray, opp_mode: int, opp_side: int,
+        obs_side: int,
+    ) -> None:
+        """Kernel step of ``games`` (``what``/``actions`` indexed by game: see ``_duel_kernel.step_game``)."""
+        self._step(self.states, games, what, actions, opp_mode, opp_side, obs_side, self.card_kinds,
+                   self.obs, self.masks)
+
+    def phase(self) -> np.ndarray:
+        """Phase of every game (0..3, :data:`thermopylae_env._duel_kernel.OVER` once over), a copy."""
+        return self.states[:, K.PHASE].copy()
+
+    def to_move(self) -> np.ndarray:
+        """The player to act in every game (``GREEK``, ``PERSIAN``; -1 once over)."""
+        return np.where(self.states[:, K.PHASE] == K.OVER, -1, self.states[:, K.PLAYER])
+
+    def observe(self, side: int, games: np.ndarray | None = None) -> np.ndarray:
+        """Observations of ``side`` (``GREEK``/``PERSIAN``, -1 for the player to act) of ``games``."""
+        idx = self.all_games if games is None else np.asarray(games, np.int64)
+        out = np.empty((idx.size, OBS_SIZE), np.float32)
+        K.observe_games(self.states, idx, side, out)
+        return out
+
+    def heuristic_actions(self, games: np.ndarray | None = None) -> np.ndarray:
+        """The compiled heuristic's move for the player to act in each of ``games`` (running games)."""
+        idx = self.all_games if games is None else np.asarray(games, np.int64)
+        out = np.empty(idx.size, np.int64)
+        K.heuristic_games(self.states, idx, out)
+        return out
+
+    def reference_state(self, game: int) -> DuelState:
+        """A :class:`DuelState` with the counts of ``game`` (the hands hold the kinds, not card ids), for
+        the reference engine's legality reasons."""
+        s = self.states[game]
+        counts = [s[K.HCNT + p * K.NUM_KINDS:K.HCNT + (p + 1) * K.NUM_KINDS].tolist() for p in (0, 1)]
+        hands = [s[K.HAND + p * K.MAX_HAND:K.HAND + p * K.MAX_HAND + s[K.HLEN + p]].tolist() for p in (0, 1)]
+        over = int(s[K.PHASE]) == K.OVER
+        return DuelState(
+            decks=((), ()), deck_pos=[int(s[K.POS]), int(s[K.POS + 1])], hands=hands, hand_counts=counts,
+            discards=[[], []], discard_counts=[[0] * K.NUM_KINDS, [0] * K.NUM_KINDS],
+            build=s[K.BUILD:K.BUILD + K.NUM_KINDS].tolist(), table=[],
+            table_counts=s[K.TABLE:K.TABLE + K.NUM_KINDS].tolist(), attack_total=int(s[K.ATTACK]),
+            tokens=int(s[K.TOKENS]), turn=int(s[K.TURN]), phase=0 if over else int(s[K.PHASE]),
+            current_player=int(s[K.PLAYER]), terminated=over, winner=int(s[K.WINNER]),
+        )
+
+    def illegal_reason(self, game: int, action: int) -> str:
+        """Why ``action`` is illegal in ``game`` (the reference engine's words)."""
+        state = self.reference_state(game)
+        reason = DuelGame().illegal_reason(state, int(action))
+        return f"{decode_action(int(action), state.current_player)}: {reason}"
+
+
+def _check_opponent(opponent: Any) -> tuple[int, Any, str]:
+    if isinstance(opponent, str) and opponent == "heuristic":
+        return K.OPP_HEURISTIC, None, "heuristic"
+    if isinstance(opponent, str) and opponent == "random":
+        return K.OPP_RANDOM, None, "random"
+    if hasattr(opponent, "act_batch") and callable(opponent.act_batch):
+        return K.OPP_NONE, opponent, getattr(opponent, "name", type(opponent).__name__)
+    if isinstance(opponent, (str, os.PathLike)):
+        raise ValueError(
+            f"opponent {os.fspath(opponent)!r}: the vector duel env takes 'heuristic', 'random' or an object "
+            "with act_batch(observations, masks) -> actions; load a model file yourself and pass it in"
+        )
+    raise ValueError(
+        "opponent must be 'heuristic', 'random' or an object with act_batch(observations, masks) -> actions, "
+        f"got {type(opponent).__name__}"
+    )
+
+
+def _check_autoreset(mode: object) -> AutoresetMode:
+    mode = AutoresetMode(mode)
+    if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+        raise ValueError(f"autoreset_mode must be NEXT_STEP or SAME_STEP, got {mode}")
+    return mode
+
+
+class _DuelVectorBase(VectorEnv):
+    """What the one-sided and the two-sided vector envs share: buffers, seeding, reset, autoreset."""
+
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def _setup(self, num_envs: int, illegal_action: str, illegal_action_penalty: float,
+               autoreset_mode: object, copy: bool, parallel: bool | str, render_mode: object,
+               record_events: object) -> None:
+        if render_mode is not None:
+            raise ValueError(f"{type(self).__name__} does not render; render_mode must be None, got "
+                             f"{render_mode!r}")
+        if record_events:
+            raise ValueError(f"{type(self).__name__} does not record events; use the single duel env")
+        self.illegal_action = check_illegal_action_mode(illegal_action)
+        self.illegal_action_penalty = check_illegal_action_penalty(illegal_action_penalty)
+        self.autoreset_mode = _check_autoreset(autoreset_mode)
+        self.engine = DuelVectorEngine(num_envs, parallel)
+        self.num_envs = self.engine.num_envs
+        self.copy = bool(copy)
+        self.render_mode = None
+        self.metadata = {"autoreset_mode": self.autoreset_mode, "render_modes": []}
+        self.single_observation_space = gym.spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32)
+        self.single_action_space = gym.spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._ended = np.zeros(self.num_envs, bool)  # ended at the last step: restarts at the next one
+        self._ready = False
+
+    # subclasses define how the kernel is called
+    _opp_mode = K.OPP_NONE
+    _opp_side = -1
+    _obs_side = -1
+
+    def _after_kernel(self, touched: np.ndarray) -> None:
+        """Hook: the batched opponent's rounds (one-sided env)."""
+
+    def _obs(self) -> np.ndarray:
+        return self.engine.obs.copy() if self.copy else self.engine.obs
+
+    def _state_info(self, infos: dict[str, Any]) -> dict[str, Any]:
+        eng = self.engine
+        n = self.num_envs
+        phase = eng.states[:, K.PHASE].copy()
+        phase[phase == K.OVER] = 0
+        for key, value in (("action_mask", eng.masks.view(np.int8).copy()), ("phase", phase),
+                           ("turn", eng.states[:, K.TURN].copy()), ("to_move", eng.to_move())):
+            infos[key] = value
+            infos["_" + key] = np.ones(n, bool)
+        return infos
+
+    def _deal(self, games: np.ndarray) -> None:
+        eng = self.engine
+        eng._what[games] = K.ACT_RESTART
+        eng.run(games, eng._what, eng._actions, self._opp_mode, self._opp_side, self._obs_side)
+        self._after_kernel(games)
+
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start new games (all of them, or those of ``options["reset_mask"]``). ``seed``: one seed (game
+        ``i`` gets ``seed + i``) or one per game; ``None`` continues every game's stream (the first reset
+        seeds from the OS). Returns ``(observations, infos)``."""
+        options = check_options(options, ("reset_mask",))
+        games = self.engine.all_games
+        if "reset_mask" in options:
+            mask = np.asarray(options["reset_mask"])
+            if mask.dtype != bool or mask.shape != (self.num_envs,):
+                raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},)")
+            if not self._ready and not mask.all():
+                raise RuntimeError("the first reset must start every game (reset_mask all true)")
+            games = np.flatnonzero(mask).astype(np.int64)
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+            super().reset(seed=as_seed(seed))  # the VectorEnv's own np_random, for API completeness
+        if seed is not None or not self.engine.seeded:
+            self.engine.seed(seed)
+        self._deal(games)
+        self._ended[games] = False
+        self._ready = True
+        return self._obs(), self._state_info({})
+
+    def _checked_actions(self, actions: object) -> np.ndarray:
+        if self.closed:
+            raise RuntimeError("step() called on a closed environment")
+        if not self._ready:
+            raise RuntimeError("step() called before reset()")
+        return as_action_batch(actions, self.num_envs, NUM_ACTIONS)
+
+    def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Apply every game's action (restarting the games that ended at the last NEXT_STEP step).
+
+        Returns ``(ended_now, illegal, restarted, winner)``."""
+        eng = self.engine
+        n = self.num_envs
+        restart = self._ended if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(n, bool)
+        rows = np.arange(n)
+        legal = eng.masks[rows, actions] | restart
+        illegal = ~legal
+        if illegal.any() and self.illegal_action == "raise":
+            g = int(np.flatnonzero(illegal)[0])
+            raise IllegalActionError(f"game {g}: {eng.illegal_reason(g, int(actions[g]))}")
+        reasons = None
+        if illegal.any():
+            reasons = {int(g): eng.illegal_reason(int(g), int(actions[g])) for g in np.flatnonzero(illegal)}
+        what = eng._what
+        what[:] = K.ACT_MOVE
+        what[restart] = K.ACT_RESTART
+        what[illegal] = K.ACT_NONE
+        eng._actions[:] = actions
+        games = eng.all_games
+        eng.run(games, what, eng._actions, self._opp_mode, self._opp_side, self._obs_side)
+        self._after_kernel(games)
+        over = eng.states[:, K.PHASE] == K.OVER
+        ended = (over & ~restart) | illegal
+        if illegal.any():
+            eng.masks[illegal] = False
+        self._ended = ended.copy()
+        self._reasons = reasons
+        return ended, illegal, restart, eng.states[:, K.WINNER].copy()
+
+    def _end_info(self, ended: np.ndarray, illegal: np.ndarray, success: np.ndarray | None) -> dict:
+        info: dict[str, Any] = {}
+        if ended.any() and success is not None:
+            info["is_success"] = success & ended
+            info["_is_success"] = ended.copy()
+        if illegal.any():
+            text = np.full(self.num_envs, None, dtype=object)
+            for g, reason in self._reasons.items():
+                text[g] = reason
+            info["illegal_action"] = illegal.copy()
+            info["_illegal_action"] = illegal.copy()
+            info["illegal_reason"] = text
+            info["_illegal_reason"] = illegal.copy()
+        return info
+
+    def _finish_same_step(self, ended: np.ndarray, end_info: dict) -> dict[str, Any]:
+        """SAME_STEP autoreset: the ended games restart now; their last observation goes to the infos."""
+        infos: dict[str, Any] = {}
+        if ended.any():
+            idx = np.flatnonzero(ended).astype(np.int64)
+            final_obs = np.full(self.num_envs, None, dtype=object)
+            final_obs[idx] = list(self.engine.obs[idx].copy())
+            self._state_info(end_info)
+            for key in ("action_mask", "phase", "turn", "to_move"):
+                end_info["_" + key] = ended.copy()
+            self._deal(idx)
+            self._ended[idx] = False
+            infos["final_obs"] = final_obs
+            infos["_final_obs"] = ended.copy()
+            infos["final_info"] = end_info
+            infos["_final_info"] = ended.copy()
+            return self._state_info(infos)
+        return self._state_info(end_info)
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of every game, bool ``(num_envs, 21)`` (a copy; all false for a game that ended
+        and waits for its NEXT_STEP reset)."""
+        return self.engine.masks.copy()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._ready = False
+
+
+class DuelVectorEnv(_DuelVectorBase):
+    """``num_envs`` games of one side of the duel against a built-in opponent, stepped together.
+
+    ## Description
+    The duel of ``thermopylae/DuelGreek-v0`` / ``DuelPersian-v0`` (rules in ``seeds/rules_duel.md``) for
+    many games at once: ``gymnasium.make_vec("thermopylae/DuelGreek-v0", num_envs=N)`` (or the Persian id)
+    builds it; ``vectorization_mode="sync"`` gives a ``SyncVectorEnv`` of single environments instead (the
+    same games in distribution, much slower). The opponent's moves happen inside ``step``.
+
+    ## Action Space
+    ``MultiDiscrete([21] * num_envs)``; ``single_action_space`` is ``Discrete(21)`` with the single env's
+    layout. :meth:`action_masks` gives the legal actions as bool ``(num_envs, 21)``, ``infos["action_mask"]``
+    as int8. Every mask row of a game the agent must act in has at least one legal action. Out-of-space
+    actions raise ``TypeError`` / ``ValueError`` before any game moves. An illegal action (mask 0) ends that
+    game as a loss with reward ``illegal_action_penalty``, ``infos["illegal_action"]`` and
+    ``infos["illegal_reason"]`` (``illegal_action="loss"``; the observation stays that of the position and
+    the mask becomes all false, as in the single env), or raises ``IllegalActionError`` before any game
+    moves (``"raise"``).
+
+    ## Observation Space
+    ``Box(0, 1, (num_envs, 56), float32)``, each row the agent's side as in the single env.
+
+    ## Rewards
+    Per game: +1 on the step that wins, -1 on the step that loses (also when the loss happens during the
+    opponent's moves), 0 otherwise.
+
+    ## Starting State
+    Both decks shuffled, four cards each, turn 1 drawn, then the opponent's moves until the agent must act
+    (the Persian agent starts at his first discard phase, the Greek agent at his). Game ``i`` draws its
+    chance from a stream keyed by its own seed: see the module docstring.
+
+    ## Episode End
+    Per game as in the single env: termination only (at most 49 turns), no truncation.
+
+    Autoreset (``metadata["autoreset_mode"]``):
+
+    * ``AutoresetMode.NEXT_STEP`` (default, Gymnasium's own): the step that ends a game returns its last
+      observation with ``terminated=True``, ``infos["is_success"]`` and an all-false mask; the next ``step``
+      ignores that game's action, starts a new game and returns its first observation with reward 0.
+    * ``AutoresetMode.SAME_STEP``: the ending step already returns the new game's first observation and
+      mask; the last observation is in ``infos["final_obs"]`` and that step's info in
+      ``infos["final_info"]`` (with Gymnasium's ``"_key"`` masks).
+
+    ``reset(options={"reset_mask": mask})`` restarts only the games where the bool mask is true. Infos hold
+    ``action_mask``, ``phase``, ``turn``, ``to_move`` per game, and at game ends ``is_success``.
+
+    ## Arguments
+    * ``num_envs`` (int): number of games.
+    * ``opponent``: ``"heuristic"`` (default: the compiled twin of ``thermopylae_env.opponents``),
+      ``"random"`` (uniform over the legal actions, from the game's chance stream), or an object with
+      ``act_batch(observations, masks) -> actions`` (:class:`BatchOpponent`, e.g. a NumPy copy of a
+      trained actor), called once per round for all the games waiting on it; an illegal answer raises
+      ``IllegalActionError`` naming the opponent. A model file is not loaded here: load it and pass it in.
+    * ``illegal_action`` (``"loss"`` / ``"raise"``), ``illegal_action_penalty`` (float, -1.0): as in the
+      single env. ``render_mode`` must be ``None`` and ``record_events`` ``False``.
+    * ``autoreset_mode``: ``AutoresetMode.NEXT_STEP`` (default) or ``AutoresetMode.SAME_STEP``.
+    * ``copy`` (bool, True): return a fresh observation array; ``False`` returns the engine's buffer.
+    * ``parallel``: ``"auto"`` (default: numba's parallel loop over games from 512 games), ``True``,
+      ``False``; the results are the same.
+
+    ## Version History
+    * v0: initial version.
+    """
+
+    side: int = GREEK
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        opponent: Any = "heuristic",
+        illegal_action: str = "loss",
+        illegal_action_penalty: float = -1.0,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        copy: bool = True,
+        parallel: bool | str = "auto",
+        render_mode: str | None = None,
+        record_events: bool = False,
+        side: int | None = None,
+    ) -> None:
+        if side is not None:
+            if side not in (GREEK, PERSIAN):
+                raise ValueError(f"side must be {GREEK} (Greek) or {PERSIAN} (Persian), got {side!r}")
+            self.side = side
+        self._opp_mode, self._opponent, self.opponent_label = _check_opponent(opponent)
+        self._setup(num_envs, illegal_action, illegal_action_penalty, autoreset_mode, copy, parallel,
+                    render_mode, record_events)
+        self.opponent_side = 1 - self.side
+        self._opp_side = self.opponent_side
+        self._obs_side = self.side
+        self._opp_obs = np.zeros((self.num_envs, OBS_SIZE), np.float32)
+
+    def set_opponent(self, opponent: Any) -> None:
+        """Change the opponent (same values as the ``opponent`` argument). Between steps every running
+        game waits on the agent, so the new opponent takes over at its next move, in every game."""
+        self._opp_mode, self._opponent, self.opponent_label = _check_opponent(opponent)
+
+    def _after_kernel(self, touched: np.ndarray) -> None:
+        """The batched opponent's rounds: one ``act_batch`` call for all games waiting on it, until none."""
+        if self._opponent is None:
+            return
+        eng = self.engine
+        st = eng.states
+        what = eng._what
+        acts = eng._actions
+        while True:
+            waiting = np.flatnonzero((st[:, K.PHASE] != K.OVER) & (st[:, K.PLAYER] == self.opponent_side))
+            if waiting.size == 0:
+                return
+            waiting = waiting.astype(np.int64)
+            obs = self._opp_obs[:waiting.size]
+            K.observe_games(st, waiting, self.opponent_side, obs)
+            masks = eng.masks[waiting]
+            chosen = self._opponent.act_batch(obs.copy(), masks.copy())
+            try:
+                chosen = as_action_batch(chosen, waiting.size, NUM_ACTIONS)
+            except (TypeError, ValueError) as err:
+                raise IllegalActionError(f"the {PLAYER_NAMES[self.opponent_side]} opponent "
+                                         f"({self.opponent_label}) answered badly: {err}") from err
+            bad = ~masks[np.arange(waiting.size), chosen]
+            if bad.any():
+                j = int(np.flatnonzero(bad)[0])
+                g = int(waiting[j])
+                raise IllegalActionError(
+                    f"the {PLAYER_NAMES[self.opponent_side]} opponent ({self.opponent_label}) chose "
+                    f"{int(chosen[j])} in game {g}: {eng.illegal_reason(g, int(chosen[j]))}")
+            what[waiting] = K.ACT_MOVE
+            acts[waiting] = chosen
+            eng.run(waiting, what, acts, K.OPP_NONE, self.opponent_side, self.side)
+
+    def step(self, actions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One action per game (shape ``(num_envs,)``); see the class docstring for autoreset."""
+        actions = self._checked_actions(actions)
+        ended, illegal, _, winner = self._advance(actions)
+        rewards = np.zeros(self.num_envs, np.float64)
+        won = ended & ~illegal & (winner == self.side)
+        rewards[ended] = -1.0
+        rewards[won] = 1.0
+        rewards[illegal] = self.illegal_action_penalty
+        end_info = self._end_info(ended, illegal, won)
+        truncated = np.zeros(self.num_envs, bool)
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            return self._obs(), rewards, ended, truncated, self._state_info(end_info)
+        infos = self._finish_same_step(ended, end_info)
+        return self._obs(), rewards, ended, truncated, infos
+
+
+class DuelGreekVectorEnv(DuelVectorEnv):
+    __doc__ = DuelVectorEnv.__doc__
+    side = GREEK
+
+
+class DuelPersianVectorEnv(DuelVectorEnv):
+    __doc__ = DuelVectorEnv.__doc__
+    side = PERSIAN
+
+
+class DuelSelfPlayVectorEnv(_DuelVectorBase):
+    """``num_envs`` duel games with both sides played by the caller: the batched self-play interface.
+
+    ## Description
+    No built-in opponent: in each game the player to act (``infos["to_move"]``, :meth:`to_move`:
+    ``GREEK = 0``, ``PERSIAN = 1``) moves, so one learner playing both sides, or two learners (each taking
+    the rows where its side is to move), collect from all games at once: the batched counterpart of the
+    PettingZoo AEC view (``thermopylae_env.duel_v0``).
+
+    ## Action Space
+    ``MultiDiscrete([21] * num_envs)``: one action per game, for the side to move there. Masks, illegal
+    actions and out-of-space actions as in :class:`DuelVectorEnv`.
+
+    ## Observation Space
+    ``Box(0, 1, (num_envs, 56), float32)``: each row the observation of the side to move (of the side that
+    made the last move once the game is over). :meth:`observe` gives every game from one side's view
+    (e.g. the other learner's last observation of a finished game).
+
+    ## Rewards
+    ``(num_envs, 2)`` float: ``[greek, persian]``, +1 / -1 on the step that ends the game, zeros otherwise
+    (an illegal action: ``illegal_action_penalty`` for the side that played it, 0 for the other).
+
+    ## Starting State
+    As in :class:`DuelVectorEnv`; the Persian acts first.
+
+    ## Episode End
+    Termination only; autoreset as in :class:`DuelVectorEnv` (``NEXT_STEP`` default, ``SAME_STEP``).
+
+    ## Arguments
+    ``num_envs``, ``illegal_action``, ``illegal_action_penalty``, ``autoreset_mode``, ``copy``,
+    ``parallel``, ``render_mode`` (None), ``record_events`` (False): as in :class:`DuelVectorEnv`.
+
+    ## Version History
+    * v0: initial version.
+    """
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        illegal_action: str = "loss",
+        illegal_action_penalty: float = -1.0,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        copy: bool = True,
+        parallel: bool | str = "auto",
+        render_mode: str | None = None,
+        record_events: bool = False,
+    ) -> None:
+        self._setup(num_envs, illegal_action, illegal_action_penalty, autoreset_mode, copy, parallel,
+                    render_mode, record_events)
+
+    def to_move(self) -> np.ndarray:
+        """The side to act in every game (``GREEK``/``PERSIAN``; -1 for a game that is over)."""
+        return self.engine.to_move()
+
+    def observe(self, side: int) -> np.ndarray:
+        """Every game's observation from ``side``'s view (``GREEK`` or ``PERSIAN``)."""
+        if side not in (GREEK, PERSIAN):
+            raise ValueError(f"side must be {GREEK} (Greek) or {PERSIAN} (Persian), got {side!r}")
+        return self.engine.observe(side)
+
+    def step(self, actions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One action per game, for its side to move; rewards are ``(num_envs, 2)``."""
+        actions = self._checked_actions(actions)
+        mover = self.engine.states[:, K.PLAYER].copy()
+        ended, illegal, _, winner = self._advance(actions)
+        rewards = np.zeros((self.num_envs, 2), np.float64)
+        fair = ended & ~illegal
+        rows = np.flatnonzero(fair)
+        rewards[rows, winner[rows]] = 1.0
+        rewards[rows, 1 - winner[rows]] = -1.0
+        bad = np.flatnonzero(illegal)
+        rewards[bad, mover[bad]] = self.illegal_action_penalty
+        info = self._end_info(ended, illegal, None)
+        if ended.any():
+            w = np.where(fair, winner, np.where(illegal, 1 - mover, -1))
+            info["winner"] = w
+            info["_winner"] = ended.copy()
+        truncated = np.zeros(self.num_envs, bool)
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            return self._obs(), rewards, ended, truncated, self._state_info(info)
+        infos = self._finish_same_step(ended, info)
+        return self._obs(), rewards, ended, truncated, infos
