@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -73,3 +76,16 @@ def test_the_dice_of_a_generator_equal_numpys_array_draw_interleaved_with_shuffl
         for n in (1, 3, 5, 2, 4, 1):
             assert roll_dice(ours, n) == numpys.integers(1, 7, size=n).tolist()
             assert ours.permutation(20).tolist() == numpys.permutation(20).tolist()
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, lambda env: pickle.loads(pickle.dumps(env))])
+def test_a_copied_env_mid_game_observes_its_own_state(clone):
+    env = CoopEnv(num_players=2)
+    _, info = env.reset(seed=8)
+    _, _, _, _, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
+    twin = clone(env)
+    assert twin._view._buf is not env._view._buf
+    action = int(np.flatnonzero(info["action_mask"])[0])
+    obs, _, _, _, twin_info = twin.step(action)
+    assert_view_matches(twin, obs, twin_info)
+    np.testing.assert_array_equal(obs, env.step(action)[0])

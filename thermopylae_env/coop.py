@@ -1068,6 +1068,15 @@ class CoopView:
         # per Spartan card id, the bit of its value in a hand's value set
         self._bit = tuple(1 << (value - MIN_VALUE) for value in game.spartan)
 
+    def __getstate__(self) -> dict:
+        # a memoryview cannot be copied or pickled: it is rebuilt over the copied buffer
+        return {name: getattr(self, name) for name in self.__slots__ if name != "_mv"}
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._mv = memoryview(self._buf)
+
     # ------------------------------------------------------------------ masks
 
     def mask(self, state: CoopState) -> np.ndarray:
