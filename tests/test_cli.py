@@ -398,3 +398,12 @@ def test_hints_accept_a_shipped_policy_by_name():
                 stdout=out)
     assert code == 0
     assert "Agent hints, most probable first:" in out.getvalue()
+
+
+def test_the_command_answers_its_version(capsys):
+    from thermopylae_env import __version__
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out.strip() == f"thermopylae {__version__}"

@@ -132,6 +132,16 @@ def test_coop_end_to_end_via_the_command_line(tmp_path):
     for name in ("ppo", "heuristic"):
         assert paired[name]["wins"] <= rows[name]["wins"]
     assert "the ones the search expert played" in training.format_report(report)
+    # Paired statistics for paired deals, from the per-game outcomes the report keeps.
+    per_game = report["evaluation"]["per_game"]
+    assert {len(per_game[name]) for name in ("ppo", "heuristic")} == {rows["ppo"]["games"]}
+    comparisons = {(c["a"], c["b"]): c for c in report["evaluation"]["paired"]}
+    ppo_h = comparisons[("ppo", "heuristic")]
+    pairs = zip(per_game["ppo"], per_game["heuristic"], strict=True)
+    assert ppo_h["only_a"] == sum(p and not h for p, h in pairs)
+    assert ppo_h["difference"] == pytest.approx(rows["ppo"]["win_rate"] - rows["heuristic"]["win_rate"])
+    assert comparisons[("ppo", "search")]["games"] == rows["search"]["games"]
+    assert "McNemar's exact p" in training.format_report(report)
     resolved = yaml.safe_load((out / "config.yaml").read_text())
     assert resolved["run"]["seed"] == 3 and resolved["run"]["algo"] == "maskable_ppo"
 
@@ -142,6 +152,7 @@ def test_duel_greek_end_to_end_against_the_heuristic(tmp_path):
     assert result["unused_config_keys"] == []
     opponents = {row["opponent"] for row in result["evaluation"]["rows"]}
     assert {"heuristic", "random"} <= opponents
+    assert {c["opponent"] for c in result["evaluation"]["paired"]} == {"heuristic", "random"}
     assert (tmp_path / "run" / "final_model.zip").is_file()
 
 
@@ -602,6 +613,22 @@ def test_tensorboard_curve_is_the_curve_of_evaluations_npz(coop_run):
     assert (curve["success_rate"] <= curve["ci_high"]).all()
     with pytest.raises(ValueError, match="no periodic evaluation"):
         training.read_tensorboard_curve(out / "tb" / "warm_start")
+
+
+def test_evaluate_curve_reads_the_tensorboard_logs_when_there_is_no_evaluations_npz(coop_run, tmp_path):
+    import shutil
+
+    from thermopylae_agents.evaluation import load_learning_curve
+
+    out, _ = coop_run
+    expected = training.read_tensorboard_curve(out)
+    copy = tmp_path / "run"
+    shutil.copytree(out / "tb", copy / "tb")
+    curve = load_learning_curve(copy)
+    np.testing.assert_array_equal(curve["timesteps"], expected["timesteps"])
+    np.testing.assert_array_equal(curve["success_rate"], expected["success_rate"])
+    with pytest.raises(ValueError, match="no evaluations.npz, progress.csv or TensorBoard logs"):
+        load_learning_curve(tmp_path / "empty")
 
 
 def test_every_stage_logs_a_line_when_not_on_a_terminal(coop_run):

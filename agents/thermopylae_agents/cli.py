@@ -602,6 +602,9 @@ def build_parser(prog: str = "thermopylae") -> argparse.ArgumentParser:
         description="Play the Thermopylae card games in the terminal, replay game records, train and "
         "evaluate agents.",
     )
+    from thermopylae_env import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     play = commands.add_parser("play", help="play a game in the terminal")

@@ -76,7 +76,9 @@ __all__ = [
     "results_from_json",
     "results_json",
     "short_label",
+    "CURVE_TAGS",
     "load_learning_curve",
+    "read_tensorboard_curve",
     "plot_results",
     "plot_learning_curve",
     "main",
@@ -569,8 +571,9 @@ def _plot_heatmap(results: Sequence[EvalResult], path: str | os.PathLike[str], t
 def load_learning_curve(logdir: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """Read a training run's evaluation log.
 
-    ``logdir`` is a folder (searched for ``evaluations.npz``, also under ``eval/``, then ``progress.csv``)
-    or one of those files. ``evaluations.npz`` is the file of SB3's ``EvalCallback`` /
+    ``logdir`` is a folder (searched for ``evaluations.npz``, also under ``eval/``, then ``progress.csv``,
+    then the run's TensorBoard logs: :func:`read_tensorboard_curve`) or one of those files.
+    ``evaluations.npz`` is the file of SB3's ``EvalCallback`` /
     ``MaskableEvalCallback`` (keys ``timesteps``, ``results`` (evaluations x episodes), ``ep_lengths``,
     optional ``successes``); ``progress.csv`` is SB3's CSV logger output (columns
     ``time/total_timesteps`` and ``eval/success_rate`` or ``eval/mean_reward``).
@@ -584,7 +587,9 @@ def load_learning_curve(logdir: str | os.PathLike[str]) -> dict[str, np.ndarray]
     ]
     found = next((c for c in candidates if c.is_file()), None)
     if found is None:
-        raise ValueError(f"no evaluations.npz or progress.csv in {path}")
+        if path.is_dir() and any(path.rglob("events.out.tfevents.*")):
+            return read_tensorboard_curve(path)
+        raise ValueError(f"no evaluations.npz, progress.csv or TensorBoard logs in {path}")
     if found.suffix == ".npz":
         with np.load(found) as data:
             if "timesteps" not in data or "results" not in data:
@@ -605,6 +610,65 @@ def load_learning_curve(logdir: str | os.PathLike[str]) -> dict[str, np.ndarray]
             _add_intervals(curve, wins, episodes)
         return curve
     return _load_progress_csv(found)
+
+
+CURVE_TAGS = {
+    "eval/success_rate": "success_rate",
+    "eval/mean_reward": "mean_reward",
+    "eval/mean_ep_length": "mean_length",
+    "eval/episodes": "episodes",
+}
+
+
+def read_tensorboard_curve(run_dir: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """The periodic-evaluation curve of a run from its TensorBoard logs (when there is no evaluations.npz).
+
+    ``run_dir`` is a run folder (its ``tb/`` is searched), a ``tb/`` folder, or one side's folder of a
+    self-play run (``tb/greek``). Returns ``timesteps`` and, where logged, ``success_rate``,
+    ``mean_reward``, ``mean_length`` and ``episodes`` (games per evaluation), with ``ci_low`` / ``ci_high``
+    (Wilson 95%) when both the rate and the game count are there; a resumed run's logs are joined in
+    step order. Raises ``ValueError`` when no event file holds ``eval/`` scalars, or when they come from
+    more than one self-play side.
+    """
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    root = Path(run_dir)
+    if (root / "tb").is_dir():
+        root = root / "tb"
+    files = sorted(root.rglob("events.out.tfevents.*"))
+    series: dict[str, dict[int, float]] = {}
+    sources: set[Path] = set()
+    for path in files:
+        events = EventAccumulator(str(path), size_guidance={"scalars": 0})
+        events.Reload()
+        tags = set(events.Tags().get("scalars", []))
+        for tag, name in CURVE_TAGS.items():
+            if tag in tags:
+                sources.add(path.parent.relative_to(root).parts[0] if path.parent != root else Path("."))
+                for event in events.Scalars(tag):
+                    series.setdefault(name, {})[int(event.step)] = float(event.value)
+    if "success_rate" not in series and "mean_reward" not in series:
+        raise ValueError(f"no periodic evaluation (eval/ scalars) in the TensorBoard logs under {root}")
+    sides = {str(s) for s in sources} & {"greek", "persian"}
+    if len(sides) > 1:
+        raise ValueError(
+            f"{root} holds the curves of both self-play sides; pass {root}/greek or {root}/persian"
+        )
+    steps = sorted(set().union(*(set(values) for values in series.values())))
+    curve = {"timesteps": np.asarray(steps, dtype=np.int64)}
+    for name, values in series.items():
+        curve[name] = np.asarray([values.get(step, np.nan) for step in steps], dtype=np.float64)
+    if "success_rate" in curve and "episodes" in curve:
+        episodes = np.nan_to_num(curve["episodes"]).astype(np.int64)
+        wins = np.rint(np.nan_to_num(curve["success_rate"]) * episodes).astype(np.int64)
+        bounds = np.array(
+            [
+                wilson_interval(int(w), int(n)) if n > 0 else (np.nan, np.nan)
+                for w, n in zip(wins, episodes, strict=True)
+            ]
+        ).reshape(-1, 2)
+        curve["ci_low"], curve["ci_high"] = bounds[:, 0], bounds[:, 1]
+    return curve
 
 
 def _add_intervals(curve: dict[str, np.ndarray], wins: np.ndarray, episodes: np.ndarray) -> None:

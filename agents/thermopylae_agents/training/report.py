@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from thermopylae_agents.evaluation import CURVE_TAGS, read_tensorboard_curve  # noqa: F401 - re-exported
 from thermopylae_agents.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.config import COOP_ID, ENV_IDS, GREEK_ID, Config
 from thermopylae_agents.training.envs import eval_env_kwargs
@@ -95,6 +96,21 @@ def _search_deals(records: Mapping[str, list], games: int) -> dict[str, Any]:
     return paired
 
 
+def _paired(records: Mapping[str, list], pairs: Sequence[tuple[str, str]], games: int | None = None,
+            opponent: str | None = None) -> list[dict[str, Any]]:
+    """McNemar's exact test and the paired win-rate difference for each pair of players, on the deals
+    both played (the first ``games`` when given)."""
+    from thermopylae_agents.stats import paired_comparison
+
+    out = []
+    for a, b in pairs:
+        if a in records and b in records:
+            n = games if games is not None else min(len(records[a]), len(records[b]))
+            result = paired_comparison(a, [r.won for r in records[a][:n]], b, [r.won for r in records[b][:n]])
+            out.append({**result.summary(), "opponent": opponent})
+    return out
+
+
 def evaluate_against_baselines(
     target: str, model_path: Path, env_kwargs: Mapping[str, Any], rep: Config, seed: int, bar: bool = True
 ) -> dict[str, Any]:
@@ -131,11 +147,18 @@ def evaluate_against_baselines(
             rows.append(_row(records[name], name))
             rows[-1]["spec"] = spec if isinstance(spec, str) else str(model_path)
         paired = _search_deals(records, search_episodes) if "search" in records else None
+        comparisons = _paired(records, [("ppo", "heuristic"), ("ppo", "random")])
+        comparisons += _paired(records, [("ppo", "search"), ("heuristic", "search")], search_episodes)
+        per_game = {name: [int(r.won) for r in found] for name, found in records.items()}
     else:
+        comparisons, per_game = [], {}
         for opponent in ("heuristic", "random"):
+            records = {}
             for spec, name in ((ppo, "ppo"), ("heuristic", "heuristic"), ("random", "random")):
-                found = _play(env_id, spec, name, episodes, base_seed, kwargs, bar, opponent=opponent)
-                rows.append(_row(found, name, opponent))
+                records[name] = _play(env_id, spec, name, episodes, base_seed, kwargs, bar, opponent=opponent)
+                rows.append(_row(records[name], name, opponent))
+                per_game[f"{name} vs {opponent}"] = [int(r.won) for r in records[name]]
+            comparisons += _paired(records, [("ppo", "heuristic"), ("ppo", "random")], opponent=opponent)
     ppo_row, heuristic_row = rows[0], next(r for r in rows if r["agent"] == "heuristic")
     seconds = round(time.perf_counter() - start, 1)
     games = sum(r["games"] for r in rows)
@@ -145,6 +168,8 @@ def evaluate_against_baselines(
         "ppo_plays": "greedy: most likely legal action",
         "rows": rows,
         **({"search_deals": paired} if paired else {}),
+        "paired": comparisons,
+        "per_game": per_game,
         "beats_heuristic": ppo_row["ci_low"] > heuristic_row["ci_high"],
         "games": games,
         "seconds": seconds,
@@ -182,6 +207,15 @@ def format_report(result: Mapping[str, Any]) -> str:
             lines.append(f"On the first {paired['games']} of those deals, the ones the search expert played:")
             for name in ("search", "ppo", "heuristic"):
                 lines.append(f"{name:<12}" + _rate_cells({"games": paired["games"], **paired[name]}))
+        comparisons = evaluation.get("paired") or []
+        if comparisons:
+            lines.append("Paired on the same deals (difference of win rates, 95% interval, "
+                         "McNemar's exact p):")
+            for c in comparisons:
+                versus = f" (against {c['opponent']})" if c.get("opponent") else ""
+                low, high = c["ci95"]
+                lines.append(f"  {c['a']} - {c['b']}{versus}: {c['difference']:+.2%} "
+                             f"[{low:+.2%}, {high:+.2%}], p = {c['p_value']:.3g}, {c['games']:,} deals")
     return "\n".join(lines)
 
 
@@ -244,62 +278,3 @@ def format_cross_play(cross: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-CURVE_TAGS = {
-    "eval/success_rate": "success_rate",
-    "eval/mean_reward": "mean_reward",
-    "eval/mean_ep_length": "mean_length",
-    "eval/episodes": "episodes",
-}
-
-
-def read_tensorboard_curve(run_dir: str | os.PathLike[str]) -> dict[str, np.ndarray]:
-    """The periodic-evaluation curve of a run from its TensorBoard logs (when there is no evaluations.npz).
-
-    ``run_dir`` is a run folder (its ``tb/`` is searched), a ``tb/`` folder, or one side's folder of a
-    self-play run (``tb/greek``). Returns ``timesteps`` and, where logged, ``success_rate``,
-    ``mean_reward``, ``mean_length`` and ``episodes`` (games per evaluation), with ``ci_low`` / ``ci_high``
-    (Wilson 95%) when both the rate and the game count are there; a resumed run's logs are joined in
-    step order. Raises ``ValueError`` when no event file holds ``eval/`` scalars, or when they come from
-    more than one self-play side.
-    """
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    root = Path(run_dir)
-    if (root / "tb").is_dir():
-        root = root / "tb"
-    files = sorted(root.rglob("events.out.tfevents.*"))
-    series: dict[str, dict[int, float]] = {}
-    sources: set[Path] = set()
-    for path in files:
-        events = EventAccumulator(str(path), size_guidance={"scalars": 0})
-        events.Reload()
-        tags = set(events.Tags().get("scalars", []))
-        for tag, name in CURVE_TAGS.items():
-            if tag in tags:
-                sources.add(path.parent.relative_to(root).parts[0] if path.parent != root else Path("."))
-                for event in events.Scalars(tag):
-                    series.setdefault(name, {})[int(event.step)] = float(event.value)
-    if "success_rate" not in series and "mean_reward" not in series:
-        raise ValueError(f"no periodic evaluation (eval/ scalars) in the TensorBoard logs under {root}")
-    sides = {str(s) for s in sources} & {"greek", "persian"}
-    if len(sides) > 1:
-        raise ValueError(
-            f"{root} holds the curves of both self-play sides; pass {root}/greek or {root}/persian"
-        )
-    steps = sorted(set().union(*(set(values) for values in series.values())))
-    curve = {"timesteps": np.asarray(steps, dtype=np.int64)}
-    for name, values in series.items():
-        curve[name] = np.asarray([values.get(step, np.nan) for step in steps], dtype=np.float64)
-    if "success_rate" in curve and "episodes" in curve:
-        from thermopylae_agents.stats import wilson_interval
-
-        episodes = np.nan_to_num(curve["episodes"]).astype(np.int64)
-        wins = np.rint(np.nan_to_num(curve["success_rate"]) * episodes).astype(np.int64)
-        bounds = np.array(
-            [
-                wilson_interval(int(w), int(n)) if n > 0 else (np.nan, np.nan)
-                for w, n in zip(wins, episodes, strict=True)
-            ]
-        ).reshape(-1, 2)
-        curve["ci_low"], curve["ci_high"] = bounds[:, 0], bounds[:, 1]
-    return curve
