@@ -126,6 +126,7 @@ __all__ = [
     "Phase",
     "CoopGame",
     "CoopState",
+    "CoopView",
     "fight_action",
     "give_action",
     "discard_action",
@@ -243,9 +244,21 @@ def encode_action(name: str) -> int:
     )
 
 
-def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Roll ``n`` six-sided dice: the only place the engine rolls dice (tests replace it)."""
+def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray | list[int]:
+    """Roll ``n`` six-sided dice: the only place the engine rolls dice (tests replace it).
+
+    The dice are ``rng.integers(1, 7, size=n)``. For a real ``numpy.random.Generator`` they are drawn as
+    ``n`` scalar calls instead, which give the very same values (NumPy fills an array by the same
+    per-value draw, and any 32-bit buffering lives in the bit generator's state) without the cost of
+    building an array; any other chance source (a test's scripted dice) is asked for the array.
+    """
+    if type(rng) is _GENERATOR:
+        integers = rng.integers
+        return [int(integers(1, 7)) for _ in range(n)]
     return rng.integers(1, 7, size=n)
+
+
+_GENERATOR = np.random.Generator
 
 
 @dataclass(eq=False, slots=True)
@@ -418,8 +431,10 @@ class CoopGame:
 
     def init(self, rng: np.random.Generator) -> CoopState:
         """A new game with both decks shuffled by ``rng.permutation``."""
-        spartan_order = tuple(int(i) for i in rng.permutation(SPARTAN_DECK_SIZE))
-        persian_order = tuple(int(i) for i in rng.permutation(len(self.persian)))
+        spartan_order = rng.permutation(SPARTAN_DECK_SIZE)
+        persian_order = rng.permutation(len(self.persian))
+        if type(rng) is _GENERATOR:  # a real generator's permutations need no checking
+            return self._deal(tuple(spartan_order.tolist()), tuple(persian_order.tolist()))
         return self.new_state(spartan_order, persian_order)
 
     def new_state(self, spartan_order: Sequence[int], persian_order: Sequence[int]) -> CoopState:
@@ -433,20 +448,14 @@ class CoopGame:
         """
         spartan = _check_permutation(spartan_order, SPARTAN_DECK_SIZE, "spartan_order")
         persian = _check_permutation(persian_order, len(self.persian), "persian_order")
+        return self._deal(spartan, persian)
+
+    def _deal(self, spartan: tuple[int, ...], persian: tuple[int, ...]) -> CoopState:
+        """The new game of two checked deck orders (tuples of Python ints)."""
         per_seat = self.hand_size_at_start
         hands = [list(spartan[seat * per_seat : (seat + 1) * per_seat]) for seat in range(self.num_players)]
-        return CoopState(
-            spartan_order=spartan,
-            spartan_pos=per_seat * self.num_players,
-            persian_order=persian,
-            persian_pos=2,
-            hands=hands,
-            spartan_discard=[],
-            slot1=persian[0],
-            slot2=persian[1],
-            persian_discard=[],
-            graveyard=[],
-        )
+        spartan_pos = per_seat * self.num_players
+        return CoopState(spartan, spartan_pos, persian, 2, hands, [], persian[0], persian[1], [], [])
 
     def spartan_order_from_values(self, values: Sequence[int]) -> tuple[int, ...]:
         """A Spartan deck order whose top cards have the given ``values`` (the rest follow, ascending)."""
@@ -1021,3 +1030,221 @@ def _check_permutation(order: Sequence[int], n: int, name: str) -> tuple[int, ..
     if sorted(items) != list(range(n)):
         raise ValueError(f"{name} must be a permutation of 0..{n - 1}, got {list(items)}")
     return items
+
+
+class CoopView:
+    """The observations and int8 legal masks of one game followed step by step (what ``Coop-v0`` hands
+    out), with the same values as :meth:`CoopGame.observe` and :meth:`CoopGame.legal_action_mask`.
+
+    The observation lives in a persistent buffer: each call compares the state with the one it last wrote
+    and rewrites only the entries that differ (a move changes a few), then returns a copy. A different
+    state object, other deck orders, or decks that grew back are written from scratch. Single entries are
+    written through a ``memoryview`` of the buffer (cheaper than NumPy item assignment, the same float32
+    rounding). The masks of the MAIN and DISCARD phases depend only on the values in one hand (and the
+    support left), so each distinct one is built once and copied out.
+    """
+
+    __slots__ = ("game", "_buf", "_mv", "_state", "_seen", "_hands", "_main_masks", "_discard_masks",
+                 "_offer_mask", "_none_mask", "_full_spartan", "_bit")
+
+    def __init__(self, game: CoopGame) -> None:
+        self.game = game
+        self._buf = np.zeros(OBS_SIZE, dtype=np.float32)
+        self._mv = memoryview(self._buf)
+        self._state: CoopState | None = None
+        self._seen: list = []
+        self._hands: list[list[int]] = []
+        self._main_masks: dict[int, np.ndarray] = {}
+        self._discard_masks: dict[int, np.ndarray] = {}
+        offer = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        offer[GIVE_BASE : GIVE_BASE + game.num_players] = 1
+        offer[DECLINE] = 1
+        self._offer_mask = offer
+        self._none_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        full = np.zeros(NUM_VALUES, dtype=np.float32)
+        for value in game.spartan:
+            full[value - MIN_VALUE] += 0.5
+        self._full_spartan = full
+        # per Spartan card id, the bit of its value in a hand's value set
+        self._bit = tuple(1 << (value - MIN_VALUE) for value in game.spartan)
+
+    def __getstate__(self) -> dict:
+        # a memoryview cannot be copied or pickled: it is rebuilt over the copied buffer
+        return {name: getattr(self, name) for name in self.__slots__ if name != "_mv"}
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+        self._mv = memoryview(self._buf)
+
+    # ------------------------------------------------------------------ masks
+
+    def mask(self, state: CoopState) -> np.ndarray:
+        """``game.legal_action_mask(state)`` as a new int8 array."""
+        if state.terminated:
+            return self._none_mask.copy()
+        phase = state.phase
+        if phase == _DRAW_OFFER:
+            return self._offer_mask.copy()
+        bit = self._bit
+        bits = 0
+        if phase == _MAIN:
+            for card in state.hands[state.current_player]:
+                bits |= bit[card]
+            key = bits * (NUM_SUPPORT + 1) + state.support
+            masks = self._main_masks
+        else:
+            for card in state.hands[state.recipient]:
+                bits |= bit[card]
+            key = bits
+            masks = self._discard_masks
+        mask = masks.get(key)
+        if mask is None:
+            mask = masks[key] = self.game.legal_action_mask(state).astype(np.int8)
+        return mask.copy()
+
+    # ------------------------------------------------------------------ observations
+
+    def observe(self, state: CoopState) -> np.ndarray:
+        """``game.observe(state)``, written incrementally (a new array each call)."""
+        seen = self._seen
+        if (
+            state is not self._state
+            or state.spartan_order is not seen[0]
+            or state.persian_order is not seen[1]
+            or state.spartan_pos < seen[2]
+            or state.persian_pos < seen[3]
+        ):
+            self._write_all(state)
+            return self._buf.copy()
+        mv = self._mv
+        head = _head_entries(state)
+        if head != seen[4]:
+            for index in seen[4]:
+                mv[index] = 0.0
+            for index in head:
+                mv[index] = 1.0
+            seen[4] = head
+        hands = self._hands
+        for seat, hand in enumerate(state.hands):
+            if hand != hands[seat]:
+                self._write_hand(seat, hand)
+        if state.slot1 != seen[5]:
+            self._write_slot(_OBS_SLOT1, state.slot1)
+            seen[5] = state.slot1
+        if state.slot2 != seen[6]:
+            self._write_slot(_OBS_SLOT2, state.slot2)
+            seen[6] = state.slot2
+        if state.marker != seen[7]:
+            mv[_OBS_MARKER + min(seen[7], LOSS_MARKER) - 1] = 0.0
+            mv[_OBS_MARKER + min(state.marker, LOSS_MARKER) - 1] = 1.0
+            seen[7] = state.marker
+        if state.support != seen[8]:
+            mv[_OBS_SUPPORT] = state.support / NUM_SUPPORT
+            seen[8] = state.support
+        if state.spartan_pos != seen[2]:
+            self._draw_spartan(state, seen[2])
+            seen[2] = state.spartan_pos
+        if state.persian_pos != seen[3]:
+            self._draw_persian(state, seen[3])
+            seen[3] = state.persian_pos
+        counts = (len(state.graveyard), len(state.persian_discard), state.offers)
+        if counts != seen[9]:
+            mv[_OBS_GRAVEYARD] = counts[0] / GRAVEYARD_WIN
+            mv[_OBS_PERSIAN_DISCARD] = counts[1] / PERSIAN_DECK_SIZE
+            mv[_OBS_OFFERS] = counts[2] / 2
+            seen[9] = counts
+        return self._buf.copy()
+
+    def _write_all(self, state: CoopState) -> None:
+        self._buf.fill(0.0)
+        mv = self._mv
+        head = _head_entries(state)
+        for index in head:
+            mv[index] = 1.0
+        spartan = self.game.spartan
+        for seat, hand in enumerate(state.hands):
+            base = _OBS_HANDS + NUM_VALUES * seat - MIN_VALUE
+            for card in hand:
+                mv[base + spartan[card]] += 0.5
+        if state.slot1 >= 0:
+            self._write_slot(_OBS_SLOT1, state.slot1)
+        if state.slot2 >= 0:
+            self._write_slot(_OBS_SLOT2, state.slot2)
+        mv[_OBS_MARKER + min(state.marker, LOSS_MARKER) - 1] = 1.0
+        mv[_OBS_SUPPORT] = state.support / NUM_SUPPORT
+        mv[_OBS_GRAVEYARD] = len(state.graveyard) / GRAVEYARD_WIN
+        mv[_OBS_PERSIAN_DISCARD] = len(state.persian_discard) / PERSIAN_DECK_SIZE
+        mv[_OBS_OFFERS] = state.offers / 2
+        # The decks as whole decks less the cards already drawn (few, early in a game).
+        self._buf[_OBS_UNSEEN_SPARTAN : _OBS_UNSEEN_SPARTAN + NUM_VALUES] = self._full_spartan
+        self._buf[_OBS_UNSEEN_PERSIAN : _OBS_UNSEEN_PERSIAN + len(self.game.persian)] = 1.0
+        self._draw_spartan(state, 0)
+        self._draw_persian(state, 0)
+        self._state = state
+        self._hands = [hand[:] for hand in state.hands]
+        self._seen = [
+            state.spartan_order,
+            state.persian_order,
+            state.spartan_pos,
+            state.persian_pos,
+            head,
+            state.slot1,
+            state.slot2,
+            state.marker,
+            state.support,
+            (len(state.graveyard), len(state.persian_discard), state.offers),
+        ]
+
+    def _write_hand(self, seat: int, hand: list[int]) -> None:
+        """Move the entries of seat ``seat`` from the hand last written to ``hand`` (card ids are unique,
+        so only the cards that left or came change an entry)."""
+        mv = self._mv
+        base = _OBS_HANDS + NUM_VALUES * seat - MIN_VALUE
+        spartan = self.game.spartan
+        old = self._hands[seat]
+        for card in old:
+            if card not in hand:
+                mv[base + spartan[card]] -= 0.5
+        for card in hand:
+            if card not in old:
+                mv[base + spartan[card]] += 0.5
+        self._hands[seat] = hand[:]
+
+    def _write_slot(self, offset: int, card: int) -> None:
+        if card < 0:
+            self._buf[offset : offset + 4] = 0.0
+            return
+        mv = self._mv
+        code = self.game._slot_code[card]
+        mv[offset] = 1.0
+        mv[offset + 1] = code[0]
+        mv[offset + 2] = code[1]
+        mv[offset + 3] = code[2]
+
+    def _draw_spartan(self, state: CoopState, old: int) -> None:
+        """Take the Spartan cards drawn since position ``old`` off the unseen counts."""
+        mv = self._mv
+        base = _OBS_UNSEEN_SPARTAN - MIN_VALUE
+        spartan = self.game.spartan
+        order = state.spartan_order
+        for index in range(old, state.spartan_pos):
+            mv[base + spartan[order[index]]] -= 0.5
+        mv[_OBS_SPARTAN_DECK] = (SPARTAN_DECK_SIZE - state.spartan_pos) / SPARTAN_DECK_SIZE
+
+    def _draw_persian(self, state: CoopState, old: int) -> None:
+        """Take the Persian rows drawn since position ``old`` off the unseen rows."""
+        mv = self._mv
+        order = state.persian_order
+        for index in range(old, state.persian_pos):
+            mv[_OBS_UNSEEN_PERSIAN + order[index]] = 0.0
+        mv[_OBS_PERSIAN_DECK] = (len(order) - state.persian_pos) / PERSIAN_DECK_SIZE
+
+
+def _head_entries(state: CoopState) -> tuple[int, ...]:
+    """The entries of the phase, recipient and seat one-hots that hold a 1 in ``state``'s observation."""
+    if state.terminated:
+        return (_OBS_SEAT + state.current_player,)
+    if state.phase == _DISCARD:
+        return (_OBS_PHASE + _DISCARD, _OBS_SEAT + state.current_player, _OBS_RECIPIENT + state.recipient)
+    return (_OBS_PHASE + state.phase, _OBS_SEAT + state.current_player)

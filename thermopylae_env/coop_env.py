@@ -25,6 +25,7 @@ from thermopylae_env.coop import (
     OBS_SIZE,
     CoopGame,
     CoopState,
+    CoopView,
     Phase,
     decode_action,
     encode_action,
@@ -154,6 +155,7 @@ class CoopEnv(TurnBasedEnv):
         self.reward_shaping = float(reward_shaping)
         if not np.isfinite(self.reward_shaping) or self.reward_shaping < 0:
             raise ValueError(f"reward_shaping must be a finite number >= 0, got {reward_shaping!r}")
+        self._view = CoopView(game)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
 
@@ -186,7 +188,10 @@ class CoopEnv(TurnBasedEnv):
         )
 
     def _observe(self, state: CoopState) -> np.ndarray:
-        return self._game.observe(state)
+        return self._view.observe(state)
+
+    def _legal_mask(self, state: CoopState) -> np.ndarray:
+        return self._view.mask(state)
 
     def _won(self, state: CoopState) -> bool:
         return bool(state.won)

@@ -111,12 +111,8 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         state = self._state
-        if self._broken is not None:
-            raise RuntimeError(f"step() refused: {self._broken}; call reset()")
-        if state is None:
-            raise RuntimeError("step() called before reset()")
-        if self._episode_over:
-            raise RuntimeError("step() called after the episode ended; call reset()")
+        if self._episode_over or state is None:  # a broken game is also over
+            self._refuse_step()
         if type(action) is int and 0 <= action < self._num_actions:  # the common case, checked cheaply
             a = action
         else:
@@ -134,7 +130,22 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
             info = self._info()
             info["is_success"] = won
             return self._observe(state), (1.0 if won else -1.0), True, False, info
-        return self._observe(state), reward, False, False, self._info()
+        # the running game's info, as _info builds it (written out here: this runs on every step)
+        mask = self._legal_mask(state)
+        self._mask = mask
+        info = {"action_mask": mask}
+        self._info_fields(state, info)
+        if events is not None:
+            info["events"] = events
+        return self._observe(state), reward, False, False, info
+
+    def _refuse_step(self) -> None:
+        """Raise the ``RuntimeError`` of a step that may not be taken (broken, not reset, or over)."""
+        if self._broken is not None:
+            raise RuntimeError(f"step() refused: {self._broken}; call reset()")
+        if self._state is None:
+            raise RuntimeError("step() called before reset()")
+        raise RuntimeError("step() called after the episode ended; call reset()")
 
     def _refuse(self, state: Any, action: int, reason: str) -> tuple[np.ndarray, float, bool, bool, dict]:
         """The illegal-action policy: raise (nothing changed) or end the episode as a loss."""
@@ -158,10 +169,7 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
 
     def _info(self) -> dict[str, Any]:
         state = self._state
-        if self._episode_over:
-            mask = np.zeros(self._num_actions, dtype=np.int8)
-        else:
-            mask = self._game.legal_action_mask(state).view(np.int8)
+        mask = np.zeros(self._num_actions, dtype=np.int8) if self._episode_over else self._legal_mask(state)
         self._mask = mask
         info: dict[str, Any] = {"action_mask": mask}
         self._info_fields(state, info)
@@ -188,6 +196,10 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
 
     def _observe(self, state: Any) -> np.ndarray:
         raise NotImplementedError
+
+    def _legal_mask(self, state: Any) -> np.ndarray:
+        """The int8 legal-action mask of a running game (a new array)."""
+        return self._game.legal_action_mask(state).view(np.int8)
 
     def _won(self, state: Any) -> bool:
         """Whether the ended game is a win for the agent."""

@@ -1,0 +1,91 @@
+"""The env's incremental observations and cached masks (``CoopView``) equal the engine's own
+``observe`` / ``legal_action_mask``, and the dice of a real generator are those of NumPy's array draw."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+from thermopylae_env.coop import CoopGame, CoopView, roll_dice
+from thermopylae_env.coop_env import CoopEnv
+
+
+def assert_view_matches(env: CoopEnv, obs: np.ndarray, info: dict) -> None:
+    game, state = env.game, env.state
+    assert obs.dtype == np.float32
+    np.testing.assert_array_equal(obs, game.observe(state))
+    if not state.terminated:
+        assert info["action_mask"].dtype == np.int8
+        np.testing.assert_array_equal(info["action_mask"], game.legal_action_mask(state).astype(np.int8))
+
+
+@pytest.mark.parametrize("num_players", [1, 2, 3, 4])
+def test_every_observation_and_mask_of_random_play_equals_the_engines(num_players):
+    env = CoopEnv(num_players=num_players)
+    rng = np.random.default_rng(num_players)
+    obs, info = env.reset(seed=num_players)
+    for _ in range(3000):
+        assert_view_matches(env, obs, info)
+        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        obs, _, terminated, _, info = env.step(action)
+        if terminated:
+            assert_view_matches(env, obs, info)
+            obs, info = env.reset()
+
+
+def test_observations_and_masks_handed_out_are_not_changed_by_later_steps_or_by_the_caller():
+    env = CoopEnv()
+    obs, info = env.reset(seed=3)
+    kept_obs, kept_mask = obs.copy(), info["action_mask"].copy()
+    next_obs, _, _, _, next_info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    np.testing.assert_array_equal(obs, kept_obs)
+    np.testing.assert_array_equal(info["action_mask"], kept_mask)
+    next_obs[:] = 0.5
+    next_info["action_mask"][:] = 1
+    assert_view_matches(env, env._view.observe(env.state), {"action_mask": env._view.mask(env.state)})
+
+
+def test_a_state_changed_between_steps_is_observed_as_it_is():
+    env = CoopEnv(num_players=2)
+    env.reset(seed=5)
+    state = env.state
+    state.marker = 5
+    state.support = 1
+    state.hands[1].append(state.hands[0].pop())
+    view = env._view
+    np.testing.assert_array_equal(view.observe(state), env.game.observe(state))
+    np.testing.assert_array_equal(view.mask(state), env.game.legal_action_mask(state).astype(np.int8))
+
+
+def test_a_view_follows_a_different_state_object_from_scratch():
+    game = CoopGame(3)
+    view = CoopView(game)
+    rng = np.random.default_rng(0)
+    first = game.init(rng)
+    view.observe(first)
+    second = game.init(rng)
+    np.testing.assert_array_equal(view.observe(second), game.observe(second))
+
+
+def test_the_dice_of_a_generator_equal_numpys_array_draw_interleaved_with_shuffles():
+    for seed in range(50):
+        ours, numpys = np.random.default_rng(seed), np.random.default_rng(seed)
+        for n in (1, 3, 5, 2, 4, 1):
+            assert roll_dice(ours, n) == numpys.integers(1, 7, size=n).tolist()
+            assert ours.permutation(20).tolist() == numpys.permutation(20).tolist()
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, lambda env: pickle.loads(pickle.dumps(env))])
+def test_a_copied_env_mid_game_observes_its_own_state(clone):
+    env = CoopEnv(num_players=2)
+    _, info = env.reset(seed=8)
+    _, _, _, _, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
+    twin = clone(env)
+    assert twin._view._buf is not env._view._buf
+    action = int(np.flatnonzero(info["action_mask"])[0])
+    obs, _, _, _, twin_info = twin.step(action)
+    assert_view_matches(twin, obs, twin_info)
+    np.testing.assert_array_equal(obs, env.step(action)[0])
