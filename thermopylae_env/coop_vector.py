@@ -571,8 +571,20 @@ class CoopVectorEngine:
         actions = np.ascontiguousarray(actions, dtype=np.intp)
         _announce_compilation()
         if self.backend == "numba":
-            return _coop_kernel.step(actions, restart, draw, self.keys, self.episodes, self._state_args(),
-                                     self._kernel_tables)
+            if self.num_envs > _coop_kernel.CHUNK:
+                return _coop_kernel.step(actions, restart, draw, self.keys, self.episodes,
+                                         self._state_args(), self._kernel_tables)
+            # One chunk: run it on this thread. Handing a single task to numba's thread pool costs more
+            # than the work, and far more on cores that other processes share (its workers spin).
+            import numba
+
+            threads = numba.get_num_threads()
+            numba.set_num_threads(1)
+            try:
+                return _coop_kernel.step(actions, restart, draw, self.keys, self.episodes,
+                                         self._state_args(), self._kernel_tables)
+            finally:
+                numba.set_num_threads(threads)
         with np.errstate(over="ignore"):  # SplitMix64 wraps on purpose; NumPy scalars warn about it
             return _coop_kernel.step(actions, restart, draw, self.keys, self.episodes, self._state_args(),
                                      self._kernel_tables)
