@@ -56,14 +56,7 @@ class FrozenPolicy:
         x = np.asarray(observation, dtype=np.float32)
         if self.features is not None:
             x = self.features(x)
-        for kind, params in self.layers:
-            if kind == "linear":
-                x = x @ params[0] + params[1]
-            elif kind == "tanh":
-                x = np.tanh(x)
-            else:
-                x = np.maximum(x, 0.0)
-        return x
+        return mlp_forward(x, self.layers)
 
     def act(
         self, observation: np.ndarray, action_mask: np.ndarray, rng: np.random.Generator | None = None
@@ -95,3 +88,17 @@ class FrozenPolicy:
 
     def __repr__(self) -> str:
         return f"FrozenPolicy({self.name!r})"
+
+
+def mlp_forward(x: np.ndarray, layers: list[tuple[str, Any]]) -> np.ndarray:
+    """The forward pass of an MLP copied as ``(kind, params)`` layers: ``("linear", (weight, bias))`` with
+    the weight laid out ``(in, out)``, ``("tanh", None)`` or ``("relu", None)``; ``x`` is one observation
+    or a batch. Shared by every NumPy copy of a policy (frozen snapshots, pickle-free weights)."""
+    for kind, params in layers:
+        if kind == "linear":
+            x = x @ params[0] + params[1]
+        elif kind == "tanh":
+            x = np.tanh(x)
+        else:
+            x = np.maximum(x, 0.0)
+    return x

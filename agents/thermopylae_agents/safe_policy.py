@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from thermopylae_agents.frozen_policy import mlp_forward
+
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
@@ -130,14 +132,7 @@ class SafePolicy:
         x = np.asarray(observation, dtype=np.float32)
         if self._features is not None:
             x = self._features(x)
-        for kind, params in self.layers:
-            if kind == "linear":
-                x = x @ params[0] + params[1]
-            elif kind == "tanh":
-                x = np.tanh(x)
-            else:
-                x = np.maximum(x, 0.0)
-        return x
+        return mlp_forward(x, self.layers)
 
     def action_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         """The softmax over the legal actions (float64, zero on illegal ones)."""
