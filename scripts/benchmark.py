@@ -51,8 +51,9 @@ Rows:
   batch 8192 (``jit(vmap(step))`` with auto-reset, random legal actions drawn outside the timer).
   The ratios printed after the table compare the duel rows with them (same run, same machine load).
 * ``duel ppo ...`` (with ``--duel-ppo``): ``learn()`` throughput (collection plus updates) of MaskablePPO
-  with the hyperparameters of ``configs/duel_greek.yaml`` (one torch thread) on ``DuelSB3VecEnv`` with
-  the shipped 16 envs and with 64, and on ``DummyVecEnv`` of 16 ``Monitor(DuelGreekEnv())``.
+  as training builds it (one torch thread) with ``configs/duel_greek.yaml`` and ``duel_persian.yaml``,
+  each with its shipped recipe and with the previous one (16 envs x 256 steps, batch 1024, 4 epochs,
+  MLPs [128, 128]) on ``DuelSB3VecEnv``, and the shipped Greek recipe on ``DummyVecEnv`` of single envs.
 
 ``--single-only`` runs only the single-env rows (``single raw``, ``single make``, the duel rows and the
 RLCard peer): the quick comparison of two commits, run one after the other in the same session.
@@ -455,63 +456,69 @@ def add_peer_rows(add: Callable, scale: float, seed: int, rlcard: bool) -> None:
         print("  (pgx / jax not installed: Pgx Leduc row skipped)")
 
 
-def duel_ppo_config(side: str = "greek") -> dict:
-    """The hyperparameters of the shipped duel config (``configs/duel_<side>.yaml``), read as data."""
-    import yaml
-
-    path = ROOT / "agents" / "thermopylae_agents" / "configs" / f"duel_{side}.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return data[f"thermopylae/Duel{side.capitalize()}-v0"]
+# The duel recipe before the co-op one replaced it (configs/duel_*.yaml up to then): its rows time both
+# recipes in the same run.
+PREVIOUS_DUEL_RECIPE = {"n_envs": 16, "n_steps": 256, "batch_size": 1024, "n_epochs": 4,
+                        "net_arch": [128, 128]}
 
 
-def bench_duel_ppo(kind: str, n_envs: int, rollouts: int, seed: int) -> Timer:
-    """``learn()`` (collection plus updates) of MaskablePPO with the shipped duel Greek config's
-    hyperparameters for ``rollouts`` whole rollouts, on ``kind``: ``native`` (``DuelSB3VecEnv``, the
-    heuristic Persian inside the engine) or ``dummy`` (``DummyVecEnv`` of ``Monitor(DuelGreekEnv())``)."""
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.monitor import Monitor
-    from stable_baselines3.common.vec_env import DummyVecEnv
+def duel_ppo_hp(side: str, recipe: str):
+    """The hyperparameter block of ``configs/duel_<side>.yaml`` as training reads it (``resolve_config``
+    + ``Config``), with ``recipe="previous"`` its speed settings replaced by :data:`PREVIOUS_DUEL_RECIPE`."""
+    from thermopylae_agents import training
 
-    from thermopylae_env.duel_env import DuelGreekEnv
-    from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv
+    data = training.resolve_config(f"duel-{side}")
+    env_id = training.GREEK_ID if side == "greek" else training.PERSIAN_ID
+    if recipe == "previous":
+        block = data[env_id]
+        for key in ("n_envs", "n_steps", "batch_size", "n_epochs"):
+            block[key] = PREVIOUS_DUEL_RECIPE[key]
+        block["policy_kwargs"] = dict(block["policy_kwargs"], net_arch=PREVIOUS_DUEL_RECIPE["net_arch"])
+    return data["run"]["algo"], training.Config(data)[env_id], env_id
 
-    hp = duel_ppo_config("greek")
-    torch.set_num_threads(1)
-    if kind == "native":
-        env = DuelSB3VecEnv(n_envs, side="greek", opponent="heuristic", seed=seed)
-    else:
-        env = DummyVecEnv([lambda: Monitor(DuelGreekEnv()) for _ in range(n_envs)])
-        env.seed(seed)
-    n_steps = int(hp["n_steps"])
-    model = MaskablePPO(
-        "MlpPolicy", env, learning_rate=float(hp["learning_rate"]), n_steps=n_steps,
-        batch_size=int(hp["batch_size"]), n_epochs=int(hp["n_epochs"]), gamma=float(hp["gamma"]),
-        gae_lambda=float(hp["gae_lambda"]), ent_coef=float(hp["ent_coef"]), vf_coef=float(hp["vf_coef"]),
-        clip_range=float(hp["clip_range"]), max_grad_norm=float(hp["max_grad_norm"]), seed=seed,
-        policy_kwargs={"net_arch": list(hp["policy_kwargs"]["net_arch"]), "activation_fn": torch.nn.Tanh},
-        device="cpu",
-    )
-    steps = rollouts * n_envs * n_steps
+
+def bench_duel_ppo(side: str, recipe: str, kind: str, rollouts: int, seed: int) -> Timer:
+    """``learn()`` (collection plus updates, :func:`thermopylae_agents.training.build_model`: the
+    shipped run's model, faster masked distribution included) of ``configs/duel_<side>.yaml`` with
+    ``recipe`` (``shipped`` or ``previous``) for ``rollouts`` whole rollouts, on ``kind``: ``native``
+    (``DuelSB3VecEnv``, the other side's heuristic inside the engine) or ``dummy`` (``DummyVecEnv`` of
+    ``Monitor`` of single envs)."""
+    from thermopylae_agents import training
+
+    algo, hp, env_id = duel_ppo_hp(side, recipe)
+    n = int(hp["n_envs"])
+    training.setup_torch(seed)
+    env = training.build_vec_env(env_id, hp.plain("env_kwargs", {}), n, seed, kind)
+    model = training.build_model(algo, env, hp, seed, None, "cpu")
+    steps = rollouts * n * int(hp["n_steps"])
     w0, c0 = _clock()
-    model.learn(total_timesteps=steps)
+    model.learn(total_timesteps=steps, use_masking=True)
     w1, c1 = _clock()
+    env.close()
     return model.num_timesteps / (w1 - w0), model.num_timesteps / (c1 - c0)
 
 
 def add_duel_ppo_rows(add: Callable, quick: bool, seed: int) -> None:
-    """Duel training throughput: the shipped config's PPO on the native adapter and on DummyVecEnv."""
+    """Duel training throughput: both sides' shipped configs and the previous recipe on the native
+    adapter, the shipped Greek config on DummyVecEnv; each about the same number of steps."""
     if importlib.util.find_spec("sb3_contrib") is None:
         print("  (sb3-contrib not installed: duel PPO rows skipped)")
         return
-    n_default = int(duel_ppo_config("greek")["n_envs"])
-    rollouts = 1 if quick else 2
-    add(f"duel ppo native {n_default}", f"MaskablePPO, duel_greek.yaml, DuelSB3VecEnv({n_default})",
-        n_default, lambda r: bench_duel_ppo("native", n_default, rollouts, seed + r))
-    add("duel ppo native 64", "MaskablePPO, duel_greek.yaml but 64 envs, DuelSB3VecEnv(64)", 64,
-        lambda r: bench_duel_ppo("native", 64, rollouts, seed + r))
-    add(f"duel ppo dummy {n_default}", f"MaskablePPO, duel_greek.yaml, DummyVecEnv of {n_default} "
-        "Monitor(DuelGreekEnv())", n_default, lambda r: bench_duel_ppo("dummy", n_default, 1, seed + r))
+    steps = 16384 * (2 if quick else 4)
+    for side in ("greek", "persian"):
+        for recipe in ("shipped", "previous"):
+            _, hp, _ = duel_ppo_hp(side, recipe)
+            n, per = int(hp["n_envs"]), int(hp["n_envs"]) * int(hp["n_steps"])
+            what = (f"MaskablePPO, duel_{side}.yaml ({recipe} recipe: {n} x {hp['n_steps']}, batch "
+                    f"{hp['batch_size']}, {hp['n_epochs']} epochs), DuelSB3VecEnv({n})")
+            rollouts = max(1, steps // per)
+            add(f"duel ppo {side} {recipe} {n}", what, n,
+                lambda r, side=side, recipe=recipe, k=rollouts: bench_duel_ppo(
+                    side, recipe, "native", k, seed + r))
+    _, hp, _ = duel_ppo_hp("greek", "shipped")
+    n = int(hp["n_envs"])
+    add(f"duel ppo greek shipped dummy {n}", f"MaskablePPO, duel_greek.yaml, DummyVecEnv of {n} "
+        "Monitor(DuelGreekEnv())", n, lambda r: bench_duel_ppo("greek", "shipped", "dummy", 1, seed + r))
 
 
 def paired_ratio(repeats: int, fn_a: Callable[[int], Timer], fn_b: Callable[[int], Timer]) -> dict:

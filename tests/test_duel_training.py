@@ -233,6 +233,10 @@ def test_duel_target_trains_on_the_native_engine_saves_and_reports(tmp_path, tar
     assert (out / "final_model.zip").is_file()
     report = json.loads((out / "report.json").read_text())
     assert report["num_timesteps"] == result["num_timesteps"]
+    throughput = report["throughput"]
+    assert throughput["learn_cpu_seconds"] > 0
+    assert throughput["steps_per_cpu_second"] == pytest.approx(
+        throughput["env_steps"] / throughput["learn_cpu_seconds"], rel=0.01)
     evaluations = np.load(out / "eval" / "evaluations.npz")
     assert evaluations["results"].shape[1] == 8
     from sb3_contrib import MaskablePPO
@@ -275,6 +279,35 @@ def test_selfplay_still_collects_on_single_envs_with_vec_dummy(tmp_path):
     assert result["vec"] == "dummy"
     for side in ("greek", "persian"):
         assert result[side]["num_timesteps"] >= 1024 and "pfsp_learner_win_rates" not in result[side]
+
+
+def _benchmark_module():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "benchmark.py"
+    spec = importlib.util.spec_from_file_location("thermopylae_benchmark_duel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_benchmark_duel_ppo_rows_time_the_shipped_and_the_previous_recipe():
+    """scripts/benchmark.py --duel-ppo builds the model as training does, from the shipped config or with
+    the previous recipe's speed settings, and times learn() in wall and CPU time."""
+    benchmark = _benchmark_module()
+    for side, env_id in (("greek", GREEK_ID), ("persian", PERSIAN_ID)):
+        shipped = load_config(f"duel-{side}")[env_id]
+        _, hp, bench_id = benchmark.duel_ppo_hp(side, "shipped")
+        assert bench_id == env_id
+        assert [hp[k] for k in ("n_envs", "n_steps", "batch_size", "n_epochs")] == [
+            shipped[k] for k in ("n_envs", "n_steps", "batch_size", "n_epochs")]
+        _, previous, _ = benchmark.duel_ppo_hp(side, "previous")
+        recipe = benchmark.PREVIOUS_DUEL_RECIPE
+        assert [previous[k] for k in ("n_envs", "n_steps", "batch_size", "n_epochs")] == [
+            recipe[k] for k in ("n_envs", "n_steps", "batch_size", "n_epochs")]
+        assert previous.plain("policy_kwargs")["net_arch"] == recipe["net_arch"]
+    wall, cpu = benchmark.bench_duel_ppo("persian", "previous", "native", 1, 0)
+    assert wall > 0 and cpu > 0
 
 
 def test_native_duel_env_plays_a_saved_model_opponent_greedily(tmp_path):

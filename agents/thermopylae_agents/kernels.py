@@ -4,6 +4,7 @@ Why: torch picks its vectorized ATen kernels (AVX512, AVX2, ...) and MKL its mat
 instruction sets of the CPU, and NumPy's OpenBLAS does the same; each choice rounds differently, and PPO
 amplifies a difference in the last bit into a different policy. Pinning all three to their AVX2 code
 paths (what every x86-64 CPU of the last decade runs) makes the floating-point work the same everywhere.
+OpenBLAS also gets one thread, for speed (its matrices here are small).
 
 The settings are environment variables that the libraries read once, when first used: :func:`pin_kernels`
 must run before NumPy and torch are imported (``scripts/train.py`` calls it first). A variable the user
@@ -20,6 +21,9 @@ PINNED = {
     "ATEN_CPU_CAPABILITY": "avx2",  # torch's vectorized element-wise and reduction kernels
     "MKL_CBWR": "AVX2",  # MKL's conditional numerical reproducibility: the AVX2 code path on any CPU
     "OPENBLAS_CORETYPE": "Haswell",  # NumPy's matrix products (FrozenPolicy, the report's players)
+    # One OpenBLAS thread: a frozen opponent multiplies a few dozen rows at a time, and OpenBLAS's
+    # threads waiting on cores that the envs and torch already use made it many times slower.
+    "OPENBLAS_NUM_THREADS": "1",
 }
 
 

@@ -34,13 +34,18 @@ class ThroughputCallback(BaseCallback):
 
     Time spent in periodic evaluation and checkpointing (``excluded``, filled in by those callbacks) is
     subtracted, so the numbers describe training itself; both go to TensorBoard after every rollout.
+    The summary also gives the process's CPU time (``time.process_time``, all threads) over the same
+    span, which a machine shared with other jobs changes much less than the wall time.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.excluded = 0.0
+        self.excluded_cpu = 0.0
         self.rollout_time = 0.0
         self.wall = 0.0
+        self.cpu = 0.0
+        self._start_cpu = 0.0
         self.steps = 0
         self._start = 0.0
         self._start_steps = 0
@@ -51,6 +56,7 @@ class ThroughputCallback(BaseCallback):
 
     def _on_training_start(self) -> None:
         self._start = time.perf_counter()
+        self._start_cpu = time.process_time()
         self._start_steps = self.model.num_timesteps
         self._run_start_excluded = self.excluded
         self._run_rollout_time = self.rollout_time
@@ -75,16 +81,20 @@ class ThroughputCallback(BaseCallback):
 
     def _on_training_end(self) -> None:
         self.wall += time.perf_counter() - self._start
+        self.cpu += time.process_time() - self._start_cpu
         self.steps += self.model.num_timesteps - self._start_steps
 
     def summary(self) -> dict[str, float]:
         train_time = max(self.wall - self.excluded, 1e-9)
+        train_cpu = max(self.cpu - self.excluded_cpu, 1e-9)
         return {
             "env_steps": int(self.steps),
             "learn_seconds": round(self.wall, 2),
             "excluded_eval_checkpoint_seconds": round(self.excluded, 2),
             "steps_per_second": round(self.steps / train_time, 1),
             "rollout_steps_per_second": round(self.steps / max(self.rollout_time, 1e-9), 1),
+            "learn_cpu_seconds": round(train_cpu, 2),
+            "steps_per_cpu_second": round(self.steps / train_cpu, 1),
         }
 
 
@@ -114,15 +124,17 @@ class LearnProgress(BaseCallback):
 
 
 def _timed(callback: BaseCallback, clock: ThroughputCallback) -> BaseCallback:
-    """Wrap a callback's ``_on_step`` so that its time is added to ``clock.excluded``."""
+    """Wrap a callback's ``_on_step`` so that its time is added to ``clock.excluded`` (wall) and
+    ``clock.excluded_cpu``."""
     inner = callback._on_step
 
     def on_step() -> bool:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         try:
             return inner()
         finally:
             clock.excluded += time.perf_counter() - start
+            clock.excluded_cpu += time.process_time() - start_cpu
 
     callback._on_step = on_step  # type: ignore[method-assign]
     return callback

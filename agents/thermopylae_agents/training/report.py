@@ -222,13 +222,15 @@ def format_report(result: Mapping[str, Any]) -> str:
 def cross_play_report(
     greek: Path, persian: Path, episodes: int, seed: int, bar: bool = True
 ) -> dict[str, Any]:
-    """Cross-play of the self-play policies and the hand-written and random players (Greek win rates)."""
+    """Cross-play of the self-play policies and the hand-written and random players (Greek win rates).
+
+    The policies play through their NumPy copies (``fast:``), the same moves as the saved models."""
     from thermopylae_agents.stats import wilson_interval
 
     base_seed = 30_000_000 + seed * 100_000
     start = time.perf_counter()
-    greeks = [(str(greek), "selfplay"), ("heuristic", "heuristic"), ("random", "random")]
-    persians = [(str(persian), "selfplay"), ("heuristic", "heuristic"), ("random", "random")]
+    greeks = [(f"fast:{greek}", "selfplay"), ("heuristic", "heuristic"), ("random", "random")]
+    persians = [(f"fast:{persian}", "selfplay"), ("heuristic", "heuristic"), ("random", "random")]
     matrix: dict[str, dict[str, dict[str, Any]]] = {}
     from thermopylae_agents.evaluation import play_games
 
