@@ -38,7 +38,8 @@ Rows:
 * ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel_env.py`` exists.
 * ``peer rlcard leduc``: RLCard's Leduc hold'em (``rlcard.make("leduc-holdem")``), played the same way
   (random legal actions drawn outside the timer; its ``step`` builds the next observation and legal
-  actions), as a yardstick for the single env; ``single make / rlcard leduc`` is the ratio of the medians.
+  actions), as a yardstick for the single env; ``single make / rlcard leduc`` is the ratio of the medians
+  (wall clock and CPU time).
   Skipped when rlcard is not installed (``pip install thermopylae-env[bench]``).
 * ``duel engine N``: the native vector duel engine (``thermopylae_env.duel_vector.DuelSelfPlayVectorEnv``),
   random legal micro-actions of both sides, masks and observations included, with numba's serial and
@@ -656,8 +657,9 @@ def main(argv: list[str] | None = None) -> int:
         if importlib.util.find_spec("rlcard") is not None:
             add("peer rlcard leduc", 'rlcard.make("leduc-holdem")', 1,
                 lambda r: bench_rlcard_leduc(single_steps, args.seed + r))
-            make, peer = rows[-2]["steps_per_s"], rows[-1]["steps_per_s"]
-            print(f"  single make / rlcard leduc: {make / peer:.2f}x", flush=True)
+            make, peer = rows[-2], rows[-1]
+            print(f"  single make / rlcard leduc: {make['steps_per_s'] / peer['steps_per_s']:.2f}x wall, "
+                  f"{make['cpu_steps_per_s'] / peer['cpu_steps_per_s']:.2f}x cpu", flush=True)
         else:
             print("  (rlcard not installed: the peer row is skipped; pip install thermopylae-env[bench])")
     if not (args.ppo_only or args.single_only or args.duel_only):

@@ -1035,7 +1035,7 @@ def _check_permutation(order: Sequence[int], n: int, name: str) -> tuple[int, ..
 # What CoopView.observe last wrote, by name (the slots of its ``_seen`` list).
 (_SEEN_SPARTAN_ORDER, _SEEN_PERSIAN_ORDER, _SEEN_SPARTAN_POS, _SEEN_PERSIAN_POS, _SEEN_PHASE, _SEEN_SEAT,
  _SEEN_RECIPIENT, _SEEN_SLOT1, _SEEN_SLOT2, _SEEN_MARKER, _SEEN_SUPPORT, _SEEN_OFFERS, _SEEN_GRAVEYARD,
- _SEEN_PERSIAN_DISCARD, _SEEN_SIZE) = range(15)
+ _SEEN_PERSIAN_DISCARD) = range(14)
 
 
 class CoopView:
@@ -1214,22 +1214,22 @@ class CoopView:
         self._draw_persian(state, 0)
         self._state = state
         self._hands = [hand[:] for hand in state.hands]
-        seen = [None] * _SEEN_SIZE
-        seen[_SEEN_SPARTAN_ORDER] = state.spartan_order
-        seen[_SEEN_PERSIAN_ORDER] = state.persian_order
-        seen[_SEEN_SPARTAN_POS] = state.spartan_pos
-        seen[_SEEN_PERSIAN_POS] = state.persian_pos
-        seen[_SEEN_PHASE] = phase
-        seen[_SEEN_SEAT] = seat
-        seen[_SEEN_RECIPIENT] = recipient
-        seen[_SEEN_SLOT1] = state.slot1
-        seen[_SEEN_SLOT2] = state.slot2
-        seen[_SEEN_MARKER] = state.marker
-        seen[_SEEN_SUPPORT] = state.support
-        seen[_SEEN_OFFERS] = state.offers
-        seen[_SEEN_GRAVEYARD] = len(state.graveyard)
-        seen[_SEEN_PERSIAN_DISCARD] = len(state.persian_discard)
-        self._seen = seen
+        self._seen = [  # in the order of the _SEEN_ slots
+            state.spartan_order,
+            state.persian_order,
+            state.spartan_pos,
+            state.persian_pos,
+            phase,
+            seat,
+            recipient,
+            state.slot1,
+            state.slot2,
+            state.marker,
+            state.support,
+            state.offers,
+            len(state.graveyard),
+            len(state.persian_discard),
+        ]
 
     def _write_hand(self, seat: int, hand: list[int]) -> None:
         """Move the entries of seat ``seat`` from the hand last written to ``hand`` (card ids are unique,

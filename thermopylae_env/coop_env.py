@@ -199,10 +199,9 @@ class CoopEnv(TurnBasedEnv):
     def _won(self, state: CoopState) -> bool:
         return bool(state.won)
 
-    def _info_fields(self, state: CoopState, info: dict[str, Any]) -> None:
-        info["phase"] = int(state.phase)
-        info["current_player"] = state.current_player
-        info["turn"] = state.turn
+    def _new_info(self, state: CoopState, action_mask: np.ndarray) -> dict[str, Any]:
+        return {"action_mask": action_mask, "phase": state.phase, "current_player": state.current_player,
+                "turn": state.turn}
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:

@@ -18,7 +18,7 @@ written once (in the manner of Pgx's ``core.Env.step``).
 
 A subclass supplies the game-specific parts: :meth:`_start` (the state after ``reset``),
 :meth:`_advance` (apply a legal action; the reward of a step that does not end the game),
-:meth:`_observe`, :meth:`_won`, :meth:`_info_fields` and :meth:`_illegal_message`.
+:meth:`_observe`, :meth:`_won`, :meth:`_new_info` and :meth:`_illegal_message`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,14 @@ from thermopylae_env.actions import (
     check_options,
 )
 
-__all__ = ["TurnBasedEnv", "check_render_mode"]
+__all__ = ["ResetNeeded", "TurnBasedEnv", "check_render_mode"]
+
+
+class ResetNeeded(RuntimeError, gym.error.ResetNeeded):
+    """``step`` refused until ``reset``: before the first reset, after the end, or after a failure that left
+    the game unusable. It is both a ``RuntimeError`` and Gymnasium's ``ResetNeeded`` (what Gymnasium's
+    ``OrderEnforcing`` wrapper raises), so the envs need no such wrapper: they are registered with
+    ``order_enforce=False``, which saves a wrapper call on every step."""
 
 
 def check_render_mode(render_mode: str | None, modes: list[str]) -> str | None:
@@ -125,10 +132,13 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
             reason = self._game.illegal_reason(state, a)
             if reason is not None:
                 return self._refuse(state, a, reason)
-        events: list[dict] | None = [] if self.record_events else None
-        reward = self._advance(state, a, events)
-        if events is not None:
+        if self.record_events:
+            events: list[dict] | None = []
+            reward = self._advance(state, a, events)
             self._last_events = events
+        else:
+            events = None
+            reward = self._advance(state, a, None)
         if state.terminated:
             self._episode_over = True
             won = self._won(state)
@@ -137,19 +147,18 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
             return self._observe(state), (1.0 if won else -1.0), True, False, info
         # the running game's info, as _info builds it (written out here: this runs on every step)
         legal = self._legal = self._legal_mask(state)
-        info = {"action_mask": legal.copy()}
-        self._info_fields(state, info)
+        info = self._new_info(state, legal.copy())
         if events is not None:
             info["events"] = events
         return self._observe(state), reward, False, False, info
 
     def _refuse_step(self) -> None:
-        """Raise the ``RuntimeError`` of a step that may not be taken (broken, not reset, or over)."""
+        """Raise the :class:`ResetNeeded` of a step that may not be taken (broken, not reset, or over)."""
         if self._broken is not None:
-            raise RuntimeError(f"step() refused: {self._broken}; call reset()")
+            raise ResetNeeded(f"step() refused: {self._broken}; call reset()")
         if self._state is None:
-            raise RuntimeError("step() called before reset()")
-        raise RuntimeError("step() called after the episode ended; call reset()")
+            raise ResetNeeded("step() called before reset()")
+        raise ResetNeeded("step() called after the episode ended; call reset()")
 
     def _refuse(self, state: Any, action: int, reason: str) -> tuple[np.ndarray, float, bool, bool, dict]:
         """The illegal-action policy: raise (nothing changed) or end the episode as a loss."""
@@ -174,8 +183,7 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
     def _info(self) -> dict[str, Any]:
         state = self._state
         legal = self._legal = self._none if self._episode_over else self._legal_mask(state)
-        info: dict[str, Any] = {"action_mask": legal.copy()}
-        self._info_fields(state, info)
+        info = self._new_info(state, legal.copy())
         if self.record_events:
             info["events"] = self._last_events
         return info
@@ -209,8 +217,10 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
         """Whether the ended game is a win for the agent."""
         raise NotImplementedError
 
-    def _info_fields(self, state: Any, info: dict[str, Any]) -> None:
-        """Add the env's own entries to a step's ``info``."""
+    def _new_info(self, state: Any, action_mask: np.ndarray) -> dict[str, Any]:
+        """A step's ``info``: ``action_mask`` first, then the env's own entries (one dict literal: this
+        runs on every step)."""
+        return {"action_mask": action_mask}
 
     def _illegal_message(self, action: int, reason: str) -> str:
         """The message of the ``IllegalActionError`` raised in ``"raise"`` mode."""
