@@ -24,7 +24,9 @@ Rows:
 * ``native N numba``: ``CoopVectorEnv`` (what ``gymnasium.make_vec`` builds), played by the compiled
   kernel on all cores numba uses (the kernel is compiled or loaded from its cache before the timer
   starts; the rows are skipped where numba is missing). The ``copy=False`` row returns the live
-  observation buffer instead of a fresh array.
+  observation buffer instead of a fresh array; ``native 8192 copies alone`` times only the copies of the
+  observations and masks that a default step hands out (a ceiling for the default env: memory traffic,
+  no game work).
 * ``ppo adapter`` / ``ppo dummy``: ``learn()`` throughput (environment steps per second, updates included)
   of the default co-op training configuration, ``agents/thermopylae_agents/configs/coop.yaml``, built by the
   code path of ``thermopylae_agents.training`` (``build_model``: MaskablePPO with its features extractor,
@@ -194,6 +196,19 @@ def bench_vector(env: gym.vector.VectorEnv, steps: int, seed: int, masks_of: Cal
     for _ in range(steps):
         actions = _legal_random(masks_of(env, infos), rng)
         _, _, _, _, infos = meter.run(env.step, actions)
+    return steps * n / meter.wall, steps * n / meter.cpu
+
+
+def bench_copies_alone(n: int, steps: int, seed: int) -> tuple[float, float]:
+    """The fresh arrays a default (``copy=True``) ``CoopVectorEnv`` step hands out, copied and nothing
+    else: the (n, OBS_SIZE) float32 observations and the (n, 72) int8 masks. An upper bound on the
+    default env's steps/s that no engine work can pass."""
+    env = CoopVectorEnv(n, copy=False)
+    obs, infos = env.reset(seed=seed)
+    masks = infos["action_mask"]
+    meter = Meter()
+    for _ in range(steps):
+        meter.run(lambda: (obs.copy(), masks.copy()))
     return steps * n / meter.wall, steps * n / meter.cpu
 
 
@@ -681,6 +696,8 @@ def main(argv: list[str] | None = None) -> int:
                 f'CoopVectorEnv(num_envs=8192, backend="{backend}", copy=False)', 8192,
                 lambda r, b=backend: bench_vector(CoopVectorEnv(8192, backend=b, copy=False),
                                                   max(10, int(150 * scale)), args.seed + r, _native_masks))
+        add("native 8192 copies alone", "obs.copy() and masks.copy() of 8192 games, nothing else", 8192,
+            lambda r: bench_copies_alone(8192, max(10, int(150 * scale)), args.seed + r))
 
     ppo = None
     if not (args.skip_ppo or args.memory_only) and importlib.util.find_spec("sb3_contrib") is not None:
