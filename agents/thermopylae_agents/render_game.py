@@ -22,8 +22,6 @@ from pathlib import Path
 
 import numpy as np
 
-from thermopylae_agents.console import missing_extra_message
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -129,11 +127,8 @@ def main(argv: list[str] | None = None) -> int:
             save_gif(kept, out, args.fps)
         else:
             save_strip(kept, out, args.columns, args.scale)
-    except ValueError as err:
+    except (ValueError, ImportError) as err:
         print(f"render_game: {err}", file=sys.stderr)
-        return 2
-    except ImportError as err:
-        print(missing_extra_message("render_game", err) or f"render_game: {err}", file=sys.stderr)
         return 2
     outcome = "won" if summary["won"] else "lost"
     print(f"wrote {out}: {len(kept)} of {len(frames)} frames; agent {summary['agent']} {outcome} after "
