@@ -159,6 +159,21 @@ def test_illegal_action_in_raise_mode_names_the_move_and_changes_nothing(name):
     assert env_snapshot(env) == before
 
 
+@pytest.mark.parametrize("name", sorted(SINGLE_ENVS))
+def test_writing_into_the_handed_out_mask_does_not_make_an_illegal_action_legal(name):
+    env = SINGLE_ENVS[name]()
+    env.unwrapped.illegal_action = "raise"
+    _, info = env.reset(seed=2)
+    illegal = np.flatnonzero(info["action_mask"] == 0)
+    info["action_mask"][:] = 1
+    env.unwrapped.action_masks()[:] = True
+    before = env_snapshot(env)
+    for action in illegal:
+        with pytest.raises(IllegalActionError):
+            env.step(int(action))
+    assert env_snapshot(env) == before
+
+
 # --------------------------------------------------------------------------------------------- PettingZoo
 
 

@@ -156,6 +156,9 @@ class CoopEnv(TurnBasedEnv):
         if not np.isfinite(self.reward_shaping) or self.reward_shaping < 0:
             raise ValueError(f"reward_shaping must be a finite number >= 0, got {reward_shaping!r}")
         self._view = CoopView(game)
+        # the view's methods called directly (one Python call less per step than the methods below)
+        self._observe = self._view.observe
+        self._legal_mask = self._view.mask
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
 

@@ -9,8 +9,11 @@ written once (in the manner of Pgx's ``core.Env.step``).
   both checked before anything changes;
 * ``step``: the guard (no step before ``reset``, after the end, or after a failure that left the game
   unusable), the action check (:func:`~thermopylae_env.actions.as_action_index`), the one legality check
-  (the engine's ``illegal_reason``) and the illegal-action policy (``"loss"`` or ``"raise"``); a legal
-  action then goes to the engine's unchecked ``apply``, so each step is validated exactly once;
+  and the illegal-action policy (``"loss"`` or ``"raise"``); a legal action then goes to the engine's
+  unchecked ``apply``, so each step is validated exactly once. The legality check reads the legal mask
+  the env computed for the state it handed out (a private array, never the one in ``info``, so a caller
+  who writes into ``info["action_mask"]`` changes nothing); only an action outside that mask asks the
+  engine's ``illegal_reason``, for the sentence that says why (and the engine has the last word);
 * the ``info`` dict with the int8 ``action_mask`` and :meth:`~TurnBasedEnv.action_masks`.
 
 A subclass supplies the game-specific parts: :meth:`_start` (the state after ``reset``),
@@ -74,7 +77,8 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
         self._state: Any = None
         self._episode_over = False
         self._broken: str | None = None  # why the game cannot go on (a failed opponent), until reset
-        self._mask = np.zeros(num_actions, dtype=np.int8)
+        self._none = np.zeros(num_actions, dtype=np.int8)
+        self._legal = self._none  # the legal mask of the state handed out (private: info gets a copy)
         self._last_events: list[dict] = []
 
     @property
@@ -97,7 +101,7 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
         super().reset(seed=seed)
         self._episode_over = False
         self._broken = None
-        self._mask = np.zeros(self._num_actions, dtype=np.int8)
+        self._legal = self._none
         events: list[dict] | None = [] if self.record_events else None
         self._state = None
         self._state = self._start(events, options)
@@ -117,9 +121,10 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
             a = action
         else:
             a = as_action_index(action, self._num_actions)
-        reason = self._game.illegal_reason(state, a)
-        if reason is not None:
-            return self._refuse(state, a, reason)
+        if not self._legal[a]:
+            reason = self._game.illegal_reason(state, a)
+            if reason is not None:
+                return self._refuse(state, a, reason)
         events: list[dict] | None = [] if self.record_events else None
         reward = self._advance(state, a, events)
         if events is not None:
@@ -131,9 +136,8 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
             info["is_success"] = won
             return self._observe(state), (1.0 if won else -1.0), True, False, info
         # the running game's info, as _info builds it (written out here: this runs on every step)
-        mask = self._legal_mask(state)
-        self._mask = mask
-        info = {"action_mask": mask}
+        legal = self._legal = self._legal_mask(state)
+        info = {"action_mask": legal.copy()}
         self._info_fields(state, info)
         if events is not None:
             info["events"] = events
@@ -163,15 +167,14 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
         """Refuse every further step until ``reset`` (the game was left where the agent may not act)."""
         self._broken = why
         self._episode_over = True
-        self._mask = np.zeros(self._num_actions, dtype=np.int8)
+        self._legal = self._none
 
     # --- info and masks -------------------------------------------------------------------------------
 
     def _info(self) -> dict[str, Any]:
         state = self._state
-        mask = np.zeros(self._num_actions, dtype=np.int8) if self._episode_over else self._legal_mask(state)
-        self._mask = mask
-        info: dict[str, Any] = {"action_mask": mask}
+        legal = self._legal = self._none if self._episode_over else self._legal_mask(state)
+        info: dict[str, Any] = {"action_mask": legal.copy()}
         self._info_fields(state, info)
         if self.record_events:
             info["events"] = self._last_events
@@ -181,7 +184,7 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
         """Boolean legal-action mask of the current state (all false once the episode is over)."""
         if self._state is None and self._broken is None:
             raise RuntimeError("action_masks() called before reset()")
-        return self._mask.astype(bool)
+        return self._legal.astype(bool)
 
     # --- the game-specific parts ----------------------------------------------------------------------
 
@@ -198,7 +201,8 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
         raise NotImplementedError
 
     def _legal_mask(self, state: Any) -> np.ndarray:
-        """The int8 legal-action mask of a running game (a new array)."""
+        """The int8 legal-action mask of a running game. The env keeps it to check the next action and
+        hands out copies only, so it may be an array the subclass caches and shares (never written to)."""
         return self._game.legal_action_mask(state).view(np.int8)
 
     def _won(self, state: Any) -> bool:
