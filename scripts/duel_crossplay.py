@@ -170,9 +170,11 @@ def _commit() -> str:
                              text=True, timeout=10, check=False)
         dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True,
                                text=True, timeout=10, check=False)
-        return out.stdout.strip() + ("+uncommitted" if dirty.stdout.strip() else "")
     except OSError:
         return "unknown"
+    if out.returncode != 0 or not out.stdout.strip():
+        return "unknown"
+    return out.stdout.strip() + ("+uncommitted" if dirty.stdout.strip() else "")
 
 
 def _pct(rate: float, ci: list[float] | tuple[float, float]) -> str:

@@ -156,6 +156,9 @@ class CoopEnv(TurnBasedEnv):
         if not np.isfinite(self.reward_shaping) or self.reward_shaping < 0:
             raise ValueError(f"reward_shaping must be a finite number >= 0, got {reward_shaping!r}")
         self._view = CoopView(game)
+        # the view's methods called directly (one Python call less per step than the methods below)
+        self._observe = self._view.observe
+        self._legal_mask = self._view.mask
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
 
@@ -196,10 +199,9 @@ class CoopEnv(TurnBasedEnv):
     def _won(self, state: CoopState) -> bool:
         return bool(state.won)
 
-    def _info_fields(self, state: CoopState, info: dict[str, Any]) -> None:
-        info["phase"] = int(state.phase)
-        info["current_player"] = state.current_player
-        info["turn"] = state.turn
+    def _new_info(self, state: CoopState, action_mask: np.ndarray) -> dict[str, Any]:
+        return {"action_mask": action_mask, "phase": state.phase, "current_player": state.current_player,
+                "turn": state.turn}
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
