@@ -9,7 +9,9 @@ Usage::
 
 Every row plays random *legal* actions: the action is drawn uniformly from the current mask. Only the
 environment's own work is timed (``step``, plus ``reset`` when a single env's episode ends; the vector
-envs reset inside ``step``): drawing the actions is outside the timer. Observations and masks are part of
+envs reset inside ``step``): drawing the actions is outside the timer (the single envs and RLCard play
+the games twice from the same seed: the first pass draws the actions, the second replays them under one
+timer, so that no per-call timer cost is counted). Observations and masks are part of
 the timed work (the vector env builds both on every step; the single env builds its info mask). Each row
 is measured ``--repeats`` times and the median is reported, as wall-clock steps/s and as steps per CPU
 second of this process (``time.process_time``): on a shared machine the second number is the steadier.
@@ -22,7 +24,9 @@ Rows:
 * ``native N numba``: ``CoopVectorEnv`` (what ``gymnasium.make_vec`` builds), played by the compiled
   kernel on all cores numba uses (the kernel is compiled or loaded from its cache before the timer
   starts; the rows are skipped where numba is missing). The ``copy=False`` row returns the live
-  observation buffer instead of a fresh array.
+  observation buffer instead of a fresh array; ``native 8192 copies alone`` times only the copies of the
+  observations and masks that a default step hands out (a ceiling for the default env: memory traffic,
+  no game work).
 * ``ppo adapter`` / ``ppo dummy``: ``learn()`` throughput (environment steps per second, updates included)
   of the default co-op training configuration, ``agents/thermopylae_agents/configs/coop.yaml``, built by the
   code path of ``thermopylae_agents.training`` (``build_model``: MaskablePPO with its features extractor,
@@ -36,7 +40,8 @@ Rows:
 * ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel_env.py`` exists.
 * ``peer rlcard leduc``: RLCard's Leduc hold'em (``rlcard.make("leduc-holdem")``), played the same way
   (random legal actions drawn outside the timer; its ``step`` builds the next observation and legal
-  actions), as a yardstick for the single env; ``single make / rlcard leduc`` is the ratio of the medians.
+  actions), as a yardstick for the single env; ``single make / rlcard leduc`` is the ratio of the medians
+  (wall clock and CPU time).
   Skipped when rlcard is not installed (``pip install thermopylae-env[bench]``).
 * ``duel engine N``: the native vector duel engine (``thermopylae_env.duel_vector.DuelSelfPlayVectorEnv``),
   random legal micro-actions of both sides, masks and observations included, with numba's serial and
@@ -117,32 +122,65 @@ class Meter:
 
 
 def bench_single(env: gym.Env, steps: int, seed: int) -> tuple[float, float]:
-    """Random legal play on one env for ``steps`` steps; returns (wall steps/s, CPU steps/s)."""
+    """Random legal play on one env for ``steps`` steps; returns (wall steps/s, CPU steps/s).
+
+    Two passes over the same games: the first draws the actions from the masks (untimed), the second
+    plays the recorded actions again from the same seed under one timer (the env is deterministic given
+    its seed, so it sees the same states; checked at the end). Timing the whole second pass, instead of
+    each call, keeps the timer's own cost (a ``process_time`` call costs about as much as a small step)
+    out of the figure."""
     rng = np.random.default_rng(seed)
-    meter = Meter()
-    _, info = meter.run(env.reset, seed=seed)
+    actions: list[int] = []
+    _, info = env.reset(seed=seed)
     for _ in range(steps):
         action = int(rng.choice(np.flatnonzero(info["action_mask"])))
-        _, _, terminated, truncated, info = meter.run(env.step, action)
+        actions.append(action)
+        obs, _, terminated, truncated, info = env.step(action)
         if terminated or truncated:
-            _, info = meter.run(env.reset)
-    return steps / meter.wall, steps / meter.cpu
+            obs, info = env.reset()
+    expected = obs
+    step, reset = env.step, env.reset
+    reset(seed=seed)
+    w0, c0 = _clock()
+    for action in actions:
+        obs, _, terminated, truncated, _ = step(action)
+        if terminated or truncated:
+            obs, _ = reset()
+    w1, c1 = _clock()
+    if not np.array_equal(obs, expected):
+        raise RuntimeError("the replayed games differ from the recorded ones")
+    return steps / (w1 - w0), steps / (c1 - c0)
 
 
 def bench_rlcard_leduc(steps: int, seed: int) -> tuple[float, float]:
-    """Random legal play on RLCard's Leduc hold'em, timed like :func:`bench_single`."""
+    """Random legal play on RLCard's Leduc hold'em, timed like :func:`bench_single` (record, then replay
+    from the same seed under one timer)."""
     import rlcard
 
-    env = rlcard.make("leduc-holdem", config={"seed": seed})
     rng = np.random.default_rng(seed)
-    meter = Meter()
-    state, _ = meter.run(env.reset)
+    env = rlcard.make("leduc-holdem", config={"seed": seed})
+    actions: list[int] = []
+    state, _ = env.reset()
     for _ in range(steps):
         legal = list(state["legal_actions"])
-        state, _ = meter.run(env.step, legal[int(rng.integers(len(legal)))])
+        action = legal[int(rng.integers(len(legal)))]
+        actions.append(action)
+        state, _ = env.step(action)
         if env.is_over():
-            state, _ = meter.run(env.reset)
-    return steps / meter.wall, steps / meter.cpu
+            state, _ = env.reset()
+    expected = state["obs"]
+    env = rlcard.make("leduc-holdem", config={"seed": seed})
+    step, reset, is_over = env.step, env.reset, env.is_over
+    w0, c0 = _clock()
+    state, _ = reset()
+    for action in actions:
+        state, _ = step(action)
+        if is_over():
+            state, _ = reset()
+    w1, c1 = _clock()
+    if not np.array_equal(state["obs"], expected):
+        raise RuntimeError("the replayed RLCard games differ from the recorded ones")
+    return steps / (w1 - w0), steps / (c1 - c0)
 
 
 def _legal_random(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -159,6 +197,19 @@ def bench_vector(env: gym.vector.VectorEnv, steps: int, seed: int, masks_of: Cal
     for _ in range(steps):
         actions = _legal_random(masks_of(env, infos), rng)
         _, _, _, _, infos = meter.run(env.step, actions)
+    return steps * n / meter.wall, steps * n / meter.cpu
+
+
+def bench_copies_alone(n: int, steps: int, seed: int) -> tuple[float, float]:
+    """The fresh arrays a default (``copy=True``) ``CoopVectorEnv`` step hands out, copied and nothing
+    else: the (n, OBS_SIZE) float32 observations and the (n, 72) int8 masks. An upper bound on the
+    default env's steps/s that no engine work can pass."""
+    env = CoopVectorEnv(n, copy=False)
+    obs, infos = env.reset(seed=seed)
+    masks = infos["action_mask"]
+    meter = Meter()
+    for _ in range(steps):
+        meter.run(lambda: (obs.copy(), masks.copy()))
     return steps * n / meter.wall, steps * n / meter.cpu
 
 
@@ -628,8 +679,9 @@ def main(argv: list[str] | None = None) -> int:
         if importlib.util.find_spec("rlcard") is not None:
             add("peer rlcard leduc", 'rlcard.make("leduc-holdem")', 1,
                 lambda r: bench_rlcard_leduc(single_steps, args.seed + r))
-            make, peer = rows[-2]["steps_per_s"], rows[-1]["steps_per_s"]
-            print(f"  single make / rlcard leduc: {make / peer:.2f}x", flush=True)
+            make, peer = rows[-2], rows[-1]
+            print(f"  single make / rlcard leduc: {make['steps_per_s'] / peer['steps_per_s']:.2f}x wall, "
+                  f"{make['cpu_steps_per_s'] / peer['cpu_steps_per_s']:.2f}x cpu", flush=True)
         else:
             print("  (rlcard not installed: the peer row is skipped; pip install thermopylae-env[bench])")
     if not (args.ppo_only or args.single_only or args.duel_only):
@@ -651,6 +703,8 @@ def main(argv: list[str] | None = None) -> int:
                 f'CoopVectorEnv(num_envs=8192, backend="{backend}", copy=False)', 8192,
                 lambda r, b=backend: bench_vector(CoopVectorEnv(8192, backend=b, copy=False),
                                                   max(10, int(150 * scale)), args.seed + r, _native_masks))
+        add("native 8192 copies alone", "obs.copy() and masks.copy() of 8192 games, nothing else", 8192,
+            lambda r: bench_copies_alone(8192, max(10, int(150 * scale)), args.seed + r))
 
     ppo = None
     if not (args.skip_ppo or args.memory_only) and importlib.util.find_spec("sb3_contrib") is not None:

@@ -60,6 +60,49 @@ def test_a_state_changed_between_steps_is_observed_as_it_is():
     np.testing.assert_array_equal(view.mask(state), env.game.legal_action_mask(state).astype(np.int8))
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda hand, other: hand.insert(0, other.pop()),  # a card drawn but not appended
+        lambda hand, other: hand.reverse(),  # the same cards in another order
+        lambda hand, other: (hand.pop(0), hand.__setitem__(0, other.pop())),  # one out, one swapped
+        lambda hand, other: hand.__setitem__(slice(None), hand[1:] + [other.pop(), other.pop()]),
+    ],
+)
+def test_hand_changes_the_engine_never_makes_are_observed_as_they_are(edit):
+    env = CoopEnv(num_players=2)
+    env.reset(seed=11)
+    state = env.state
+    edit(state.hands[0], state.hands[1])
+    view = env._view
+    np.testing.assert_array_equal(view.observe(state), env.game.observe(state))
+
+
+@pytest.mark.parametrize("deck", ["spartan", "persian"])
+def test_a_deck_that_grew_back_between_steps_is_observed_as_it_is(deck):
+    env = CoopEnv()
+    _, info = env.reset(seed=4)
+    env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    state = env.state
+    if deck == "spartan":  # the last card drawn goes back on top of the deck
+        state.hands[0].remove(state.spartan_order[state.spartan_pos - 1])
+        state.spartan_pos -= 1
+    else:  # the card in slot 2 goes back on top of the Persian deck
+        state.slot2 = -1
+        state.persian_pos -= 1
+    np.testing.assert_array_equal(env._view.observe(state), env.game.observe(state))
+
+
+def test_the_cached_masks_cannot_be_written_and_the_env_hands_out_writable_copies():
+    env = CoopEnv()
+    _, info = env.reset(seed=2)
+    cached = env._view.mask(env.state)
+    with pytest.raises(ValueError, match="read-only"):
+        cached[0] = 0
+    assert info["action_mask"].flags.writeable
+    assert not np.shares_memory(info["action_mask"], cached)
+
+
 def test_a_view_follows_a_different_state_object_from_scratch():
     game = CoopGame(3)
     view = CoopView(game)

@@ -317,12 +317,12 @@ def test_env_docstring_tables_match_the_layout_pieces(cls):
     assert [row[1] for row in observation] == [p.name for p in OBSERVATION_PIECES]
     for row, piece in zip(observation, OBSERVATION_PIECES, strict=True):
         start, end = (int(x) for x in row[0].split(":"))
-        assert (start, end, float(row[3])) == (piece.offset, piece.end, piece.scale), row
+        assert (start, end, float(row[3])) == (piece.offset, piece.stop, piece.scale), row
     actions = _doc_table(cls.__doc__, "| index | piece | action | legal |")
     assert [row[1] for row in actions] == [p.name for p in ACTION_PIECES]
     for row, piece in zip(actions, ACTION_PIECES, strict=True):
         first, _, last = row[0].partition("..")
-        assert (int(first), int(last or first) + 1) == (piece.offset, piece.end), row
+        assert (int(first), int(last or first) + 1) == (piece.offset, piece.stop), row
 
 
 def test_layout_pieces_tile_the_vectors_and_name_the_engine_constants():
@@ -330,8 +330,8 @@ def test_layout_pieces_tile_the_vectors_and_name_the_engine_constants():
     from thermopylae_env.duel_layout import ACTION_PIECES, OBS_PIECE, OBS_SCALE, OBSERVATION_PIECES
 
     for pieces, size in ((OBSERVATION_PIECES, duel.OBS_SIZE), (ACTION_PIECES, duel.NUM_ACTIONS)):
-        assert pieces[0].offset == 0 and pieces[-1].end == size
-        assert all(a.end == b.offset for a, b in zip(pieces, pieces[1:], strict=False))
+        assert pieces[0].offset == 0 and pieces[-1].stop == size
+        assert all(a.stop == b.offset for a, b in zip(pieces, pieces[1:], strict=False))
     assert OBS_SCALE.shape == (duel.OBS_SIZE,)
     assert OBS_PIECE["own_deck"].scale == duel.DECK_SIZE - duel.START_HAND
     assert OBS_PIECE["tokens"].scale == duel.START_TOKENS and OBS_PIECE["turn"].scale == duel.MAX_TURNS

@@ -4,6 +4,7 @@ non-editable install that loads every shipped policy by name without unpickling.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -58,21 +59,140 @@ def test_changelog_names_every_registered_environment_version():
         assert env_id in changelog, env_id
 
 
+# Console script -> (its entry in thermopylae_agents.console, the script of the repository it installs).
+CONSOLE_SCRIPTS = {
+    "thermopylae-train": (console.train, "train.py"),
+    "thermopylae-evaluate": (console.evaluate, "evaluate.py"),
+    "thermopylae-export-policy": (console.export_policy, "export_policy.py"),
+    "thermopylae-train-rllib": (console.train_rllib, "train_rllib.py"),
+    "thermopylae-exploitability": (console.exploitability, "exploitability.py"),
+    "thermopylae-coop-bound": (console.coop_bound, "coop_bound.py"),
+    "thermopylae-ppo-native": (console.ppo_native, "ppo_native.py"),
+    "thermopylae-duel-table": (console.duel_table, "duel_table.py"),
+    "thermopylae-render-game": (console.render_game, "render_game.py"),
+}
+# Scripts of the repository that stay scripts (README, "Commands"): benchmarks and checks that write into
+# the repository's benchmarks/ or study the shipped players, not tools for one's own agents.
+DEVELOPER_SCRIPTS = {
+    "benchmark.py", "soak.py", "rllib_scaling.py", "duel_greek_headroom.py", "rollout_coop.py",
+    "duel_crossplay.py",
+}
+NEW_CONSOLE_SCRIPTS = [  # the ones added with their modules' move out of scripts/
+    "thermopylae-train-rllib", "thermopylae-exploitability", "thermopylae-coop-bound",
+    "thermopylae-ppo-native", "thermopylae-duel-table", "thermopylae-render-game",
+]
+
+
 def test_every_console_script_target_exists():
     import importlib
 
     scripts = PYPROJECT["project"]["scripts"]
-    wanted = {"thermopylae", "thermopylae-train", "thermopylae-evaluate", "thermopylae-export-policy"}
-    assert wanted <= set(scripts)
+    assert set(scripts) == {"thermopylae", *CONSOLE_SCRIPTS}
     for target in scripts.values():
         module, _, function = target.partition(":")
         assert callable(getattr(importlib.import_module(module), function)), target
+    for name, (entry, _) in CONSOLE_SCRIPTS.items():
+        assert scripts[name] == f"thermopylae_agents.console:{entry.__name__}"
 
 
-@pytest.mark.parametrize("entry", [console.train, console.evaluate, console.export_policy])
-def test_console_scripts_answer_version(entry, capsys):
+def test_every_python_script_is_a_console_script_or_a_listed_developer_tool():
+    scripts = {path.name for path in (ROOT / "scripts").glob("*.py")}
+    installed = {script for _, script in CONSOLE_SCRIPTS.values()}
+    assert scripts - installed == DEVELOPER_SCRIPTS
+    assert installed <= scripts  # every console script keeps its documented python scripts/NAME.py
+    readme = (ROOT / "README.md").read_text()
+    for name in [*CONSOLE_SCRIPTS, *DEVELOPER_SCRIPTS]:
+        assert f"`{name}`" in readme, name
+
+
+@pytest.mark.parametrize("name", sorted(CONSOLE_SCRIPTS))
+def test_console_scripts_answer_version(name, capsys):
+    entry, _ = CONSOLE_SCRIPTS[name]
     assert entry(["--version"]) == 0
-    assert capsys.readouterr().out.strip().endswith(thermopylae_env.__version__)
+    assert capsys.readouterr().out.strip() == f"{name} {thermopylae_env.__version__}"
+
+
+@pytest.mark.parametrize("name", NEW_CONSOLE_SCRIPTS)
+def test_new_console_scripts_answer_help_under_their_own_name(name, capsys, monkeypatch):
+    if name == "thermopylae-ppo-native":
+        pytest.importorskip("torch.utils.tensorboard")
+    if name == "thermopylae-exploitability":
+        pytest.importorskip("sb3_contrib")
+    monkeypatch.setattr(sys, "argv", [f"/usr/bin/{name}"])
+    entry, _ = CONSOLE_SCRIPTS[name]
+    with pytest.raises(SystemExit) as done:
+        entry(["--help"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: {name}")
+
+
+def test_duel_table_console_script_plays_its_table(tmp_path, capsys):
+    out = tmp_path / "table.json"
+    assert console.duel_table(["--games", "3", "--seed", "5", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "heuristic  heuristic" in printed and f"wrote {out}" in printed
+    table = json.loads(out.read_text())
+    assert table["games_per_pairing"] == 3 and len(table["results"]) == 4
+
+
+def test_render_game_console_script_writes_a_gif(tmp_path, capsys):
+    pytest.importorskip("PIL")
+    out = tmp_path / "game.gif"
+    assert console.render_game(["--agent", "random", "--seed", "2", "--out", str(out)]) == 0
+    assert out.stat().st_size > 0 and f"wrote {out}" in capsys.readouterr().out
+
+
+def test_ppo_native_console_script_trains_a_tiny_run(tmp_path, capsys):
+    pytest.importorskip("torch.utils.tensorboard")
+    run_dir = tmp_path / "run"
+    assert console.ppo_native(["--total-timesteps", "256", "--num-envs", "8", "--num-steps", "32",
+                               "--num-minibatches", "2", "--eval-games", "4", "--run-dir", str(run_dir)]) == 0
+    assert json.loads((run_dir / "summary.json").read_text())["env_steps"] == 256
+    assert "greedy win rate on 4 fixed deals" in capsys.readouterr().out
+
+
+def test_an_uninstalled_ray_names_the_rllib_extra(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails as if Ray were not installed
+    assert console.train_rllib(["coop", "--storage-path", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == "thermopylae-train-rllib: this command needs the 'rllib' extra (ray is not installed): " \
+                  "pip install 'thermopylae-env[rllib]'\n"
+
+
+def test_an_uninstalled_torch_stops_ppo_native_naming_the_train_extra(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.delitem(sys.modules, "thermopylae_agents.ppo_native", raising=False)
+    assert console.ppo_native(["--run-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("thermopylae-ppo-native: ") and "'train' extra" in err
+
+
+def test_render_game_without_pillow_names_the_render_extra(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    assert console.render_game(["--agent", "random", "--out", str(tmp_path / "g.gif")]) == 2
+    err = capsys.readouterr().err  # thermopylae_env.render's own message, which names the extra
+    assert err.count("\n") == 1 and err.startswith("render_game: ") and "thermopylae-env[render]" in err
+    assert not (tmp_path / "g.gif").exists()
+
+
+def test_a_main_that_returns_its_result_exits_with_zero(monkeypatch):
+    monkeypatch.setattr("thermopylae_agents.duel_table.main", lambda argv: {"results": []})
+    assert console.duel_table([]) == 0
+    monkeypatch.setattr("thermopylae_agents.duel_table.main", lambda argv: 3)
+    assert console.duel_table([]) == 3
+
+
+def test_scripts_of_the_repository_still_run_as_before(tmp_path):
+    out = tmp_path / "table.json"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "duel_table.py"), "--games", "2", "--json",
+                           str(out)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("Thermopylae duel: 2 games per pairing, seed 0")
+    for script in ("coop_bound.py", "exploitability.py", "train_rllib.py"):
+        done = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--help"], capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, script + done.stderr[-2000:]
+        assert done.stdout.startswith(f"usage: {script}"), script
 
 
 def test_a_missing_extra_gives_one_line_naming_it(monkeypatch, capsys):
@@ -176,6 +296,12 @@ def test_non_editable_install_loads_every_shipped_policy_by_name_without_unpickl
                           cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert "loaded 5 policies" in done.stdout
-    version = subprocess.run([venv / "bin" / "thermopylae-export-policy", "--version"], capture_output=True,
-                             text=True, timeout=120, cwd=tmp_path, env=env)
-    assert version.stdout.strip() == f"thermopylae-export-policy {thermopylae_env.__version__}"
+    for name in ["thermopylae", *CONSOLE_SCRIPTS]:  # every console script is installed
+        assert (venv / "bin" / name).is_file(), name
+    for name in CONSOLE_SCRIPTS:
+        version = subprocess.run([venv / "bin" / name, "--version"], capture_output=True, text=True,
+                                 timeout=120, cwd=tmp_path, env=env)
+        assert version.stdout.strip() == f"{name} {thermopylae_env.__version__}", version.stderr[-2000:]
+    table = subprocess.run([venv / "bin" / "thermopylae-duel-table", "--games", "2"], capture_output=True,
+                           text=True, timeout=120, cwd=tmp_path, env=env)
+    assert table.returncode == 0 and "heuristic  heuristic" in table.stdout, table.stderr[-2000:]

@@ -1,9 +1,8 @@
-"""scripts/ppo_native.py: the single-file masked PPO runs end to end on a tiny budget and samples only
-legal actions, also through NEXT_STEP autoresets."""
+"""scripts/ppo_native.py (thermopylae_agents.ppo_native): the single-file masked PPO runs end to end on a
+tiny budget and samples only legal actions, also through NEXT_STEP autoresets."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -22,11 +21,9 @@ SCRIPT = ROOT / "scripts" / "ppo_native.py"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("ppo_native", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["ppo_native"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    from thermopylae_agents import ppo_native
+
+    return ppo_native
 
 
 def test_tiny_run_trains_logs_evaluates_and_saves(tmp_path):

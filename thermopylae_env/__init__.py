@@ -33,4 +33,7 @@ _ENVIRONMENTS = {
 
 for _env_id, _spec in _ENVIRONMENTS.items():
     if _env_id not in registry:
-        register(id=_env_id, **_spec)
+        # order_enforce=False: the envs refuse a step before reset themselves (core.ResetNeeded, also
+        # Gymnasium's ResetNeeded) and render a game not yet started, so OrderEnforcing would only add a
+        # call to every step; Gymnasium's passive checker stays.
+        register(id=_env_id, order_enforce=False, **_spec)

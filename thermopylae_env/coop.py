@@ -1032,6 +1032,17 @@ def _check_permutation(order: Sequence[int], n: int, name: str) -> tuple[int, ..
     return items
 
 
+# The MAIN and DISCARD masks by key (the set of values in the hand, and the support left): they depend on
+# nothing else, so every view in the process shares them, and a new env starts with the masks seen before.
+_MAIN_MASKS: dict[int, np.ndarray] = {}
+_DISCARD_MASKS: dict[int, np.ndarray] = {}
+
+# What CoopView.observe last wrote, by name (the slots of its ``_seen`` list).
+(_SEEN_SPARTAN_ORDER, _SEEN_PERSIAN_ORDER, _SEEN_SPARTAN_POS, _SEEN_PERSIAN_POS, _SEEN_PHASE, _SEEN_SEAT,
+ _SEEN_RECIPIENT, _SEEN_SLOT1, _SEEN_SLOT2, _SEEN_MARKER, _SEEN_SUPPORT, _SEEN_OFFERS, _SEEN_GRAVEYARD,
+ _SEEN_PERSIAN_DISCARD) = range(14)
+
+
 class CoopView:
     """The observations and int8 legal masks of one game followed step by step (what ``Coop-v0`` hands
     out), with the same values as :meth:`CoopGame.observe` and :meth:`CoopGame.legal_action_mask`.
@@ -1041,11 +1052,11 @@ class CoopView:
     state object, other deck orders, or decks that grew back are written from scratch. Single entries are
     written through a ``memoryview`` of the buffer (cheaper than NumPy item assignment, the same float32
     rounding). The masks of the MAIN and DISCARD phases depend only on the values in one hand (and the
-    support left), so each distinct one is built once and copied out.
+    support left), so each distinct one is built once (shared by the views of a process, read-only).
     """
 
     __slots__ = ("game", "_buf", "_mv", "_state", "_seen", "_hands", "_main_masks", "_discard_masks",
-                 "_offer_mask", "_none_mask", "_full_spartan", "_bit")
+                 "_offer_mask", "_none_mask", "_full_spartan", "_bit", "_removed")
 
     def __init__(self, game: CoopGame) -> None:
         self.game = game
@@ -1054,38 +1065,44 @@ class CoopView:
         self._state: CoopState | None = None
         self._seen: list = []
         self._hands: list[list[int]] = []
-        self._main_masks: dict[int, np.ndarray] = {}
-        self._discard_masks: dict[int, np.ndarray] = {}
+        self._main_masks = _MAIN_MASKS
+        self._discard_masks = _DISCARD_MASKS
         offer = np.zeros(NUM_ACTIONS, dtype=np.int8)
         offer[GIVE_BASE : GIVE_BASE + game.num_players] = 1
         offer[DECLINE] = 1
-        self._offer_mask = offer
-        self._none_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._offer_mask = _read_only(offer)
+        self._none_mask = _read_only(np.zeros(NUM_ACTIONS, dtype=np.int8))
         full = np.zeros(NUM_VALUES, dtype=np.float32)
         for value in game.spartan:
             full[value - MIN_VALUE] += 0.5
         self._full_spartan = full
         # per Spartan card id, the bit of its value in a hand's value set
         self._bit = tuple(1 << (value - MIN_VALUE) for value in game.spartan)
+        self._removed = -1
 
     def __getstate__(self) -> dict:
-        # a memoryview cannot be copied or pickled: it is rebuilt over the copied buffer
-        return {name: getattr(self, name) for name in self.__slots__ if name != "_mv"}
+        # a memoryview cannot be copied or pickled: it is rebuilt over the copied buffer; the shared mask
+        # caches stay behind (a copy uses those of its own process)
+        skip = ("_mv", "_main_masks", "_discard_masks")
+        return {name: getattr(self, name) for name in self.__slots__ if name not in skip}
 
     def __setstate__(self, state: dict) -> None:
         for name, value in state.items():
             setattr(self, name, value)
         self._mv = memoryview(self._buf)
+        self._main_masks = _MAIN_MASKS
+        self._discard_masks = _DISCARD_MASKS
 
     # ------------------------------------------------------------------ masks
 
     def mask(self, state: CoopState) -> np.ndarray:
-        """``game.legal_action_mask(state)`` as a new int8 array."""
+        """``game.legal_action_mask(state)`` as int8: a cached read-only array, shared between calls (the
+        env hands out copies)."""
         if state.terminated:
-            return self._none_mask.copy()
+            return self._none_mask
         phase = state.phase
         if phase == _DRAW_OFFER:
-            return self._offer_mask.copy()
+            return self._offer_mask
         bit = self._bit
         bits = 0
         if phase == _MAIN:
@@ -1100,8 +1117,8 @@ class CoopView:
             masks = self._discard_masks
         mask = masks.get(key)
         if mask is None:
-            mask = masks[key] = self.game.legal_action_mask(state).astype(np.int8)
-        return mask.copy()
+            mask = masks[key] = _read_only(self.game.legal_action_mask(state).astype(np.int8))
+        return mask
 
     # ------------------------------------------------------------------ observations
 
@@ -1110,61 +1127,90 @@ class CoopView:
         seen = self._seen
         if (
             state is not self._state
-            or state.spartan_order is not seen[0]
-            or state.persian_order is not seen[1]
-            or state.spartan_pos < seen[2]
-            or state.persian_pos < seen[3]
+            or state.spartan_order is not seen[_SEEN_SPARTAN_ORDER]
+            or state.persian_order is not seen[_SEEN_PERSIAN_ORDER]
         ):
-            self._write_all(state)
-            return self._buf.copy()
+            return self._observe_from_scratch(state)
         mv = self._mv
-        head = _head_entries(state)
-        if head != seen[4]:
-            for index in seen[4]:
-                mv[index] = 0.0
-            for index in head:
-                mv[index] = 1.0
-            seen[4] = head
+        # the one-hot pieces (as _head_entries gives them, written out here: this runs on every step):
+        # each entry that holds the 1 (-1: none) is moved when it changes
+        seat = _OBS_SEAT + state.current_player
+        if state.terminated:
+            phase = recipient = -1
+        else:
+            phase = _OBS_PHASE + state.phase
+            recipient = _OBS_RECIPIENT + state.recipient if phase == _OBS_PHASE + _DISCARD else -1
+        if phase != seen[_SEEN_PHASE]:
+            if seen[_SEEN_PHASE] >= 0:
+                mv[seen[_SEEN_PHASE]] = 0.0
+            if phase >= 0:
+                mv[phase] = 1.0
+            seen[_SEEN_PHASE] = phase
+        if seat != seen[_SEEN_SEAT]:
+            mv[seen[_SEEN_SEAT]] = 0.0
+            mv[seat] = 1.0
+            seen[_SEEN_SEAT] = seat
+        if recipient != seen[_SEEN_RECIPIENT]:
+            if seen[_SEEN_RECIPIENT] >= 0:
+                mv[seen[_SEEN_RECIPIENT]] = 0.0
+            if recipient >= 0:
+                mv[recipient] = 1.0
+            seen[_SEEN_RECIPIENT] = recipient
         hands = self._hands
-        for seat, hand in enumerate(state.hands):
-            if hand != hands[seat]:
-                self._write_hand(seat, hand)
-        if state.slot1 != seen[5]:
+        if state.hands != hands:
+            for index, hand in enumerate(state.hands):
+                if hand != hands[index]:
+                    self._write_hand(index, hand)
+        if state.slot1 != seen[_SEEN_SLOT1]:
             self._write_slot(_OBS_SLOT1, state.slot1)
-            seen[5] = state.slot1
-        if state.slot2 != seen[6]:
+            seen[_SEEN_SLOT1] = state.slot1
+        if state.slot2 != seen[_SEEN_SLOT2]:
             self._write_slot(_OBS_SLOT2, state.slot2)
-            seen[6] = state.slot2
-        if state.marker != seen[7]:
-            mv[_OBS_MARKER + min(seen[7], LOSS_MARKER) - 1] = 0.0
+            seen[_SEEN_SLOT2] = state.slot2
+        if state.marker != seen[_SEEN_MARKER]:
+            mv[_OBS_MARKER + min(seen[_SEEN_MARKER], LOSS_MARKER) - 1] = 0.0
             mv[_OBS_MARKER + min(state.marker, LOSS_MARKER) - 1] = 1.0
-            seen[7] = state.marker
-        if state.support != seen[8]:
+            seen[_SEEN_MARKER] = state.marker
+        if state.support != seen[_SEEN_SUPPORT]:
             mv[_OBS_SUPPORT] = state.support / NUM_SUPPORT
-            seen[8] = state.support
-        if state.spartan_pos != seen[2]:
-            self._draw_spartan(state, seen[2])
-            seen[2] = state.spartan_pos
-        if state.persian_pos != seen[3]:
-            self._draw_persian(state, seen[3])
-            seen[3] = state.persian_pos
-        counts = (len(state.graveyard), len(state.persian_discard), state.offers)
-        if counts != seen[9]:
-            mv[_OBS_GRAVEYARD] = counts[0] / GRAVEYARD_WIN
-            mv[_OBS_PERSIAN_DISCARD] = counts[1] / PERSIAN_DECK_SIZE
-            mv[_OBS_OFFERS] = counts[2] / 2
-            seen[9] = counts
+            seen[_SEEN_SUPPORT] = state.support
+        if state.spartan_pos != seen[_SEEN_SPARTAN_POS]:
+            if state.spartan_pos < seen[_SEEN_SPARTAN_POS]:  # the deck grew back: no incremental update
+                return self._observe_from_scratch(state)
+            self._draw_spartan(state, seen[_SEEN_SPARTAN_POS])
+            seen[_SEEN_SPARTAN_POS] = state.spartan_pos
+        if state.persian_pos != seen[_SEEN_PERSIAN_POS]:
+            if state.persian_pos < seen[_SEEN_PERSIAN_POS]:
+                return self._observe_from_scratch(state)
+            self._draw_persian(state, seen[_SEEN_PERSIAN_POS])
+            seen[_SEEN_PERSIAN_POS] = state.persian_pos
+        if state.offers != seen[_SEEN_OFFERS]:
+            mv[_OBS_OFFERS] = state.offers / 2
+            seen[_SEEN_OFFERS] = state.offers
+        count = len(state.graveyard)
+        if count != seen[_SEEN_GRAVEYARD]:
+            mv[_OBS_GRAVEYARD] = count / GRAVEYARD_WIN
+            seen[_SEEN_GRAVEYARD] = count
+        count = len(state.persian_discard)
+        if count != seen[_SEEN_PERSIAN_DISCARD]:
+            mv[_OBS_PERSIAN_DISCARD] = count / PERSIAN_DECK_SIZE
+            seen[_SEEN_PERSIAN_DISCARD] = count
+        return self._buf.copy()
+
+    def _observe_from_scratch(self, state: CoopState) -> np.ndarray:
+        self._write_all(state)
         return self._buf.copy()
 
     def _write_all(self, state: CoopState) -> None:
         self._buf.fill(0.0)
         mv = self._mv
-        head = _head_entries(state)
-        for index in head:
-            mv[index] = 1.0
+        phase, seat, recipient = _head_entries(state)
+        for index in (phase, seat, recipient):
+            if index >= 0:
+                mv[index] = 1.0
         spartan = self.game.spartan
-        for seat, hand in enumerate(state.hands):
-            base = _OBS_HANDS + NUM_VALUES * seat - MIN_VALUE
+        for index, hand in enumerate(state.hands):
+            base = _OBS_HANDS + NUM_VALUES * index - MIN_VALUE
             for card in hand:
                 mv[base + spartan[card]] += 0.5
         if state.slot1 >= 0:
@@ -1183,17 +1229,21 @@ class CoopView:
         self._draw_persian(state, 0)
         self._state = state
         self._hands = [hand[:] for hand in state.hands]
-        self._seen = [
+        self._seen = [  # in the order of the _SEEN_ slots
             state.spartan_order,
             state.persian_order,
             state.spartan_pos,
             state.persian_pos,
-            head,
+            phase,
+            seat,
+            recipient,
             state.slot1,
             state.slot2,
             state.marker,
             state.support,
-            (len(state.graveyard), len(state.persian_discard), state.offers),
+            state.offers,
+            len(state.graveyard),
+            len(state.persian_discard),
         ]
 
     def _write_hand(self, seat: int, hand: list[int]) -> None:
@@ -1203,13 +1253,30 @@ class CoopView:
         base = _OBS_HANDS + NUM_VALUES * seat - MIN_VALUE
         spartan = self.game.spartan
         old = self._hands[seat]
-        for card in old:
-            if card not in hand:
-                mv[base + spartan[card]] -= 0.5
-        for card in hand:
-            if card not in old:
-                mv[base + spartan[card]] += 0.5
+        n = len(old)
+        if len(hand) == n + 1 and hand[:n] == old:  # a card drawn (the engine appends)
+            mv[base + spartan[hand[n]]] += 0.5
+        elif len(hand) == n - 1 and self._one_removed(old, hand):  # a card played or discarded
+            mv[base + spartan[self._removed]] -= 0.5
+        else:
+            for card in old:
+                if card not in hand:
+                    mv[base + spartan[card]] -= 0.5
+            for card in hand:
+                if card not in old:
+                    mv[base + spartan[card]] += 0.5
         self._hands[seat] = hand[:]
+
+    def _one_removed(self, old: list[int], hand: list[int]) -> bool:
+        """Whether ``hand`` is ``old`` less one card (kept in ``_removed``), the others in their order."""
+        for index, card in enumerate(hand):
+            if card != old[index]:
+                if hand[index:] != old[index + 1 :]:
+                    return False
+                self._removed = old[index]
+                return True
+        self._removed = old[-1]
+        return True
 
     def _write_slot(self, offset: int, card: int) -> None:
         if card < 0:
@@ -1241,10 +1308,17 @@ class CoopView:
         mv[_OBS_PERSIAN_DECK] = (len(order) - state.persian_pos) / PERSIAN_DECK_SIZE
 
 
-def _head_entries(state: CoopState) -> tuple[int, ...]:
-    """The entries of the phase, recipient and seat one-hots that hold a 1 in ``state``'s observation."""
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _head_entries(state: CoopState) -> tuple[int, int, int]:
+    """The entries of the phase, seat and recipient one-hots that hold the 1 in ``state``'s observation
+    (-1: that piece is all zero: no phase once the game is over, no recipient outside DISCARD)."""
+    seat = _OBS_SEAT + state.current_player
     if state.terminated:
-        return (_OBS_SEAT + state.current_player,)
+        return -1, seat, -1
     if state.phase == _DISCARD:
-        return (_OBS_PHASE + _DISCARD, _OBS_SEAT + state.current_player, _OBS_RECIPIENT + state.recipient)
-    return (_OBS_PHASE + state.phase, _OBS_SEAT + state.current_player)
+        return _OBS_PHASE + _DISCARD, seat, _OBS_RECIPIENT + state.recipient
+    return _OBS_PHASE + state.phase, seat, -1

@@ -156,6 +156,9 @@ class CoopEnv(TurnBasedEnv):
         if not np.isfinite(self.reward_shaping) or self.reward_shaping < 0:
             raise ValueError(f"reward_shaping must be a finite number >= 0, got {reward_shaping!r}")
         self._view = CoopView(game)
+        # the view's methods called directly (one Python call less per step than the methods below)
+        self._observe = self._view.observe
+        self._legal_mask = self._view.mask
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)
 
@@ -177,7 +180,8 @@ class CoopEnv(TurnBasedEnv):
     def _advance(self, state: CoopState, action: int, events: list[dict] | None) -> float:
         shaping = self.reward_shaping
         if not shaping:
-            self._game.apply(state, action, self.np_random, events)
+            # _np_random: the generator reset() seeded (the np_random property is a call per step)
+            self._game.apply(state, action, self._np_random, events)
             return 0.0
         before = (len(state.persian_discard), len(state.graveyard), state.marker)
         self._game.apply(state, action, self.np_random, events)
@@ -196,10 +200,9 @@ class CoopEnv(TurnBasedEnv):
     def _won(self, state: CoopState) -> bool:
         return bool(state.won)
 
-    def _info_fields(self, state: CoopState, info: dict[str, Any]) -> None:
-        info["phase"] = int(state.phase)
-        info["current_player"] = state.current_player
-        info["turn"] = state.turn
+    def _new_info(self, state: CoopState, action_mask: np.ndarray) -> dict[str, Any]:
+        return {"action_mask": action_mask, "phase": state.phase, "current_player": state.current_player,
+                "turn": state.turn}
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from thermopylae_env.cards import PERSIAN_DECK_SIZE, SPARTAN_VALUES
+from thermopylae_env.layout import Piece, lay_out
 
 __all__ = [
     "MIN_VALUE",
@@ -97,33 +98,6 @@ NUM_ACTIONS = ACTION_BLOCKS[-1].stop
 NOOP_ACTION = NUM_ACTIONS
 
 
-@dataclass(frozen=True)
-class Piece:
-    """A named piece of the observation vector: ``obs[offset : offset + size]`` holds ``shape`` values,
-    each the described quantity divided by ``scale``."""
-
-    name: str
-    offset: int
-    shape: tuple[int, ...]
-    scale: float
-    description: str
-
-    @property
-    def size(self) -> int:
-        size = 1
-        for n in self.shape:
-            size *= n
-        return size
-
-    @property
-    def stop(self) -> int:
-        return self.offset + self.size
-
-    @property
-    def slice(self) -> slice:
-        return slice(self.offset, self.stop)
-
-
 _SLOT = "a Persian card in the line: present, white / 30, red / 30, bonus (all 0 when the slot is empty)"
 _PIECE_SPECS: tuple[tuple[str, tuple[int, ...], float, str], ...] = (
     ("phase", (3,), 1.0, "pending decision one-hot MAIN, DRAW_OFFER, DISCARD (all 0 once the game is over)"),
@@ -144,17 +118,7 @@ _PIECE_SPECS: tuple[tuple[str, tuple[int, ...], float, str], ...] = (
 )
 
 
-def _pieces() -> tuple[Piece, ...]:
-    pieces = []
-    offset = 0
-    for name, shape, scale, description in _PIECE_SPECS:
-        piece = Piece(name, offset, shape, scale, description)
-        pieces.append(piece)
-        offset = piece.stop
-    return tuple(pieces)
-
-
-PIECES = _pieces()
+PIECES = lay_out(_PIECE_SPECS)
 OBS = {piece.name: piece for piece in PIECES}
 """The observation pieces by name, e.g. ``OBS["hands"].slice``."""
 OBS_SIZE = PIECES[-1].stop

@@ -9,13 +9,16 @@ written once (in the manner of Pgx's ``core.Env.step``).
   both checked before anything changes;
 * ``step``: the guard (no step before ``reset``, after the end, or after a failure that left the game
   unusable), the action check (:func:`~thermopylae_env.actions.as_action_index`), the one legality check
-  (the engine's ``illegal_reason``) and the illegal-action policy (``"loss"`` or ``"raise"``); a legal
-  action then goes to the engine's unchecked ``apply``, so each step is validated exactly once;
+  and the illegal-action policy (``"loss"`` or ``"raise"``); a legal action then goes to the engine's
+  unchecked ``apply``, so each step is validated exactly once. The legality check reads the legal mask
+  the env computed for the state it handed out (a private array, never the one in ``info``, so a caller
+  who writes into ``info["action_mask"]`` changes nothing); only an action outside that mask asks the
+  engine's ``illegal_reason``, for the sentence that says why (and the engine has the last word);
 * the ``info`` dict with the int8 ``action_mask`` and :meth:`~TurnBasedEnv.action_masks`.
 
 A subclass supplies the game-specific parts: :meth:`_start` (the state after ``reset``),
 :meth:`_advance` (apply a legal action; the reward of a step that does not end the game),
-:meth:`_observe`, :meth:`_won`, :meth:`_info_fields` and :meth:`_illegal_message`.
+:meth:`_observe`, :meth:`_won`, :meth:`_new_info` and :meth:`_illegal_message`.
 """
 
 from __future__ import annotations
@@ -34,7 +37,14 @@ from thermopylae_env.actions import (
     check_options,
 )
 
-__all__ = ["TurnBasedEnv", "check_render_mode"]
+__all__ = ["ResetNeeded", "TurnBasedEnv", "check_render_mode"]
+
+
+class ResetNeeded(RuntimeError, gym.error.ResetNeeded):
+    """``step`` refused until ``reset``: before the first reset, after the end, or after a failure that left
+    the game unusable. It is both a ``RuntimeError`` and Gymnasium's ``ResetNeeded`` (what Gymnasium's
+    ``OrderEnforcing`` wrapper raises), so the envs need no such wrapper: they are registered with
+    ``order_enforce=False``, which saves a wrapper call on every step."""
 
 
 def check_render_mode(render_mode: str | None, modes: list[str]) -> str | None:
@@ -74,7 +84,8 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
         self._state: Any = None
         self._episode_over = False
         self._broken: str | None = None  # why the game cannot go on (a failed opponent), until reset
-        self._mask = np.zeros(num_actions, dtype=np.int8)
+        self._none = np.zeros(num_actions, dtype=np.int8)
+        self._legal = self._none  # the legal mask of the state handed out (private: info gets a copy)
         self._last_events: list[dict] = []
 
     @property
@@ -97,7 +108,7 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
         super().reset(seed=seed)
         self._episode_over = False
         self._broken = None
-        self._mask = np.zeros(self._num_actions, dtype=np.int8)
+        self._legal = self._none
         events: list[dict] | None = [] if self.record_events else None
         self._state = None
         self._state = self._start(events, options)
@@ -117,13 +128,17 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
             a = action
         else:
             a = as_action_index(action, self._num_actions)
-        reason = self._game.illegal_reason(state, a)
-        if reason is not None:
-            return self._refuse(state, a, reason)
-        events: list[dict] | None = [] if self.record_events else None
-        reward = self._advance(state, a, events)
-        if events is not None:
+        if not self._legal[a]:
+            reason = self._game.illegal_reason(state, a)
+            if reason is not None:
+                return self._refuse(state, a, reason)
+        if self.record_events:
+            events: list[dict] | None = []
+            reward = self._advance(state, a, events)
             self._last_events = events
+        else:
+            events = None
+            reward = self._advance(state, a, None)
         if state.terminated:
             self._episode_over = True
             won = self._won(state)
@@ -131,21 +146,19 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
             info["is_success"] = won
             return self._observe(state), (1.0 if won else -1.0), True, False, info
         # the running game's info, as _info builds it (written out here: this runs on every step)
-        mask = self._legal_mask(state)
-        self._mask = mask
-        info = {"action_mask": mask}
-        self._info_fields(state, info)
+        legal = self._legal = self._legal_mask(state)
+        info = self._new_info(state, legal.copy())
         if events is not None:
             info["events"] = events
         return self._observe(state), reward, False, False, info
 
     def _refuse_step(self) -> None:
-        """Raise the ``RuntimeError`` of a step that may not be taken (broken, not reset, or over)."""
+        """Raise the :class:`ResetNeeded` of a step that may not be taken (broken, not reset, or over)."""
         if self._broken is not None:
-            raise RuntimeError(f"step() refused: {self._broken}; call reset()")
+            raise ResetNeeded(f"step() refused: {self._broken}; call reset()")
         if self._state is None:
-            raise RuntimeError("step() called before reset()")
-        raise RuntimeError("step() called after the episode ended; call reset()")
+            raise ResetNeeded("step() called before reset()")
+        raise ResetNeeded("step() called after the episode ended; call reset()")
 
     def _refuse(self, state: Any, action: int, reason: str) -> tuple[np.ndarray, float, bool, bool, dict]:
         """The illegal-action policy: raise (nothing changed) or end the episode as a loss."""
@@ -163,16 +176,14 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
         """Refuse every further step until ``reset`` (the game was left where the agent may not act)."""
         self._broken = why
         self._episode_over = True
-        self._mask = np.zeros(self._num_actions, dtype=np.int8)
+        self._legal = self._none
 
     # --- info and masks -------------------------------------------------------------------------------
 
     def _info(self) -> dict[str, Any]:
         state = self._state
-        mask = np.zeros(self._num_actions, dtype=np.int8) if self._episode_over else self._legal_mask(state)
-        self._mask = mask
-        info: dict[str, Any] = {"action_mask": mask}
-        self._info_fields(state, info)
+        legal = self._legal = self._none if self._episode_over else self._legal_mask(state)
+        info = self._new_info(state, legal.copy())
         if self.record_events:
             info["events"] = self._last_events
         return info
@@ -181,7 +192,7 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
         """Boolean legal-action mask of the current state (all false once the episode is over)."""
         if self._state is None and self._broken is None:
             raise RuntimeError("action_masks() called before reset()")
-        return self._mask.astype(bool)
+        return self._legal.astype(bool)
 
     # --- the game-specific parts ----------------------------------------------------------------------
 
@@ -198,15 +209,18 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
         raise NotImplementedError
 
     def _legal_mask(self, state: Any) -> np.ndarray:
-        """The int8 legal-action mask of a running game (a new array)."""
+        """The int8 legal-action mask of a running game. The env keeps it to check the next action and
+        hands out copies only, so it may be an array the subclass caches and shares (never written to)."""
         return self._game.legal_action_mask(state).view(np.int8)
 
     def _won(self, state: Any) -> bool:
         """Whether the ended game is a win for the agent."""
         raise NotImplementedError
 
-    def _info_fields(self, state: Any, info: dict[str, Any]) -> None:
-        """Add the env's own entries to a step's ``info``."""
+    def _new_info(self, state: Any, action_mask: np.ndarray) -> dict[str, Any]:
+        """A step's ``info``: ``action_mask`` first, then the env's own entries (one dict literal: this
+        runs on every step)."""
+        return {"action_mask": action_mask}
 
     def _illegal_message(self, action: int, reason: str) -> str:
         """The message of the ``IllegalActionError`` raised in ``"raise"`` mode."""

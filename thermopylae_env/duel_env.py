@@ -290,9 +290,8 @@ class DuelEnv(TurnBasedEnv):
     def _won(self, state: DuelState) -> bool:
         return state.winner == self.side
 
-    def _info_fields(self, state: DuelState, info: dict[str, Any]) -> None:
-        info["phase"] = state.phase
-        info["turn"] = state.turn
+    def _new_info(self, state: DuelState, action_mask: np.ndarray) -> dict[str, Any]:
+        return {"action_mask": action_mask, "phase": state.phase, "turn": state.turn}
 
     def _illegal_message(self, action: int, reason: str) -> str:
         return f"{decode_action(action, self.side)}: {reason}"

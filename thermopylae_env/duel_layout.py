@@ -1,8 +1,9 @@
 """The duel's action layout and observation as named pieces, the one place their offsets are written.
 
-In the manner of OpenSpiel's observer pieces: each :class:`Piece` has a name, an offset, a size and a
-scale (an observation entry is the raw count or number divided by its piece's scale, so every entry lies
-in [0, 1]). The engine (:mod:`thermopylae_env.duel`), the environments (:mod:`thermopylae_env.duel_env`,
+In the manner of OpenSpiel's observer pieces: each :class:`~thermopylae_env.layout.Piece` (the class
+the co-op layout uses too) has a name, an offset, a size and a scale (an observation entry is the raw
+count or number divided by its piece's scale, so every entry lies in [0, 1]). The engine
+(:mod:`thermopylae_env.duel`), the environments (:mod:`thermopylae_env.duel_env`,
 :mod:`thermopylae_env.duel_v0`), the built-in opponents (:mod:`thermopylae_env.opponents`) and the tests
 read offsets from here; the docstring tables of the duel environments are checked against these pieces.
 
@@ -47,9 +48,9 @@ decline             20     1    do not attack / do not defend (cards added go ba
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
+
+from thermopylae_env.layout import Piece, lay_out
 
 __all__ = [
     "Piece",
@@ -74,34 +75,9 @@ TURN_SCALE = 49.0  # the last turn: the Persian's deck is empty at its draw
 TOTAL_SCALE = 800.0  # the largest total: 4 Phalanx x (3 strategy cards + 1)
 
 
-@dataclass(frozen=True)
-class Piece:
-    """A named run of entries: ``vector[offset : offset + size]``, each the raw value / ``scale``."""
-
-    name: str
-    offset: int
-    size: int
-    scale: float = 1.0
-
-    @property
-    def end(self) -> int:
-        """One past the last entry."""
-        return self.offset + self.size
-
-    @property
-    def slice(self) -> slice:
-        """``slice(offset, end)``."""
-        return slice(self.offset, self.end)
-
-
 def _lay_out(spec: tuple[tuple[str, int, float], ...]) -> tuple[Piece, ...]:
     """Pieces laid end to end in the order given, from (name, size, scale)."""
-    pieces = []
-    offset = 0
-    for name, size, scale in spec:
-        pieces.append(Piece(name, offset, size, scale))
-        offset += size
-    return tuple(pieces)
+    return lay_out((name, (size,), scale, "") for name, size, scale in spec)
 
 
 OBSERVATION_PIECES: tuple[Piece, ...] = _lay_out((
@@ -133,8 +109,8 @@ ACTION_PIECES: tuple[Piece, ...] = _lay_out((
 
 OBS_PIECE: dict[str, Piece] = {p.name: p for p in OBSERVATION_PIECES}
 ACTION_PIECE: dict[str, Piece] = {p.name: p for p in ACTION_PIECES}
-OBS_SIZE = OBSERVATION_PIECES[-1].end  # 56
-NUM_ACTIONS = ACTION_PIECES[-1].end  # 21
+OBS_SIZE = OBSERVATION_PIECES[-1].stop  # 56
+NUM_ACTIONS = ACTION_PIECES[-1].stop  # 21
 
 # observation = raw values x OBS_SCALE (one multiplication for the whole vector)
 OBS_SCALE = np.array([1.0 / p.scale for p in OBSERVATION_PIECES for _ in range(p.size)], dtype=np.float32)

@@ -1,9 +1,10 @@
 """Entry points of the console scripts: ``--version``, and a one-line message for a missing extra.
 
 Each script's own logic stays in its module (``thermopylae_agents.training``, ``.evaluation``,
-``.safe_policy``); these wrappers only answer ``--version`` before that module is imported (so it works
-without the optional dependencies) and turn an ``ImportError`` of an optional dependency into one line
-naming the extra to install, instead of a traceback.
+``.safe_policy``, ``.rllib.train``, ``.exploitability``, ``.coop_bound_cli``, ``.ppo_native``,
+``.duel_table``, ``.render_game``); these wrappers only answer ``--version`` before that module is
+imported (so it works without the optional dependencies) and turn an ``ImportError`` of an optional
+dependency into one line naming the extra to install, instead of a traceback.
 """
 
 from __future__ import annotations
@@ -12,7 +13,20 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-__all__ = ["EXTRA_OF_MODULE", "missing_extra_message", "run", "train", "evaluate", "export_policy"]
+__all__ = [
+    "EXTRA_OF_MODULE",
+    "missing_extra_message",
+    "run",
+    "train",
+    "evaluate",
+    "export_policy",
+    "train_rllib",
+    "exploitability",
+    "coop_bound",
+    "ppo_native",
+    "duel_table",
+    "render_game",
+]
 
 # Top-level module -> the extra of pyproject.toml that installs it.
 EXTRA_OF_MODULE = {
@@ -29,6 +43,10 @@ EXTRA_OF_MODULE = {
     "moviepy": "video",
     "pygame": "video",
     "rl_zoo3": "rlzoo",
+    "ray": "rllib",
+    "tree": "rllib",  # dm-tree
+    "lz4": "rllib",
+    "ormsgpack": "rllib",
 }
 
 
@@ -50,7 +68,9 @@ def _version() -> str:
 
 
 def run(prog: str, target: str, argv: Sequence[str] | None = None) -> int:
-    """Run ``target`` (``"module:function"``) as the console script ``prog``."""
+    """Run ``target`` (``"module:function"``) as the console script ``prog``; its exit status.
+
+    A ``main`` that returns its result for Python callers (a dict, or ``None``) exits with 0."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:
         print(f"{prog} {_version()}")
@@ -65,7 +85,7 @@ def run(prog: str, target: str, argv: Sequence[str] | None = None) -> int:
             raise
         print(message, file=sys.stderr)
         return 2
-    return int(result or 0)
+    return result if isinstance(result, int) else 0
 
 
 def train(argv: Sequence[str] | None = None) -> int:
@@ -78,3 +98,27 @@ def evaluate(argv: Sequence[str] | None = None) -> int:
 
 def export_policy(argv: Sequence[str] | None = None) -> int:
     return run("thermopylae-export-policy", "thermopylae_agents.safe_policy:main", argv)
+
+
+def train_rllib(argv: Sequence[str] | None = None) -> int:
+    return run("thermopylae-train-rllib", "thermopylae_agents.rllib.train:main", argv)
+
+
+def exploitability(argv: Sequence[str] | None = None) -> int:
+    return run("thermopylae-exploitability", "thermopylae_agents.exploitability:main", argv)
+
+
+def coop_bound(argv: Sequence[str] | None = None) -> int:
+    return run("thermopylae-coop-bound", "thermopylae_agents.coop_bound_cli:main", argv)
+
+
+def ppo_native(argv: Sequence[str] | None = None) -> int:
+    return run("thermopylae-ppo-native", "thermopylae_agents.ppo_native:main", argv)
+
+
+def duel_table(argv: Sequence[str] | None = None) -> int:
+    return run("thermopylae-duel-table", "thermopylae_agents.duel_table:main", argv)
+
+
+def render_game(argv: Sequence[str] | None = None) -> int:
+    return run("thermopylae-render-game", "thermopylae_agents.render_game:main", argv)

@@ -1,6 +1,7 @@
 """PPO on Ray RLlib for the co-op game and the duel: configs, the training loop, checkpoints and export.
 
-Command line (``scripts/train_rllib.py``; ``--help`` on each subcommand)::
+Command line (``scripts/train_rllib.py``, also the ``thermopylae-train-rllib`` console script; ``--help`` on
+each subcommand)::
 
     python scripts/train_rllib.py coop --num-env-runners 2 --envs-per-runner 64 --storage-path runs/rllib_coop
     python scripts/train_rllib.py duel --mode self-play --storage-path runs/rllib_duel
@@ -512,7 +513,6 @@ def _common(parser: argparse.ArgumentParser, defaults: PPOSettings, envs_per_run
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="train_rllib.py",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
