@@ -261,7 +261,7 @@ _NO_PICKLE_CHECK = textwrap.dedent(
     import gymnasium as gym
     from thermopylae_agents.safe_policy import load_safe_policy, shipped_policy_names
     names = shipped_policy_names()
-    assert len(names) == 5, names
+    assert len(names) == 8, names
     for name in names:
         policy = load_safe_policy(name)
         env = gym.make(policy.env_id)
