@@ -28,7 +28,7 @@ TEAM_SIZES = (2, 3, 4)
 
 
 def _env_kwargs(name: str) -> dict[str, int]:
-    """The game a shipped policy was trained on: ``coop_<N>p_...`` plays a team of N, the others the default."""
+    """The game a shipped policy was trained on: ``coop_<N>p_...`` a team of N, the others the default."""
     match = re.fullmatch(r"coop_(\d)p_.+", name)
     return {"num_players": int(match.group(1))} if match else {}
 
@@ -219,7 +219,7 @@ def test_the_registry_plays_a_shipped_policy_name_without_unpickling(name, no_un
 
 
 @pytest.mark.parametrize("players", TEAM_SIZES)
-def test_each_team_size_has_a_shipped_policy_that_plays_every_seat_of_its_game_by_name(players, no_unpickling):
+def test_each_team_size_has_a_shipped_policy_that_plays_every_seat_of_its_game(players, no_unpickling):
     from thermopylae_agents.registry import make_agent, shipped_policies
 
     name = f"coop_{players}p_maskable_ppo"
