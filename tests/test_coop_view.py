@@ -78,6 +78,21 @@ def test_hand_changes_the_engine_never_makes_are_observed_as_they_are(edit):
     np.testing.assert_array_equal(view.observe(state), env.game.observe(state))
 
 
+@pytest.mark.parametrize("deck", ["spartan", "persian"])
+def test_a_deck_that_grew_back_between_steps_is_observed_as_it_is(deck):
+    env = CoopEnv()
+    _, info = env.reset(seed=4)
+    env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    state = env.state
+    if deck == "spartan":  # the last card drawn goes back on top of the deck
+        state.hands[0].remove(state.spartan_order[state.spartan_pos - 1])
+        state.spartan_pos -= 1
+    else:  # the card in slot 2 goes back on top of the Persian deck
+        state.slot2 = -1
+        state.persian_pos -= 1
+    np.testing.assert_array_equal(env._view.observe(state), env.game.observe(state))
+
+
 def test_the_cached_masks_cannot_be_written_and_the_env_hands_out_writable_copies():
     env = CoopEnv()
     _, info = env.reset(seed=2)

@@ -1032,6 +1032,11 @@ def _check_permutation(order: Sequence[int], n: int, name: str) -> tuple[int, ..
     return items
 
 
+# The MAIN and DISCARD masks by key (the set of values in the hand, and the support left): they depend on
+# nothing else, so every view in the process shares them, and a new env starts with the masks seen before.
+_MAIN_MASKS: dict[int, np.ndarray] = {}
+_DISCARD_MASKS: dict[int, np.ndarray] = {}
+
 # What CoopView.observe last wrote, by name (the slots of its ``_seen`` list).
 (_SEEN_SPARTAN_ORDER, _SEEN_PERSIAN_ORDER, _SEEN_SPARTAN_POS, _SEEN_PERSIAN_POS, _SEEN_PHASE, _SEEN_SEAT,
  _SEEN_RECIPIENT, _SEEN_SLOT1, _SEEN_SLOT2, _SEEN_MARKER, _SEEN_SUPPORT, _SEEN_OFFERS, _SEEN_GRAVEYARD,
@@ -1047,7 +1052,7 @@ class CoopView:
     state object, other deck orders, or decks that grew back are written from scratch. Single entries are
     written through a ``memoryview`` of the buffer (cheaper than NumPy item assignment, the same float32
     rounding). The masks of the MAIN and DISCARD phases depend only on the values in one hand (and the
-    support left), so each distinct one is built once and copied out.
+    support left), so each distinct one is built once (shared by the views of a process, read-only).
     """
 
     __slots__ = ("game", "_buf", "_mv", "_state", "_seen", "_hands", "_main_masks", "_discard_masks",
@@ -1060,8 +1065,8 @@ class CoopView:
         self._state: CoopState | None = None
         self._seen: list = []
         self._hands: list[list[int]] = []
-        self._main_masks: dict[int, np.ndarray] = {}
-        self._discard_masks: dict[int, np.ndarray] = {}
+        self._main_masks = _MAIN_MASKS
+        self._discard_masks = _DISCARD_MASKS
         offer = np.zeros(NUM_ACTIONS, dtype=np.int8)
         offer[GIVE_BASE : GIVE_BASE + game.num_players] = 1
         offer[DECLINE] = 1
@@ -1076,13 +1081,17 @@ class CoopView:
         self._removed = -1
 
     def __getstate__(self) -> dict:
-        # a memoryview cannot be copied or pickled: it is rebuilt over the copied buffer
-        return {name: getattr(self, name) for name in self.__slots__ if name != "_mv"}
+        # a memoryview cannot be copied or pickled: it is rebuilt over the copied buffer; the shared mask
+        # caches stay behind (a copy uses those of its own process)
+        skip = ("_mv", "_main_masks", "_discard_masks")
+        return {name: getattr(self, name) for name in self.__slots__ if name not in skip}
 
     def __setstate__(self, state: dict) -> None:
         for name, value in state.items():
             setattr(self, name, value)
         self._mv = memoryview(self._buf)
+        self._main_masks = _MAIN_MASKS
+        self._discard_masks = _DISCARD_MASKS
 
     # ------------------------------------------------------------------ masks
 
@@ -1120,11 +1129,8 @@ class CoopView:
             state is not self._state
             or state.spartan_order is not seen[_SEEN_SPARTAN_ORDER]
             or state.persian_order is not seen[_SEEN_PERSIAN_ORDER]
-            or state.spartan_pos < seen[_SEEN_SPARTAN_POS]
-            or state.persian_pos < seen[_SEEN_PERSIAN_POS]
         ):
-            self._write_all(state)
-            return self._buf.copy()
+            return self._observe_from_scratch(state)
         mv = self._mv
         # the one-hot pieces (as _head_entries gives them, written out here: this runs on every step):
         # each entry that holds the 1 (-1: none) is moved when it changes
@@ -1151,9 +1157,10 @@ class CoopView:
                 mv[recipient] = 1.0
             seen[_SEEN_RECIPIENT] = recipient
         hands = self._hands
-        for index, hand in enumerate(state.hands):
-            if hand != hands[index]:
-                self._write_hand(index, hand)
+        if state.hands != hands:
+            for index, hand in enumerate(state.hands):
+                if hand != hands[index]:
+                    self._write_hand(index, hand)
         if state.slot1 != seen[_SEEN_SLOT1]:
             self._write_slot(_OBS_SLOT1, state.slot1)
             seen[_SEEN_SLOT1] = state.slot1
@@ -1168,9 +1175,13 @@ class CoopView:
             mv[_OBS_SUPPORT] = state.support / NUM_SUPPORT
             seen[_SEEN_SUPPORT] = state.support
         if state.spartan_pos != seen[_SEEN_SPARTAN_POS]:
+            if state.spartan_pos < seen[_SEEN_SPARTAN_POS]:  # the deck grew back: no incremental update
+                return self._observe_from_scratch(state)
             self._draw_spartan(state, seen[_SEEN_SPARTAN_POS])
             seen[_SEEN_SPARTAN_POS] = state.spartan_pos
         if state.persian_pos != seen[_SEEN_PERSIAN_POS]:
+            if state.persian_pos < seen[_SEEN_PERSIAN_POS]:
+                return self._observe_from_scratch(state)
             self._draw_persian(state, seen[_SEEN_PERSIAN_POS])
             seen[_SEEN_PERSIAN_POS] = state.persian_pos
         if state.offers != seen[_SEEN_OFFERS]:
@@ -1184,6 +1195,10 @@ class CoopView:
         if count != seen[_SEEN_PERSIAN_DISCARD]:
             mv[_OBS_PERSIAN_DISCARD] = count / PERSIAN_DECK_SIZE
             seen[_SEEN_PERSIAN_DISCARD] = count
+        return self._buf.copy()
+
+    def _observe_from_scratch(self, state: CoopState) -> np.ndarray:
+        self._write_all(state)
         return self._buf.copy()
 
     def _write_all(self, state: CoopState) -> None:

@@ -180,7 +180,8 @@ class CoopEnv(TurnBasedEnv):
     def _advance(self, state: CoopState, action: int, events: list[dict] | None) -> float:
         shaping = self.reward_shaping
         if not shaping:
-            self._game.apply(state, action, self.np_random, events)
+            # _np_random: the generator reset() seeded (the np_random property is a call per step)
+            self._game.apply(state, action, self._np_random, events)
             return 0.0
         before = (len(state.persian_discard), len(state.graveyard), state.marker)
         self._game.apply(state, action, self.np_random, events)
