@@ -262,7 +262,7 @@ _NO_PICKLE_CHECK = textwrap.dedent(
     import gymnasium as gym
     from thermopylae_agents.safe_policy import load_safe_policy, shipped_policy_names
     names = shipped_policy_names()
-    assert len(names) == 5, names
+    assert len(names) == 8, names
     for name in names:
         policy = load_safe_policy(name)
         env = gym.make(policy.env_id)
@@ -295,7 +295,7 @@ def test_non_editable_install_loads_every_shipped_policy_by_name_without_unpickl
     done = subprocess.run([python, "-c", _NO_PICKLE_CHECK], capture_output=True, text=True, timeout=300,
                           cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    assert "loaded 5 policies" in done.stdout
+    assert "loaded 8 policies" in done.stdout
     for name in ["thermopylae", *CONSOLE_SCRIPTS]:  # every console script is installed
         assert (venv / "bin" / name).is_file(), name
     for name in CONSOLE_SCRIPTS:

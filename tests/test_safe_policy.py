@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import pickle
+import re
 import zipfile
 from pathlib import Path
 
@@ -23,6 +24,13 @@ from thermopylae_agents.safe_policy import (
 )
 
 GAMES = {"thermopylae/Coop-v0": 300, "thermopylae/DuelGreek-v0": 200, "thermopylae/DuelPersian-v0": 200}
+TEAM_SIZES = (2, 3, 4)
+
+
+def _env_kwargs(name: str) -> dict[str, int]:
+    """The game a shipped policy was trained on: ``coop_<N>p_...`` a team of N, the others the default."""
+    match = re.fullmatch(r"coop_(\d)p_.+", name)
+    return {"num_players": int(match.group(1))} if match else {}
 
 
 def _refuse(*args, **kwargs):
@@ -72,15 +80,17 @@ def test_every_shipped_policy_has_a_model_card():
 def test_loading_a_shipped_policy_by_name_never_unpickles(name, no_unpickling):
     policy = load_safe_policy(name)
     assert policy.env_id == SHIPPED_ENV_IDS[name]
-    env = gym.make(policy.env_id)
+    env = gym.make(policy.env_id, **_env_kwargs(name))
     obs, info = env.reset(seed=0)
     action = policy.act(obs, info["action_mask"])
     assert info["action_mask"][action]
 
 
-def _visited_positions(policy, env_id: str, games: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _visited_positions(
+    policy, env_id: str, games: int, env_kwargs: dict[str, int] | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Play ``games`` games with the safe policy; return every observation, mask and chosen action."""
-    env = gym.make(env_id)
+    env = gym.make(env_id, **(env_kwargs or {}))
     observations, masks, actions = [], [], []
     for game in range(games):
         obs, info = env.reset(seed=7_000 + game)
@@ -101,7 +111,9 @@ def test_safe_policy_plays_the_same_greedy_actions_as_its_sb3_zip(name):
     from thermopylae_agents.sb3_agent import load_model
 
     policy = load_safe_policy(name)
-    observations, masks, actions = _visited_positions(policy, policy.env_id, GAMES[policy.env_id])
+    observations, masks, actions = _visited_positions(
+        policy, policy.env_id, GAMES[policy.env_id], _env_kwargs(name)
+    )
     model = load_model(POLICY_DIR / f"{name}.zip")
     sb3_actions, _ = model.predict(observations, action_masks=masks, deterministic=True)
     # Same action in every position of every game: so the games themselves are the same.
@@ -204,6 +216,29 @@ def test_the_registry_plays_a_shipped_policy_name_without_unpickling(name, no_un
     for spec in (name, f"fast:{name}"):
         agent, label = make_agent(spec, SHIPPED_ENV_IDS[name])
         assert label == spec and agent.env_id == SHIPPED_ENV_IDS[name]
+
+
+@pytest.mark.parametrize("players", TEAM_SIZES)
+def test_each_team_size_has_a_shipped_policy_that_plays_every_seat_of_its_game(players, no_unpickling):
+    from thermopylae_agents.registry import make_agent, shipped_policies
+
+    name = f"coop_{players}p_maskable_ppo"
+    assert name in shipped_policies() and SHIPPED_ENV_IDS[name] == "thermopylae/Coop-v0"
+    assert f"num_players={players}" in (POLICY_DIR / f"{name}.md").read_text()
+    agent, label = make_agent(name, "coop", env_kwargs={"num_players": players})
+    assert label == name
+    env = gym.make("thermopylae/Coop-v0", num_players=players)
+    seats = set()
+    for seed in range(5):
+        obs, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            seats.add(info["current_player"])
+            action = agent.act(obs, info["action_mask"])
+            assert info["action_mask"][action]
+            obs, _, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+    assert seats == set(range(players))
 
 
 def test_the_registry_refuses_a_shipped_policy_for_another_game():

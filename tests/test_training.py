@@ -77,6 +77,15 @@ def test_shipped_configs_parse_in_the_zoo_layout(target):
         assert (hp["n_envs"] * hp["n_steps"]) % hp["batch_size"] == 0
 
 
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_each_team_size_config_is_the_coop_recipe_with_only_num_players_changed(players):
+    path = training.CONFIG_DIR / f"coop_{players}p.yaml"
+    team, solo = load_config("coop", path), load_config("coop")
+    assert team[COOP_ID]["env_kwargs"]["num_players"] == players
+    team[COOP_ID]["env_kwargs"]["num_players"] = solo[COOP_ID]["env_kwargs"]["num_players"]
+    assert team == solo
+
+
 def test_unknown_config_key_is_refused(tmp_path):
     data = load_config("coop")
     data[COOP_ID]["learning_rat"] = 1e-3

@@ -58,6 +58,9 @@ POLICY_DIR = Path(__file__).resolve().parent / "policies"
 # The environment each shipped SB3 file was trained on (an SB3 zip does not record it).
 SHIPPED_ENV_IDS = {
     "coop_maskable_ppo": "thermopylae/Coop-v0",
+    "coop_2p_maskable_ppo": "thermopylae/Coop-v0",  # a team of 2 players (num_players=2)
+    "coop_3p_maskable_ppo": "thermopylae/Coop-v0",
+    "coop_4p_maskable_ppo": "thermopylae/Coop-v0",
     "duel_greek_maskable_ppo": "thermopylae/DuelGreek-v0",
     "duel_persian_maskable_ppo": "thermopylae/DuelPersian-v0",
     "selfplay_greek_maskable_ppo": "thermopylae/DuelGreek-v0",
