@@ -1056,7 +1056,7 @@ class CoopView:
     """
 
     __slots__ = ("game", "_buf", "_mv", "_state", "_seen", "_hands", "_main_masks", "_discard_masks",
-                 "_offer_mask", "_none_mask", "_full_spartan", "_bit", "_removed")
+                 "_offer_mask", "_none_mask", "_undrawn", "_bit", "_removed")
 
     def __init__(self, game: CoopGame) -> None:
         self.game = game
@@ -1075,7 +1075,11 @@ class CoopView:
         full = np.zeros(NUM_VALUES, dtype=np.float32)
         for value in game.spartan:
             full[value - MIN_VALUE] += 0.5
-        self._full_spartan = full
+        # the observation of a game with nothing dealt: both decks whole, every other entry 0
+        undrawn = np.zeros(OBS_SIZE, dtype=np.float32)
+        undrawn[_OBS_UNSEEN_SPARTAN : _OBS_UNSEEN_SPARTAN + NUM_VALUES] = full
+        undrawn[_OBS_UNSEEN_PERSIAN : _OBS_UNSEEN_PERSIAN + len(game.persian)] = 1.0
+        self._undrawn = undrawn
         # per Spartan card id, the bit of its value in a hand's value set
         self._bit = tuple(1 << (value - MIN_VALUE) for value in game.spartan)
         self._removed = -1
@@ -1202,7 +1206,7 @@ class CoopView:
         return self._buf.copy()
 
     def _write_all(self, state: CoopState) -> None:
-        self._buf.fill(0.0)
+        self._buf[:] = self._undrawn
         mv = self._mv
         phase, seat, recipient = _head_entries(state)
         for index in (phase, seat, recipient):
@@ -1223,8 +1227,6 @@ class CoopView:
         mv[_OBS_PERSIAN_DISCARD] = len(state.persian_discard) / PERSIAN_DECK_SIZE
         mv[_OBS_OFFERS] = state.offers / 2
         # The decks as whole decks less the cards already drawn (few, early in a game).
-        self._buf[_OBS_UNSEEN_SPARTAN : _OBS_UNSEEN_SPARTAN + NUM_VALUES] = self._full_spartan
-        self._buf[_OBS_UNSEEN_PERSIAN : _OBS_UNSEEN_PERSIAN + len(self.game.persian)] = 1.0
         self._draw_spartan(state, 0)
         self._draw_persian(state, 0)
         self._state = state
