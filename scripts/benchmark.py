@@ -84,7 +84,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
+# NumPy's matrix products (the batched policy opponent) on one OpenBLAS thread, as scripts/train.py runs
+# them: OpenBLAS's own threads and numba's parallel loop over games otherwise fight over the same cores.
+# Set before NumPy loads; an OPENBLAS_NUM_THREADS of the caller's wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
