@@ -35,7 +35,6 @@ import json
 import math
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -47,6 +46,7 @@ if str(ROOT) not in sys.path:
 
 from thermopylae_agents.duel_batch import NativeGames, ReplayChance, batched_player, play_native  # noqa: E402
 from thermopylae_agents.evaluation import EvalResult, GameRecord, paired_comparisons  # noqa: E402
+from thermopylae_agents.provenance import git_commit  # noqa: E402
 from thermopylae_agents.registry import GREEK_ID, PERSIAN_ID, make_agent  # noqa: E402
 from thermopylae_agents.stats import paired_comparison, wilson_interval  # noqa: E402
 from thermopylae_env.duel import GREEK, PERSIAN  # noqa: E402
@@ -164,19 +164,6 @@ def check_single_env(played: dict[tuple[str, str], NativeGames], games: int, log
 
 
 # ------------------------------------------------------------------------------------------- reporting
-def _commit() -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10, check=False)
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True,
-                               text=True, timeout=10, check=False)
-    except OSError:
-        return "unknown"
-    if out.returncode != 0 or not out.stdout.strip():
-        return "unknown"
-    return out.stdout.strip() + ("+uncommitted" if dirty.stdout.strip() else "")
-
-
 def _pct(rate: float, ci: list[float] | tuple[float, float]) -> str:
     return f"{rate:.2%} [{ci[0]:.2%}, {ci[1]:.2%}]"
 
@@ -271,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     doc: dict[str, Any] = {
         "title": title,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": _commit(), "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
+        "commit": git_commit(ROOT), "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
         "engine": "thermopylae_env.duel_vector (native), thermopylae_agents.duel_batch.play_native",
         "games_per_pairing": args.games, "seed": args.seed, "agent_seed": args.agent_seed, "seconds": seconds,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),

@@ -1056,7 +1056,7 @@ class CoopView:
     """
 
     __slots__ = ("game", "_buf", "_mv", "_state", "_seen", "_hands", "_main_masks", "_discard_masks",
-                 "_offer_mask", "_none_mask", "_undrawn", "_bit", "_removed")
+                 "_offer_mask", "_none_mask", "_undrawn", "_bit")
 
     def __init__(self, game: CoopGame) -> None:
         self.game = game
@@ -1082,7 +1082,6 @@ class CoopView:
         self._undrawn = undrawn
         # per Spartan card id, the bit of its value in a hand's value set
         self._bit = tuple(1 << (value - MIN_VALUE) for value in game.spartan)
-        self._removed = -1
 
     def __getstate__(self) -> dict:
         # a memoryview cannot be copied or pickled: it is rebuilt over the copied buffer; the shared mask
@@ -1258,8 +1257,8 @@ class CoopView:
         n = len(old)
         if len(hand) == n + 1 and hand[:n] == old:  # a card drawn (the engine appends)
             mv[base + spartan[hand[n]]] += 0.5
-        elif len(hand) == n - 1 and self._one_removed(old, hand):  # a card played or discarded
-            mv[base + spartan[self._removed]] -= 0.5
+        elif len(hand) == n - 1 and (card := _one_removed(old, hand)) >= 0:  # a card played or discarded
+            mv[base + spartan[card]] -= 0.5
         else:
             for card in old:
                 if card not in hand:
@@ -1268,17 +1267,6 @@ class CoopView:
                 if card not in old:
                     mv[base + spartan[card]] += 0.5
         self._hands[seat] = hand[:]
-
-    def _one_removed(self, old: list[int], hand: list[int]) -> bool:
-        """Whether ``hand`` is ``old`` less one card (kept in ``_removed``), the others in their order."""
-        for index, card in enumerate(hand):
-            if card != old[index]:
-                if hand[index:] != old[index + 1 :]:
-                    return False
-                self._removed = old[index]
-                return True
-        self._removed = old[-1]
-        return True
 
     def _write_slot(self, offset: int, card: int) -> None:
         if card < 0:
@@ -1308,6 +1296,15 @@ class CoopView:
         for index in range(old, state.persian_pos):
             mv[_OBS_UNSEEN_PERSIAN + order[index]] = 0.0
         mv[_OBS_PERSIAN_DECK] = (len(order) - state.persian_pos) / PERSIAN_DECK_SIZE
+
+
+def _one_removed(old: list[int], hand: list[int]) -> int:
+    """The card that ``old`` lost if ``hand`` is ``old`` less that one card, the others in their order;
+    else -1."""
+    for index, card in enumerate(hand):
+        if card != old[index]:
+            return old[index] if hand[index:] == old[index + 1 :] else -1
+    return old[-1]
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -32,7 +32,7 @@ from thermopylae_env.coop import (
 )
 from thermopylae_env.core import TurnBasedEnv
 
-__all__ = ["CoopEnv", "encode_action", "decode_action"]
+__all__ = ["CoopEnv", "encode_action", "decode_action", "marker_track"]
 
 
 class CoopEnv(TurnBasedEnv):
@@ -184,7 +184,7 @@ class CoopEnv(TurnBasedEnv):
             self._game.apply(state, action, self._np_random, events)
             return 0.0
         before = (len(state.persian_discard), len(state.graveyard), state.marker)
-        self._game.apply(state, action, self.np_random, events)
+        self._game.apply(state, action, self._np_random, events)
         return shaping * (
             (len(state.persian_discard) - before[0])
             + 2 * (len(state.graveyard) - before[1])
@@ -217,6 +217,16 @@ class CoopEnv(TurnBasedEnv):
         return render_text(self._game, self._state)
 
 
+def marker_track(marker: int) -> str:
+    """The marker track as text: each position (``*`` where the location adds a die), the marker's in
+    brackets."""
+    cells = []
+    for position in range(1, LOSS_MARKER + 1):
+        label = f"{position}{'*' if position in LOCATION_DIE_MARKERS else ''}"
+        cells.append(f"[{label}]" if position == marker else f" {label} ")
+    return " ".join(cells)
+
+
 def render_text(game: CoopGame, state: CoopState) -> str:
     """A plain-text table of ``state``: hands, the Persian line, the marker track, supplies."""
     lines = []
@@ -238,11 +248,7 @@ def render_text(game: CoopGame, state: CoopState) -> str:
         status = f"seat {state.recipient} holds {HAND_LIMIT + 1} cards: discard one"
     lines.append(f"Thermopyles co-op | {game.num_players} player(s) | turn {state.turn} | {status}")
 
-    track = []
-    for position in range(1, LOSS_MARKER + 1):
-        label = f"{position}{'*' if position in LOCATION_DIE_MARKERS else ''}"
-        track.append(f"[{label}]" if position == state.marker else f" {label} ")
-    lines.append("Marker    " + " ".join(track) + f"   (* location die, {LOSS_MARKER} loses)")
+    lines.append("Marker    " + marker_track(state.marker) + f"   (* location die, {LOSS_MARKER} loses)")
 
     def slot_text(card: int) -> str:
         if card < 0:

@@ -223,15 +223,13 @@ How to play (co-op, the team against the Persian deck):
 
 
 def _coop_screen(game: Any, state: Any, seed: int, events: Sequence[dict]) -> str:
-    from thermopylae_env.coop import GRAVEYARD_WIN, LOCATION_DIE_MARKERS, LOSS_MARKER, NUM_SUPPORT, Phase
+    from thermopylae_env.coop import GRAVEYARD_WIN, LOSS_MARKER, NUM_SUPPORT, Phase
+    from thermopylae_env.coop_env import marker_track
     from thermopylae_env.records import describe_event
 
     lines = [f"=== Thermopyles (co-op) | {game.num_players} player(s) | turn {state.turn} | seed {seed} ==="]
-    track = []
-    for position in range(1, LOSS_MARKER + 1):
-        label = f"{position}{'*' if position in LOCATION_DIE_MARKERS else ''}"
-        track.append(f"[{label}]" if position == state.marker else f" {label} ")
-    lines.append("Marker track:   " + " ".join(track) + f"    (* = +1 die, {LOSS_MARKER} = defeat)")
+    legend = f"(* = +1 die, {LOSS_MARKER} = defeat)"
+    lines.append(f"Marker track:   {marker_track(state.marker)}    {legend}")
 
     def slot(card: int) -> str:
         if card < 0:
