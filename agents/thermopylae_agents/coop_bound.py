@@ -129,10 +129,13 @@ def deal_orders(seed: int, num_players: int = 1) -> tuple[tuple[int, ...], tuple
 
 @dataclass
 class SolveStats:
-    """What one solve cost: states memoized (MAIN decisions) and fight outcome tables built."""
+    """What one solve cost: states memoized (MAIN decisions), fight outcome tables built (Python solver),
+    memo lookups and actions abandoned by the pruning (numba kernel)."""
 
     states: int = 0
     tables: int = 0
+    lookups: int = 0
+    abandoned: int = 0
 
 
 class DeckClairvoyantSolver:
@@ -162,7 +165,7 @@ class DeckClairvoyantSolver:
         self.stats = SolveStats()
         self._pmfs = [sorted(dice_sum_distribution(n).items()) for n in range(NUM_SUPPORT + 2)]
         self._memo: dict[tuple, float] = {}
-        self._kernel_tables: tuple[np.ndarray, np.ndarray] | None = None
+        self._kernel_tables: tuple | None = None
         self._tables: dict[tuple[int, int, int], list[tuple[float, int, int, int]]] = {}
 
     # -------------------------------------------------------------------------------- entry points
@@ -192,8 +195,6 @@ class DeckClairvoyantSolver:
 
     # -------------------------------------------------------------------------------- internals
     def _numba_main(self, state: CoopState, hand: tuple[int, ...]) -> float:
-        from numba import typed, types
-
         from thermopylae_agents import _coop_bound_kernel as kernel
 
         if self._kernel_tables is None:
@@ -201,17 +202,21 @@ class DeckClairvoyantSolver:
             for n, items in enumerate(self._pmfs):
                 for total, prob in items:
                     pmf[n, total] = prob
-            self._kernel_tables = (pmf, kernel.hand_sizes())
-        pmf, sizes = self._kernel_tables
+            self._kernel_tables = (pmf, kernel.hand_sizes(), kernel.new_scratch())
+        pmf, sizes, scratch = self._kernel_tables
+        fights = kernel.fight_tables(np.asarray(self._white, dtype=np.int64),
+                                     np.asarray(self._red, dtype=np.int64),
+                                     np.asarray(self._bonus, dtype=np.int64), pmf)
+        table, fill = kernel.new_table(self.max_states)
         code = sum(int(kernel.POW3[v - 10]) for v in hand)
-        memo = typed.Dict.empty(key_type=types.int64, value_type=types.float64)
         value = kernel.solve_main(
-            state.spartan_pos, code, state.persian_pos, len(state.graveyard), state.marker, state.support,
-            np.asarray(self._sv, dtype=np.int64), np.asarray(self._white, dtype=np.int64),
-            np.asarray(self._red, dtype=np.int64), np.asarray(self._bonus, dtype=np.int64), pmf, sizes, memo,
-            self.mode == "lucky", self.max_states,
+            state.spartan_pos, code, state.persian_pos, len(state.graveyard), state.marker, state.support, 0,
+            np.asarray(self._sv, dtype=np.int64), self._n_persian, *fights, sizes, table, fill,
+            *scratch, self.mode == "lucky",
         )
-        self.stats.states = len(memo)
+        self.stats.states = int(fill[0])
+        self.stats.lookups = int(fill[2])
+        self.stats.abandoned = int(fill[3])
         return float(value)
 
     def _load(self, spartan_order, persian_order) -> None:
