@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -128,6 +130,58 @@ def test_solver_equals_memoized_engine_recursion_on_bigger_states(num_players, s
     exact = engine_value(game, state, "expect", memo={})
     for backend in _backends(num_players):
         assert DeckClairvoyantSolver(game, backend=backend).value(state) == pytest.approx(exact, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed,cards_left",
+                         [(700, 13), (701, 13), (702, 13), (703, 11), (704, 13), (705, 13)])
+def test_numba_kernel_equals_the_python_solver_on_mid_game_states(seed, cards_left):
+    pytest.importorskip("numba")
+    game = CoopGame()
+    state = late_state(game, seed, cards_left=cards_left, support=4)
+    for mode in ("expect", "lucky"):
+        reference = DeckClairvoyantSolver(game, mode, backend="python").value(state)
+        got = DeckClairvoyantSolver(game, mode, backend="numba").value(state)
+        assert got == pytest.approx(reference, abs=1e-12)
+
+
+def test_numba_kernel_reproduces_the_recorded_bound_of_a_whole_deal():
+    """Deal 1 of ``benchmarks/coop_bound.jsonl`` was computed by the first kernel (without pruning)."""
+    pytest.importorskip("numba")
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "coop_bound.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    recorded = next(r for r in rows if r["deal"] == 1 and r["config"]["mode"] == "expect")
+    solver = DeckClairvoyantSolver(CoopGame(), backend="numba")
+    assert solver.solve(*deal_orders(1)) == pytest.approx(recorded["bound"], abs=1e-9)
+    assert 0 < solver.stats.states <= recorded["bound_states"]
+
+
+def test_fight_tables_hold_the_distinct_outcomes_of_every_fight():
+    pytest.importorskip("numba")
+    from thermopylae_agents import _coop_bound_kernel as kernel
+
+    solver = DeckClairvoyantSolver(CoopGame(), backend="python")
+    solver._load(*deal_orders(3))
+    pmf = np.zeros((6, 31))
+    for n in range(6):
+        for total, p in dice_sum_distribution(n).items():
+            pmf[n, total] = p
+    counts, codes, probs = kernel.fight_tables(np.asarray(solver._white), np.asarray(solver._red),
+                                               np.asarray(solver._bonus, dtype=np.int64), pmf)
+    for pp in range(2, 29):
+        for value in range(10, 21):
+            for n_dice in range(6):
+                expected = {b * 9 + g * 3 + o: p for p, b, g, o in solver._outcomes(pp, value, n_dice)}
+                n = abs(counts[pp, value - 10, n_dice])
+                got = dict(zip(codes[pp, value - 10, n_dice, :n].tolist(), probs[pp, value - 10, n_dice, :n],
+                               strict=True))
+                assert got.keys() == expected.keys()
+                assert all(got[c] == pytest.approx(expected[c], abs=1e-15) for c in got)
+                assert list(probs[pp, value - 10, n_dice, :n]) == sorted(got.values(), reverse=True)
+                fewer = {b * 9 + g * 3 + o: p for p, b, g, o in solver._outcomes(pp, value, n_dice - 1)} \
+                    if n_dice else None
+                same = fewer is not None and fewer.keys() == expected.keys() and all(
+                    abs(fewer[c] - expected[c]) < 1e-9 for c in fewer)
+                assert (counts[pp, value - 10, n_dice] < 0) == same
 
 
 def test_solver_does_not_change_the_state_it_is_given():

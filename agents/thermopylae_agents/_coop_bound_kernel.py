@@ -48,6 +48,8 @@ GROW_LOAD = 0.5
 MIN_CAPACITY = 1 << 16
 # Abandon a fight only when its bound is below the best by more than any rounding of the sums.
 PRUNE_MARGIN = 1e-12
+# Two different dice-sum distributions of at most 5 dice differ by a multiple of 6**-5 somewhere.
+SAME_TOLERANCE = 1e-9
 HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -74,7 +76,7 @@ def new_table(max_states: int) -> tuple[np.ndarray, np.ndarray]:
     Only a power-of-two prefix of the table is in use; it doubles when half full, so a small deal's
     memo stays small (in the processor's cache) and ``np.zeros`` leaves the rest unmapped."""
     table = np.zeros((table_capacity(max_states), 2), dtype=np.float64)
-    fill = np.array([0, max_states, 0, 0, MIN_CAPACITY - 1], dtype=np.int64)
+    fill = np.array([0, max_states, 0, 0, MIN_CAPACITY - 1, 0], dtype=np.int64)
     return table, fill
 
 
@@ -191,7 +193,8 @@ def _lookup(table, fill, key):
 @numba.njit(cache=True)
 def fight_tables(white, red, bonus, pmf):
     """For each Persian position ``pp``, card value index and number of dice: the distinct fight results
-    ``(code, probability)``, largest probability first; ``code = beaten * 9 + graveyard * 3 + bonus``."""
+    ``(code, probability)``, largest probability first; ``code = beaten * 9 + graveyard * 3 + bonus``.
+    Their number is negative when one die more changes nothing (the same results, same probabilities)."""
     n_persian = white.shape[0]
     counts = np.zeros((MAX_PERSIAN, NUM_VALUES, MAX_DICE + 1), dtype=np.int64)
     codes = np.zeros((MAX_PERSIAN, NUM_VALUES, MAX_DICE + 1, NUM_CODES), dtype=np.int64)
@@ -231,6 +234,14 @@ def fight_tables(white, red, bonus, pmf):
                         probs[pp, vi, n_dice, n] = merged[code]
                         n += 1
                 counts[pp, vi, n_dice] = n
+                if n_dice > 0 and n == abs(counts[pp, vi, n_dice - 1]):
+                    same = True
+                    for k in range(n):
+                        if codes[pp, vi, n_dice, k] != codes[pp, vi, n_dice - 1, k] or abs(
+                                probs[pp, vi, n_dice, k] - probs[pp, vi, n_dice - 1, k]) > SAME_TOLERANCE:
+                            same = False
+                    if same:
+                        counts[pp, vi, n_dice] = -n
     return counts, codes, probs
 
 
@@ -352,7 +363,7 @@ def solve_main(sp, hand, pp, grave, marker, support, depth, sv, n_persian, count
             continue
         rest = hand - POW3[vi]
         for spent in range(support + 1):
-            for k in range(counts[pp, vi, spent + extra]):
+            for k in range(abs(counts[pp, vi, spent + extra])):
                 code = codes[pp, vi, spent + extra, k]
                 if code % 3 == 0:
                     _prefetch_key(table, fill, _key(sp, rest, pp + code // 9, grave + (code // 3) % 3, marker,
@@ -378,6 +389,11 @@ def solve_main(sp, hand, pp, grave, marker, support, depth, sv, n_persian, count
             if vi >= 0:
                 n_dice = spent + extra
                 n_out = counts[pp, vi, n_dice]
+                if n_out < 0:
+                    if spent > 0:
+                        fill[5] += 1
+                        continue  # the same fight with less support spent is at least as good
+                    n_out = -n_out
             else:
                 n_out = 1
             left = support - spent
