@@ -11,8 +11,15 @@ Per-deal lines go to a JSONL progress file as they finish (``--resume`` skips th
 the summary (means with 95% intervals, the config, timing, machine load) goes to ``--json`` and a table
 is printed. ``--until HH:MM`` (UTC) stops starting new deals after that time.
 
+``--merge A.jsonl B.jsonl ...`` solves nothing: it summarizes the deals of several progress files (one per
+process); ``--gaps EVAL.json`` adds, for every agent of a ``scripts/evaluate.py --seed 0 --json`` file,
+its paired gap to the bound on the deals both hold (game ``i`` of ``--seed 0`` is deal ``i``):
+the mean over deals of ``bound(deal) - won(deal)``, an unbiased estimate of how far the agent's win
+rate is below the bound on those deals (its expected win on a deal is at most the bound).
+
     nice -n 19 python scripts/coop_bound.py --deals 1000 --json benchmarks/coop_bound.json --resume
     thermopylae-coop-bound --deals 20 --json bound.json          # the same command, installed
+    python scripts/coop_bound.py --merge a.jsonl b.jsonl --gaps eval.json --json bound.json
 
 The solvers are in :mod:`thermopylae_agents.coop_bound`; this module is the command line around them.
 """
@@ -25,13 +32,14 @@ import json
 import math
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from thermopylae_agents.coop_bound import DeckClairvoyantSolver, deal_orders, policy_value
 from thermopylae_agents.coop_heuristic import CoopHeuristic
+from thermopylae_agents.evaluation import results_from_json
+from thermopylae_agents.provenance import git_commit
 from thermopylae_env.coop import CoopGame
 
 
@@ -53,6 +61,8 @@ def solve_deal(seed: int, game: CoopGame, solver: DeckClairvoyantSolver, heurist
     bound = solver.solve(*orders)
     row = {"deal": seed, "bound": bound, "bound_states": solver.stats.states,
            "bound_seconds": time.perf_counter() - start}
+    if solver.backend == "numba":
+        row["bound_lookups"] = solver.stats.lookups
     if heuristic is not None:
         start = time.perf_counter()
         memo: dict = {}
@@ -75,44 +85,66 @@ def read_done(path: Path, config: dict) -> dict[int, dict]:
     return done
 
 
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
+def merge_rows(paths: list[Path], players: int, mode: str) -> dict[int, dict]:
+    """The computed deals of several progress files for one team size and mode, by deal; a deal in
+    several files must have the same bound (to 1e-9), and the row with the heuristic's value is kept."""
+    merged: dict[int, dict] = {}
+    for path in paths:
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            try:
+                row = json.loads(line)
+                config = row["config"]
+                deal = int(row["deal"])
+                bound = float(row["bound"])
+            except (ValueError, KeyError, TypeError) as err:
+                raise ValueError(f"{path}:{number}: not a progress line of coop_bound ({err})") from None
+            if config.get("players") != players or config.get("mode") != mode:
+                continue
+            if deal in merged:
+                if abs(merged[deal]["bound"] - bound) > 1e-9:
+                    raise ValueError(f"{path}:{number}: deal {deal} has two different bounds")
+                if "heuristic" in merged[deal]:
+                    continue
+            merged[deal] = row
+    return merged
+
+
+def paired_gaps(bounds: dict[int, float], evaluation: dict) -> list[dict]:
+    """For each agent of a ``scripts/evaluate.py --json`` document: its win rate and its paired gap
+    ``bound - won`` (mean with a 95% interval over deals) on the deals both the bound and its games hold
+    (the game's seed is the deal)."""
+    gaps = []
+    for result in results_from_json(evaluation):
+        won = {record.seed: float(record.won) for record in result.records}
+        deals = sorted(set(won) & set(bounds))
+        if not deals:
+            raise ValueError(f"{result.agent}: no game of the evaluation is on a deal of the bound")
+        gaps.append({
+            "agent": result.agent,
+            "deals": len(deals),
+            "win_rate": mean_interval([won[d] for d in deals]),
+            "bound": mean_interval([bounds[d] for d in deals]),
+            "gap": mean_interval([bounds[d] - won[d] for d in deals]),
+        })
+    return gaps
+
+
+def _parse_until(parser: argparse.ArgumentParser, until: str | None) -> dt.datetime | None:
+    if until is None:
         return None
-    return out.stdout.strip()
+    try:
+        hour, minute = (int(x) for x in until.split(":"))
+        now = dt.datetime.now(dt.timezone.utc)
+        return now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    except ValueError:
+        parser.error(f"--until must be HH:MM, got {until!r}")
+    return None
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--deals", type=int, default=1000, help="number of deals (default 1000)")
-    parser.add_argument("--start", type=int, default=0, help="first deal (default 0)")
-    parser.add_argument("--players", type=int, default=1, help="team size 1..4 (default 1; 2-4: slow)")
-    parser.add_argument("--mode", choices=("expect", "lucky"), default="expect",
-                        help="expect: dice unknown (the bound); lucky: best dice outcome")
-    parser.add_argument("--no-heuristic", action="store_true", help="skip the heuristic's exact value")
-    parser.add_argument("--max-states", type=int, default=40_000_000, help="memo limit per deal")
-    parser.add_argument("--json", type=Path, default=Path("benchmarks/coop_bound.json"))
-    parser.add_argument("--progress", type=Path, default=None,
-                        help="JSONL of finished deals (default: the JSON path with .jsonl)")
-    parser.add_argument("--resume", action="store_true", help="skip deals already in the progress file")
-    parser.add_argument("--until", default=None, help="UTC HH:MM after which no new deal is started")
-    args = parser.parse_args(argv)
-    if args.deals < 1 or args.start < 0:
-        parser.error("--deals must be >= 1 and --start >= 0")
-    if not 1 <= args.players <= 4:
-        parser.error("--players must be 1..4")
-    deadline = None
-    if args.until is not None:
-        try:
-            hour, minute = (int(x) for x in args.until.split(":"))
-            now = dt.datetime.now(dt.timezone.utc)
-            deadline = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-        except ValueError:
-            parser.error(f"--until must be HH:MM, got {args.until!r}")
-    progress = args.progress or args.json.with_suffix(".jsonl")
-    config = {"players": args.players, "mode": args.mode, "heuristic": not args.no_heuristic}
-
+def _solve_deals(args: argparse.Namespace, config: dict, progress: Path,
+                 deadline: dt.datetime | None) -> tuple[dict[int, dict], bool, str]:
+    """Solve the deals of ``--start``/``--deals`` not yet in the progress file; returns the rows by
+    deal, whether ``--until`` stopped it, and the solver's backend."""
     game = CoopGame(args.players)
     solver = DeckClairvoyantSolver(game, args.mode, max_states=args.max_states)
     heuristic = None if args.no_heuristic else CoopHeuristic()
@@ -120,8 +152,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.resume and progress.exists():
         progress.unlink()
     progress.parent.mkdir(parents=True, exist_ok=True)
-    load_start = os.getloadavg()
-    started = time.perf_counter()
     stopped_early = False
     print(f"{'deal':>5} {'bound':>8} {'heur.':>8} {'states':>10} {'s':>7}", flush=True)
     for seed in range(args.start, args.start + args.deals):
@@ -138,49 +168,123 @@ def main(argv: list[str] | None = None) -> int:
         heur = row.get("heuristic", math.nan)
         print(f"{seed:>5} {row['bound']:8.4f} {heur:8.4f} {row['bound_states']:>10} "
               f"{row['bound_seconds']:7.1f}", flush=True)
+    rows = {s: done[s] for s in done if args.start <= s < args.start + args.deals}
+    return rows, stopped_early, solver.backend
 
-    rows = [done[s] for s in sorted(done) if args.start <= s < args.start + args.deals]
-    bound = mean_interval([r["bound"] for r in rows])
+
+def summarize(rows: list[dict]) -> dict:
+    """Means with 95% intervals over the deals of ``rows``: the bound, and, on the deals that have it,
+    the heuristic's exact value and the paired gap; timing of the bound."""
+    summary: dict = {"deals_done": len(rows), "bound": mean_interval([r["bound"] for r in rows])}
+    with_heuristic = [r for r in rows if "heuristic" in r]
+    if with_heuristic:
+        summary["heuristic_deals"] = [r["deal"] for r in with_heuristic]
+        summary["heuristic"] = mean_interval([r["heuristic"] for r in with_heuristic])
+        summary["gap_bound_minus_heuristic"] = mean_interval([r["bound"] - r["heuristic"]
+                                                              for r in with_heuristic])
+    summary["timing"] = {
+        "bound_seconds_total": sum(r["bound_seconds"] for r in rows),
+        "bound_seconds_mean": sum(r["bound_seconds"] for r in rows) / max(len(rows), 1),
+        "bound_seconds_max": max((r["bound_seconds"] for r in rows), default=0.0),
+        "bound_states_mean": sum(r["bound_states"] for r in rows) / max(len(rows), 1),
+        "bound_states_max": max((r["bound_states"] for r in rows), default=0),
+    }
+    return summary
+
+
+def _print_summary(summary: dict, gaps: list[dict]) -> None:
+    print(f"{'quantity':<40} {'mean':>8} {'95% interval':>20} {'deals':>6}")
+    items = [("deck-clairvoyant bound", summary["bound"])]
+    if "heuristic" in summary:
+        items += [("heuristic (exact, same deals)", summary["heuristic"]),
+                  ("gap bound - heuristic exact (paired)", summary["gap_bound_minus_heuristic"])]
+    for gap in gaps:
+        items += [(f"{gap['agent']} win rate (same deals)", gap["win_rate"]),
+                  (f"gap bound - {gap['agent']} (paired)", gap["gap"])]
+    for name, stat in items:
+        print(f"{name:<40} {stat['mean']:8.4f} [{stat['low']:8.4f}, {stat['high']:8.4f}] {stat['n']:>6}")
+    timing = summary["timing"]
+    print(f"mean {timing['bound_seconds_mean']:.1f} s and {timing['bound_states_mean']:.0f} states per deal")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--deals", type=int, default=1000, help="number of deals (default 1000)")
+    parser.add_argument("--start", type=int, default=0, help="first deal (default 0)")
+    parser.add_argument("--players", type=int, default=1, help="team size 1..4 (default 1; 2-4: slow)")
+    parser.add_argument("--mode", choices=("expect", "lucky"), default="expect",
+                        help="expect: dice unknown (the bound); lucky: best dice outcome")
+    parser.add_argument("--no-heuristic", action="store_true", help="skip the heuristic's exact value")
+    parser.add_argument("--max-states", type=int, default=40_000_000, help="memo limit per deal")
+    parser.add_argument("--json", type=Path, default=Path("benchmarks/coop_bound.json"))
+    parser.add_argument("--progress", type=Path, default=None,
+                        help="JSONL of finished deals (default: the JSON path with .jsonl)")
+    parser.add_argument("--resume", action="store_true", help="skip deals already in the progress file")
+    parser.add_argument("--until", default=None, help="UTC HH:MM after which no new deal is started")
+    parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="JSONL",
+                        help="solve nothing: summarize every deal of these progress files")
+    parser.add_argument("--gaps", type=Path, default=None, metavar="EVAL_JSON",
+                        help="paired gap to the bound of each agent of a scripts/evaluate.py --seed 0 --json")
+    args = parser.parse_args(argv)
+    if args.deals < 1 or args.start < 0:
+        parser.error("--deals must be >= 1 and --start >= 0")
+    if not 1 <= args.players <= 4:
+        parser.error("--players must be 1..4")
+    for path in (args.merge or []) + ([args.gaps] if args.gaps else []):
+        if not path.is_file():
+            parser.error(f"no such file: {path}")
+    deadline = _parse_until(parser, args.until)
+    evaluation = None
+    if args.gaps is not None:
+        try:
+            evaluation = json.loads(args.gaps.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            parser.error(f"{args.gaps}: not JSON ({err})")
+    config = {"players": args.players, "mode": args.mode, "heuristic": not args.no_heuristic}
+    load_start = os.getloadavg()
+    started = time.perf_counter()
+    stopped_early = False
+    backend = None
+    if args.merge is not None:
+        try:
+            by_deal = merge_rows(args.merge, args.players, args.mode)
+        except ValueError as err:
+            parser.error(str(err))
+    else:
+        progress = args.progress or args.json.with_suffix(".jsonl")
+        by_deal, stopped_early, backend = _solve_deals(args, config, progress, deadline)
+    rows = [by_deal[s] for s in sorted(by_deal)]
+    try:
+        gaps = paired_gaps({r["deal"]: r["bound"] for r in rows}, evaluation) if evaluation else []
+    except (ValueError, KeyError, TypeError) as err:
+        parser.error(f"{args.gaps}: {err}")
     summary = {
         "description": "exact win probability of a player who knows both deck orders but not the dice "
                        f"(mode {args.mode}), per evaluation deal",
         "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
-        "config": {**config, "start": args.start, "deals_requested": args.deals,
-                   "max_states": args.max_states, "backend": solver.backend},
-        "deals_done": len(rows),
+        "config": {"players": args.players, "mode": args.mode, "max_states": args.max_states,
+                   "backend": backend,
+                   **({"merged": [str(p) for p in args.merge]} if args.merge is not None else
+                      {"heuristic": not args.no_heuristic, "start": args.start,
+                       "deals_requested": args.deals})},
         "stopped_early": stopped_early,
-        "bound": bound,
-        "timing": {
-            "wall_seconds_this_run": time.perf_counter() - started,
-            "bound_seconds_total": sum(r["bound_seconds"] for r in rows),
-            "bound_seconds_mean": sum(r["bound_seconds"] for r in rows) / max(len(rows), 1),
-            "bound_states_mean": sum(r["bound_states"] for r in rows) / max(len(rows), 1),
-            "bound_states_max": max((r["bound_states"] for r in rows), default=0),
-        },
+        **summarize(rows),
+        "gaps": gaps,
+        "wall_seconds_this_run": time.perf_counter() - started,
         "machine": {"cpus": os.cpu_count(), "load_start": load_start, "load_end": os.getloadavg(),
                     "python": platform.python_version(), "platform": platform.platform(),
                     "niceness": os.nice(0)},
-        "commit": _git_commit(),
+        "commit": git_commit(),
         "deals": rows,
     }
-    if heuristic is not None:
-        summary["heuristic"] = mean_interval([r["heuristic"] for r in rows])
-        summary["gap_bound_minus_heuristic"] = mean_interval([r["bound"] - r["heuristic"] for r in rows])
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(summary, indent=1) + "\n")
-
     print()
-    print(f"deals {args.start}..{args.start + args.deals - 1}: {len(rows)} done"
-          + (" (stopped at --until)" if stopped_early else ""))
-    print(f"{'quantity':<36} {'mean':>8} {'95% interval':>20}")
-    items = [("deck-clairvoyant bound", bound)]
-    if heuristic is not None:
-        items += [("heuristic (exact, same deals)", summary["heuristic"]),
-                  ("gap bound - heuristic (paired)", summary["gap_bound_minus_heuristic"])]
-    for name, stat in items:
-        print(f"{name:<36} {stat['mean']:8.4f} [{stat['low']:8.4f}, {stat['high']:8.4f}]")
-    print(f"mean {summary['timing']['bound_seconds_mean']:.1f} s and "
-          f"{summary['timing']['bound_states_mean']:.0f} states per deal; JSON: {args.json}")
+    deals = [r["deal"] for r in rows]
+    span = f"{min(deals)}..{max(deals)}" if deals else "none"
+    print(f"{len(rows)} deals ({span})" + (" (stopped at --until)" if stopped_early else "")
+          + f"; JSON: {args.json}")
+    _print_summary(summary, gaps)
     return 0
 
 
