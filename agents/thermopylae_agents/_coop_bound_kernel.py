@@ -399,8 +399,11 @@ def solve_main(sp, hand, pp, grave, marker, support, depth, sv, n_persian, count
             left = support - spent
             # Pass 1: the outcomes whose value is known without recursion; the others count as their
             # upper bound: the value of the same outcome with less support spent, else 1.
+            # It stops as soon as the outcomes seen prove that the fight cannot beat the best action.
             expected = 0.0
             unknown = 0.0
+            unseen = 1.0  # probability of the outcomes not looked at yet
+            abandoned = False
             for k in range(n_out):
                 if vi >= 0:
                     code = codes[pp, vi, n_dice, k]
@@ -408,6 +411,7 @@ def solve_main(sp, hand, pp, grave, marker, support, depth, sv, n_persian, count
                 else:
                     code = 1  # nothing beaten, one offer
                     p = 1.0
+                unseen -= p
                 beaten = code // 9
                 gr = (code // 3) % 3
                 bo = code % 3
@@ -426,18 +430,21 @@ def solve_main(sp, hand, pp, grave, marker, support, depth, sv, n_persian, count
                 known_k[k] = result
                 if result < 0.0:
                     unknown += p * upper_c[code]
-                    continue
-                upper_c[code] = result
-                if lucky:
-                    if result > expected:
-                        expected = result
                 else:
-                    expected += p * result
+                    upper_c[code] = result
+                    if lucky:
+                        if result > expected:
+                            expected = result
+                    else:
+                        expected += p * result
+                if not lucky and expected + unknown + unseen < best - PRUNE_MARGIN:
+                    abandoned = True
+                    break
             if lucky:
                 if expected >= 1.0:
                     best = 1.0
                     break
-            elif expected + unknown < best - PRUNE_MARGIN:
+            elif abandoned:
                 fill[3] += 1
                 continue  # this fight cannot beat the best action: its value is not needed
             # Pass 2: the rest, largest probability first, until the fight cannot beat the best.
