@@ -53,12 +53,15 @@ SAME_TOLERANCE = 1e-9
 HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 
 
-def hand_sizes() -> np.ndarray:
-    """``sizes[h]``: the number of cards of the base-3 hand ``h``."""
-    sizes = np.zeros(3**NUM_VALUES, dtype=np.int8)
+def hand_info() -> np.ndarray:
+    """``info[h]`` of the base-3 hand ``h``: its number of cards (low 3 bits) and which values it holds
+    (bit ``3 + i`` for value ``10 + i``), so the recursion never divides by powers of 3."""
+    codes = np.arange(3**NUM_VALUES)
+    info = np.zeros(3**NUM_VALUES, dtype=np.int16)
     for digit in range(NUM_VALUES):
-        sizes += ((np.arange(3**NUM_VALUES) // 3**digit) % 3).astype(np.int8)
-    return sizes
+        count = (codes // 3**digit) % 3
+        info += count.astype(np.int16) + ((count > 0).astype(np.int16) << (3 + digit))
+    return info
 
 
 def table_capacity(max_states: int) -> int:
@@ -260,14 +263,15 @@ def _offer_results(sp, hand, count, sv, sizes, out_sp, out_hand, tmp_sp, tmp_han
             h = out_hand[i]
             # Declining into a hand of at most 4 cards is never better than taking the card
             # (docs/coop_bound.md, lemma 2), so only a full hand or an empty deck keeps this option.
-            if s >= SPARTAN_DECK_SIZE or sizes[h] >= HAND_LIMIT:
+            if s >= SPARTAN_DECK_SIZE or (sizes[h] & 7) >= HAND_LIMIT:
                 m = _add_unique(tmp_sp, tmp_hand, m, s, h)
             if s >= SPARTAN_DECK_SIZE:
                 continue  # the deck is empty: the offer lapses
             taken = h + POW3[sv[s] - 10]
-            if sizes[taken] > HAND_LIMIT:
+            held = sizes[taken]
+            if (held & 7) > HAND_LIMIT:
                 for v in range(NUM_VALUES):
-                    if (taken // POW3[v]) % 3:
+                    if (held >> (3 + v)) & 1:
                         m = _add_unique(tmp_sp, tmp_hand, m, s + 1, taken - POW3[v])
             else:
                 m = _add_unique(tmp_sp, tmp_hand, m, s + 1, taken)
@@ -292,7 +296,7 @@ def _add_unique(out_sp, out_hand, m, s, h):
 def _cannot_win(sp, hand, pp, grave, n_persian, sizes):
     """True when too few Spartan cards are left for any win: each fight plays one and beats at most two
     Persian cards, and a win needs the 12th graveyard card or a refill the Persian deck cannot supply."""
-    fights = sizes[hand] + SPARTAN_DECK_SIZE - sp
+    fights = (sizes[hand] & 7) + SPARTAN_DECK_SIZE - sp
     return 2 * fights < GRAVEYARD_WIN - grave and 2 * fights < n_persian - pp + 1
 
 
@@ -357,9 +361,10 @@ def solve_main(sp, hand, pp, grave, marker, support, depth, sv, n_persian, count
     upper_c = upper[depth]
     best = 0.0
     extra = 1 if (marker == 3 or marker == 6) else 0
+    held = sizes[hand]
     # Start loading the memo slots of every fight's outcomes without bonus cards (most of the lookups).
     for vi in range(NUM_VALUES):
-        if (hand // POW3[vi]) % 3 == 0:
+        if ((held >> (3 + vi)) & 1) == 0:
             continue
         rest = hand - POW3[vi]
         for spent in range(support + 1):
@@ -372,7 +377,7 @@ def solve_main(sp, hand, pp, grave, marker, support, depth, sv, n_persian, count
         if best >= 1.0:
             break
         if vi >= 0:
-            if (hand // POW3[vi]) % 3 == 0:
+            if ((held >> (3 + vi)) & 1) == 0:
                 continue
             rest = hand - POW3[vi]
             n_spent = support + 1

@@ -202,7 +202,7 @@ class DeckClairvoyantSolver:
             for n, items in enumerate(self._pmfs):
                 for total, prob in items:
                     pmf[n, total] = prob
-            self._kernel_tables = (pmf, kernel.hand_sizes(), kernel.new_scratch())
+            self._kernel_tables = (pmf, kernel.hand_info(), kernel.new_scratch())
         pmf, sizes, scratch = self._kernel_tables
         fights = kernel.fight_tables(np.asarray(self._white, dtype=np.int64),
                                      np.asarray(self._red, dtype=np.int64),
