@@ -18,7 +18,10 @@ from thermopylae_agents.coop_bound import (
     engine_value,
     policy_value,
 )
+from thermopylae_agents.coop_bound_cli import main as bound_main
+from thermopylae_agents.coop_bound_cli import mean_interval, merge_rows, paired_gaps
 from thermopylae_agents.coop_heuristic import CoopHeuristic
+from thermopylae_agents.evaluation import EvalResult, GameRecord, results_json
 from thermopylae_env.coop import SPARTAN_DECK_SIZE, CoopGame, CoopState
 from thermopylae_env.coop_env import CoopEnv
 
@@ -296,3 +299,68 @@ def test_finished_game_has_value_one_for_a_win_and_zero_for_a_loss():
     assert DeckClairvoyantSolver(game).value(state) == 1.0
     state.won, state.reason = False, "marker"
     assert DeckClairvoyantSolver(game).value(state) == 0.0
+
+
+# ---------------------------------------------------------------------------------------- the command line
+
+
+def _progress_line(deal: int, bound: float, heuristic: float | None = None, mode: str = "expect") -> str:
+    row = {"deal": deal, "bound": bound, "bound_states": 10, "bound_seconds": 1.0,
+           "config": {"players": 1, "mode": mode, "heuristic": heuristic is not None}}
+    if heuristic is not None:
+        row["heuristic"] = heuristic
+    return json.dumps(row)
+
+
+def _evaluation(agent: str, wins: dict[int, bool], env_id: str = "thermopylae/Coop-v0") -> EvalResult:
+    records = [GameRecord(seed=s, won=w, turns=1, steps=1) for s, w in sorted(wins.items())]
+    n_won = sum(wins.values())
+    return EvalResult(env_id, agent, len(records), n_won, n_won / len(records), (0.0, 1.0), 1.0, 1.0, 0.0,
+                      0.0, 0, 0, records=records)
+
+
+def test_merge_rows_joins_progress_files_and_keeps_the_heuristic_row(tmp_path):
+    first = tmp_path / "a.jsonl"
+    second = tmp_path / "b.jsonl"
+    first.write_text("\n".join([_progress_line(0, 0.5, 0.2), _progress_line(1, 0.25),
+                                _progress_line(1, 1.0, mode="lucky")]) + "\n")
+    second.write_text("\n".join([_progress_line(0, 0.5), _progress_line(2, 0.75)]) + "\n")
+    merged = merge_rows([first, second], players=1, mode="expect")
+    assert sorted(merged) == [0, 1, 2]
+    assert merged[0]["heuristic"] == 0.2 and merged[1]["bound"] == 0.25
+    second.write_text(_progress_line(1, 0.3) + "\n")
+    with pytest.raises(ValueError, match="two different bounds"):
+        merge_rows([first, second], players=1, mode="expect")
+    second.write_text("not json\n")
+    with pytest.raises(ValueError, match="b.jsonl:1"):
+        merge_rows([second], players=1, mode="expect")
+
+
+def test_paired_gaps_pair_each_game_with_the_bound_of_its_deal():
+    bounds = {0: 0.5, 1: 0.25, 2: 1.0}
+    document = results_json([_evaluation("heuristic", {0: True, 1: False, 2: True, 3: True})], "t")
+    (gap,) = paired_gaps(bounds, document)
+    assert gap["agent"] == "heuristic" and gap["deals"] == 3  # game 3 has no bound
+    assert gap["gap"] == mean_interval([0.5 - 1, 0.25 - 0, 1.0 - 1])
+    assert gap["win_rate"]["mean"] == pytest.approx(2 / 3)
+    assert gap["bound"]["mean"] == pytest.approx(1.75 / 3)
+    with pytest.raises(ValueError, match="no game"):
+        paired_gaps({9: 0.5}, document)
+    with pytest.raises(ValueError, match="not the co-op"):
+        paired_gaps(bounds, results_json([_evaluation("x", {0: True}, "thermopylae/Duel-v0")], "t"))
+
+
+def test_command_line_merges_and_reports_the_gaps_without_solving(tmp_path, capsys):
+    progress = tmp_path / "a.jsonl"
+    progress.write_text("\n".join([_progress_line(0, 0.5, 0.25), _progress_line(1, 0.25)]) + "\n")
+    evaluation = tmp_path / "eval.json"
+    evaluation.write_text(json.dumps(results_json([_evaluation("ppo", {0: True, 1: False})], "t")))
+    out = tmp_path / "bound.json"
+    assert bound_main(["--merge", str(progress), "--gaps", str(evaluation), "--json", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    assert summary["deals_done"] == 2 and summary["bound"]["mean"] == pytest.approx(0.375)
+    assert summary["heuristic_deals"] == [0] and summary["heuristic"]["mean"] == 0.25
+    assert summary["gaps"][0]["gap"]["mean"] == pytest.approx(((0.5 - 1) + 0.25) / 2)
+    assert "gap bound - ppo (paired)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        bound_main(["--merge", str(tmp_path / "missing.jsonl"), "--json", str(out)])

@@ -115,6 +115,8 @@ def paired_gaps(bounds: dict[int, float], evaluation: dict) -> list[dict]:
     (the game's seed is the deal)."""
     gaps = []
     for result in results_from_json(evaluation):
+        if "Coop" not in result.env_id:
+            raise ValueError(f"{result.agent}: played {result.env_id}, not the co-op game")
         won = {record.seed: float(record.won) for record in result.records}
         deals = sorted(set(won) & set(bounds))
         if not deals:
