@@ -174,6 +174,18 @@ def _solve_deals(args: argparse.Namespace, config: dict, progress: Path,
     return rows, stopped_early, solver.backend
 
 
+def _timing(rows: list[dict]) -> dict:
+    n = max(len(rows), 1)
+    return {
+        "deals": len(rows),
+        "bound_seconds_total": sum(r["bound_seconds"] for r in rows),
+        "bound_seconds_mean": sum(r["bound_seconds"] for r in rows) / n,
+        "bound_seconds_max": max((r["bound_seconds"] for r in rows), default=0.0),
+        "bound_states_mean": sum(r["bound_states"] for r in rows) / n,
+        "bound_states_max": max((r["bound_states"] for r in rows), default=0),
+    }
+
+
 def summarize(rows: list[dict]) -> dict:
     """Means with 95% intervals over the deals of ``rows``: the bound, and, on the deals that have it,
     the heuristic's exact value and the paired gap; timing of the bound."""
@@ -184,13 +196,9 @@ def summarize(rows: list[dict]) -> dict:
         summary["heuristic"] = mean_interval([r["heuristic"] for r in with_heuristic])
         summary["gap_bound_minus_heuristic"] = mean_interval([r["bound"] - r["heuristic"]
                                                               for r in with_heuristic])
-    summary["timing"] = {
-        "bound_seconds_total": sum(r["bound_seconds"] for r in rows),
-        "bound_seconds_mean": sum(r["bound_seconds"] for r in rows) / max(len(rows), 1),
-        "bound_seconds_max": max((r["bound_seconds"] for r in rows), default=0.0),
-        "bound_states_mean": sum(r["bound_states"] for r in rows) / max(len(rows), 1),
-        "bound_states_max": max((r["bound_states"] for r in rows), default=0),
-    }
+    summary["timing"] = _timing(rows)
+    # Rows with memo lookups were computed by the pruning kernel; the others by the first one.
+    summary["timing_pruning_kernel"] = _timing([r for r in rows if "bound_lookups" in r])
     return summary
 
 
