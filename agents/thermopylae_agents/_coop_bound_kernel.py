@@ -4,16 +4,19 @@ The same recursion as the pure-Python solver, on an integer state: the hand is a
 digit per value 10..20: how many cards of that value it holds), and the memo key packs the Spartan
 position, the hand, the Persian position, the graveyard count, the marker and the support into one int64.
 
-What makes it fast, without changing any value (``docs/coop_bound.md``, "Speed"):
+What makes it fast, without changing any value (``docs/coop_bound.md``, "Speed", has the proofs):
 
-* the memo is an open-addressing hash table in two numpy arrays (linear probing, power-of-two size);
-* every fight's outcome distribution is tabulated once per deal;
-* scratch arrays are indexed by the recursion depth (one MAIN action per level), nothing is allocated
-  per state;
-* a fight whose value cannot exceed the best action found so far is abandoned as soon as that is
-  certain (its evaluated outcomes plus the probability not yet evaluated, each child worth at most 1).
-  Only the abandoned action's own value is never known; every child that is computed is computed in
-  full, so the memo holds exact values.
+* an action (a fight or the retreat) is abandoned as soon as the outcomes evaluated so far, plus a proven
+  upper bound on the others, show that it cannot beat an action already evaluated; the bounds cost no
+  recursion (immediate wins, the memo, the exact zero of too few cards left, and the value of the same
+  outcome with one support card less spent). Only the abandoned action's own value is never known: every
+  child that is computed is computed in full, so the memo holds exact values;
+* a fight whose one more die changes nothing is skipped (spending less is at least as good);
+* the memo is an open-addressing hash table in one numpy array (linear probing, a power-of-two prefix in
+  use that doubles when half full), its slots prefetched;
+* every fight's outcome distribution is tabulated once per deal; scratch arrays are indexed by the
+  recursion depth (one MAIN action per level), nothing is allocated per state;
+* the recursion passes its arrays without numba's reference counting.
 
 Importing this module imports numba; the solver imports it only when numba is installed. Compiled on first
 use and cached on disk.
@@ -41,7 +44,7 @@ MAX_DEPTH = SPARTAN_DECK_SIZE + LOSS_MARKER
 MAX_OFFER_RESULTS = 64
 # 27 fight result codes: beaten 0..2, graveyard cards 0..2, bonus cards 0..2.
 NUM_CODES = 27
-MAX_PERSIAN = 32
+MAX_PERSIAN = 32  # the key holds the Persian position (0..28: every deck has 28 cards) in 5 bits
 EMPTY = 0.0  # keys are stored plus one (exact in a float64: below 2**53), so zeros are empty
 LOAD_LIMIT = 0.75
 GROW_LOAD = 0.5
@@ -97,9 +100,15 @@ def _key(sp, hand, pp, grave, marker, support):
 
 
 @numba.njit(cache=True, inline="always")
+def _home(key, mask):
+    """The first slot tried for ``key`` (Fibonacci hashing)."""
+    return np.int64((np.uint64(key) * HASH_MULTIPLIER) >> np.uint64(32)) & mask
+
+
+@numba.njit(cache=True, inline="always")
 def _slot(table, mask, key):
     """The slot holding ``key``, or the empty slot where it would go (linear probing)."""
-    i = np.int64((np.uint64(key) * HASH_MULTIPLIER) >> np.uint64(32)) & mask
+    i = _home(key, mask)
     fkey = np.float64(key)
     while table[i, 0] != fkey and table[i, 0] != EMPTY:
         i = (i + 1) & mask
@@ -133,8 +142,8 @@ def _prefetch(typingctx, table, row):
 @intrinsic
 def _unowned(typingctx, array):
     """The same array without its reference count: numba then skips the atomic increments and decrements
-    it makes for every array passed to a call (half the time of the recursion). Only for arrays that the
-    caller keeps alive for the whole call."""
+    it makes for every array passed to a call (otherwise the largest cost of the recursion). Only for
+    arrays that the caller keeps alive for the whole call."""
     sig = array(array)
 
     def codegen(context, builder, signature, args):
@@ -152,7 +161,7 @@ def _unowned(typingctx, array):
 
 @numba.njit(cache=True, inline="always")
 def _prefetch_key(table, fill, key):
-    _prefetch(table, np.int64((np.uint64(key) * HASH_MULTIPLIER) >> np.uint64(32)) & fill[4])
+    _prefetch(table, _home(key, fill[4]))
 
 
 @numba.njit(cache=True)
