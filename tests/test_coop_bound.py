@@ -364,3 +364,21 @@ def test_command_line_merges_and_reports_the_gaps_without_solving(tmp_path, caps
     assert "gap bound - ppo (paired)" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         bound_main(["--merge", str(tmp_path / "missing.jsonl"), "--json", str(out)])
+
+
+def test_add_heuristic_computes_the_missing_exact_values_of_merged_deals(tmp_path):
+    game = CoopGame()
+    bound = DeckClairvoyantSolver(game).solve(*deal_orders(1))
+    progress = tmp_path / "a.jsonl"
+    progress.write_text(_progress_line(1, bound) + "\n")
+    added = tmp_path / "h.jsonl"
+    out = tmp_path / "bound.json"
+    assert bound_main(["--merge", str(progress), "--add-heuristic", str(added), "--json", str(out)]) == 0
+    (row,) = [json.loads(line) for line in added.read_text().splitlines()]
+    expected = policy_value(game, game.new_state(*deal_orders(1)), _heuristic_policy(), memo={})
+    assert row["deal"] == 1 and row["heuristic"] == pytest.approx(expected, abs=1e-12)
+    assert json.loads(out.read_text())["heuristic"]["mean"] == pytest.approx(expected, abs=1e-12)
+    merged = merge_rows([progress, added], players=1, mode="expect")
+    assert merged[1]["heuristic"] == row["heuristic"]
+    with pytest.raises(SystemExit):
+        bound_main(["--add-heuristic", str(added), "--json", str(out)])

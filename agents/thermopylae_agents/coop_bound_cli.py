@@ -64,14 +64,41 @@ def solve_deal(seed: int, game: CoopGame, solver: DeckClairvoyantSolver, heurist
     if solver.backend == "numba":
         row["bound_lookups"] = solver.stats.lookups
     if heuristic is not None:
-        start = time.perf_counter()
-        memo: dict = {}
-        row["heuristic"] = policy_value(game, game.new_state(*orders), heuristic.choose_state, memo)
-        row["heuristic_states"] = len(memo)
-        row["heuristic_seconds"] = time.perf_counter() - start
-        if row["heuristic"] > bound + 1e-9:
-            raise AssertionError(f"deal {seed}: the heuristic's value exceeds the bound")
+        add_heuristic(row, game, heuristic)
     return row
+
+
+def add_heuristic(row: dict, game: CoopGame, heuristic: CoopHeuristic) -> dict:
+    """Add the heuristic's exact win probability on the row's deal (checked against its bound)."""
+    orders = deal_orders(row["deal"], game.num_players)
+    start = time.perf_counter()
+    memo: dict = {}
+    row["heuristic"] = policy_value(game, game.new_state(*orders), heuristic.choose_state, memo)
+    row["heuristic_states"] = len(memo)
+    row["heuristic_seconds"] = time.perf_counter() - start
+    if row["heuristic"] > row["bound"] + 1e-9:
+        raise AssertionError(f"deal {row['deal']}: the heuristic's value exceeds the bound")
+    return row
+
+
+def _add_heuristic_values(by_deal: dict[int, dict], players: int, out: Path,
+                          deadline: dt.datetime | None) -> None:
+    """The heuristic's exact value on every merged deal lacking it, in deal order, appended to ``out``
+    as progress lines (``--merge`` then prefers them) until ``deadline``."""
+    game = CoopGame(players)
+    heuristic = CoopHeuristic()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for deal in sorted(by_deal):
+        if "heuristic" in by_deal[deal]:
+            continue
+        if deadline is not None and dt.datetime.now(dt.timezone.utc) >= deadline:
+            break
+        row = add_heuristic(dict(by_deal[deal]), game, heuristic)
+        row["config"] = {**row["config"], "heuristic": True}
+        by_deal[deal] = row
+        with out.open("a") as fh:
+            fh.write(json.dumps(row) + "\n")
+        print(f"{deal:>5} bound {row['bound']:.4f} heuristic {row['heuristic']:.4f}", flush=True)
 
 
 def read_done(path: Path, config: dict) -> dict[int, dict]:
@@ -233,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--until", default=None, help="UTC HH:MM after which no new deal is started")
     parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="JSONL",
                         help="solve nothing: summarize every deal of these progress files")
+    parser.add_argument("--add-heuristic", type=Path, default=None, metavar="JSONL",
+                        help="with --merge: the heuristic's exact value on the merged deals lacking it, "
+                             "appended to this progress file (give it to --merge next time)")
     parser.add_argument("--gaps", type=Path, default=None, metavar="EVAL_JSON",
                         help="paired gap to the bound of each agent of a scripts/evaluate.py --seed 0 --json")
     args = parser.parse_args(argv)
@@ -240,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--deals must be >= 1 and --start >= 0")
     if not 1 <= args.players <= 4:
         parser.error("--players must be 1..4")
+    if args.add_heuristic is not None and args.merge is None:
+        parser.error("--add-heuristic needs --merge")
     for path in (args.merge or []) + ([args.gaps] if args.gaps else []):
         if not path.is_file():
             parser.error(f"no such file: {path}")
@@ -260,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
             by_deal = merge_rows(args.merge, args.players, args.mode)
         except ValueError as err:
             parser.error(str(err))
+        if args.add_heuristic is not None:
+            _add_heuristic_values(by_deal, args.players, args.add_heuristic, deadline)
     else:
         progress = args.progress or args.json.with_suffix(".jsonl")
         by_deal, stopped_early, backend = _solve_deals(args, config, progress, deadline)
