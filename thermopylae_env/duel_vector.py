@@ -458,7 +458,9 @@ class DuelVectorEnv(_DuelVectorBase):
       ``"random"`` (uniform over the legal actions, from the game's chance stream), or an object with
       ``act_batch(observations, masks) -> actions`` (:class:`BatchOpponent`, e.g. a NumPy copy of a
       trained actor), called once per round for all the games waiting on it; an illegal answer raises
-      ``IllegalActionError`` naming the opponent. A model file is not loaded here: load it and pass it in.
+      ``IllegalActionError`` naming the opponent, and after any failure of the opponent (its own exception
+      too) the env refuses every step until ``reset``. A model file is not loaded here: load it and pass
+      it in.
     * ``illegal_action`` (``"loss"`` / ``"raise"``), ``illegal_action_penalty`` (float, -1.0): as in the
       single env. ``render_mode`` must be ``None`` and ``record_events`` ``False``.
     * ``autoreset_mode``: ``AutoresetMode.NEXT_STEP`` (default) or ``AutoresetMode.SAME_STEP``.
