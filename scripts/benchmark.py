@@ -30,7 +30,7 @@ Rows:
 * ``ppo adapter`` / ``ppo dummy``: ``learn()`` throughput (environment steps per second, updates included)
   of the default co-op training configuration, ``agents/thermopylae_agents/configs/coop.yaml``, built by the
   code path of ``thermopylae_agents.training`` (``build_model``: MaskablePPO with its features extractor,
-  network, batch size and epochs; one torch thread, ``_setup_torch``), on the SB3 adapter
+  network, batch size and epochs; one torch thread, ``setup_torch``), on the SB3 adapter
   ``CoopSB3VecEnv(n_envs)`` (what training uses) vs ``DummyVecEnv`` of as many
   ``Monitor(CoopEnv(**env_kwargs))``, for a fixed number of whole rollouts. The two kinds run alternately
   (adapter, dummy, adapter, ...) so that the load of other jobs falls on both. Each PPO row also splits the
@@ -268,7 +268,7 @@ def bench_ppo(kind: str, rollouts: int, seed: int) -> dict:
     from thermopylae_agents import training
 
     algo, hp, env_kwargs, n = coop_training_config()
-    training._setup_torch(seed)  # one torch thread, seeds: what a training run does first
+    training.setup_torch(seed)  # one torch thread, seeds: what a training run does first
     if kind == "adapter":
         vec = str(hp.get("vec", "native"))
         if vec != "native":

@@ -333,6 +333,56 @@ def test_batched_opponent_answering_illegally_is_named() -> None:
         env.reset(seed=0)
 
 
+class FailsOnCall:
+    """A batched heuristic-like opponent (the first legal move) that fails on its ``n``-th call: it raises,
+    or answers with an illegal move, or with something that is not an action batch."""
+
+    def __init__(self, n: int, how: str) -> None:
+        self.calls, self.n, self.how = 0, n, how
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        if self.calls == self.n:
+            if self.how == "raises":
+                raise ZeroDivisionError("boom")
+            if self.how == "illegal":
+                return (~masks).argmax(axis=1)
+            return np.zeros(len(masks) + 1, np.int64)
+        return masks.argmax(axis=1)
+
+
+@pytest.mark.parametrize(("how", "error"), [("raises", ZeroDivisionError), ("illegal", IllegalActionError),
+                                            ("bad batch", IllegalActionError)])
+def test_a_batched_opponent_failing_mid_game_leaves_the_env_refusing_steps_until_reset(how, error) -> None:
+    opponent = FailsOnCall(12, how)
+    env = DuelGreekVectorEnv(4, opponent=opponent)
+    _, info = env.reset(seed=0)
+    with pytest.raises(error):
+        for _ in range(100):
+            _, _, _, _, info = env.step(info["action_mask"].argmax(axis=1))
+    stuck = env.engine.states.copy()
+    for _ in range(2):  # the games waiting on the opponent must not take the agent's actions
+        with pytest.raises(RuntimeError, match="step\\(\\) refused: the persian opponent .*call reset"):
+            env.step(info["action_mask"].argmax(axis=1))
+    assert np.array_equal(stuck, env.engine.states)
+    _, info = env.reset(seed=1)
+    for _ in range(20):
+        _, _, _, _, info = env.step(info["action_mask"].argmax(axis=1))
+    assert opponent.calls > 12
+
+
+def test_a_partial_reset_after_a_failed_opponent_lets_it_move_in_every_waiting_game() -> None:
+    env = DuelGreekVectorEnv(4, opponent=FailsOnCall(12, "raises"))
+    _, info = env.reset(seed=0)
+    with pytest.raises(ZeroDivisionError):
+        for _ in range(100):
+            _, _, _, _, info = env.step(info["action_mask"].argmax(axis=1))
+    _, info = env.reset(options={"reset_mask": np.array([True, False, False, False])})
+    st = env.engine.states
+    assert not ((st[:, K.PHASE] != K.OVER) & (st[:, K.PLAYER] == env.opponent_side)).any()
+    env.step(info["action_mask"].argmax(axis=1))
+
+
 def test_the_kernel_source_runs_without_numba_and_plays_the_same_games() -> None:
     code = (
         "import numpy as np\n"

@@ -388,6 +388,13 @@ def test_the_sb3_adapter_refuses_setting_a_penalty_that_is_not_a_finite_number(p
     assert env.get_attr("reward_shaping") == [0.0, 0.0]
 
 
+@pytest.mark.parametrize("make", ["CoopEnv", "gym.make", "CoopVectorEnv", "gym.make_vec", "CoopSB3VecEnv"])
+@pytest.mark.parametrize("shaping", ["x", None, [1.0], float("nan"), float("inf"), -0.5])
+def test_every_coop_env_refuses_a_reward_shaping_that_is_not_a_finite_rate_naming_it(make, shaping):
+    with pytest.raises(ValueError, match="^reward_shaping must be a finite number >= 0, got "):
+        ALL_CONSTRUCTORS[make](reward_shaping=shaping)
+
+
 @pytest.mark.parametrize("cls", [DuelGreekEnv, DuelPersianEnv])
 def test_unknown_opponent_names_are_refused_naming_the_choices(cls):
     with pytest.raises(ValueError, match=r"bogus.*opponent must be 'heuristic', 'random'"):

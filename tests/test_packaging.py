@@ -75,7 +75,7 @@ CONSOLE_SCRIPTS = {
 # the repository's benchmarks/ or study the shipped players, not tools for one's own agents.
 DEVELOPER_SCRIPTS = {
     "benchmark.py", "soak.py", "rllib_scaling.py", "duel_greek_headroom.py", "rollout_coop.py",
-    "duel_crossplay.py", "duel_vec_eval.py",
+    "duel_crossplay.py", "duel_vec_eval.py", "train_exploiters.py",
 }
 NEW_CONSOLE_SCRIPTS = [  # the ones added with their modules' move out of scripts/
     "thermopylae-train-rllib", "thermopylae-exploitability", "thermopylae-coop-bound",

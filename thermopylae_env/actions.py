@@ -40,6 +40,7 @@ __all__ = [
     "check_options",
     "check_illegal_action_mode",
     "check_illegal_action_penalty",
+    "check_reward_shaping",
 ]
 
 ILLEGAL_ACTION_MODES = ("loss", "raise")
@@ -65,6 +66,18 @@ def check_illegal_action_penalty(penalty: object) -> float:
         raise ValueError(f"illegal_action_penalty must be a number, got {penalty!r}") from None
     if not math.isfinite(value):
         raise ValueError(f"illegal_action_penalty must be a finite number, got {penalty!r}")
+    return value
+
+
+def check_reward_shaping(shaping: object) -> float:
+    """Return ``shaping`` as a float if it is a finite number >= 0, else raise a ``ValueError`` naming it
+    (the co-op envs' ``reward_shaping``: a negative rate would reward losing cards)."""
+    try:
+        value = float(shaping)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"reward_shaping must be a finite number >= 0, got {shaping!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"reward_shaping must be a finite number >= 0, got {shaping!r}")
     return value
 
 

@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from thermopylae_env.actions import check_reward_shaping
 from thermopylae_env.cards import PersianRows
 from thermopylae_env.coop import (
     GRAVEYARD_WIN,
@@ -150,11 +151,10 @@ class CoopEnv(TurnBasedEnv):
         render_mode: str | None = None,
         record_events: bool = False,
     ) -> None:
+        shaping = check_reward_shaping(reward_shaping)
         game = CoopGame(num_players, persian_deck)
         self._init_core(game, NUM_ACTIONS, illegal_action, illegal_action_penalty, render_mode, record_events)
-        self.reward_shaping = float(reward_shaping)
-        if not np.isfinite(self.reward_shaping) or self.reward_shaping < 0:
-            raise ValueError(f"reward_shaping must be a finite number >= 0, got {reward_shaping!r}")
+        self.reward_shaping = shaping
         self._view = CoopView(game)
         # the view's methods called directly (one Python call less per step than the methods below)
         self._observe = self._view.observe

@@ -77,6 +77,7 @@ from thermopylae_env.actions import (
     check_illegal_action_mode,
     check_illegal_action_penalty,
     check_options,
+    check_reward_shaping,
 )
 from thermopylae_env.cards import PersianRows, load_persian_deck, load_spartan_deck
 from thermopylae_env.coop_layout import DECLINE as DECLINE_ACTION
@@ -770,17 +771,6 @@ def illegal_reason(engine: CoopVectorEngine, game: int, action: int) -> str:
     if action >= DISCARD_BASE:
         return f"{name}: seat {seat} holds no card of value {action - DISCARD_BASE + MIN_VALUE}"
     return f"{name}: seat {seat} must discard down to {HAND_LIMIT} cards"
-
-
-def check_reward_shaping(shaping: object) -> float:
-    """Return ``shaping`` as a float if it is a finite number >= 0, else raise a ``ValueError`` naming it."""
-    try:
-        value = float(shaping)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"reward_shaping must be a finite number >= 0, got {shaping!r}") from None
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"reward_shaping must be a finite number >= 0, got {shaping!r}")
-    return value
 
 
 class _StepResult:

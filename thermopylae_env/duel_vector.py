@@ -52,6 +52,7 @@ from thermopylae_env.actions import (
     check_illegal_action_penalty,
     check_options,
 )
+from thermopylae_env.core import ResetNeeded
 from thermopylae_env.duel import DuelGame, DuelState, decode_action
 
 __all__ = [
@@ -265,6 +266,7 @@ class _DuelVectorBase(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._ended = np.zeros(self.num_envs, bool)  # ended at the last step: restarts at the next one
         self._ready = False
+        self._broken: str | None = None  # why the games cannot go on (a failed opponent), until reset
 
     # subclasses define how the kernel is called
     _opp_mode = K.OPP_NONE
@@ -313,7 +315,9 @@ class _DuelVectorBase(VectorEnv):
             super().reset(seed=as_seed(seed))  # the VectorEnv's own np_random, for API completeness
         if seed is not None or not self.engine.seeded:
             self.engine.seed(seed)
-        self._deal(games)
+        self._deal(games)  # a failing opponent raises here, and the env stays broken
+        # the opponent has moved in every game waiting on it (not only those restarted): none is stuck now
+        self._broken = None
         self._ended[games] = False
         self._ready = True
         return self._obs(), self._state_info({})
@@ -323,6 +327,8 @@ class _DuelVectorBase(VectorEnv):
             raise RuntimeError("step() called on a closed environment")
         if not self._ready:
             raise RuntimeError("step() called before reset()")
+        if self._broken is not None:
+            raise ResetNeeded(f"step() refused: {self._broken}; call reset()")
         return as_action_batch(actions, self.num_envs, NUM_ACTIONS)
 
     def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -452,7 +458,9 @@ class DuelVectorEnv(_DuelVectorBase):
       ``"random"`` (uniform over the legal actions, from the game's chance stream), or an object with
       ``act_batch(observations, masks) -> actions`` (:class:`BatchOpponent`, e.g. a NumPy copy of a
       trained actor), called once per round for all the games waiting on it; an illegal answer raises
-      ``IllegalActionError`` naming the opponent. A model file is not loaded here: load it and pass it in.
+      ``IllegalActionError`` naming the opponent, and after any failure of the opponent (its own exception
+      too) the env refuses every step until ``reset``. A model file is not loaded here: load it and pass
+      it in.
     * ``illegal_action`` (``"loss"`` / ``"raise"``), ``illegal_action_penalty`` (float, -1.0): as in the
       single env. ``render_mode`` must be ``None`` and ``record_events`` ``False``.
     * ``autoreset_mode``: ``AutoresetMode.NEXT_STEP`` (default) or ``AutoresetMode.SAME_STEP``.
@@ -497,37 +505,51 @@ class DuelVectorEnv(_DuelVectorBase):
         self._opp_mode, self._opponent, self.opponent_label = _check_opponent(opponent)
 
     def _after_kernel(self, touched: np.ndarray) -> None:
-        """The batched opponent's rounds: one ``act_batch`` call for all games waiting on it, until none."""
+        """The batched opponent's rounds: one ``act_batch`` call for all games waiting on it, until none.
+        A failing opponent (it raises, or answers badly) leaves games waiting on it: the env then refuses
+        every step until ``reset``, as the single env does."""
         if self._opponent is None:
             return
+        try:
+            while self._opponent_round():
+                pass
+        except IllegalActionError as err:
+            self._broken = str(err)
+            raise IllegalActionError(f"{err}; the env refuses further steps until reset()") from err
+        except BaseException as err:
+            self._broken = (f"the {PLAYER_NAMES[self.opponent_side]} opponent ({self.opponent_label}) raised "
+                            f"{type(err).__name__}")
+            raise
+
+    def _opponent_round(self) -> bool:
+        """One ``act_batch`` call for every game waiting on the opponent, checked, then applied; ``False``
+        when no game waits on it."""
         eng = self.engine
         st = eng.states
-        what = eng._what
-        acts = eng._actions
-        while True:
-            waiting = np.flatnonzero((st[:, K.PHASE] != K.OVER) & (st[:, K.PLAYER] == self.opponent_side))
-            if waiting.size == 0:
-                return
-            waiting = waiting.astype(np.int64)
-            obs = self._opp_obs[:waiting.size]
-            K.observe_games(st, waiting, self.opponent_side, obs)
-            masks = eng.masks[waiting]
-            chosen = self._opponent.act_batch(obs.copy(), masks.copy())
-            try:
-                chosen = as_action_batch(chosen, waiting.size, NUM_ACTIONS)
-            except (TypeError, ValueError) as err:
-                raise IllegalActionError(f"the {PLAYER_NAMES[self.opponent_side]} opponent "
-                                         f"({self.opponent_label}) answered badly: {err}") from err
-            bad = ~masks[np.arange(waiting.size), chosen]
-            if bad.any():
-                j = int(np.flatnonzero(bad)[0])
-                g = int(waiting[j])
-                raise IllegalActionError(
-                    f"the {PLAYER_NAMES[self.opponent_side]} opponent ({self.opponent_label}) chose "
-                    f"{int(chosen[j])} in game {g}: {eng.illegal_reason(g, int(chosen[j]))}")
-            what[waiting] = K.ACT_MOVE
-            acts[waiting] = chosen
-            eng.run(waiting, what, acts, K.OPP_NONE, self.opponent_side, self.side)
+        waiting = np.flatnonzero((st[:, K.PHASE] != K.OVER) & (st[:, K.PLAYER] == self.opponent_side))
+        if waiting.size == 0:
+            return False
+        waiting = waiting.astype(np.int64)
+        obs = self._opp_obs[:waiting.size]
+        K.observe_games(st, waiting, self.opponent_side, obs)
+        masks = eng.masks[waiting]
+        chosen = self._opponent.act_batch(obs.copy(), masks.copy())
+        try:
+            chosen = as_action_batch(chosen, waiting.size, NUM_ACTIONS)
+        except (TypeError, ValueError) as err:
+            raise IllegalActionError(f"the {PLAYER_NAMES[self.opponent_side]} opponent "
+                                     f"({self.opponent_label}) answered badly: {err}") from err
+        bad = ~masks[np.arange(waiting.size), chosen]
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            g = int(waiting[j])
+            raise IllegalActionError(
+                f"the {PLAYER_NAMES[self.opponent_side]} opponent ({self.opponent_label}) chose "
+                f"{int(chosen[j])} in game {g}: {eng.illegal_reason(g, int(chosen[j]))}")
+        eng._what[waiting] = K.ACT_MOVE
+        eng._actions[waiting] = chosen
+        eng.run(waiting, eng._what, eng._actions, K.OPP_NONE, self.opponent_side, self.side)
+        return True
 
     def step(self, actions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action per game (shape ``(num_envs,)``); see the class docstring for autoreset."""

@@ -34,7 +34,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from thermopylae_env.actions import as_action_batch, check_illegal_action_penalty
+from thermopylae_env.actions import as_action_batch, check_illegal_action_penalty, check_reward_shaping
 from thermopylae_env.cards import PersianRows
 from thermopylae_env.coop_vector import (
     NUM_ACTIONS,
@@ -42,7 +42,6 @@ from thermopylae_env.coop_vector import (
     ChanceFn,
     CoopVectorEngine,
     _Stepper,
-    check_reward_shaping,
 )
 
 __all__ = ["CoopSB3VecEnv"]

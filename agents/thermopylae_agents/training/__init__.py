@@ -79,9 +79,6 @@ from thermopylae_agents.training.report import (
 from thermopylae_agents.training.runs import save_for_play, setup_torch
 from thermopylae_agents.training.selfplay import OpponentPool, train_selfplay
 
-# scripts/benchmark.py calls the torch set-up of a run by its former private name.
-_setup_torch = setup_torch
-
 __all__ = [
     "ALGOS",
     "CONFIG_DIR",
