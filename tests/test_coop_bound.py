@@ -350,6 +350,17 @@ def test_paired_gaps_pair_each_game_with_the_bound_of_its_deal():
         paired_gaps(bounds, results_json([_evaluation("x", {0: True}, "thermopylae/Duel-v0")], "t"))
 
 
+def test_paired_gaps_pool_an_agents_games_of_several_evaluations_by_deal():
+    bounds = {0: 0.5, 1: 0.25, 2: 1.0}
+    first = results_json([_evaluation("search", {0: True, 1: False})], "t")
+    second = results_json([_evaluation("search", {1: False, 2: False})], "t")
+    (gap,) = paired_gaps(bounds, [first, second])
+    assert gap["deals"] == 3 and gap["gap"] == mean_interval([0.5 - 1, 0.25 - 0, 1.0 - 0])
+    clash = results_json([_evaluation("search", {1: True})], "t")
+    with pytest.raises(ValueError, match="deal 1 was played twice with different outcomes"):
+        paired_gaps(bounds, [first, clash])
+
+
 def test_command_line_merges_and_reports_the_gaps_without_solving(tmp_path, capsys):
     progress = tmp_path / "a.jsonl"
     progress.write_text("\n".join([_progress_line(0, 0.5, 0.25), _progress_line(1, 0.25)]) + "\n")

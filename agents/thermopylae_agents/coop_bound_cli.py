@@ -12,8 +12,9 @@ the summary (means with 95% intervals, the config, timing, machine load) goes to
 is printed. ``--until HH:MM`` (UTC) stops starting new deals after that time.
 
 ``--merge A.jsonl B.jsonl ...`` solves nothing: it summarizes the deals of several progress files (one per
-process); ``--gaps EVAL.json`` adds, for every agent of a ``scripts/evaluate.py --seed 0 --json`` file,
-its paired gap to the bound on the deals both hold (game ``i`` of ``--seed 0`` is deal ``i``):
+process); ``--gaps EVAL.json ...`` adds, for every agent of these ``scripts/evaluate.py --json`` files
+(its games in several files pooled), its paired gap to the bound on the deals both hold (a game's seed
+is its deal: game ``i`` of ``--seed 0`` is deal ``i``):
 the mean over deals of ``bound(deal) - won(deal)``, an unbiased estimate of how far the agent's win
 rate is below the bound on those deals (its expected win on a deal is at most the bound).
 
@@ -136,26 +137,40 @@ def merge_rows(paths: list[Path], players: int, mode: str) -> dict[int, dict]:
     return merged
 
 
-def paired_gaps(bounds: dict[int, float], evaluation: dict) -> list[dict]:
-    """For each agent of a ``scripts/evaluate.py --json`` document: its win rate and its paired gap
-    ``bound - won`` (mean with a 95% interval over deals) on the deals both the bound and its games hold
-    (the game's seed is the deal)."""
+def paired_gaps(bounds: dict[int, float], evaluation: dict | list[dict]) -> list[dict]:
+    """For each agent of one or more ``scripts/evaluate.py --json`` documents (an agent's games in
+    several documents are pooled by deal; one deal played twice must have one outcome): its win rate and
+    its paired gap ``bound - won`` (mean with a 95% interval over deals) on the deals both the bound and
+    its games hold (the game's seed is the deal)."""
+    won_by_agent = _games_by_agent([evaluation] if isinstance(evaluation, dict) else evaluation)
     gaps = []
-    for result in results_from_json(evaluation):
-        if "Coop" not in result.env_id:
-            raise ValueError(f"{result.agent}: played {result.env_id}, not the co-op game")
-        won = {record.seed: float(record.won) for record in result.records}
+    for agent, won in won_by_agent.items():
         deals = sorted(set(won) & set(bounds))
         if not deals:
-            raise ValueError(f"{result.agent}: no game of the evaluation is on a deal of the bound")
+            raise ValueError(f"{agent}: no game of the evaluation is on a deal of the bound")
         gaps.append({
-            "agent": result.agent,
+            "agent": agent,
             "deals": len(deals),
             "win_rate": mean_interval([won[d] for d in deals]),
             "bound": mean_interval([bounds[d] for d in deals]),
             "gap": mean_interval([bounds[d] - won[d] for d in deals]),
         })
     return gaps
+
+
+def _games_by_agent(evaluations: list[dict]) -> dict[str, dict[int, float]]:
+    """``{agent: {deal: won}}`` over the co-op games of every evaluation document."""
+    won_by_agent: dict[str, dict[int, float]] = {}
+    for evaluation in evaluations:
+        for result in results_from_json(evaluation):
+            if "Coop" not in result.env_id:
+                raise ValueError(f"{result.agent}: played {result.env_id}, not the co-op game")
+            won = won_by_agent.setdefault(result.agent, {})
+            for record in result.records:
+                if won.setdefault(record.seed, float(record.won)) != float(record.won):
+                    raise ValueError(f"{result.agent}: deal {record.seed} was played twice with different "
+                                     "outcomes")
+    return won_by_agent
 
 
 def _parse_until(parser: argparse.ArgumentParser, until: str | None) -> dt.datetime | None:
@@ -263,8 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--add-heuristic", type=Path, default=None, metavar="JSONL",
                         help="with --merge: the heuristic's exact value on the merged deals lacking it, "
                              "appended to this progress file (give it to --merge next time)")
-    parser.add_argument("--gaps", type=Path, default=None, metavar="EVAL_JSON",
-                        help="paired gap to the bound of each agent of a scripts/evaluate.py --seed 0 --json")
+    parser.add_argument("--gaps", type=Path, nargs="+", default=None, metavar="EVAL_JSON",
+                        help="paired gap to the bound of each agent of these scripts/evaluate.py --json "
+                             "files (a game's seed is its deal; an agent's games in several files pooled)")
     args = parser.parse_args(argv)
     if args.deals < 1 or args.start < 0:
         parser.error("--deals must be >= 1 and --start >= 0")
@@ -272,16 +288,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--players must be 1..4")
     if args.add_heuristic is not None and args.merge is None:
         parser.error("--add-heuristic needs --merge")
-    for path in (args.merge or []) + ([args.gaps] if args.gaps else []):
+    for path in (args.merge or []) + (args.gaps or []):
         if not path.is_file():
             parser.error(f"no such file: {path}")
     deadline = _parse_until(parser, args.until)
-    evaluation = None
-    if args.gaps is not None:
+    evaluations = []
+    for path in args.gaps or []:
         try:
-            evaluation = json.loads(args.gaps.read_text())
+            evaluations.append(json.loads(path.read_text()))
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            parser.error(f"{args.gaps}: not JSON ({err})")
+            parser.error(f"{path}: not JSON ({err})")
     config = {"players": args.players, "mode": args.mode, "heuristic": not args.no_heuristic}
     load_start = os.getloadavg()
     started = time.perf_counter()
@@ -299,9 +315,9 @@ def main(argv: list[str] | None = None) -> int:
         by_deal, stopped_early, backend = _solve_deals(args, config, progress, deadline)
     rows = [by_deal[s] for s in sorted(by_deal)]
     try:
-        gaps = paired_gaps({r["deal"]: r["bound"] for r in rows}, evaluation) if evaluation else []
+        gaps = paired_gaps({r["deal"]: r["bound"] for r in rows}, evaluations) if evaluations else []
     except (ValueError, KeyError, TypeError) as err:
-        parser.error(f"{args.gaps}: {err}")
+        parser.error(f"--gaps {' '.join(str(p) for p in args.gaps)}: {err}")
     summary = {
         "description": "exact win probability of a player who knows both deck orders but not the dice "
                        f"(mode {args.mode}), per evaluation deal",
