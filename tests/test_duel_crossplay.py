@@ -3,12 +3,12 @@ the same deals for every pairing, game for game the single env's games, and the 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_script
 
 from thermopylae_agents.duel_batch import (
     HeuristicPlayer,
@@ -24,11 +24,7 @@ POLICIES = Path(__file__).resolve().parents[1] / "agents" / "thermopylae_agents"
 
 @pytest.fixture(scope="module")
 def crossplay():
-    path = Path(__file__).resolve().parents[1] / "scripts" / "duel_crossplay.py"
-    spec = importlib.util.spec_from_file_location("duel_crossplay", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("duel_crossplay")
 
 
 def test_game_i_depends_only_on_its_seed() -> None:

@@ -3,22 +3,16 @@ measurements are consistent on a few games."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import load_script
 
 from thermopylae_env.duel import GREEK, PERSIAN, DuelGame, Phase, check_invariants
 
 
 @pytest.fixture(scope="module")
 def headroom():
-    path = Path(__file__).resolve().parents[1] / "scripts" / "duel_greek_headroom.py"
-    spec = importlib.util.spec_from_file_location("duel_greek_headroom", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("duel_greek_headroom")
 
 
 def test_determinization_redraws_only_hidden_cards_and_loses_none(headroom):

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import load_script
 
 pytest.importorskip("sb3_contrib")
 
@@ -281,20 +282,10 @@ def test_selfplay_still_collects_on_single_envs_with_vec_dummy(tmp_path):
         assert result[side]["num_timesteps"] >= 1024 and "pfsp_learner_win_rates" not in result[side]
 
 
-def _benchmark_module():
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "scripts" / "benchmark.py"
-    spec = importlib.util.spec_from_file_location("thermopylae_benchmark_duel", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_benchmark_duel_ppo_rows_time_the_shipped_and_the_previous_recipe():
     """scripts/benchmark.py --duel-ppo builds the model as training does, from the shipped config or with
     the previous recipe's speed settings, and times learn() in wall and CPU time."""
-    benchmark = _benchmark_module()
+    benchmark = load_script("benchmark")
     for side, env_id in (("greek", GREEK_ID), ("persian", PERSIAN_ID)):
         shipped = load_config(f"duel-{side}")[env_id]
         _, hp, bench_id = benchmark.duel_ppo_hp(side, "shipped")

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import load_script
 
 pytest.importorskip("sb3_contrib")
 
@@ -491,12 +492,7 @@ def test_selfplay_resume_continues_after_the_last_completed_generation(tmp_path)
 def test_benchmark_ppo_rows_time_the_default_coop_config_on_both_envs():
     """scripts/benchmark.py's PPO rows run learn() of the default co-op config (one rollout here) on the
     adapter and on DummyVecEnv, and split the time into collection and updates."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "scripts" / "benchmark.py"
-    spec = importlib.util.spec_from_file_location("thermopylae_benchmark", path)
-    benchmark = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(benchmark)
+    benchmark = load_script("benchmark")
     hp = load_config("coop")[COOP_ID]
     summary = benchmark.ppo_config_summary()
     assert (summary["n_envs"], summary["n_steps"], summary["n_epochs"], summary["batch_size"]) == (
