@@ -132,3 +132,43 @@ def test_a_copied_env_mid_game_observes_its_own_state(clone):
     obs, _, _, _, twin_info = twin.step(action)
     assert_view_matches(twin, obs, twin_info)
     np.testing.assert_array_equal(obs, env.step(action)[0])
+
+
+def test_a_new_game_shuffles_both_decks_as_rng_permutation_does():
+    game = CoopGame(3)
+    for seed in range(50):
+        ours, numpys = np.random.default_rng(seed), np.random.default_rng(seed)
+        for n in (1, 2, 3):  # dice between deals: the 32-bit halves of the stream are shared
+            state = game.init(ours)
+            assert state.spartan_order == tuple(numpys.permutation(20).tolist())
+            assert state.persian_order == tuple(numpys.permutation(len(game.persian)).tolist())
+            assert roll_dice(ours, n) == numpys.integers(1, 7, size=n).tolist()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda s: setattr(s, "marker", 7),
+        lambda s: setattr(s, "marker", 12),  # past the track: clipped as the engine clips it
+        lambda s: setattr(s, "marker", 0),
+        lambda s: setattr(s, "terminated", True),
+        lambda s: (setattr(s, "phase", 2), setattr(s, "recipient", 1)),
+        lambda s: setattr(s, "phase", 2),  # DISCARD without a recipient
+        lambda s: setattr(s, "current_player", 1),
+        lambda s: setattr(s, "slot1", -1),
+        lambda s: setattr(s, "slot2", len(s.persian_order) - 1),
+        lambda s: setattr(s, "offers", 2),
+        lambda s: setattr(s, "support", 0),
+        lambda s: s.graveyard.append(s.persian_order[-1]),
+        lambda s: s.persian_discard.append(s.persian_order[-1]),
+    ],
+)
+def test_a_single_field_changed_between_steps_is_observed_as_the_engine_observes_it(edit):
+    env = CoopEnv(num_players=2)
+    _, info = env.reset(seed=8)
+    env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    state = env.state
+    edit(state)
+    np.testing.assert_array_equal(env._view.observe(state), env.game.observe(state))
+    edit(state)  # the same edit again: nothing more to write
+    np.testing.assert_array_equal(env._view.observe(state), env.game.observe(state))

@@ -244,8 +244,9 @@ def encode_action(name: str) -> int:
     )
 
 
-def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray | list[int]:
-    """Roll ``n`` six-sided dice: the only place the engine rolls dice (tests replace it).
+def roll_dice(rng: np.random.Generator, n: int) -> list[int]:
+    """Roll ``n`` six-sided dice, as a list of Python ints: the only place the engine rolls dice (tests
+    replace it).
 
     The dice are ``rng.integers(1, 7, size=n)``. For a real ``numpy.random.Generator`` they are drawn as
     ``n`` scalar calls instead, which give the very same values (NumPy fills an array by the same
@@ -255,7 +256,7 @@ def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray | list[int]:
     if type(rng) is _GENERATOR:
         integers = rng.integers
         return [int(integers(1, 7)) for _ in range(n)]
-    return rng.integers(1, 7, size=n)
+    return [int(d) for d in rng.integers(1, 7, size=n)]
 
 
 _GENERATOR = np.random.Generator
@@ -430,12 +431,16 @@ class CoopGame:
         return 4 if self.num_players == 1 else 3
 
     def init(self, rng: np.random.Generator) -> CoopState:
-        """A new game with both decks shuffled by ``rng.permutation``."""
-        spartan_order = rng.permutation(SPARTAN_DECK_SIZE)
-        persian_order = rng.permutation(len(self.persian))
-        if type(rng) is _GENERATOR:  # a real generator's permutations need no checking
-            return self._deal(tuple(spartan_order.tolist()), tuple(persian_order.tolist()))
-        return self.new_state(spartan_order, persian_order)
+        """A new game with both decks shuffled by ``rng.permutation`` (the Spartan deck first)."""
+        if type(rng) is _GENERATOR:
+            # A real generator shuffles a list with the very same draws as ``permutation`` shuffles its
+            # array (the same swaps, top down), without building arrays; its orders need no checking.
+            spartan_order = list(range(SPARTAN_DECK_SIZE))
+            rng.shuffle(spartan_order)
+            persian_order = list(range(len(self.persian)))
+            rng.shuffle(persian_order)
+            return self._deal(tuple(spartan_order), tuple(persian_order))
+        return self.new_state(rng.permutation(SPARTAN_DECK_SIZE), rng.permutation(len(self.persian)))
 
     def new_state(self, spartan_order: Sequence[int], persian_order: Sequence[int]) -> CoopState:
         """A new game from given deck orders (explicit chance, for tests and replays).
@@ -608,7 +613,7 @@ class CoopGame:
         state.support -= support
         n_dice = support + (1 if state.marker in LOCATION_DIE_MARKERS else 0)
         if n_dice:
-            dice = [int(d) for d in roll_dice(rng, n_dice)]
+            dice = roll_dice(rng, n_dice)
             total = value + sum(dice)
         else:
             dice = []
@@ -1035,12 +1040,22 @@ def _check_permutation(order: Sequence[int], n: int, name: str) -> tuple[int, ..
 # The MAIN and DISCARD masks by key (the set of values in the hand, and the support left): they depend on
 # nothing else, so every view in the process shares them, and a new env starts with the masks seen before.
 _MAIN_MASKS: dict[int, np.ndarray] = {}
+
 _DISCARD_MASKS: dict[int, np.ndarray] = {}
 
+# CoopView writes some pieces whole, as the bytes of their float32 values: the byte range of each piece in
+# the observation buffer, and the bytes of each value a piece takes (the head's are built below).
+_BYTES_HEAD = slice(4 * OBS["phase"].offset, 4 * OBS["recipient"].stop)
+_BYTES_SLOT1 = slice(4 * OBS["slot1"].offset, 4 * OBS["slot1"].stop)
+_BYTES_SLOT2 = slice(4 * OBS["slot2"].offset, 4 * OBS["slot2"].stop)
+_BYTES_MARKER = slice(4 * OBS["marker"].offset, 4 * OBS["marker"].stop)
+_EMPTY_SLOT = bytes(4 * OBS["slot1"].size)
+# the marker piece by marker position 1..7 (no position 0)
+_MARKER_PIECES = (None, *(row.tobytes() for row in np.eye(LOSS_MARKER, dtype=np.float32)))
+
 # What CoopView.observe last wrote, by name (the slots of its ``_seen`` list).
-(_SEEN_SPARTAN_ORDER, _SEEN_PERSIAN_ORDER, _SEEN_SPARTAN_POS, _SEEN_PERSIAN_POS, _SEEN_PHASE, _SEEN_SEAT,
- _SEEN_RECIPIENT, _SEEN_SLOT1, _SEEN_SLOT2, _SEEN_MARKER, _SEEN_SUPPORT, _SEEN_OFFERS, _SEEN_GRAVEYARD,
- _SEEN_PERSIAN_DISCARD) = range(14)
+(_SEEN_SPARTAN_ORDER, _SEEN_PERSIAN_ORDER, _SEEN_SPARTAN_POS, _SEEN_PERSIAN_POS, _SEEN_HEAD, _SEEN_SLOT1,
+ _SEEN_SLOT2, _SEEN_MARKER, _SEEN_COUNTERS) = range(9)
 
 
 class CoopView:
@@ -1048,20 +1063,25 @@ class CoopView:
     out), with the same values as :meth:`CoopGame.observe` and :meth:`CoopGame.legal_action_mask`.
 
     The observation lives in a persistent buffer: each call compares the state with the one it last wrote
-    and rewrites only the entries that differ (a move changes a few), then returns a copy. A different
-    state object, other deck orders, or decks that grew back are written from scratch. Single entries are
-    written through a ``memoryview`` of the buffer (cheaper than NumPy item assignment, the same float32
-    rounding). The masks of the MAIN and DISCARD phases depend only on the values in one hand (and the
-    support left), so each distinct one is built once (shared by the views of a process, read-only).
+    and rewrites only the pieces that differ (a move changes a few), then returns a copy. A different
+    state object, other deck orders, decks that grew back, or any change the engine never makes (a hand
+    that did not gain or lose exactly one card, a phase, seat or marker outside the rules) are written
+    from scratch, as :meth:`CoopGame.observe` writes them. Single entries are written through a
+    ``memoryview`` of the buffer (cheaper than NumPy item assignment, the same float32 rounding); the
+    phase, seat and recipient one-hots, each slot and the marker are written whole, as one slice of bytes
+    from tables built once. The masks of the MAIN and DISCARD phases depend only on the values in one
+    hand (and the support left), so each distinct one is built once (shared by the views of a process,
+    read-only).
     """
 
-    __slots__ = ("game", "_buf", "_mv", "_state", "_seen", "_hands", "_main_masks", "_discard_masks",
-                 "_offer_mask", "_none_mask", "_undrawn", "_bit")
+    __slots__ = ("game", "_buf", "_mv", "_bytes", "_state", "_seen", "_hands", "_main_masks",
+                 "_discard_masks", "_offer_mask", "_none_mask", "_undrawn", "_bit", "_slot_pieces")
 
     def __init__(self, game: CoopGame) -> None:
         self.game = game
         self._buf = np.zeros(OBS_SIZE, dtype=np.float32)
         self._mv = memoryview(self._buf)
+        self._bytes = self._mv.cast("B")
         self._state: CoopState | None = None
         self._seen: list = []
         self._hands: list[list[int]] = []
@@ -1082,17 +1102,22 @@ class CoopView:
         self._undrawn = undrawn
         # per Spartan card id, the bit of its value in a hand's value set
         self._bit = tuple(1 << (value - MIN_VALUE) for value in game.spartan)
+        # per Persian row, the bytes of the slot piece of a slot holding it
+        self._slot_pieces = tuple(
+            np.array((1.0, *code), dtype=np.float32).tobytes() for code in game._slot_code
+        )
 
     def __getstate__(self) -> dict:
         # a memoryview cannot be copied or pickled: it is rebuilt over the copied buffer; the shared mask
         # caches stay behind (a copy uses those of its own process)
-        skip = ("_mv", "_main_masks", "_discard_masks")
+        skip = ("_mv", "_bytes", "_main_masks", "_discard_masks")
         return {name: getattr(self, name) for name in self.__slots__ if name not in skip}
 
     def __setstate__(self, state: dict) -> None:
         for name, value in state.items():
             setattr(self, name, value)
         self._mv = memoryview(self._buf)
+        self._bytes = self._mv.cast("B")
         self._main_masks = _MAIN_MASKS
         self._discard_masks = _DISCARD_MASKS
 
@@ -1134,49 +1159,33 @@ class CoopView:
             or state.persian_order is not seen[_SEEN_PERSIAN_ORDER]
         ):
             return self._observe_from_scratch(state)
-        mv = self._mv
-        # the one-hot pieces (as _head_entries gives them, written out here: this runs on every step):
-        # each entry that holds the 1 (-1: none) is moved when it changes
-        seat = _OBS_SEAT + state.current_player
-        if state.terminated:
-            phase = recipient = -1
-        else:
-            phase = _OBS_PHASE + state.phase
-            recipient = _OBS_RECIPIENT + state.recipient if phase == _OBS_PHASE + _DISCARD else -1
-        if phase != seen[_SEEN_PHASE]:
-            if seen[_SEEN_PHASE] >= 0:
-                mv[seen[_SEEN_PHASE]] = 0.0
-            if phase >= 0:
-                mv[phase] = 1.0
-            seen[_SEEN_PHASE] = phase
-        if seat != seen[_SEEN_SEAT]:
-            mv[seen[_SEEN_SEAT]] = 0.0
-            mv[seat] = 1.0
-            seen[_SEEN_SEAT] = seat
-        if recipient != seen[_SEEN_RECIPIENT]:
-            if seen[_SEEN_RECIPIENT] >= 0:
-                mv[seen[_SEEN_RECIPIENT]] = 0.0
-            if recipient >= 0:
-                mv[recipient] = 1.0
-            seen[_SEEN_RECIPIENT] = recipient
+        head = (state.terminated, state.phase, state.current_player, state.recipient)
+        if head != seen[_SEEN_HEAD]:
+            piece = _HEAD_PIECES.get(head)
+            if piece is None:  # a seat or phase out of the rules' range: written as game.observe writes it
+                return self._observe_from_scratch(state)
+            self._bytes[_BYTES_HEAD] = piece
+            seen[_SEEN_HEAD] = head
         hands = self._hands
         if state.hands != hands:
             for index, hand in enumerate(state.hands):
-                if hand != hands[index]:
-                    self._write_hand(index, hand)
-        if state.slot1 != seen[_SEEN_SLOT1]:
-            self._write_slot(_OBS_SLOT1, state.slot1)
-            seen[_SEEN_SLOT1] = state.slot1
-        if state.slot2 != seen[_SEEN_SLOT2]:
-            self._write_slot(_OBS_SLOT2, state.slot2)
-            seen[_SEEN_SLOT2] = state.slot2
-        if state.marker != seen[_SEEN_MARKER]:
-            mv[_OBS_MARKER + min(seen[_SEEN_MARKER], LOSS_MARKER) - 1] = 0.0
-            mv[_OBS_MARKER + min(state.marker, LOSS_MARKER) - 1] = 1.0
-            seen[_SEEN_MARKER] = state.marker
-        if state.support != seen[_SEEN_SUPPORT]:
-            mv[_OBS_SUPPORT] = state.support / NUM_SUPPORT
-            seen[_SEEN_SUPPORT] = state.support
+                if hand != hands[index] and not self._write_hand(index, hand):
+                    return self._observe_from_scratch(state)
+        # the slot and marker pieces are written whole, as bytes (one slice copy each)
+        slot = state.slot1
+        if slot != seen[_SEEN_SLOT1]:
+            self._bytes[_BYTES_SLOT1] = self._slot_pieces[slot] if slot >= 0 else _EMPTY_SLOT
+            seen[_SEEN_SLOT1] = slot
+        slot = state.slot2
+        if slot != seen[_SEEN_SLOT2]:
+            self._bytes[_BYTES_SLOT2] = self._slot_pieces[slot] if slot >= 0 else _EMPTY_SLOT
+            seen[_SEEN_SLOT2] = slot
+        marker = state.marker
+        if marker != seen[_SEEN_MARKER]:
+            if marker < 1:  # no position of the track: written as game.observe writes it
+                return self._observe_from_scratch(state)
+            self._bytes[_BYTES_MARKER] = _MARKER_PIECES[min(marker, LOSS_MARKER)]
+            seen[_SEEN_MARKER] = marker
         if state.spartan_pos != seen[_SEEN_SPARTAN_POS]:
             if state.spartan_pos < seen[_SEEN_SPARTAN_POS]:  # the deck grew back: no incremental update
                 return self._observe_from_scratch(state)
@@ -1187,17 +1196,11 @@ class CoopView:
                 return self._observe_from_scratch(state)
             self._draw_persian(state, seen[_SEEN_PERSIAN_POS])
             seen[_SEEN_PERSIAN_POS] = state.persian_pos
-        if state.offers != seen[_SEEN_OFFERS]:
-            mv[_OBS_OFFERS] = state.offers / 2
-            seen[_SEEN_OFFERS] = state.offers
-        count = len(state.graveyard)
-        if count != seen[_SEEN_GRAVEYARD]:
-            mv[_OBS_GRAVEYARD] = count / GRAVEYARD_WIN
-            seen[_SEEN_GRAVEYARD] = count
-        count = len(state.persian_discard)
-        if count != seen[_SEEN_PERSIAN_DISCARD]:
-            mv[_OBS_PERSIAN_DISCARD] = count / PERSIAN_DECK_SIZE
-            seen[_SEEN_PERSIAN_DISCARD] = count
+        # the four counters, which change on few steps, compared as one tuple
+        counters = (state.support, state.offers, len(state.graveyard), len(state.persian_discard))
+        if counters != seen[_SEEN_COUNTERS]:
+            self._write_counters(counters)
+            seen[_SEEN_COUNTERS] = counters
         return self._buf.copy()
 
     def _observe_from_scratch(self, state: CoopState) -> np.ndarray:
@@ -1205,8 +1208,8 @@ class CoopView:
         return self._buf.copy()
 
     def _write_all(self, state: CoopState) -> None:
-        self._buf[:] = self._undrawn
         mv = self._mv
+        mv[:] = self._undrawn
         phase, seat, recipient = _head_entries(state)
         for index in (phase, seat, recipient):
             if index >= 0:
@@ -1221,52 +1224,57 @@ class CoopView:
         if state.slot2 >= 0:
             self._write_slot(_OBS_SLOT2, state.slot2)
         mv[_OBS_MARKER + min(state.marker, LOSS_MARKER) - 1] = 1.0
-        mv[_OBS_SUPPORT] = state.support / NUM_SUPPORT
-        mv[_OBS_GRAVEYARD] = len(state.graveyard) / GRAVEYARD_WIN
-        mv[_OBS_PERSIAN_DISCARD] = len(state.persian_discard) / PERSIAN_DECK_SIZE
-        mv[_OBS_OFFERS] = state.offers / 2
+        counters = (state.support, state.offers, len(state.graveyard), len(state.persian_discard))
+        self._write_counters(counters)
         # The decks as whole decks less the cards already drawn (few, early in a game).
         self._draw_spartan(state, 0)
         self._draw_persian(state, 0)
         self._state = state
-        self._hands = [hand[:] for hand in state.hands]
+        self._hands = list(map(list, state.hands))
         self._seen = [  # in the order of the _SEEN_ slots
             state.spartan_order,
             state.persian_order,
             state.spartan_pos,
             state.persian_pos,
-            phase,
-            seat,
-            recipient,
+            (state.terminated, state.phase, state.current_player, state.recipient),
             state.slot1,
             state.slot2,
             state.marker,
-            state.support,
-            state.offers,
-            len(state.graveyard),
-            len(state.persian_discard),
+            counters,
         ]
 
-    def _write_hand(self, seat: int, hand: list[int]) -> None:
-        """Move the entries of seat ``seat`` from the hand last written to ``hand`` (card ids are unique,
-        so only the cards that left or came change an entry)."""
-        mv = self._mv
-        base = _OBS_HANDS + NUM_VALUES * seat - MIN_VALUE
-        spartan = self.game.spartan
+    def _write_hand(self, seat: int, hand: list[int]) -> bool:
+        """Move the entry of the one card by which ``hand`` differs from the hand of seat ``seat`` last
+        written, if ``hand`` is that hand with a card appended or with one card taken out (the engine's
+        two moves); return ``False``, writing nothing, for any other change (the caller then writes
+        the whole observation)."""
         old = self._hands[seat]
         n = len(old)
-        if len(hand) == n + 1 and hand[:n] == old:  # a card drawn (the engine appends)
-            mv[base + spartan[hand[n]]] += 0.5
-        elif len(hand) == n - 1 and (card := _one_removed(old, hand)) >= 0:  # a card played or discarded
-            mv[base + spartan[card]] -= 0.5
+        if len(hand) == n + 1 and hand[:n] == old:  # a card drawn
+            card = hand[n]
+            old.append(card)
+            delta = 0.5
+        elif len(hand) == n - 1:  # a card played or discarded: the card the sums differ by, if any
+            card = sum(old) - sum(hand)
+            if card not in old:
+                return False
+            old.remove(card)
+            if old != hand:
+                return False
+            delta = -0.5
         else:
-            for card in old:
-                if card not in hand:
-                    mv[base + spartan[card]] -= 0.5
-            for card in hand:
-                if card not in old:
-                    mv[base + spartan[card]] += 0.5
-        self._hands[seat] = hand[:]
+            return False
+        self._mv[_OBS_HANDS + NUM_VALUES * seat - MIN_VALUE + self.game.spartan[card]] += delta
+        return True
+
+    def _write_counters(self, counters: tuple[int, int, int, int]) -> None:
+        """The support, offers, graveyard and Persian discard entries."""
+        support, offers, graveyard, discard = counters
+        mv = self._mv
+        mv[_OBS_SUPPORT] = support / NUM_SUPPORT
+        mv[_OBS_OFFERS] = offers / 2
+        mv[_OBS_GRAVEYARD] = graveyard / GRAVEYARD_WIN
+        mv[_OBS_PERSIAN_DISCARD] = discard / PERSIAN_DECK_SIZE
 
     def _write_slot(self, offset: int, card: int) -> None:
         if card < 0:
@@ -1298,13 +1306,22 @@ class CoopView:
         mv[_OBS_PERSIAN_DECK] = (len(order) - state.persian_pos) / PERSIAN_DECK_SIZE
 
 
-def _one_removed(old: list[int], hand: list[int]) -> int:
-    """The card that ``old`` lost if ``hand`` is ``old`` less that one card, the others in their order;
-    else -1."""
-    for index, card in enumerate(hand):
-        if card != old[index]:
-            return old[index] if hand[index:] == old[index + 1 :] else -1
-    return old[-1]
+def _head_pieces() -> dict[tuple[bool, int, int, int], bytes]:
+    """The bytes of the phase, seat and recipient one-hots by (terminated, phase, current_player,
+    recipient), for every state the rules can reach (a recipient only in DISCARD)."""
+    pieces = {}
+    for terminated in (False, True):
+        for phase in (_MAIN, _DRAW_OFFER, _DISCARD):
+            for seat in range(MAX_PLAYERS):
+                for recipient in range(-1, MAX_PLAYERS):
+                    if recipient == -1 and phase == _DISCARD and not terminated:
+                        continue
+                    piece = np.zeros(OBS["recipient"].stop - _OBS_PHASE, dtype=np.float32)
+                    for index in _head_entries_of(terminated, phase, seat, recipient):
+                        if index >= 0:
+                            piece[index - _OBS_PHASE] = 1.0
+                    pieces[(terminated, phase, seat, recipient)] = piece.tobytes()
+    return pieces
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
@@ -1315,9 +1332,15 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 def _head_entries(state: CoopState) -> tuple[int, int, int]:
     """The entries of the phase, seat and recipient one-hots that hold the 1 in ``state``'s observation
     (-1: that piece is all zero: no phase once the game is over, no recipient outside DISCARD)."""
-    seat = _OBS_SEAT + state.current_player
-    if state.terminated:
-        return -1, seat, -1
-    if state.phase == _DISCARD:
-        return _OBS_PHASE + _DISCARD, seat, _OBS_RECIPIENT + state.recipient
-    return _OBS_PHASE + state.phase, seat, -1
+    return _head_entries_of(state.terminated, state.phase, state.current_player, state.recipient)
+
+
+def _head_entries_of(terminated: bool, phase: int, seat: int, recipient: int) -> tuple[int, int, int]:
+    if terminated:
+        return -1, _OBS_SEAT + seat, -1
+    if phase == _DISCARD:
+        return _OBS_PHASE + _DISCARD, _OBS_SEAT + seat, _OBS_RECIPIENT + recipient
+    return _OBS_PHASE + phase, _OBS_SEAT + seat, -1
+
+
+_HEAD_PIECES = _head_pieces()
