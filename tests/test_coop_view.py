@@ -9,6 +9,7 @@ import pickle
 import numpy as np
 import pytest
 
+from thermopylae_env import coop
 from thermopylae_env.coop import CoopGame, CoopView, roll_dice
 from thermopylae_env.coop_env import CoopEnv
 
@@ -172,3 +173,23 @@ def test_a_single_field_changed_between_steps_is_observed_as_the_engine_observes
     np.testing.assert_array_equal(env._view.observe(state), env.game.observe(state))
     edit(state)  # the same edit again: nothing more to write
     np.testing.assert_array_equal(env._view.observe(state), env.game.observe(state))
+
+
+def test_a_die_is_made_from_32_bit_draws_as_numpy_makes_it_rejection_included():
+    def scripted(values):
+        it = iter(values)
+        return lambda where: next(it)
+
+    assert coop._die(scripted([2**32 - 1]), None) == 6
+    assert coop._die(scripted([0x2AAAAAAA]), None) == 1  # the largest 32-bit value that gives a 1
+    assert coop._die(scripted([0x2AAAAAAC]), None) == 2
+    assert coop._die(scripted([0x2AAAAAAB, 0x2AAAAAAC]), None) == 2  # low bits 2: rejected, drawn again
+    # products whose low 32 bits fall below 4 are rejected (a 0, then 2**31, whose product is 3 * 2**32)
+    assert coop._die(scripted([0, 2**31, 1]), None) == 1
+
+
+def test_ten_thousand_dice_of_a_generator_equal_numpys_draws_and_leave_the_same_state():
+    ours, numpys = np.random.default_rng(2024), np.random.default_rng(2024)
+    dice = [d for _ in range(2000) for d in roll_dice(ours, 5)]
+    assert dice == numpys.integers(1, 7, size=10000).tolist()
+    assert ours.bit_generator.state == numpys.bit_generator.state

@@ -74,7 +74,7 @@ from __future__ import annotations
 import enum
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -248,15 +248,29 @@ def roll_dice(rng: np.random.Generator, n: int) -> list[int]:
     """Roll ``n`` six-sided dice, as a list of Python ints: the only place the engine rolls dice (tests
     replace it).
 
-    The dice are ``rng.integers(1, 7, size=n)``. For a real ``numpy.random.Generator`` they are drawn as
-    ``n`` scalar calls instead, which give the very same values (NumPy fills an array by the same
-    per-value draw, and any 32-bit buffering lives in the bit generator's state) without the cost of
-    building an array; any other chance source (a test's scripted dice) is asked for the array.
+    The dice are ``rng.integers(1, 7, size=n)``. For a real ``numpy.random.Generator`` each die is made
+    as that call makes it, one die after the other (NumPy fills an array by the same per-value draw), from
+    the generator's own 32-bit draw reached through its ``ctypes`` interface, under the generator's lock:
+    the very same values and the same generator state afterwards (tested), without the Python-level
+    cost of ``integers``. Any other chance source (a test's scripted dice) is asked for the array.
     """
     if type(rng) is _GENERATOR:
-        integers = rng.integers
-        return [int(integers(1, 7)) for _ in range(n)]
+        bit_generator = rng.bit_generator
+        c_interface = bit_generator.ctypes
+        draw, where = c_interface.next_uint32, c_interface.state
+        with bit_generator.lock:
+            return [_die(draw, where) for _ in range(n)]
     return [int(d) for d in rng.integers(1, 7, size=n)]
+
+
+def _die(draw: Callable[[int], int], where: int) -> int:
+    """One die from ``draw(where)`` (32 random bits per call) as ``Generator.integers(1, 7)`` makes it:
+    Lemire's multiply-and-shift, with NumPy's rejection of the low products below
+    ``(2**32 - 6) % 6 == 4`` that would bias the result."""
+    m = draw(where) * 6
+    while (m & 0xFFFFFFFF) < 4:
+        m = draw(where) * 6
+    return (m >> 32) + 1
 
 
 _GENERATOR = np.random.Generator
