@@ -1218,25 +1218,27 @@ class CoopView:
         return self._buf.copy()
 
     def _observe_from_scratch(self, state: CoopState) -> np.ndarray:
-        self._write_all(state)
-        return self._buf.copy()
-
-    def _write_all(self, state: CoopState) -> None:
+        """Write the whole observation of ``state``, entry for entry as :meth:`CoopGame.observe` writes
+        it, and follow ``state`` from now on."""
         mv = self._mv
         mv[:] = self._undrawn
-        phase, seat, recipient = _head_entries(state)
-        for index in (phase, seat, recipient):
-            if index >= 0:
-                mv[index] = 1.0
+        head = (state.terminated, state.phase, state.current_player, state.recipient)
+        piece = _HEAD_PIECES.get(head)
+        if piece is not None:
+            self._bytes[_BYTES_HEAD] = piece
+        else:
+            for index in _head_entries(state):
+                if index >= 0:
+                    mv[index] = 1.0
         spartan = self.game.spartan
         for index, hand in enumerate(state.hands):
             base = _OBS_HANDS + NUM_VALUES * index - MIN_VALUE
             for card in hand:
                 mv[base + spartan[card]] += 0.5
         if state.slot1 >= 0:
-            self._write_slot(_OBS_SLOT1, state.slot1)
+            self._bytes[_BYTES_SLOT1] = self._slot_pieces[state.slot1]
         if state.slot2 >= 0:
-            self._write_slot(_OBS_SLOT2, state.slot2)
+            self._bytes[_BYTES_SLOT2] = self._slot_pieces[state.slot2]
         mv[_OBS_MARKER + min(state.marker, LOSS_MARKER) - 1] = 1.0
         counters = (state.support, state.offers, len(state.graveyard), len(state.persian_discard))
         self._write_counters(counters)
@@ -1250,12 +1252,13 @@ class CoopView:
             state.persian_order,
             state.spartan_pos,
             state.persian_pos,
-            (state.terminated, state.phase, state.current_player, state.recipient),
+            head,
             state.slot1,
             state.slot2,
             state.marker,
             counters,
         ]
+        return self._buf.copy()
 
     def _write_hand(self, seat: int, hand: list[int]) -> bool:
         """Move the entry of the one card by which ``hand`` differs from the hand of seat ``seat`` last
@@ -1289,17 +1292,6 @@ class CoopView:
         mv[_OBS_OFFERS] = offers / 2
         mv[_OBS_GRAVEYARD] = graveyard / GRAVEYARD_WIN
         mv[_OBS_PERSIAN_DISCARD] = discard / PERSIAN_DECK_SIZE
-
-    def _write_slot(self, offset: int, card: int) -> None:
-        if card < 0:
-            self._buf[offset : offset + 4] = 0.0
-            return
-        mv = self._mv
-        code = self.game._slot_code[card]
-        mv[offset] = 1.0
-        mv[offset + 1] = code[0]
-        mv[offset + 2] = code[1]
-        mv[offset + 3] = code[2]
 
     def _draw_spartan(self, state: CoopState, old: int) -> None:
         """Take the Spartan cards drawn since position ``old`` off the unseen counts."""
