@@ -263,8 +263,9 @@ def roll_dice(rng: np.random.Generator, n: int) -> list[int]:
     return [int(d) for d in rng.integers(1, 7, size=n)]
 
 
-def _die(draw: Callable[[int], int], where: int) -> int:
-    """One die from ``draw(where)`` (32 random bits per call) as ``Generator.integers(1, 7)`` makes it:
+def _die(draw: Callable[[object], int], where: object) -> int:
+    """One die from ``draw(where)`` (32 random bits per call: the bit generator's ``next_uint32`` and
+    its state's address) as ``Generator.integers(1, 7)`` makes it:
     Lemire's multiply-and-shift, with NumPy's rejection of the low products below
     ``(2**32 - 6) % 6 == 4`` that would bias the result."""
     m = draw(where) * 6
@@ -1054,7 +1055,6 @@ def _check_permutation(order: Sequence[int], n: int, name: str) -> tuple[int, ..
 # The MAIN and DISCARD masks by key (the set of values in the hand, and the support left): they depend on
 # nothing else, so every view in the process shares them, and a new env starts with the masks seen before.
 _MAIN_MASKS: dict[int, np.ndarray] = {}
-
 _DISCARD_MASKS: dict[int, np.ndarray] = {}
 
 # CoopView writes some pieces whole, as the bytes of their float32 values: the byte range of each piece in
