@@ -193,3 +193,16 @@ def test_ten_thousand_dice_of_a_generator_equal_numpys_draws_and_leave_the_same_
     dice = [d for _ in range(2000) for d in roll_dice(ours, 5)]
     assert dice == numpys.integers(1, 7, size=10000).tolist()
     assert ours.bit_generator.state == numpys.bit_generator.state
+
+
+@pytest.mark.parametrize(
+    "bit_generator",
+    [np.random.PCG64, np.random.PCG64DXSM, np.random.MT19937, np.random.Philox, np.random.SFC64],
+)
+def test_the_dice_equal_numpys_on_every_bit_generator_numpy_ships(bit_generator):
+    for seed in range(10):
+        ours, numpys = np.random.Generator(bit_generator(seed)), np.random.Generator(bit_generator(seed))
+        for n in (1, 3, 5, 2) * 3:
+            assert roll_dice(ours, n) == numpys.integers(1, 7, size=n).tolist()
+            assert ours.permutation(20).tolist() == numpys.permutation(20).tolist()
+        assert ours.integers(0, 2**62, size=4).tolist() == numpys.integers(0, 2**62, size=4).tolist()
