@@ -1227,7 +1227,7 @@ class CoopView:
         if piece is not None:
             self._bytes[_BYTES_HEAD] = piece
         else:
-            for index in _head_entries(state):
+            for index in _head_entries(*head):
                 if index >= 0:
                     mv[index] = 1.0
         spartan = self.game.spartan
@@ -1323,7 +1323,7 @@ def _head_pieces() -> dict[tuple[bool, int, int, int], bytes]:
                     if recipient == -1 and phase == _DISCARD and not terminated:
                         continue
                     piece = np.zeros(OBS["recipient"].stop - _OBS_PHASE, dtype=np.float32)
-                    for index in _head_entries_of(terminated, phase, seat, recipient):
+                    for index in _head_entries(terminated, phase, seat, recipient):
                         if index >= 0:
                             piece[index - _OBS_PHASE] = 1.0
                     pieces[(terminated, phase, seat, recipient)] = piece.tobytes()
@@ -1335,13 +1335,10 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _head_entries(state: CoopState) -> tuple[int, int, int]:
-    """The entries of the phase, seat and recipient one-hots that hold the 1 in ``state``'s observation
-    (-1: that piece is all zero: no phase once the game is over, no recipient outside DISCARD)."""
-    return _head_entries_of(state.terminated, state.phase, state.current_player, state.recipient)
-
-
-def _head_entries_of(terminated: bool, phase: int, seat: int, recipient: int) -> tuple[int, int, int]:
+def _head_entries(terminated: bool, phase: int, seat: int, recipient: int) -> tuple[int, int, int]:
+    """The entries of the phase, seat and recipient one-hots that hold the 1 in the observation of a state
+    with these fields (-1: that piece is all zero: no phase once the game is over, no recipient outside
+    DISCARD)."""
     if terminated:
         return -1, _OBS_SEAT + seat, -1
     if phase == _DISCARD:
