@@ -14,20 +14,25 @@ from __future__ import annotations
 
 from gymnasium.envs.registration import register, registry
 
+from thermopylae_env import _moved
+
 __version__ = "0.1.0"
+
+# The former flat module names (thermopylae_env.coop_env, ...) import their new modules, with a warning.
+_moved.install()
 
 _ENVIRONMENTS = {
     "thermopylae/Coop-v0": {
-        "entry_point": "thermopylae_env.coop_env:CoopEnv",
-        "vector_entry_point": "thermopylae_env.coop_vector:CoopVectorEnv",
+        "entry_point": "thermopylae_env.coop.env:CoopEnv",
+        "vector_entry_point": "thermopylae_env.coop.vector:CoopVectorEnv",
     },
     "thermopylae/DuelGreek-v0": {
-        "entry_point": "thermopylae_env.duel_env:DuelGreekEnv",
-        "vector_entry_point": "thermopylae_env.duel_vector:DuelGreekVectorEnv",
+        "entry_point": "thermopylae_env.duel.env:DuelGreekEnv",
+        "vector_entry_point": "thermopylae_env.duel.vector:DuelGreekVectorEnv",
     },
     "thermopylae/DuelPersian-v0": {
-        "entry_point": "thermopylae_env.duel_env:DuelPersianEnv",
-        "vector_entry_point": "thermopylae_env.duel_vector:DuelPersianVectorEnv",
+        "entry_point": "thermopylae_env.duel.env:DuelPersianEnv",
+        "vector_entry_point": "thermopylae_env.duel.vector:DuelPersianVectorEnv",
     },
 }
 

@@ -762,7 +762,7 @@ def replay_record(path: str | os.PathLike[str] | GameRecord, *, opponent: Any = 
 
 
 def _duel_card(card: Any) -> str:
-    from thermopylae_env.duel import card_name
+    from thermopylae_env.duel.layout import card_name
 
     try:
         return card_name(int(card))
@@ -851,7 +851,7 @@ def _describe_duel(event: dict[str, Any], viewer: int | None) -> str | None:
     if kind == "add":
         if hidden:
             return None
-        from thermopylae_env.duel import duel_kinds
+        from thermopylae_env.duel.layout import duel_kinds
 
         try:
             label = duel_kinds()[player][int(event.get("kind"))].label

@@ -169,14 +169,8 @@ def render_coop_rgb(game: Any, state: Any) -> np.ndarray:
     ``game`` is a :class:`~thermopylae_env.coop.CoopGame`, ``state`` a
     :class:`~thermopylae_env.coop.CoopState` (``None`` draws an empty table: the game has not started).
     """
-    from thermopylae_env.coop import (
-        GRAVEYARD_WIN,
-        HAND_LIMIT,
-        LOCATION_DIE_MARKERS,
-        LOSS_MARKER,
-        NUM_SUPPORT,
-        Phase,
-    )
+    from thermopylae_env.coop.layout import GRAVEYARD_WIN, LOSS_MARKER, NUM_SUPPORT
+    from thermopylae_env.coop.state import HAND_LIMIT, LOCATION_DIE_MARKERS, Phase
 
     img, draw = _new_canvas()
     if state is None:
@@ -341,15 +335,14 @@ def render_duel_rgb(game: Any, state: Any, side: int) -> np.ndarray:
     :class:`~thermopylae_env.duel.DuelState` (``None``: not started). Only what ``side`` may see is drawn:
     the opponent's hand appears as card backs.
     """
-    from thermopylae_env.duel import (
+    from thermopylae_env.duel.layout import (
         ATTACK_KIND,
         GREEK,
         PERSIAN,
         PLAYER_NAMES,
         START_TOKENS,
-        Phase,
-        combat_total,
     )
+    from thermopylae_env.duel.rules import Phase, combat_total
 
     if side not in (GREEK, PERSIAN):
         raise ValueError(f"side must be {GREEK} (Greek) or {PERSIAN} (Persian), got {side!r}")

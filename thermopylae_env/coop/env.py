@@ -1,6 +1,6 @@
 """``thermopylae/Coop-v0``: the co-operative game as a single-agent Gymnasium environment.
 
-A thin adapter over the rules engine :mod:`thermopylae_env.coop`, on the shared base
+A thin adapter over the rules engine :mod:`thermopylae_env.coop.rules`, on the shared base
 :class:`thermopylae_env.core.TurnBasedEnv` (step guard, illegal-action policy); the agent plays for the
 whole team.
 """
@@ -16,21 +16,18 @@ from gymnasium import spaces
 
 from thermopylae_env.actions import check_reward_shaping
 from thermopylae_env.cards import PersianRows
-from thermopylae_env.coop import (
+from thermopylae_env.coop.layout import (
     GRAVEYARD_WIN,
-    HAND_LIMIT,
-    LOCATION_DIE_MARKERS,
     LOSS_MARKER,
     NUM_ACTIONS,
     NUM_SUPPORT,
     OBS_SIZE,
-    CoopGame,
-    CoopState,
-    CoopView,
-    Phase,
     decode_action,
     encode_action,
 )
+from thermopylae_env.coop.observation import CoopView
+from thermopylae_env.coop.rules import CoopGame
+from thermopylae_env.coop.state import HAND_LIMIT, LOCATION_DIE_MARKERS, CoopState, Phase
 from thermopylae_env.core import TurnBasedEnv
 
 __all__ = ["CoopEnv", "encode_action", "decode_action", "marker_track"]

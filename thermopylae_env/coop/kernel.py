@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from thermopylae_env.coop_layout import (
+from thermopylae_env.coop.layout import (
     GRAVEYARD_WIN,
     LOSS_MARKER,
     MAX_PLAYERS,

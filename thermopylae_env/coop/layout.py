@@ -1,6 +1,6 @@
 """The one home of the co-op game's layouts: the flat action space and the observation vector.
 
-Every other module (the reference engine :mod:`thermopylae_env.coop`, the vector engine and its compiled
+Every other module (the reference engine :mod:`thermopylae_env.coop.rules`, the vector engine and its compiled
 kernel, the agents' decoders, the tests) reads its offsets from here. The observation is described as
 named pieces in the manner of OpenSpiel's observer pieces: each :class:`Piece` has a ``name``, an
 ``offset`` into the vector, a ``size``, a ``shape`` and a ``scale`` (the stored value is the quantity
@@ -21,12 +21,18 @@ The vector engine adds one action of its own, :data:`NOOP_ACTION` = 72 (outside 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from thermopylae_env.cards import PERSIAN_DECK_SIZE, SPARTAN_VALUES
 from thermopylae_env.layout import Piece, lay_out
 
 __all__ = [
+    "fight_action",
+    "give_action",
+    "discard_action",
+    "decode_action",
+    "encode_action",
     "MIN_VALUE",
     "NUM_VALUES",
     "MAX_PLAYERS",
@@ -122,3 +128,77 @@ PIECES = lay_out(_PIECE_SPECS)
 OBS = {piece.name: piece for piece in PIECES}
 """The observation pieces by name, e.g. ``OBS["hands"].slice``."""
 OBS_SIZE = PIECES[-1].stop
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The action codec: action indices from and to readable names
+
+
+def fight_action(value: int, support: int) -> int:
+    """The action index of fighting with a Spartan card of ``value`` and ``support`` support cards."""
+    if value not in SPARTAN_VALUES:
+        raise ValueError(f"a Spartan card value is 10..20, got {value!r}")
+    if not 0 <= support <= NUM_SUPPORT:
+        raise ValueError(f"support must be 0..{NUM_SUPPORT}, got {support!r}")
+    return FIGHT_BASE + (value - MIN_VALUE) * (NUM_SUPPORT + 1) + support
+
+
+def give_action(seat: int) -> int:
+    """The action index of giving the offered draw to ``seat``."""
+    if not 0 <= seat < MAX_PLAYERS:
+        raise ValueError(f"seat must be 0..{MAX_PLAYERS - 1}, got {seat!r}")
+    return GIVE_BASE + seat
+
+
+def discard_action(value: int) -> int:
+    """The action index of discarding a card of ``value`` from the recipient's hand."""
+    if value not in SPARTAN_VALUES:
+        raise ValueError(f"a Spartan card value is 10..20, got {value!r}")
+    return DISCARD_BASE + value - MIN_VALUE
+
+
+def decode_action(action: int) -> str:
+    """A readable name of an action index, e.g. ``"fight 17 +2 support"`` (inverse of encode_action)."""
+    a = int(action)
+    if a == RETREAT:
+        return "retreat"
+    if FIGHT_BASE <= a < GIVE_BASE:
+        value, support = divmod(a - FIGHT_BASE, NUM_SUPPORT + 1)
+        return f"fight {value + MIN_VALUE} +{support} support"
+    if GIVE_BASE <= a < DECLINE:
+        return f"give draw to seat {a - GIVE_BASE}"
+    if a == DECLINE:
+        return "decline draw"
+    if DISCARD_BASE <= a < NUM_ACTIONS:
+        return f"discard {a - DISCARD_BASE + MIN_VALUE}"
+    raise ValueError(f"action {action!r} is outside 0..{NUM_ACTIONS - 1}")
+
+
+_FIGHT_RE = re.compile(r"fight (\d+)(?: \+(\d+) support)?")
+_GIVE_RE = re.compile(r"give draw to seat (\d+)")
+_DISCARD_RE = re.compile(r"discard (\d+)")
+
+
+def encode_action(name: str) -> int:
+    """The action index of a name written as :func:`decode_action` writes it.
+
+    Case and repeated spaces are ignored; ``"fight 17"`` means ``"fight 17 +0 support"``.
+    """
+    text = " ".join(str(name).lower().split())
+    if text == "retreat":
+        return RETREAT
+    if text == "decline draw":
+        return DECLINE
+    match = _FIGHT_RE.fullmatch(text)
+    if match:
+        return fight_action(int(match.group(1)), int(match.group(2) or 0))
+    match = _GIVE_RE.fullmatch(text)
+    if match:
+        return give_action(int(match.group(1)))
+    match = _DISCARD_RE.fullmatch(text)
+    if match:
+        return discard_action(int(match.group(1)))
+    raise ValueError(
+        f"unknown action name {name!r}; expected 'retreat', 'fight V +S support', "
+        "'give draw to seat P', 'decline draw' or 'discard V'"
+    )

@@ -4,8 +4,10 @@ The engine follows the Pgx / OpenSpiel split: a frozen :class:`CoopGame` holds t
 (player count, card tables, action layout) and a small mutable :class:`CoopState` holds everything that
 changes. ``game.step(state, action, rng)`` mutates the state in place; ``state.copy()`` is cheap, for
 search. The action and observation layouts are fixed by ``docs/coop_spec.md``, defined once in
-:mod:`thermopylae_env.coop_layout` (re-exported here) and summarised below. The fight resolution is
-:meth:`CoopGame._fight`; the compiled twin of these rules is :mod:`thermopylae_env._coop_kernel`.
+:mod:`thermopylae_env.coop.layout` (with the action codec) and summarised below; the state and the dice
+are in :mod:`thermopylae_env.coop.state`, the observer in :mod:`thermopylae_env.coop.observation`.
+The fight resolution is :meth:`CoopGame.resolve_fight`; the compiled twin of these rules is
+:mod:`thermopylae_env.coop.kernel`.
 
 Actions (one flat space of :data:`NUM_ACTIONS` = 72 shared by every decision point)::
 
@@ -71,11 +73,8 @@ Choices made where the contract and the original texts are silent (also listed i
 
 from __future__ import annotations
 
-import enum
 import os
-import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -87,7 +86,7 @@ from thermopylae_env.cards import (
     load_persian_deck,
     load_spartan_deck,
 )
-from thermopylae_env.coop_layout import (
+from thermopylae_env.coop.layout import (
     DECLINE,
     DISCARD_BASE,
     FIGHT_BASE,
@@ -105,41 +104,25 @@ from thermopylae_env.coop_layout import (
     RETREAT,
     SPARTAN_DECK_SIZE,
     VALUE_SCALE,
+    decode_action,
+)
+from thermopylae_env.coop.observation import state_from_observation
+from thermopylae_env.coop.state import (
+    _DISCARD,
+    _DRAW_OFFER,
+    _GENERATOR,
+    _MAIN,
+    END_REASONS,
+    HAND_LIMIT,
+    LOCATION_DIE_MARKERS,
+    CoopState,
+    roll_dice,
 )
 from thermopylae_env.errors import InvariantError
 
-__all__ = [
-    "NUM_ACTIONS",
-    "OBS_SIZE",
-    "RETREAT",
-    "DECLINE",
-    "FIGHT_BASE",
-    "GIVE_BASE",
-    "DISCARD_BASE",
-    "MAX_PLAYERS",
-    "HAND_LIMIT",
-    "NUM_SUPPORT",
-    "LOSS_MARKER",
-    "GRAVEYARD_WIN",
-    "MAX_DICE",
-    "SPARTAN_DECK_SIZE",
-    "Phase",
-    "CoopGame",
-    "CoopState",
-    "CoopView",
-    "fight_action",
-    "give_action",
-    "discard_action",
-    "decode_action",
-    "encode_action",
-    "roll_dice",
-]
+__all__ = ["CoopGame"]
 
-HAND_LIMIT = 5
-LOCATION_DIE_MARKERS = (3, 6)
-MAX_DICE = NUM_SUPPORT + 1
-
-# Observation offsets, from the layout (thermopylae_env.coop_layout).
+# Observation offsets, from the layout (thermopylae_env.coop.layout).
 _OBS_PHASE = OBS["phase"].offset
 _OBS_SEAT = OBS["seat"].offset
 _OBS_RECIPIENT = OBS["recipient"].offset
@@ -156,224 +139,6 @@ _OBS_OFFERS = OBS["offers"].offset
 _OBS_UNSEEN_SPARTAN = OBS["unseen_spartan"].offset
 _OBS_UNSEEN_PERSIAN = OBS["unseen_persian"].offset
 _VALUE_SCALE = VALUE_SCALE
-
-
-class Phase(enum.IntEnum):
-    """The decision pending in a state."""
-
-    MAIN = 0  # the acting seat retreats or fights
-    DRAW_OFFER = 1  # the team gives the offered Spartan card to a seat, or declines it
-    DISCARD = 2  # the recipient of a draw into a full hand discards one of its 6 cards
-
-
-_MAIN = 0
-_DRAW_OFFER = 1
-_DISCARD = 2
-
-# Why the game ended: wins "graveyard" / "refill", losses "marker" / "exhausted".
-END_REASONS = ("graveyard", "refill", "marker", "exhausted")
-
-
-def fight_action(value: int, support: int) -> int:
-    """The action index of fighting with a Spartan card of ``value`` and ``support`` support cards."""
-    if value not in SPARTAN_VALUES:
-        raise ValueError(f"a Spartan card value is 10..20, got {value!r}")
-    if not 0 <= support <= NUM_SUPPORT:
-        raise ValueError(f"support must be 0..{NUM_SUPPORT}, got {support!r}")
-    return FIGHT_BASE + (value - MIN_VALUE) * (NUM_SUPPORT + 1) + support
-
-
-def give_action(seat: int) -> int:
-    """The action index of giving the offered draw to ``seat``."""
-    if not 0 <= seat < MAX_PLAYERS:
-        raise ValueError(f"seat must be 0..{MAX_PLAYERS - 1}, got {seat!r}")
-    return GIVE_BASE + seat
-
-
-def discard_action(value: int) -> int:
-    """The action index of discarding a card of ``value`` from the recipient's hand."""
-    if value not in SPARTAN_VALUES:
-        raise ValueError(f"a Spartan card value is 10..20, got {value!r}")
-    return DISCARD_BASE + value - MIN_VALUE
-
-
-def decode_action(action: int) -> str:
-    """A readable name of an action index, e.g. ``"fight 17 +2 support"`` (inverse of encode_action)."""
-    a = int(action)
-    if a == RETREAT:
-        return "retreat"
-    if FIGHT_BASE <= a < GIVE_BASE:
-        value, support = divmod(a - FIGHT_BASE, NUM_SUPPORT + 1)
-        return f"fight {value + MIN_VALUE} +{support} support"
-    if GIVE_BASE <= a < DECLINE:
-        return f"give draw to seat {a - GIVE_BASE}"
-    if a == DECLINE:
-        return "decline draw"
-    if DISCARD_BASE <= a < NUM_ACTIONS:
-        return f"discard {a - DISCARD_BASE + MIN_VALUE}"
-    raise ValueError(f"action {action!r} is outside 0..{NUM_ACTIONS - 1}")
-
-
-_FIGHT_RE = re.compile(r"fight (\d+)(?: \+(\d+) support)?")
-_GIVE_RE = re.compile(r"give draw to seat (\d+)")
-_DISCARD_RE = re.compile(r"discard (\d+)")
-
-
-def encode_action(name: str) -> int:
-    """The action index of a name written as :func:`decode_action` writes it.
-
-    Case and repeated spaces are ignored; ``"fight 17"`` means ``"fight 17 +0 support"``.
-    """
-    text = " ".join(str(name).lower().split())
-    if text == "retreat":
-        return RETREAT
-    if text == "decline draw":
-        return DECLINE
-    match = _FIGHT_RE.fullmatch(text)
-    if match:
-        return fight_action(int(match.group(1)), int(match.group(2) or 0))
-    match = _GIVE_RE.fullmatch(text)
-    if match:
-        return give_action(int(match.group(1)))
-    match = _DISCARD_RE.fullmatch(text)
-    if match:
-        return discard_action(int(match.group(1)))
-    raise ValueError(
-        f"unknown action name {name!r}; expected 'retreat', 'fight V +S support', "
-        "'give draw to seat P', 'decline draw' or 'discard V'"
-    )
-
-
-def roll_dice(rng: np.random.Generator, n: int) -> list[int]:
-    """Roll ``n`` six-sided dice, as a list of Python ints: the only place the engine rolls dice (tests
-    replace it).
-
-    The dice are ``rng.integers(1, 7, size=n)``. For a real ``numpy.random.Generator`` each die is made
-    as that call makes it, one die after the other (NumPy fills an array by the same per-value draw), from
-    the generator's own 32-bit draw reached through its ``ctypes`` interface, under the generator's lock:
-    the very same values and the same generator state afterwards (tested), without the Python-level
-    cost of ``integers``. Any other chance source (a test's scripted dice) is asked for the array.
-    """
-    if type(rng) is _GENERATOR:
-        bit_generator = rng.bit_generator
-        c_interface = bit_generator.ctypes
-        draw, where = c_interface.next_uint32, c_interface.state
-        with bit_generator.lock:
-            return [_die(draw, where) for _ in range(n)]
-    return [int(d) for d in rng.integers(1, 7, size=n)]
-
-
-def _die(draw: Callable[[object], int], where: object) -> int:
-    """One die from ``draw(where)`` (32 random bits per call: the bit generator's ``next_uint32`` and
-    its state's address) as ``Generator.integers(1, 7)`` makes it:
-    Lemire's multiply-and-shift, with NumPy's rejection of the low products below
-    ``(2**32 - 6) % 6 == 4`` that would bias the result."""
-    m = draw(where) * 6
-    while (m & 0xFFFFFFFF) < 4:
-        m = draw(where) * 6
-    return (m >> 32) + 1
-
-
-_GENERATOR = np.random.Generator
-
-
-@dataclass(eq=False, slots=True)
-class CoopState:
-    """Everything that changes during a game. Cards are ids: Spartan card ``i`` has value
-    ``game.spartan[i]``; Persian card ``j`` is row ``j`` of ``game.persian``.
-
-    Each card is in exactly one place: a Spartan card in the deck (``spartan_order[spartan_pos:]``, top
-    first), a hand, or the Spartan discard pile; a Persian card in the deck (``persian_order[persian_pos:]``),
-    slot 1, slot 2, the Persian discard pile or the graveyard. The order tuples are never mutated, so
-    copies share them.
-    """
-
-    spartan_order: tuple[int, ...]
-    spartan_pos: int
-    persian_order: tuple[int, ...]
-    persian_pos: int
-    hands: list[list[int]]
-    spartan_discard: list[int]
-    slot1: int  # Persian card id, -1 when empty
-    slot2: int
-    persian_discard: list[int]
-    graveyard: list[int]
-    marker: int = 1
-    support: int = NUM_SUPPORT
-    current_player: int = 0
-    phase: int = _MAIN
-    recipient: int = -1  # seat that must discard (DISCARD phase), else -1
-    offers: int = 0  # draw offers still pending after the current one
-    terminated: bool = False
-    won: bool = False
-    reason: str | None = None  # one of END_REASONS once the game is over
-    turn: int = 0  # completed actions
-
-    def copy(self) -> CoopState:
-        """An independent copy (the deck-order tuples are immutable and shared)."""
-        return CoopState(
-            self.spartan_order,
-            self.spartan_pos,
-            self.persian_order,
-            self.persian_pos,
-            [hand[:] for hand in self.hands],
-            self.spartan_discard[:],
-            self.slot1,
-            self.slot2,
-            self.persian_discard[:],
-            self.graveyard[:],
-            self.marker,
-            self.support,
-            self.current_player,
-            self.phase,
-            self.recipient,
-            self.offers,
-            self.terminated,
-            self.won,
-            self.reason,
-            self.turn,
-        )
-
-    @property
-    def spartan_deck(self) -> tuple[int, ...]:
-        """The Spartan card ids still in the deck, top first."""
-        return self.spartan_order[self.spartan_pos :]
-
-    @property
-    def persian_deck(self) -> tuple[int, ...]:
-        """The Persian card ids still in the deck, top first."""
-        return self.persian_order[self.persian_pos :]
-
-    @property
-    def spartan_deck_size(self) -> int:
-        return len(self.spartan_order) - self.spartan_pos
-
-    @property
-    def persian_deck_size(self) -> int:
-        return len(self.persian_order) - self.persian_pos
-
-    def key(self) -> tuple:
-        """A hashable summary of the whole state (equal keys: equal states), for tests and search."""
-        return (
-            self.spartan_order[self.spartan_pos :],
-            self.persian_order[self.persian_pos :],
-            tuple(tuple(sorted(hand)) for hand in self.hands),
-            tuple(sorted(self.spartan_discard)),
-            self.slot1,
-            self.slot2,
-            tuple(sorted(self.persian_discard)),
-            tuple(sorted(self.graveyard)),
-            self.marker,
-            self.support,
-            self.current_player,
-            self.phase,
-            self.recipient,
-            self.offers,
-            self.terminated,
-            self.won,
-            self.reason,
-            self.turn,
-        )
 
 
 class CoopGame:
@@ -595,7 +360,7 @@ class CoopGame:
                 self._retreat(state, events)
             else:
                 value, support = divmod(a - FIGHT_BASE, NUM_SUPPORT + 1)
-                self._fight(state, value + MIN_VALUE, support, rng, events)
+                self.resolve_fight(state, value + MIN_VALUE, support, rng, events)
         elif phase == _DRAW_OFFER:
             if a == DECLINE:
                 if events is not None:
@@ -621,7 +386,10 @@ class CoopGame:
             return
         self._start_offers(state, 1, events)
 
-    def _fight(self, state: CoopState, value: int, support: int, rng, events: list | None) -> None:
+    def resolve_fight(self, state: CoopState, value: int, support: int, rng, events: list | None) -> None:
+        """The whole fight of the acting seat with a card of ``value`` and ``support`` support cards: the
+        card and the support are spent, the dice rolled, slot 1 resolved, then slot 2 only if slot 1 was
+        beaten, and the line, the Spartans' win and the draw offers follow (see the module docstring)."""
         seat = state.current_player
         card = self._take(state.hands[seat], value)
         state.spartan_discard.append(card)
@@ -801,124 +569,10 @@ class CoopGame:
         return out
 
     def state_from_observation(self, obs: np.ndarray, rng: np.random.Generator) -> CoopState:
-        """A state consistent with ``obs`` (a determinization): the hidden deck orders are shuffled with
-        ``rng``; which seen Persian rows are in the discard pile and which in the graveyard is not
-        observed and does not matter to the rules, so they are assigned in row order. ``turn`` is not
-        observed and is set to 0. Raises ``ValueError`` when ``obs`` cannot come from this game.
-        """
-        x = _check_observation(obs)
+        """A state consistent with ``obs`` (a determinization): see
+        :func:`thermopylae_env.coop.observation.state_from_observation`."""
+        return state_from_observation(self, obs, rng)
 
-        def count(index: int, scale: float) -> int:
-            return int(round(float(x[index]) * scale))
-
-        phase_bits = [count(_OBS_PHASE + i, 1) for i in range(3)]
-        terminated = sum(phase_bits) == 0
-        phase = _MAIN if terminated else phase_bits.index(1)
-        seats = [count(_OBS_SEAT + i, 1) for i in range(MAX_PLAYERS)]
-        current = seats.index(1) if 1 in seats else 0
-        recipient = -1
-        if phase == _DISCARD:
-            bits = [count(_OBS_RECIPIENT + i, 1) for i in range(MAX_PLAYERS)]
-            if 1 not in bits:
-                raise ValueError("DISCARD phase without a recipient")
-            recipient = bits.index(1)
-        if current >= self.num_players or recipient >= self.num_players:
-            raise ValueError(f"the observation names a seat beyond the {self.num_players} of this game")
-
-        # Spartan cards: hands, then the deck (unseen counts), the rest in the discard pile.
-        free = [list(group) for group in self._ids_by_value]
-        hands: list[list[int]] = []
-        for seat in range(self.num_players):
-            hand: list[int] = []
-            for v in range(NUM_VALUES):
-                for _ in range(count(_OBS_HANDS + NUM_VALUES * seat + v, 2)):
-                    if not free[v]:
-                        raise ValueError(f"too many Spartan cards of value {v + MIN_VALUE}")
-                    hand.append(free[v].pop())
-            hands.append(hand)
-        deck: list[int] = []
-        for v in range(NUM_VALUES):
-            for _ in range(count(_OBS_UNSEEN_SPARTAN + v, 2)):
-                if not free[v]:
-                    raise ValueError(f"too many Spartan cards of value {v + MIN_VALUE}")
-                deck.append(free[v].pop())
-        discard = sorted(card for group in free for card in group)
-        if len(deck) != count(_OBS_SPARTAN_DECK, SPARTAN_DECK_SIZE):
-            raise ValueError("the Spartan deck size disagrees with the unseen Spartan cards")
-        shuffled_deck = [deck[i] for i in rng.permutation(len(deck))]
-        spartan_order = tuple(discard) + tuple(card for hand in hands for card in hand) + tuple(shuffled_deck)
-        spartan_pos = SPARTAN_DECK_SIZE - len(deck)
-
-        # Persian cards: unseen rows are the deck; among the seen rows find the line, the rest are
-        # split into graveyard and discard pile by their sizes.
-        n_rows = len(self.persian)
-        unseen = [row for row in range(n_rows) if count(_OBS_UNSEEN_PERSIAN + row, 1)]
-        unseen_set = set(unseen)
-        seen = [row for row in range(n_rows) if row not in unseen_set]
-        slots = []
-        for base in (_OBS_SLOT1, _OBS_SLOT2):
-            if not count(base, 1):
-                slots.append(-1)
-                continue
-            code = (float(x[base + 1]), float(x[base + 2]), float(x[base + 3]))
-            match = next((row for row in seen if row not in slots and self._slot_code[row] == code), None)
-            if match is None:
-                raise ValueError(f"no seen Persian row matches the line card {code}")
-            slots.append(match)
-        rest = [row for row in seen if row not in slots]
-        n_grave = count(_OBS_GRAVEYARD, GRAVEYARD_WIN)
-        n_discard = count(_OBS_PERSIAN_DISCARD, PERSIAN_DECK_SIZE)
-        if n_grave + n_discard != len(rest):
-            raise ValueError("graveyard and discard sizes disagree with the seen Persian rows")
-        if len(unseen) != count(_OBS_PERSIAN_DECK, PERSIAN_DECK_SIZE):
-            raise ValueError("the Persian deck size disagrees with the unseen Persian rows")
-        graveyard = rest[:n_grave]
-        persian_discard = rest[n_grave:]
-        shuffled_unseen = [unseen[i] for i in rng.permutation(len(unseen))]
-        persian_order = tuple(rest) + tuple(row for row in slots if row >= 0) + tuple(shuffled_unseen)
-
-        markers = [count(_OBS_MARKER + i, 1) for i in range(LOSS_MARKER)]
-        marker = markers.index(1) + 1 if 1 in markers else 1
-        won = False
-        reason = None
-        if terminated:
-            if n_grave >= GRAVEYARD_WIN:
-                won, reason = True, "graveyard"
-            elif marker >= LOSS_MARKER:
-                won, reason = False, "marker"
-            elif slots[0] < 0 or slots[1] < 0:
-                won, reason = True, "refill"
-            else:
-                won, reason = False, "exhausted"
-        state = CoopState(
-            spartan_order=spartan_order,
-            spartan_pos=spartan_pos,
-            persian_order=persian_order,
-            persian_pos=n_rows - len(unseen),
-            hands=hands,
-            spartan_discard=discard,
-            slot1=slots[0],
-            slot2=slots[1],
-            persian_discard=persian_discard,
-            graveyard=graveyard,
-            marker=marker,
-            support=count(_OBS_SUPPORT, NUM_SUPPORT),
-            current_player=current,
-            phase=phase,
-            recipient=recipient,
-            offers=count(_OBS_OFFERS, 2),
-            terminated=terminated,
-            won=won,
-            reason=reason,
-            turn=0,
-        )
-        try:
-            self.check_invariants(state)
-        except InvariantError as err:
-            raise ValueError(f"the observation cannot come from this game: {err}") from None
-        return state
-
-    # ------------------------------------------------------------------ checking
 
     def card_locations(self, state: CoopState) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Where each card is: ``(spartan, persian)``, one location name per card id.
@@ -1002,46 +656,6 @@ class CoopGame:
         if problems:
             raise InvariantError("invalid state: " + "; ".join(problems))
 
-
-# Observation pieces that hold 0/1 values, at most one 1 (one-hot), and those that hold counts (the stored
-# value times the scale is a whole number).
-_ONE_HOT_PIECES = ("phase", "seat", "recipient", "marker")
-_COUNT_PIECES = ("hands", "support", "spartan_deck", "persian_deck", "graveyard", "persian_discard", "offers",
-                 "unseen_spartan", "unseen_persian")
-
-
-def _check_observation(obs: object) -> np.ndarray:
-    """``obs`` as a float32 vector if every entry is one an observation can hold, else ``ValueError``
-    naming the first piece that is wrong (the one place ``state_from_observation`` checks its input)."""
-    try:
-        x = np.asarray(obs, dtype=np.float32).reshape(-1)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"observation must be {OBS_SIZE} numbers, got {type(obs).__name__}") from err
-    if x.shape != (OBS_SIZE,):
-        raise ValueError(f"observation must have {OBS_SIZE} values, got shape {np.shape(obs)}")
-    if not np.isfinite(x).all():
-        raise ValueError(f"observation entry {int(np.flatnonzero(~np.isfinite(x))[0])} is not finite")
-    outside = (x < 0) | (x > 1)
-    if outside.any():
-        index = int(np.flatnonzero(outside)[0])
-        raise ValueError(f"observation entry {index} is {float(x[index])}, outside [0, 1]")
-    for name in _ONE_HOT_PIECES:
-        part = x[OBS[name].slice]
-        if not np.isin(part, (0.0, 1.0)).all() or part.sum() > 1:
-            raise ValueError(f"observation piece {name!r} must be one-hot (0/1, at most one 1), got {part}")
-    for slot in ("slot1", "slot2"):
-        part = x[OBS[slot].slice]
-        if not np.isin(part[[0, 3]], (0.0, 1.0)).all() or (part[0] == 0 and part.any()):
-            raise ValueError(f"observation piece {slot!r} is not a line card or an empty slot, got {part}")
-    for name in _COUNT_PIECES:
-        piece = OBS[name]
-        scaled = x[piece.slice].astype(np.float64) * piece.scale
-        if (np.abs(scaled - np.rint(scaled)) > 1e-3).any():
-            raise ValueError(f"observation piece {name!r} must hold counts / {piece.scale:g}, got "
-                             f"{x[piece.slice]}")
-    return x
-
-
 def _check_permutation(order: Sequence[int], n: int, name: str) -> tuple[int, ...]:
     try:
         items = tuple(int(i) for i in order)
@@ -1053,297 +667,3 @@ def _check_permutation(order: Sequence[int], n: int, name: str) -> tuple[int, ..
 
 
 # The MAIN and DISCARD masks by key (the set of values in the hand, and the support left): they depend on
-# nothing else, so every view in the process shares them, and a new env starts with the masks seen before.
-_MAIN_MASKS: dict[int, np.ndarray] = {}
-_DISCARD_MASKS: dict[int, np.ndarray] = {}
-
-# CoopView writes some pieces whole, as the bytes of their float32 values: the byte range of each piece in
-# the observation buffer, and the bytes of each value a piece takes (the head's are built below).
-_BYTES_HEAD = slice(4 * OBS["phase"].offset, 4 * OBS["recipient"].stop)
-_BYTES_SLOT1 = slice(4 * OBS["slot1"].offset, 4 * OBS["slot1"].stop)
-_BYTES_SLOT2 = slice(4 * OBS["slot2"].offset, 4 * OBS["slot2"].stop)
-_BYTES_MARKER = slice(4 * OBS["marker"].offset, 4 * OBS["marker"].stop)
-_EMPTY_SLOT = bytes(4 * OBS["slot1"].size)
-# the marker piece by marker position 1..7 (no position 0)
-_MARKER_PIECES = (None, *(row.tobytes() for row in np.eye(LOSS_MARKER, dtype=np.float32)))
-
-# What CoopView.observe last wrote, by name (the slots of its ``_seen`` list).
-(_SEEN_SPARTAN_ORDER, _SEEN_PERSIAN_ORDER, _SEEN_SPARTAN_POS, _SEEN_PERSIAN_POS, _SEEN_HEAD, _SEEN_SLOT1,
- _SEEN_SLOT2, _SEEN_MARKER, _SEEN_COUNTERS) = range(9)
-
-
-class CoopView:
-    """The observations and int8 legal masks of one game followed step by step (what ``Coop-v0`` hands
-    out), with the same values as :meth:`CoopGame.observe` and :meth:`CoopGame.legal_action_mask`.
-
-    The observation lives in a persistent buffer: each call compares the state with the one it last wrote
-    and rewrites only the pieces that differ (a move changes a few), then returns a copy. A different
-    state object, other deck orders, decks that grew back, or any change the engine never makes (a hand
-    that did not gain or lose exactly one card, a phase, seat or marker outside the rules) are written
-    from scratch, as :meth:`CoopGame.observe` writes them. Single entries are written through a
-    ``memoryview`` of the buffer (cheaper than NumPy item assignment, the same float32 rounding); the
-    phase, seat and recipient one-hots, each slot and the marker are written whole, as one slice of bytes
-    from tables built once. The masks of the MAIN and DISCARD phases depend only on the values in one
-    hand (and the support left), so each distinct one is built once (shared by the views of a process,
-    read-only).
-    """
-
-    __slots__ = ("game", "_buf", "_mv", "_bytes", "_state", "_seen", "_hands", "_main_masks",
-                 "_discard_masks", "_offer_mask", "_none_mask", "_undrawn", "_bit", "_slot_pieces")
-
-    def __init__(self, game: CoopGame) -> None:
-        self.game = game
-        self._buf = np.zeros(OBS_SIZE, dtype=np.float32)
-        self._mv = memoryview(self._buf)
-        self._bytes = self._mv.cast("B")
-        self._state: CoopState | None = None
-        self._seen: list = []
-        self._hands: list[list[int]] = []
-        self._main_masks = _MAIN_MASKS
-        self._discard_masks = _DISCARD_MASKS
-        offer = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        offer[GIVE_BASE : GIVE_BASE + game.num_players] = 1
-        offer[DECLINE] = 1
-        self._offer_mask = _read_only(offer)
-        self._none_mask = _read_only(np.zeros(NUM_ACTIONS, dtype=np.int8))
-        full = np.zeros(NUM_VALUES, dtype=np.float32)
-        for value in game.spartan:
-            full[value - MIN_VALUE] += 0.5
-        # the observation of a game with nothing dealt: both decks whole, every other entry 0
-        undrawn = np.zeros(OBS_SIZE, dtype=np.float32)
-        undrawn[_OBS_UNSEEN_SPARTAN : _OBS_UNSEEN_SPARTAN + NUM_VALUES] = full
-        undrawn[_OBS_UNSEEN_PERSIAN : _OBS_UNSEEN_PERSIAN + len(game.persian)] = 1.0
-        self._undrawn = undrawn
-        # per Spartan card id, the bit of its value in a hand's value set
-        self._bit = tuple(1 << (value - MIN_VALUE) for value in game.spartan)
-        # per Persian row, the bytes of the slot piece of a slot holding it
-        self._slot_pieces = tuple(
-            np.array((1.0, *code), dtype=np.float32).tobytes() for code in game._slot_code
-        )
-
-    def __getstate__(self) -> dict:
-        # a memoryview cannot be copied or pickled: it is rebuilt over the copied buffer; the shared mask
-        # caches stay behind (a copy uses those of its own process)
-        skip = ("_mv", "_bytes", "_main_masks", "_discard_masks")
-        return {name: getattr(self, name) for name in self.__slots__ if name not in skip}
-
-    def __setstate__(self, state: dict) -> None:
-        for name, value in state.items():
-            setattr(self, name, value)
-        self._mv = memoryview(self._buf)
-        self._bytes = self._mv.cast("B")
-        self._main_masks = _MAIN_MASKS
-        self._discard_masks = _DISCARD_MASKS
-
-    # ------------------------------------------------------------------ masks
-
-    def mask(self, state: CoopState) -> np.ndarray:
-        """``game.legal_action_mask(state)`` as int8: a cached read-only array, shared between calls (the
-        env hands out copies)."""
-        if state.terminated:
-            return self._none_mask
-        phase = state.phase
-        if phase == _DRAW_OFFER:
-            return self._offer_mask
-        bit = self._bit
-        bits = 0
-        if phase == _MAIN:
-            for card in state.hands[state.current_player]:
-                bits |= bit[card]
-            key = bits * (NUM_SUPPORT + 1) + state.support
-            masks = self._main_masks
-        else:
-            for card in state.hands[state.recipient]:
-                bits |= bit[card]
-            key = bits
-            masks = self._discard_masks
-        mask = masks.get(key)
-        if mask is None:
-            mask = masks[key] = _read_only(self.game.legal_action_mask(state).astype(np.int8))
-        return mask
-
-    # ------------------------------------------------------------------ observations
-
-    def observe(self, state: CoopState) -> np.ndarray:
-        """``game.observe(state)``, written incrementally (a new array each call)."""
-        seen = self._seen
-        if (
-            state is not self._state
-            or state.spartan_order is not seen[_SEEN_SPARTAN_ORDER]
-            or state.persian_order is not seen[_SEEN_PERSIAN_ORDER]
-        ):
-            return self._observe_from_scratch(state)
-        head = (state.terminated, state.phase, state.current_player, state.recipient)
-        if head != seen[_SEEN_HEAD]:
-            piece = _HEAD_PIECES.get(head)
-            if piece is None:  # a seat or phase out of the rules' range: written as game.observe writes it
-                return self._observe_from_scratch(state)
-            self._bytes[_BYTES_HEAD] = piece
-            seen[_SEEN_HEAD] = head
-        hands = self._hands
-        if state.hands != hands:
-            for index, hand in enumerate(state.hands):
-                if hand != hands[index] and not self._write_hand(index, hand):
-                    return self._observe_from_scratch(state)
-        # the slot and marker pieces are written whole, as bytes (one slice copy each)
-        slot = state.slot1
-        if slot != seen[_SEEN_SLOT1]:
-            self._bytes[_BYTES_SLOT1] = self._slot_pieces[slot] if slot >= 0 else _EMPTY_SLOT
-            seen[_SEEN_SLOT1] = slot
-        slot = state.slot2
-        if slot != seen[_SEEN_SLOT2]:
-            self._bytes[_BYTES_SLOT2] = self._slot_pieces[slot] if slot >= 0 else _EMPTY_SLOT
-            seen[_SEEN_SLOT2] = slot
-        marker = state.marker
-        if marker != seen[_SEEN_MARKER]:
-            if marker < 1:  # no position of the track: written as game.observe writes it
-                return self._observe_from_scratch(state)
-            self._bytes[_BYTES_MARKER] = _MARKER_PIECES[min(marker, LOSS_MARKER)]
-            seen[_SEEN_MARKER] = marker
-        if state.spartan_pos != seen[_SEEN_SPARTAN_POS]:
-            if state.spartan_pos < seen[_SEEN_SPARTAN_POS]:  # the deck grew back: no incremental update
-                return self._observe_from_scratch(state)
-            self._draw_spartan(state, seen[_SEEN_SPARTAN_POS])
-            seen[_SEEN_SPARTAN_POS] = state.spartan_pos
-        if state.persian_pos != seen[_SEEN_PERSIAN_POS]:
-            if state.persian_pos < seen[_SEEN_PERSIAN_POS]:
-                return self._observe_from_scratch(state)
-            self._draw_persian(state, seen[_SEEN_PERSIAN_POS])
-            seen[_SEEN_PERSIAN_POS] = state.persian_pos
-        # the four counters, which change on few steps, compared as one tuple
-        counters = (state.support, state.offers, len(state.graveyard), len(state.persian_discard))
-        if counters != seen[_SEEN_COUNTERS]:
-            self._write_counters(counters)
-            seen[_SEEN_COUNTERS] = counters
-        return self._buf.copy()
-
-    def _observe_from_scratch(self, state: CoopState) -> np.ndarray:
-        """Write the whole observation of ``state``, entry for entry as :meth:`CoopGame.observe` writes
-        it, and follow ``state`` from now on."""
-        mv = self._mv
-        mv[:] = self._undrawn
-        head = (state.terminated, state.phase, state.current_player, state.recipient)
-        piece = _HEAD_PIECES.get(head)
-        if piece is not None:
-            self._bytes[_BYTES_HEAD] = piece
-        else:
-            for index in _head_entries(*head):
-                if index >= 0:
-                    mv[index] = 1.0
-        spartan = self.game.spartan
-        for index, hand in enumerate(state.hands):
-            base = _OBS_HANDS + NUM_VALUES * index - MIN_VALUE
-            for card in hand:
-                mv[base + spartan[card]] += 0.5
-        if state.slot1 >= 0:
-            self._bytes[_BYTES_SLOT1] = self._slot_pieces[state.slot1]
-        if state.slot2 >= 0:
-            self._bytes[_BYTES_SLOT2] = self._slot_pieces[state.slot2]
-        mv[_OBS_MARKER + min(state.marker, LOSS_MARKER) - 1] = 1.0
-        counters = (state.support, state.offers, len(state.graveyard), len(state.persian_discard))
-        self._write_counters(counters)
-        # The decks as whole decks less the cards already drawn (few, early in a game).
-        self._draw_spartan(state, 0)
-        self._draw_persian(state, 0)
-        self._state = state
-        self._hands = list(map(list, state.hands))
-        self._seen = [  # in the order of the _SEEN_ slots
-            state.spartan_order,
-            state.persian_order,
-            state.spartan_pos,
-            state.persian_pos,
-            head,
-            state.slot1,
-            state.slot2,
-            state.marker,
-            counters,
-        ]
-        return self._buf.copy()
-
-    def _write_hand(self, seat: int, hand: list[int]) -> bool:
-        """Move the entry of the one card by which ``hand`` differs from the hand of seat ``seat`` last
-        written, if ``hand`` is that hand with a card appended or with one card taken out (the engine's
-        two moves); return ``False``, writing nothing, for any other change (the caller then writes
-        the whole observation)."""
-        old = self._hands[seat]
-        n = len(old)
-        if len(hand) == n + 1 and hand[:n] == old:  # a card drawn
-            card = hand[n]
-            old.append(card)
-            delta = 0.5
-        elif len(hand) == n - 1:  # a card played or discarded: the card the sums differ by, if any
-            card = sum(old) - sum(hand)
-            if card not in old:
-                return False
-            old.remove(card)
-            if old != hand:
-                return False
-            delta = -0.5
-        else:
-            return False
-        self._mv[_OBS_HANDS + NUM_VALUES * seat - MIN_VALUE + self.game.spartan[card]] += delta
-        return True
-
-    def _write_counters(self, counters: tuple[int, int, int, int]) -> None:
-        """The support, offers, graveyard and Persian discard entries."""
-        support, offers, graveyard, discard = counters
-        mv = self._mv
-        mv[_OBS_SUPPORT] = support / NUM_SUPPORT
-        mv[_OBS_OFFERS] = offers / 2
-        mv[_OBS_GRAVEYARD] = graveyard / GRAVEYARD_WIN
-        mv[_OBS_PERSIAN_DISCARD] = discard / PERSIAN_DECK_SIZE
-
-    def _draw_spartan(self, state: CoopState, old: int) -> None:
-        """Take the Spartan cards drawn since position ``old`` off the unseen counts."""
-        mv = self._mv
-        base = _OBS_UNSEEN_SPARTAN - MIN_VALUE
-        spartan = self.game.spartan
-        order = state.spartan_order
-        for index in range(old, state.spartan_pos):
-            mv[base + spartan[order[index]]] -= 0.5
-        mv[_OBS_SPARTAN_DECK] = (SPARTAN_DECK_SIZE - state.spartan_pos) / SPARTAN_DECK_SIZE
-
-    def _draw_persian(self, state: CoopState, old: int) -> None:
-        """Take the Persian rows drawn since position ``old`` off the unseen rows."""
-        mv = self._mv
-        order = state.persian_order
-        for index in range(old, state.persian_pos):
-            mv[_OBS_UNSEEN_PERSIAN + order[index]] = 0.0
-        mv[_OBS_PERSIAN_DECK] = (len(order) - state.persian_pos) / PERSIAN_DECK_SIZE
-
-
-def _head_pieces() -> dict[tuple[bool, int, int, int], bytes]:
-    """The bytes of the phase, seat and recipient one-hots by (terminated, phase, current_player,
-    recipient), for every state the rules can reach (a recipient only in DISCARD)."""
-    pieces = {}
-    for terminated in (False, True):
-        for phase in (_MAIN, _DRAW_OFFER, _DISCARD):
-            for seat in range(MAX_PLAYERS):
-                for recipient in range(-1, MAX_PLAYERS):
-                    if recipient == -1 and phase == _DISCARD and not terminated:
-                        continue
-                    piece = np.zeros(OBS["recipient"].stop - _OBS_PHASE, dtype=np.float32)
-                    for index in _head_entries(terminated, phase, seat, recipient):
-                        if index >= 0:
-                            piece[index - _OBS_PHASE] = 1.0
-                    pieces[(terminated, phase, seat, recipient)] = piece.tobytes()
-    return pieces
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
-
-
-def _head_entries(terminated: bool, phase: int, seat: int, recipient: int) -> tuple[int, int, int]:
-    """The entries of the phase, seat and recipient one-hots that hold the 1 in the observation of a state
-    with these fields (-1: that piece is all zero: no phase once the game is over, no recipient outside
-    DISCARD)."""
-    if terminated:
-        return -1, _OBS_SEAT + seat, -1
-    if phase == _DISCARD:
-        return _OBS_PHASE + _DISCARD, _OBS_SEAT + seat, _OBS_RECIPIENT + recipient
-    return _OBS_PHASE + phase, _OBS_SEAT + seat, -1
-
-
-_HEAD_PIECES = _head_pieces()

@@ -5,7 +5,7 @@ for SB3 and sb3-contrib's ``MaskablePPO``, with the games stepped together by
 :class:`thermopylae_env.coop_vector.CoopVectorEngine`::
 
     from sb3_contrib import MaskablePPO
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     env = CoopSB3VecEnv(num_envs=64, seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=128).learn(100_000)
@@ -36,7 +36,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from thermopylae_env.actions import as_action_batch, check_illegal_action_penalty, check_reward_shaping
 from thermopylae_env.cards import PersianRows
-from thermopylae_env.coop_vector import (
+from thermopylae_env.coop.vector import (
     NUM_ACTIONS,
     OBS_SIZE,
     ChanceFn,

@@ -2,19 +2,19 @@
 
 :class:`CoopVectorEngine` holds ``N`` games as arrays of shape ``(N, ...)`` (int8 / int16 state, one
 persistent float32 observation buffer, one boolean mask buffer) and advances all of them with one call of
-the compiled kernel :mod:`thermopylae_env._coop_kernel`: a loop over the games (over all cores for large
+the compiled kernel :mod:`thermopylae_env.coop.kernel`: a loop over the games (over all cores for large
 batches) whose small named steps follow the reference engine :class:`thermopylae_env.coop.CoopGame`.
 The observation is updated in place (only the entries an action can change are rewritten), and the mask
 row is one row of a table of all 12,290 possible mask rows, indexed by (phase, support left, the bit set
 of values the deciding seat holds). :class:`CoopVectorEnv` is the Gymnasium ``VectorEnv`` over it;
-``thermopylae_env.sb3_vec.CoopSB3VecEnv`` is the Stable-Baselines3 ``VecEnv`` over it.
+``thermopylae_env.coop.sb3.CoopSB3VecEnv`` is the Stable-Baselines3 ``VecEnv`` over it.
 ``scripts/benchmark.py`` measures it (``benchmarks/``).
 
 numba is a dependency of the package; where it cannot be imported the same kernel source runs as plain
 Python (much slower), and :attr:`CoopVectorEngine.backend` says ``"python"``.
 
-The rules, the action layout and the observation layout are those of :mod:`thermopylae_env.coop`, both
-layouts defined once in :mod:`thermopylae_env.coop_layout`; ``tests/test_coop_vector.py`` drives both
+The rules, the action layout and the observation layout are those of :mod:`thermopylae_env.coop.rules`, both
+layouts defined once in :mod:`thermopylae_env.coop.layout`; ``tests/test_coop_vector.py`` drives both
 engines through thousands of games with the same shuffles and dice and compares every observation,
 reward, termination and mask.
 
@@ -46,8 +46,19 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_env import _coop_kernel
-from thermopylae_env._coop_kernel import (
+from thermopylae_env.actions import (
+    IllegalActionError,
+    as_action_batch,
+    as_seed,
+    as_seed_list,
+    check_illegal_action_mode,
+    check_illegal_action_penalty,
+    check_options,
+    check_reward_shaping,
+)
+from thermopylae_env.cards import PersianRows, load_persian_deck, load_spartan_deck
+from thermopylae_env.coop import kernel as _coop_kernel
+from thermopylae_env.coop.kernel import (
     _U_GAMMA,
     BITS,
     CHANCE_WORDS,
@@ -69,19 +80,8 @@ from thermopylae_env._coop_kernel import (
     TIE_WORDS,
     WORDS_PER_EPISODE,
 )
-from thermopylae_env.actions import (
-    IllegalActionError,
-    as_action_batch,
-    as_seed,
-    as_seed_list,
-    check_illegal_action_mode,
-    check_illegal_action_penalty,
-    check_options,
-    check_reward_shaping,
-)
-from thermopylae_env.cards import PersianRows, load_persian_deck, load_spartan_deck
-from thermopylae_env.coop_layout import DECLINE as DECLINE_ACTION
-from thermopylae_env.coop_layout import (
+from thermopylae_env.coop.layout import DECLINE as DECLINE_ACTION
+from thermopylae_env.coop.layout import (
     DISCARD_BASE,
     FIGHT_BASE,
     GIVE_BASE,
@@ -408,7 +408,7 @@ class CoopVectorEngine:
     (N, 72) bool are kept up to date in place.
 
     ``backend`` (see :func:`resolve_backend`): ``"numpy"`` advances the games with whole-array operations,
-    ``"numba"`` with a compiled loop over the games (:mod:`thermopylae_env._coop_kernel`) that writes the
+    ``"numba"`` with a compiled loop over the games (:mod:`thermopylae_env.coop.kernel`) that writes the
     same arrays, value for value; ``"auto"`` (the default) takes numba where it is installed.
     :attr:`backend` is the one in use.
     """
@@ -482,7 +482,7 @@ class CoopVectorEngine:
         self.t = _tables(self.num_players, self.persian)
         self.backend = resolve_backend(self._backend_requested)
         t = self.t
-        # What the kernel only reads, in its order (see thermopylae_env._coop_kernel.step).
+        # What the kernel only reads, in its order (see thermopylae_env.coop.kernel.step).
         self._kernel_tables = (
             self.num_players, self.hand_size_at_start, len(self.persian) + 1, t.action_code, t.spartan_value,
             t.slot_pack, t.obs_new_game, t.full_deck_half, t.obs_spartan_deck, t.obs_persian_deck,
@@ -562,7 +562,7 @@ class CoopVectorEngine:
     def _run_kernel(
         self, actions: np.ndarray, restart: np.ndarray, idx: np.ndarray | None = None
     ) -> np.ndarray:
-        """One call of :func:`thermopylae_env._coop_kernel.step` (``idx``: the games of ``restart``, if
+        """One call of :func:`thermopylae_env.coop.kernel.step` (``idx``: the games of ``restart``, if
         the caller has them). The kernel draws the default chance itself; the tables of another chance
         source are drawn, checked and written here first."""
         draw = self.chance is splitmix_chance
@@ -749,7 +749,7 @@ def check_chance(spartan: object, persian: object, dice: object, k: int, n_rows:
 
 def illegal_reason(engine: CoopVectorEngine, game: int, action: int) -> str:
     """Why ``action`` is illegal in game ``game`` (a sentence like the single engine's)."""
-    from thermopylae_env.coop import decode_action
+    from thermopylae_env.coop.layout import decode_action
 
     phase = int(engine.phase[game])
     name = decode_action(action)
@@ -899,7 +899,7 @@ class CoopVectorEnv(VectorEnv):
     * ``AutoresetMode.SAME_STEP``: the ending step already returns the new game's first observation and
       mask; the last observation is in ``infos["final_obs"]`` (object array; ``infos["_final_obs"]`` marks
       the games) and that step's info (``is_success``, ``illegal_action`` ...) in ``infos["final_info"]``.
-      ``thermopylae_env.sb3_vec.CoopSB3VecEnv`` gives SB3 these semantics with ``terminal_observation``.
+      ``thermopylae_env.coop.sb3.CoopSB3VecEnv`` gives SB3 these semantics with ``terminal_observation``.
 
     ``reset(options={"reset_mask": mask})`` restarts only the games where the bool mask (shape
     ``(num_envs,)``) is true; ``reset_mask`` is the only option, and options must be ``None`` or a dict
@@ -923,7 +923,7 @@ class CoopVectorEnv(VectorEnv):
     * ``chance``: a :data:`ChanceFn` replacing the default chance source (tests, replays). What it
       returns is checked (permutations of the card ids, dice in 1..6) before any game is dealt.
     * ``backend`` (str, default ``"auto"``): ``"auto"`` or ``"numba"``. The games are played by one
-      kernel (``thermopylae_env._coop_kernel``), compiled by numba on first use and cached on disk (the
+      kernel (``thermopylae_env.coop.kernel``), compiled by numba on first use and cached on disk (the
       first process after an install says so once, in a log line); where numba cannot be imported,
       ``"auto"`` runs the same kernel source as plain Python (much slower; :attr:`backend` is then
       ``"python"``) and ``"numba"`` raises ``ImportError``. The retired ``"numpy"`` backend raises
@@ -1112,7 +1112,7 @@ class CoopVectorEnv(VectorEnv):
             return None
         if not self._ready:
             raise RuntimeError("render() called before reset()")
-        from thermopylae_env.coop import CoopGame
+        from thermopylae_env.coop.rules import CoopGame
         from thermopylae_env.render import render_coop_rgb
 
         game = CoopGame(self.num_players, self.engine.persian)

@@ -1,11 +1,11 @@
 """``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0``: one side of the duel against a built-in
 opponent, as single-agent Gymnasium environments.
 
-Thin adapters over the rules engine :mod:`thermopylae_env.duel`, on the shared base
+Thin adapters over the rules engine :mod:`thermopylae_env.duel.rules`, on the shared base
 :class:`thermopylae_env.core.TurnBasedEnv` (step guard, illegal-action policy). The opponent is part of
-the environment: a hand-written player (default) or a random player from :mod:`thermopylae_env.opponents`,
-or any callable or object the caller passes in (a saved model is loaded by the caller, e.g. with
-``thermopylae_agents``, never by the env).
+the environment: a hand-written player (default) or a random player from
+:mod:`thermopylae_env.duel.opponents`, or any callable or object the caller passes in (a saved model is
+loaded by the caller, e.g. with ``thermopylae_agents``, never by the env).
 """
 
 from __future__ import annotations
@@ -21,17 +21,17 @@ from gymnasium import spaces
 
 from thermopylae_env.actions import IllegalActionError, as_action_index
 from thermopylae_env.core import TurnBasedEnv
-from thermopylae_env.duel import (
+from thermopylae_env.duel.layout import (
     GREEK,
+    NUM_ACTIONS,
+    OBS_SIZE,
     PERSIAN,
     PLAYER_NAMES,
-    DuelGame,
-    DuelState,
     decode_action,
     encode_action,
 )
-from thermopylae_env.duel_layout import NUM_ACTIONS, OBS_SIZE
-from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
+from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
+from thermopylae_env.duel.rules import DuelGame, DuelState
 
 __all__ = ["DuelGreekEnv", "DuelPersianEnv", "DuelEnv", "make_opponent"]
 
@@ -141,7 +141,7 @@ class DuelEnv(TurnBasedEnv):
     :meth:`action_masks` (bool, for sb3-contrib's ``MaskablePPO``) mark the legal ones. k = card kind of
     the agent's side (0..4: force 10..50, the Persian's kind 0 being the Attack card; 5..7: the three
     strategy types; 8: the discard card). The pieces are those of
-    :data:`thermopylae_env.duel_layout.ACTION_PIECES`:
+    :data:`thermopylae_env.duel.layout.ACTION_PIECES`:
 
     | index | piece | action | legal |
     | --- | --- | --- | --- |
@@ -159,7 +159,7 @@ class DuelEnv(TurnBasedEnv):
 
     ``Box(0, 1, (56,), float32)``, the agent's side only (the opponent's hand and both deck orders are
     never in it). Each entry is a count or number divided by the piece's scale; the pieces are those of
-    :data:`thermopylae_env.duel_layout.OBSERVATION_PIECES`:
+    :data:`thermopylae_env.duel.layout.OBSERVATION_PIECES`:
 
     | slice | piece | content | scale |
     | --- | --- | --- | --- |
@@ -204,8 +204,8 @@ class DuelEnv(TurnBasedEnv):
 
     ## Arguments
 
-    * ``opponent``: ``"heuristic"`` (default, :class:`thermopylae_env.opponents.HeuristicGreek` /
-      :class:`~thermopylae_env.opponents.HeuristicPersian`), ``"random"`` (drawing from
+    * ``opponent``: ``"heuristic"`` (default, :class:`thermopylae_env.duel.opponents.HeuristicGreek` /
+      :class:`~thermopylae_env.duel.opponents.HeuristicPersian`), ``"random"`` (drawing from
       ``env.np_random``), a callable ``(observation, action_mask) -> action``, or an object with such an
       ``act(observation, action_mask[, rng])`` method (called with two arguments; an object with
       ``check_fits(observation_space, action_space)`` is asked whether it fits). The env loads no model

@@ -49,7 +49,7 @@ except ImportError:  # pragma: no cover - exercised where numba is absent
     prange = range
 
 # --- the duel's layout and rules constants: the ONE place the duel vector code reads them from -----------
-from thermopylae_env.duel import (  # noqa: E402
+from thermopylae_env.duel.layout import (  # noqa: E402
     ADD_BASE,
     ATTACK_KIND,
     COMMIT,
@@ -61,18 +61,20 @@ from thermopylae_env.duel import (  # noqa: E402
     GREEK,
     HAND_LIMIT,
     MAX_HAND,
+    NUM_ACTIONS,
     NUM_ADD_KINDS,
     NUM_CARDS,
     NUM_FORCE_KINDS,
     NUM_KINDS,
+    OBS_PIECE,
+    OBS_SIZE,
     PERSIAN,
     PLAY_DISCARD_CARD,
     START_HAND,
     START_TOKENS,
-    DuelGame,
 )
-from thermopylae_env.duel_layout import NUM_ACTIONS, OBS_PIECE, OBS_SIZE  # noqa: E402
-from thermopylae_env.duel_layout import OBS_SCALE as _LAYOUT_SCALE  # noqa: E402
+from thermopylae_env.duel.layout import OBS_SCALE as _LAYOUT_SCALE  # noqa: E402
+from thermopylae_env.duel.rules import DuelGame  # noqa: E402
 
 __all__ = [
     "NUM_ACTIONS", "OBS_SIZE", "WIDTH", "OVER", "OPP_NONE", "OPP_HEURISTIC", "OPP_RANDOM",

@@ -3,7 +3,7 @@
 * :class:`RandomAgent`: a uniformly random legal player for every environment (co-op, both duel sides,
   the PettingZoo view); the duel's ``opponent="random"`` draws from the env's own generator through it.
 * :class:`HeuristicGreek`, :class:`HeuristicPersian`: the hand-written duel players behind
-  ``opponent="heuristic"`` (they read offsets from :mod:`thermopylae_env.duel_layout`).
+  ``opponent="heuristic"`` (they read offsets from :mod:`thermopylae_env.duel.layout`).
 
 The duel heuristics read only their own side's observation and the mask, and
 are deterministic. A decision that takes several micro-actions (building an attack or a defence) is
@@ -30,11 +30,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from thermopylae_env.duel import (
+from thermopylae_env.duel.layout import (
     ADD_BASE,
     ATTACK_KIND,
     COMMIT,
     COUNT_SCALE,
+    DECK_SCALE,
     DECLINE,
     DISCARD_BASE,
     DISCARD_KIND,
@@ -53,9 +54,8 @@ from thermopylae_env.duel import (
     START_TOKENS,
     STRATEGY_KINDS,
     TOTAL_SCALE,
-    Phase,
 )
-from thermopylae_env.duel_layout import DECK_SCALE
+from thermopylae_env.duel.rules import Phase
 
 __all__ = ["HeuristicGreek", "HeuristicPersian", "RandomAgent", "keep_value"]
 

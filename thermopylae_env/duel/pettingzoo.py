@@ -18,7 +18,7 @@ Usage::
     env.close()
 
 Each agent observes ``{"observation": Box(0, 1, (56,), float32), "action_mask": Box(0, 1, (21,), int8)}``
-as in PettingZoo's classic games; the layouts are the pieces of :mod:`thermopylae_env.duel_layout` (the
+as in PettingZoo's classic games; the layouts are the pieces of :mod:`thermopylae_env.duel.layout` (the
 mask of the agent not to act is all zeros). Turns follow the rules, not a fixed alternation: the same agent
 usually makes several micro-actions in a row (discards, cards added to an attack). Rewards (floats): +1.0
 to the winner and -1.0 to the loser at the end, 0.0 otherwise.
@@ -65,8 +65,8 @@ from thermopylae_env.actions import (
     check_illegal_action_penalty,
 )
 from thermopylae_env.core import check_render_mode
-from thermopylae_env.duel import PLAYER_NAMES, DuelGame, DuelState, decode_action
-from thermopylae_env.duel_layout import NUM_ACTIONS, OBS_SIZE
+from thermopylae_env.duel.layout import NUM_ACTIONS, OBS_SIZE, PLAYER_NAMES, decode_action
+from thermopylae_env.duel.rules import DuelGame, DuelState
 
 __all__ = ["ActionCheckWrapper", "env", "parallel_env", "raw_env"]
 

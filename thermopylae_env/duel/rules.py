@@ -42,7 +42,7 @@ not attack, a Greek without a card of force > 0 does not defend.
 Action layout (``NUM_ACTIONS = 21``, one flat space for both sides and all phases; k = kind of the actor)
 --------------------------------------------------------------------------------------------------------
 
-When each action is legal (the offsets are those of :data:`thermopylae_env.duel_layout.ACTION_PIECES`):
+When each action is legal (the offsets are those of :data:`thermopylae_env.duel.layout.ACTION_PIECES`):
 
 ========= ======================= ===================================================================
 index     name                    legal when
@@ -63,7 +63,7 @@ Observation layout (``OBS_SIZE = 56``, float32, all in [0, 1]; ``observe(state, 
 ------------------------------------------------------------------------------------------
 
 The named pieces (offset, size, scale) of the observation and of the action layout are defined once, in
-:mod:`thermopylae_env.duel_layout`; the ``OBS_*`` and action constants below are read from there.
+:mod:`thermopylae_env.duel.layout`; the ``OBS_*`` and action constants below are read from there.
 Everything in it is public or the observer's own: hands of the opponent and the order of both decks are
 never part of it.
 
@@ -83,136 +83,54 @@ Bounds
 from __future__ import annotations
 
 import enum
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .actions import IllegalActionError, as_action_index
-from .cards import DeckError, load_duel_deck
-from .duel_layout import (
-    ACTION_PIECE,
-    COUNT_SCALE,
+from thermopylae_env.actions import IllegalActionError, as_action_index
+from thermopylae_env.duel.layout import (
+    ADD_BASE,
+    ATTACK_KIND,
+    COMMIT,
+    DECK_SIZE,
+    DECLINE,
+    DISCARD_BASE,
+    DISCARD_KIND,
+    DONE_DISCARDING,
+    GREEK,
+    HAND_LIMIT,
+    MAX_HAND,
+    MAX_TURNS,
     NUM_ACTIONS,
-    OBS_PIECE,
+    NUM_CARDS,
+    NUM_FORCE_KINDS,
+    NUM_KINDS,
+    NUM_PLAYERS,
     OBS_SCALE,
     OBS_SIZE,
-    TOTAL_SCALE,
+    PERSIAN,
+    PLAY_DISCARD_CARD,
+    PLAYER_NAMES,
+    START_HAND,
+    START_TOKENS,
+    STRATEGY_KINDS,
+    DuelKind,
+    _build_tables,
+    card_owner,
+    decode_action,
 )
-from .errors import InvariantError
+from thermopylae_env.errors import InvariantError
 
 __all__ = [
-    "GREEK",
-    "PERSIAN",
-    "PLAYER_NAMES",
-    "NUM_PLAYERS",
-    "DECK_SIZE",
-    "NUM_CARDS",
-    "START_HAND",
-    "HAND_LIMIT",
-    "MAX_HAND",
-    "START_TOKENS",
-    "NUM_KINDS",
-    "NUM_FORCE_KINDS",
-    "STRATEGY_KINDS",
-    "DISCARD_KIND",
-    "ATTACK_KIND",
-    "KIND_FORCE",
-    "MAX_TURNS",
-    "MAX_ACTIONS_PER_TURN",
-    "MAX_GAME_ACTIONS",
-    "PLAY_DISCARD_CARD",
-    "DISCARD_BASE",
-    "DONE_DISCARDING",
-    "ADD_BASE",
-    "NUM_ADD_KINDS",
-    "COMMIT",
-    "DECLINE",
-    "NUM_ACTIONS",
-    "OBS_SIZE",
-    "OBS_PHASE",
-    "OBS_TO_ACT",
-    "OBS_IS_PERSIAN",
-    "OBS_HAND",
-    "OBS_BUILD",
-    "OBS_OPP_HAND_SIZE",
-    "OBS_OWN_DECK",
-    "OBS_OPP_DECK",
-    "OBS_OWN_DISCARDS",
-    "OBS_OPP_DISCARDS",
-    "OBS_TOKENS",
-    "OBS_TURN",
-    "OBS_TABLE",
-    "OBS_TABLE_TOTAL",
-    "OBS_BUILD_TOTAL",
-    "COUNT_SCALE",
-    "TOTAL_SCALE",
     "Phase",
-    "DuelKind",
     "DuelState",
     "DuelGame",
-    "discard_action",
-    "add_action",
-    "decode_action",
-    "encode_action",
     "combat_total",
-    "card_kind",
-    "card_name",
-    "card_owner",
-    "duel_kinds",
     "shuffle_decks",
     "pick_random_discards",
     "check_invariants",
 ]
-
-GREEK = 0
-PERSIAN = 1
-PLAYER_NAMES = ("greek", "persian")
-NUM_PLAYERS = 2
-DECK_SIZE = 52
-NUM_CARDS = 2 * DECK_SIZE
-START_HAND = 4
-HAND_LIMIT = 7
-MAX_HAND = HAND_LIMIT + 1  # a hand never holds more than this (7 after the discard phase, plus one draw)
-START_TOKENS = 10
-
-NUM_KINDS = 9
-NUM_FORCE_KINDS = 5  # kinds 0..4: force 10, 20, 30, 40, 50
-STRATEGY_KINDS = (5, 6, 7)
-DISCARD_KIND = 8
-ATTACK_KIND = 0  # the Persian's kind 0 is the Attack card
-KIND_FORCE = (10, 20, 30, 40, 50, 0, 0, 0, 0)
-
-MAX_TURNS = DECK_SIZE - START_HAND + 1  # 49
-MAX_ACTIONS_PER_TURN = 2 * (MAX_HAND + 1) + 2 * (HAND_LIMIT + 1)  # 34
-MAX_GAME_ACTIONS = (MAX_TURNS - 1) * MAX_ACTIONS_PER_TURN  # 1632
-
-# Offsets of the action layout and the observation, from their one definition in duel_layout.
-PLAY_DISCARD_CARD = ACTION_PIECE["play_discard_card"].offset  # 0
-DISCARD_BASE = ACTION_PIECE["discard"].offset  # 1
-DONE_DISCARDING = ACTION_PIECE["done_discarding"].offset  # 10
-ADD_BASE = ACTION_PIECE["add"].offset  # 11
-NUM_ADD_KINDS = ACTION_PIECE["add"].size  # 8: the discard card never joins a combat
-COMMIT = ACTION_PIECE["commit"].offset  # 19
-DECLINE = ACTION_PIECE["decline"].offset  # 20
-
-OBS_PHASE = OBS_PIECE["phase"].slice
-OBS_TO_ACT = OBS_PIECE["to_act"].offset
-OBS_IS_PERSIAN = OBS_PIECE["is_persian"].offset
-OBS_HAND = OBS_PIECE["hand"].slice
-OBS_BUILD = OBS_PIECE["build"].slice
-OBS_OPP_HAND_SIZE = OBS_PIECE["opp_hand_size"].offset
-OBS_OWN_DECK = OBS_PIECE["own_deck"].offset
-OBS_OPP_DECK = OBS_PIECE["opp_deck"].offset
-OBS_OWN_DISCARDS = OBS_PIECE["own_discards"].slice
-OBS_OPP_DISCARDS = OBS_PIECE["opp_discards"].slice
-OBS_TOKENS = OBS_PIECE["tokens"].offset
-OBS_TURN = OBS_PIECE["turn"].offset
-OBS_TABLE = OBS_PIECE["table"].slice
-OBS_TABLE_TOTAL = OBS_PIECE["table_total"].offset
-OBS_BUILD_TOTAL = OBS_PIECE["build_total"].offset
-
 
 
 class Phase(enum.IntEnum):
@@ -235,170 +153,12 @@ _HEAD = tuple(  # [phase][acting] -> phase one-hot + "must act" flag
 _HEAD_OVER = (0, 0, 0, 0, 0)
 _NO_BUILD = (0,) * NUM_KINDS
 _ZEROS = (0,) * NUM_ACTIONS
-@dataclass(frozen=True)
-class DuelKind:
-    """One kind of card of one side: cards that play alike (same force, same effect)."""
-
-    side: int
-    index: int
-    kind: str  # "attack", "force", "strategy" or "discard"
-    force: int
-    count: int
-    names: tuple[str, ...]
-
-    @property
-    def label(self) -> str:
-        """Display name: the card names joined by '/', with the force for cards that have one."""
-        text = "/".join(self.names)
-        return f"{text} ({self.force})" if self.force > 0 else text
-
-
-@functools.cache
-def duel_kinds() -> tuple[tuple[DuelKind, ...], tuple[DuelKind, ...]]:
-    """The nine kinds of each side, ``(greek_kinds, persian_kinds)``, read from the duel deck lists."""
-    return _build_tables()[0]
-
-
-@functools.cache
-def _build_tables() -> tuple[tuple[tuple[DuelKind, ...], ...], tuple[int, ...], tuple[str, ...]]:
-    all_kinds = []
-    card_kind: list[int] = []
-    card_name: list[str] = []
-    for side, side_name in enumerate(PLAYER_NAMES):
-        types = load_duel_deck(side_name)
-        what = f"{side_name} duel deck"
-        members: list[list[tuple[str, int]]] = [[] for _ in range(NUM_KINDS)]  # (name, count)
-        kind_of_type: list[str] = [""] * NUM_KINDS
-        strategies: list[str] = []
-        for t in types:
-            if t.kind in ("attack", "force"):
-                if t.force not in KIND_FORCE[:NUM_FORCE_KINDS]:
-                    raise DeckError(f"{what}: {t.name!r} has force {t.force}; the duel knows forces 10..50")
-                index = t.force // 10 - 1
-                wanted = "attack" if (side == PERSIAN and index == ATTACK_KIND) else "force"
-                if t.kind != wanted:
-                    raise DeckError(
-                        f"{what}: {t.name!r} is a {t.kind} card of force {t.force}; the engine expects "
-                        f"{wanted} cards there (Persian force-10 cards are the Attack cards)"
-                    )
-            elif t.kind == "strategy":
-                if t.force != 0:
-                    raise DeckError(f"{what}: strategy card {t.name!r} must have force 0, got {t.force}")
-                if t.name not in strategies:
-                    strategies.append(t.name)
-                if len(strategies) > len(STRATEGY_KINDS):
-                    raise DeckError(f"{what}: more than {len(STRATEGY_KINDS)} strategy types")
-                index = STRATEGY_KINDS[strategies.index(t.name)]
-            else:  # "discard"
-                if t.force != 0:
-                    raise DeckError(f"{what}: discard card {t.name!r} must have force 0, got {t.force}")
-                index = DISCARD_KIND
-            kind_of_type[index] = t.kind
-            members[index].append((t.name, t.count))
-        side_kinds = []
-        for index in range(NUM_KINDS):
-            if not members[index] or sum(c for _, c in members[index]) == 0:
-                raise DeckError(f"{what}: no card of kind {index} (the engine needs all nine kinds)")
-            names = tuple(dict.fromkeys(name for name, _ in members[index]))
-            count = sum(c for _, c in members[index])
-            if count > COUNT_SCALE:
-                raise DeckError(f"{what}: kind {index} has {count} cards; at most {int(COUNT_SCALE)}")
-            side_kinds.append(DuelKind(side, index, kind_of_type[index], KIND_FORCE[index], count, names))
-        # Card ids follow the rows of the CSV file.
-        for t in types:
-            index = next(k.index for k in side_kinds if t.name in k.names)
-            card_kind.extend([index] * t.count)
-            card_name.extend([t.name] * t.count)
-        all_kinds.append(tuple(side_kinds))
-    if len(card_kind) != NUM_CARDS:
-        raise DeckError(f"duel decks: expected {NUM_CARDS} cards, got {len(card_kind)}")
-    return (all_kinds[0], all_kinds[1]), tuple(card_kind), tuple(card_name)
-
-
-def card_kind(card: int) -> int:
-    """Kind (0..8) of card id ``card``."""
-    return _build_tables()[1][card]
-
-
-def card_name(card: int) -> str:
-    """Printed name of card id ``card``."""
-    return _build_tables()[2][card]
-
-
-def card_owner(card: int) -> int:
-    """``GREEK`` (ids 0..51) or ``PERSIAN`` (ids 52..103)."""
-    return card // DECK_SIZE
 
 
 def combat_total(counts: Sequence[int]) -> int:
     """Total of an attack or defence given its count per kind: sum of forces x (strategy cards + 1)."""
     force = 10 * counts[0] + 20 * counts[1] + 30 * counts[2] + 40 * counts[3] + 50 * counts[4]
     return force * (1 + counts[5] + counts[6] + counts[7])
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Actions
-
-
-def discard_action(kind: int) -> int:
-    """The action that discards a card of ``kind`` (0..8) in a discard phase."""
-    if not 0 <= kind < NUM_KINDS:
-        raise ValueError(f"kind must be in 0..{NUM_KINDS - 1}, got {kind}")
-    return DISCARD_BASE + kind
-
-
-def add_action(kind: int) -> int:
-    """The action that adds a card of ``kind`` (0..7) to the attack or defence being built."""
-    if not 0 <= kind < NUM_ADD_KINDS:
-        raise ValueError(f"kind must be in 0..{NUM_ADD_KINDS - 1}, got {kind}")
-    return ADD_BASE + kind
-
-
-def _describe(action: int, player: int) -> str:
-    kinds = duel_kinds()[player]
-    if action == PLAY_DISCARD_CARD:
-        return f"play {kinds[DISCARD_KIND].label}"
-    if action < DONE_DISCARDING:
-        return f"discard {kinds[action - DISCARD_BASE].label}"
-    if action == DONE_DISCARDING:
-        return "done discarding"
-    if action < COMMIT:
-        return f"add {kinds[action - ADD_BASE].label} to {'attack' if player == PERSIAN else 'defence'}"
-    if action == COMMIT:
-        return "commit attack" if player == PERSIAN else "commit defence"
-    return "decline attack" if player == PERSIAN else "no defence"
-
-
-def decode_action(action: int, player: int | None = None) -> str:
-    """Readable name of ``action``, e.g. ``"add Immortals (50) to attack"`` for the Persian.
-
-    With ``player=None`` the name covers both sides: the Greek reading, ``" | "``, the Persian reading
-    (a single reading where both agree, e.g. ``"done discarding"``).
-    """
-    action = as_action_index(action, NUM_ACTIONS)
-    if player is None:
-        greek, persian = _describe(action, GREEK), _describe(action, PERSIAN)
-        return greek if greek == persian else f"{greek} | {persian}"
-    if player not in (GREEK, PERSIAN):
-        raise ValueError(f"player must be {GREEK} (Greek), {PERSIAN} (Persian) or None, got {player!r}")
-    return _describe(action, player)
-
-
-@functools.cache
-def _action_names() -> dict[str, int]:
-    names: dict[str, int] = {}
-    for action in range(NUM_ACTIONS):
-        for player in (None, GREEK, PERSIAN):
-            names[decode_action(action, player).lower()] = action
-    return names
-
-
-def encode_action(name: str) -> int:
-    """Inverse of :func:`decode_action` (any of its readings; case and outer spaces ignored)."""
-    try:
-        return _action_names()[name.strip().lower()]
-    except KeyError:
-        raise ValueError(f"unknown duel action {name!r}") from None
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -724,12 +484,12 @@ class DuelGame:
             total = combat_total(counts)
             if events is not None:
                 events.append({"type": "defence", "player": GREEK, "cards": cards, "total": total})
-            self._resolve(state, total, events)
+            self.resolve_combat(state, total, events)
         else:
             state.build = [0] * NUM_KINDS
             if events is not None:
                 events.append({"type": "no_defence", "player": GREEK})
-            self._resolve(state, 0, events)
+            self.resolve_combat(state, 0, events)
 
     # --- helpers of step -----------------------------------------------------------------------------
 
@@ -818,9 +578,9 @@ class DuelGame:
             return
         if events is not None:
             events.append({"type": "no_defence", "player": GREEK, "auto": True})
-        self._resolve(state, 0, events)
+        self.resolve_combat(state, 0, events)
 
-    def _resolve(self, state: DuelState, defence: int, events: list | None) -> None:
+    def resolve_combat(self, state: DuelState, defence: int, events: list | None) -> None:
         attack = state.attack_total
         lost = (attack - defence) // 10 if attack > defence else 0
         state.tokens = max(0, state.tokens - lost)

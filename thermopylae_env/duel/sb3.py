@@ -31,7 +31,7 @@ from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
 from thermopylae_env.actions import as_action_batch
-from thermopylae_env.duel_vector import GREEK, NUM_ACTIONS, OBS_SIZE, PERSIAN, DuelVectorEnv
+from thermopylae_env.duel.vector import GREEK, NUM_ACTIONS, OBS_SIZE, PERSIAN, DuelVectorEnv
 
 __all__ = ["DuelSB3VecEnv", "DuelSelfPlaySB3VecEnv"]
 

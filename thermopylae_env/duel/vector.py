@@ -42,7 +42,6 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from thermopylae_env import _duel_kernel as K
 from thermopylae_env.actions import (
     IllegalActionError,
     as_action_batch,
@@ -53,7 +52,9 @@ from thermopylae_env.actions import (
     check_options,
 )
 from thermopylae_env.core import ResetNeeded
-from thermopylae_env.duel import DuelGame, DuelState, decode_action
+from thermopylae_env.duel import kernel as K
+from thermopylae_env.duel.layout import decode_action
+from thermopylae_env.duel.rules import DuelGame, DuelState
 
 __all__ = [
     "BatchOpponent",
