@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from conftest import scripted_dice
 
-from thermopylae_env import coop
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.cards import DeckError
 from thermopylae_env.coop import (
@@ -23,6 +22,7 @@ from thermopylae_env.coop import (
     fight_action,
     give_action,
 )
+from thermopylae_env.coop import rules as coop_rules
 
 FILLER = (30, 40, 0)  # a Persian card no test card beats: keeps the deck's remaining rows out of the way
 
@@ -322,7 +322,7 @@ def test_location_die_is_rolled_only_when_the_marker_is_on_3_or_6(marker, monkey
         rolled.append(n)
         return np.full(n, 6)
 
-    monkeypatch.setattr(coop, "roll_dice", fake_roll)
+    monkeypatch.setattr(coop_rules, "roll_dice", fake_roll)
     game, state = make([15], [(16, 30, 0), (40, 50, 0)])
     state.marker = marker
     game.step(state, fight_action(15, 1), None)

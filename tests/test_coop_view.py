@@ -9,8 +9,8 @@ import pickle
 import numpy as np
 import pytest
 
-from thermopylae_env import coop
 from thermopylae_env.coop import CoopGame, CoopView, roll_dice
+from thermopylae_env.coop import state as coop_state
 from thermopylae_env.coop_env import CoopEnv
 
 
@@ -180,12 +180,12 @@ def test_a_die_is_made_from_32_bit_draws_as_numpy_makes_it_rejection_included():
         it = iter(values)
         return lambda where: next(it)
 
-    assert coop._die(scripted([2**32 - 1]), None) == 6
-    assert coop._die(scripted([0x2AAAAAAA]), None) == 1  # the largest 32-bit value that gives a 1
-    assert coop._die(scripted([0x2AAAAAAC]), None) == 2
-    assert coop._die(scripted([0x2AAAAAAB, 0x2AAAAAAC]), None) == 2  # low bits 2: rejected, drawn again
+    assert coop_state._die(scripted([2**32 - 1]), None) == 6
+    assert coop_state._die(scripted([0x2AAAAAAA]), None) == 1  # the largest 32-bit value that gives a 1
+    assert coop_state._die(scripted([0x2AAAAAAC]), None) == 2
+    assert coop_state._die(scripted([0x2AAAAAAB, 0x2AAAAAAC]), None) == 2  # low bits 2: rejected, drawn again
     # products whose low 32 bits fall below 4 are rejected (a 0, then 2**31, whose product is 3 * 2**32)
-    assert coop._die(scripted([0, 2**31, 1]), None) == 1
+    assert coop_state._die(scripted([0, 2**31, 1]), None) == 1
 
 
 def test_ten_thousand_dice_of_a_generator_equal_numpys_draws_and_leave_the_same_state():

@@ -546,7 +546,7 @@ def test_each_shipped_policy_file_loads_and_plays_a_legal_action(path):
 
 def test_fight_features_read_the_offsets_of_the_coop_layout():
     from thermopylae_agents import fight_features
-    from thermopylae_env import coop
+    from thermopylae_env.coop import rules as coop
 
     assert fight_features._SLOT1 == coop._OBS_SLOT1 and fight_features._SLOT2 == coop._OBS_SLOT2
     marker_entries = [coop._OBS_MARKER + m - 1 for m in coop.LOCATION_DIE_MARKERS]
