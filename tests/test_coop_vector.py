@@ -20,14 +20,14 @@ from gymnasium.vector import AutoresetMode
 import thermopylae_env  # noqa: F401  (registers the environments)
 import thermopylae_env.coop_vector as coop_vector
 from thermopylae_env.actions import IllegalActionError
-from thermopylae_env.coop import CoopGame
+from thermopylae_env.coop import CoopGame, vector_engine
+from thermopylae_env.coop.chance import _permutations
 from thermopylae_env.coop_env import CoopEnv
 from thermopylae_env.coop_vector import (
     DICE_PER_GAME,
     NOOP_ACTION,
     CoopVectorEngine,
     CoopVectorEnv,
-    _permutations,
     seed_keys,
     splitmix_chance,
 )
@@ -634,7 +634,7 @@ def test_backend_argument():
         CoopVectorEngine(2, backend=None)
     with pytest.raises(ValueError, match="backend='numpy' is no longer available: the NumPy whole-array"):
         CoopVectorEnv(2, backend="numpy")
-    expected = "numba" if coop_vector._coop_kernel.HAVE_NUMBA else "python"
+    expected = "numba" if vector_engine._coop_kernel.HAVE_NUMBA else "python"
     assert CoopVectorEnv(2).backend == expected
     env = gym.make_vec("thermopylae/Coop-v0", num_envs=3, backend="auto")
     assert isinstance(env, CoopVectorEnv) and env.backend == expected
@@ -875,7 +875,7 @@ def test_vector_env_renders_game_zero():
 
 
 def test_compilation_is_announced_at_most_once(caplog, monkeypatch):
-    monkeypatch.setattr(coop_vector, "_announced", False)
+    monkeypatch.setattr(vector_engine, "_announced", False)
     with caplog.at_level("WARNING", logger="thermopylae_env"):
         for _ in range(3):
             CoopVectorEnv(2).reset(seed=0)

@@ -36,13 +36,10 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from thermopylae_env.actions import as_action_batch, check_illegal_action_penalty, check_reward_shaping
 from thermopylae_env.cards import PersianRows
-from thermopylae_env.coop.vector import (
-    NUM_ACTIONS,
-    OBS_SIZE,
-    ChanceFn,
-    CoopVectorEngine,
-    _Stepper,
-)
+from thermopylae_env.coop.chance import ChanceFn
+from thermopylae_env.coop.layout import NUM_ACTIONS, OBS_SIZE
+from thermopylae_env.coop.vector_engine import CoopVectorEngine
+from thermopylae_env.coop.vector_engine import Stepper as _Stepper
 
 __all__ = ["CoopSB3VecEnv"]
 
