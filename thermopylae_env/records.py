@@ -32,7 +32,8 @@ names: a game played against a model opponent is replayed by passing that oppone
 API: :class:`RecordEpisode` (a Gymnasium wrapper that writes one record per episode), :func:`record_game`
 (play a callable or agent object for one game and record it; agent spec strings are built by
 ``thermopylae_agents.replay.record_game``), :func:`load_record` (read and validate: a malformed file
-raises ``ValueError`` naming the line and the problem), :func:`iter_replay` / :func:`replay_record`
+raises ``ValueError`` naming the line and the problem; defined with :class:`GameRecord` in
+:mod:`thermopylae_env.record_format`), :func:`iter_replay` / :func:`replay_record`
 (re-create the env, re-apply the actions, recompute every recorded field and raise
 :class:`RecordMismatchError` at the first difference), :func:`describe_event` (one line of text per event).
 This module imports nothing from the agents package.
@@ -45,7 +46,6 @@ import json
 import math
 import os
 import secrets
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,10 +55,27 @@ import gymnasium as gym
 import numpy as np
 
 from thermopylae_env.actions import as_seed
+from thermopylae_env.record_format import (
+    BUILT_IN_OPPONENTS,
+    ENV_PREFIX,
+    FORMAT,
+    MAX_JSON_DEPTH,
+    MAX_LINE_BYTES,
+    MAX_RECORD_BYTES,
+    RESERVED_OPTIONS,
+    VERSION,
+    GameRecord,
+    load_record,
+)
 
 __all__ = [
-    "FORMAT",
+    "FORMAT",  # the format's names are defined in record_format and importable from here too
     "VERSION",
+    "BUILT_IN_OPPONENTS",
+    "ENV_PREFIX",
+    "MAX_JSON_DEPTH",
+    "MAX_LINE_BYTES",
+    "MAX_RECORD_BYTES",
     "GameRecord",
     "RecordEpisode",
     "RecordMismatchError",
@@ -75,12 +92,6 @@ __all__ = [
     "record_game",
     "replay_record",
 ]
-
-FORMAT = "thermopylae-record"
-VERSION = 1
-_RESERVED_OPTIONS = ("render_mode", "record_events")
-ENV_PREFIX = "thermopylae/"
-BUILT_IN_OPPONENTS = ("heuristic", "random")  # part of the duel env's definition: no file is loaded
 
 
 class RecordMismatchError(ValueError):
@@ -109,7 +120,7 @@ def _env_options(env: gym.Env) -> dict[str, Any]:
     spec = env.spec
     if spec is None:
         raise ValueError("the env has no spec (it was not made by gymnasium.make): pass env_id= and options=")
-    return {k: v for k, v in (spec.kwargs or {}).items() if k not in _RESERVED_OPTIONS}
+    return {k: v for k, v in (spec.kwargs or {}).items() if k not in RESERVED_OPTIONS}
 
 
 def _check_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -321,251 +332,6 @@ def record_game(
 
 
 # --------------------------------------------------------------------------------------------- reading
-
-
-@dataclass
-class GameRecord:
-    """A validated record: ``header``, the ``steps`` (dicts, in order) and the ``result`` line."""
-
-    header: dict[str, Any]
-    steps: list[dict[str, Any]]
-    result: dict[str, Any]
-    path: str | None = None
-
-    @property
-    def env_id(self) -> str:
-        return self.header["env_id"]
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return self.header["options"]
-
-    @property
-    def seed(self) -> int:
-        return self.header["seed"]
-
-    @property
-    def actions(self) -> list[int]:
-        return [step["action"] for step in self.steps]
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check_header(obj: dict[str, Any]) -> str | None:
-    if obj.get("type") != "header":
-        return f"the first line must be the header (type 'header'), got type {obj.get('type')!r}"
-    if obj.get("format") != FORMAT:
-        return f"format must be {FORMAT!r}, got {obj.get('format')!r}: not a thermopylae game record"
-    version = obj.get("version")
-    if not _is_int(version):
-        return f"version must be an integer, got {version!r}"
-    if version > VERSION:
-        return f"record version {version} is newer than this package reads (up to {VERSION})"
-    if version < 1:
-        return f"unknown record version {version}"
-    if not isinstance(obj.get("env_id"), str) or not obj["env_id"].startswith(ENV_PREFIX):
-        return f"env_id must name an environment of this package ({ENV_PREFIX}...), got {obj.get('env_id')!r}"
-    if not isinstance(obj.get("options"), dict):
-        return f"options must be an object, got {obj.get('options')!r}"
-    reserved = [k for k in obj["options"] if k in _RESERVED_OPTIONS]
-    if reserved:
-        return f"options must not set {reserved} (a replay sets them)"
-    if not _is_int(obj.get("seed")) or not 0 <= obj["seed"] < 2**64:
-        return f"seed must be an integer in 0..2**64-1, got {obj.get('seed')!r}"
-    if "agent" in obj and not isinstance(obj["agent"], str):
-        return f"agent must be a string, got {obj['agent']!r}"
-    reset = obj.get("reset", {"events": []})
-    if not isinstance(reset, dict):
-        return f"reset must be an object, got {reset!r}"
-    return _check_events(reset.get("events", []), "reset events") or _check_digest(reset.get("obs"))
-
-
-def _check_events(events: Any, what: str) -> str | None:
-    if not isinstance(events, list):
-        return f"{what} must be a list, got {type(events).__name__}"
-    for k, event in enumerate(events):
-        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-            return f"{what}[{k}] must be an object with a string 'type', got {event!r}"
-    return None
-
-
-def _check_digest(digest: Any) -> str | None:
-    if digest is not None and not isinstance(digest, str):
-        return f"obs must be a digest string, got {digest!r}"
-    return None
-
-
-def _check_step(obj: dict[str, Any], expected: int) -> str | None:
-    if obj.get("step") != expected:
-        return f"step number {obj.get('step')!r} where {expected} was expected"
-    action = obj.get("action")
-    if not _is_int(action) or action < 0:
-        return f"action must be an integer >= 0, got {action!r}"
-    if not isinstance(obj.get("action_name"), str):
-        return f"action_name must be a string, got {obj.get('action_name')!r}"
-    if not _is_number(obj.get("reward")):
-        return f"reward must be a finite number, got {obj.get('reward')!r}"
-    for key in ("terminated", "truncated"):
-        if not isinstance(obj.get(key, False), bool):
-            return f"{key} must be true or false, got {obj.get(key)!r}"
-    if "events" not in obj:
-        return "a step needs its events (a list, possibly empty)"
-    return _check_events(obj["events"], "events") or _check_digest(obj.get("obs"))
-
-
-def _check_result(obj: dict[str, Any], steps: int, ended: bool) -> str | None:
-    if obj.get("steps") != steps:
-        return f"the result counts {obj.get('steps')!r} steps but the record holds {steps}"
-    finished = obj.get("finished")
-    if not isinstance(finished, bool):
-        return f"finished must be true or false, got {finished!r}"
-    if finished != ended:
-        return (f"finished is {str(finished).lower()} but the last step "
-                f"{'ended' if ended else 'did not end'} the game")
-    if not _is_number(obj.get("return")):
-        return f"return must be a finite number, got {obj.get('return')!r}"
-    if obj.get("won") not in (True, False, None):
-        return f"won must be true, false or null, got {obj.get('won')!r}"
-    reason = obj.get("reason")
-    if reason is not None and not isinstance(reason, str):
-        return f"reason must be a string or null, got {reason!r}"
-    if not finished and (obj.get("won") is not None or reason is not None):
-        return "an unfinished game has no winner and no reason (won and reason must be null)"
-    return None
-
-
-MAX_RECORD_BYTES = 64 * 1024 * 1024  # far above any game's record; refuses a runaway file quickly
-MAX_LINE_BYTES = 1024 * 1024
-MAX_JSON_DEPTH = 32  # a record nests a few levels (step -> events -> fight -> results)
-
-
-def _read_text(path: Path) -> str:
-    """The text of a record file: a regular file of at most :data:`MAX_RECORD_BYTES`, UTF-8."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise
-    except OSError as err:
-        raise ValueError(f"{path}: cannot read the record: {err.strerror or err}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise ValueError(f"{path}: is a folder, not a record file")
-    if not stat.S_ISREG(info.st_mode):
-        raise ValueError(f"{path}: not a regular file (a device, pipe or socket); a record is a file")
-    if info.st_size > MAX_RECORD_BYTES:
-        raise ValueError(f"{path}: {info.st_size} bytes, more than a record may hold ({MAX_RECORD_BYTES})")
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_RECORD_BYTES + 1)
-    except OSError as err:
-        raise ValueError(f"{path}: cannot read the record: {err.strerror or err}") from None
-    if len(data) > MAX_RECORD_BYTES:
-        raise ValueError(f"{path}: more than a record may hold ({MAX_RECORD_BYTES} bytes)")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ValueError(
-            f"{path}: not a UTF-8 text file (byte {err.start}: {err.reason}); a record is JSON lines"
-        ) from None
-
-
-def _depth(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests deeper than ``limit`` (without recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if level > limit:
-            return True
-        if isinstance(item, dict):
-            stack.extend((v, level + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, level + 1) for v in item)
-    return False
-
-
-def _parse_line(line: str) -> Any:
-    """One JSON value; ``ValueError`` with the problem for bad JSON, deep nesting or huge numbers."""
-    if len(line) > MAX_LINE_BYTES:
-        raise ValueError(f"a line of {len(line)} characters (at most {MAX_LINE_BYTES})")
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"not valid JSON ({err.msg} at column {err.colno})") from None
-    except RecursionError:
-        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
-    except ValueError as err:  # e.g. an integer of thousands of digits
-        raise ValueError(f"not a usable JSON value ({str(err).splitlines()[0][:80]})") from None
-    if _depth(obj, MAX_JSON_DEPTH):
-        raise ValueError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-    return obj
-
-
-def load_record(path: str | os.PathLike[str]) -> GameRecord:
-    """Read and validate a record file. A malformed record raises ``ValueError`` naming the file, the line
-    and the problem (also a folder, a device or pipe, a file over :data:`MAX_RECORD_BYTES`, JSON nested
-    deeper than :data:`MAX_JSON_DEPTH`); a missing file raises ``FileNotFoundError``."""
-    path = Path(path)
-    text = _read_text(path)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if not lines:
-        raise ValueError(f"{path}: the file is empty (a record starts with a header line)")
-
-    def fail(number: int, problem: str) -> ValueError:
-        return ValueError(f"{path}: line {number}: {problem}")
-
-    header: dict[str, Any] | None = None
-    steps: list[dict[str, Any]] = []
-    result: dict[str, Any] | None = None
-    ended = False
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            raise fail(number, "empty line (every line holds one JSON object)")
-        try:
-            obj = _parse_line(line)
-        except ValueError as err:
-            raise fail(number, str(err)) from None
-        if not isinstance(obj, dict):
-            raise fail(number, f"expected a JSON object, got {type(obj).__name__}")
-        if number == 1:
-            problem = _check_header(obj)
-            if problem:
-                raise fail(number, problem)
-            header = obj
-            continue
-        if result is not None:
-            raise fail(number, "a line after the result line (the result must be the last line)")
-        kind = obj.get("type")
-        if kind == "step":
-            if ended:
-                raise fail(number, "a step after the step that ended the game")
-            problem = _check_step(obj, len(steps) + 1)
-            if problem:
-                raise fail(number, problem)
-            steps.append(obj)
-            ended = bool(obj.get("terminated") or obj.get("truncated"))
-        elif kind == "result":
-            problem = _check_result(obj, len(steps), ended)
-            if problem:
-                raise fail(number, problem)
-            result = obj
-        elif kind == "header":
-            raise fail(number, "a second header line")
-        else:
-            raise fail(number, f"unknown line type {kind!r} (expected 'step' or 'result')")
-    if result is None:
-        raise fail(len(lines), "the record ends without a result line (an incomplete record)")
-    assert header is not None
-    return GameRecord(header=header, steps=steps, result=result, path=os.fspath(path))
-
-
-# --------------------------------------------------------------------------------------------- replay
 
 
 class RecordNeedsOpponentError(ValueError):
