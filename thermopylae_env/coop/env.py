@@ -206,7 +206,7 @@ class CoopEnv(TurnBasedEnv):
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' to the env")
             return None
         if self.render_mode == "rgb_array":
-            from thermopylae_env.render import render_coop_rgb
+            from thermopylae_env.coop.render import render_coop_rgb
 
             return render_coop_rgb(self._game, self._state)
         if self._state is None:

@@ -301,8 +301,8 @@ class CoopVectorEnv(VectorEnv):
             return None
         if not self._ready:
             raise RuntimeError("render() called before reset()")
+        from thermopylae_env.coop.render import render_coop_rgb
         from thermopylae_env.coop.rules import CoopGame
-        from thermopylae_env.render import render_coop_rgb
 
         game = CoopGame(self.num_players, self.engine.persian)
         # The hidden deck orders are not drawn; any order consistent with the view gives the same picture.

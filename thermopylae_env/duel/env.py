@@ -327,7 +327,7 @@ class DuelEnv(TurnBasedEnv):
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' to the env")
             return None
         if self.render_mode == "rgb_array":
-            from thermopylae_env.render import render_duel_rgb
+            from thermopylae_env.duel.render import render_duel_rgb
 
             return render_duel_rgb(self._game, self._state, self.side)
         who = f"Thermopylae duel | you: {PLAYER_NAMES[self.side]} | opponent: {self.opponent_label}"

@@ -223,7 +223,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if self.render_mode is None:
             return None
         if self.render_mode == "rgb_array":
-            from thermopylae_env.render import render_duel_rgb
+            from thermopylae_env.duel.render import render_duel_rgb
 
             state = self.state
             side = state.current_player if state is not None and not state.terminated else 0
