@@ -8,7 +8,8 @@ observation is :meth:`thermopylae_env.coop.rules.CoopGame.observe`, which every 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -30,10 +31,24 @@ from thermopylae_env.coop.layout import (
 from thermopylae_env.coop.state import _DISCARD, _DRAW_OFFER, _MAIN, CoopState
 from thermopylae_env.errors import InvariantError
 
-if TYPE_CHECKING:  # for annotations only: the engine imports this module
-    from thermopylae_env.coop.rules import CoopGame
+__all__ = ["CoopView", "ObservedGame", "state_from_observation"]
 
-__all__ = ["CoopView", "state_from_observation"]
+
+class ObservedGame(Protocol):
+    """What the observer reads from a :class:`thermopylae_env.coop.rules.CoopGame` (the engine imports this
+    module, so the observer names the game by what it uses rather than importing it)."""
+
+    num_players: int
+    persian: Sequence
+    spartan: tuple[int, ...]
+    _ids_by_value: tuple[tuple[int, ...], ...]
+    _slot_code: tuple[tuple[float, float, float], ...]
+
+    def observe(self, state: CoopState, out: np.ndarray | None = None) -> np.ndarray: ...
+
+    def legal_action_mask(self, state: CoopState) -> np.ndarray: ...
+
+    def check_invariants(self, state: CoopState) -> None: ...
 
 # Observation offsets, from the layout (thermopylae_env.coop.layout).
 _OBS_PHASE = OBS["phase"].offset
@@ -53,7 +68,7 @@ _OBS_UNSEEN_SPARTAN = OBS["unseen_spartan"].offset
 _OBS_UNSEEN_PERSIAN = OBS["unseen_persian"].offset
 
 
-def state_from_observation(game: CoopGame, obs: np.ndarray, rng: np.random.Generator) -> CoopState:
+def state_from_observation(game: ObservedGame, obs: np.ndarray, rng: np.random.Generator) -> CoopState:
     """A state consistent with ``obs`` (a determinization): the hidden deck orders are shuffled with
     ``rng``; which seen Persian rows are in the discard pile and which in the graveyard is not
     observed and does not matter to the rules, so they are assigned in row order. ``turn`` is not
@@ -251,7 +266,7 @@ class CoopView:
     __slots__ = ("game", "_buf", "_mv", "_bytes", "_state", "_seen", "_hands", "_main_masks",
                  "_discard_masks", "_offer_mask", "_none_mask", "_undrawn", "_bit", "_slot_pieces")
 
-    def __init__(self, game: CoopGame) -> None:
+    def __init__(self, game: ObservedGame) -> None:
         self.game = game
         self._buf = np.zeros(OBS_SIZE, dtype=np.float32)
         self._mv = memoryview(self._buf)
