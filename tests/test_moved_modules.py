@@ -57,11 +57,11 @@ def test_an_old_name_keeps_the_new_modules_own_name_and_spec():
 def test_a_patch_through_an_old_name_is_seen_through_the_new_one(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        old = importlib.import_module("thermopylae_env.coop_vector")
-    from thermopylae_env.coop import vector
+        old = importlib.import_module("thermopylae_env.opponents")
+    from thermopylae_env.duel import opponents
 
-    monkeypatch.setattr(old, "_announced", "patched")
-    assert vector._announced == "patched"
+    monkeypatch.setattr(old, "RandomAgent", "patched")
+    assert opponents.RandomAgent == "patched"
 
 
 def test_duel_v0_is_the_pettingzoo_module_without_a_warning():
