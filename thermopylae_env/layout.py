@@ -1,6 +1,6 @@
 """The piece of a flat vector that both games' layout modules describe their observations (and the duel its
 actions) with, in the manner of OpenSpiel's observer pieces: a name, where it starts, its shape, and the
-scale its values are divided by. ``coop_layout`` and ``duel_layout`` lay their pieces out end to end with
+scale its values are divided by. ``coop.layout`` and ``duel.layout`` lay their pieces out end to end with
 :func:`lay_out`, so no offset is ever written down by hand."""
 
 from __future__ import annotations
