@@ -279,12 +279,20 @@ class _DuelVectorBase(VectorEnv):
     def _obs(self) -> np.ndarray:
         return self.engine.obs.copy() if self.copy else self.engine.obs
 
+    def _masks(self) -> np.ndarray:
+        """A copy of the mask rows a caller may sample from: a finished game waiting for its NEXT_STEP
+        reset allows action 0 (which the reset step ignores) instead of nothing, as in the co-op env."""
+        masks = self.engine.masks.copy()
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            masks[self._ended, 0] = True
+        return masks
+
     def _state_info(self, infos: dict[str, Any]) -> dict[str, Any]:
         eng = self.engine
         n = self.num_envs
         phase = eng.states[:, K.PHASE].copy()
         phase[phase == K.OVER] = 0
-        for key, value in (("action_mask", eng.masks.view(np.int8).copy()), ("phase", phase),
+        for key, value in (("action_mask", self._masks().view(np.int8)), ("phase", phase),
                            ("turn", eng.states[:, K.TURN].copy()), ("to_move", eng.to_move())):
             infos[key] = value
             infos["_" + key] = np.ones(n, bool)
@@ -398,9 +406,9 @@ class _DuelVectorBase(VectorEnv):
         return self._state_info(end_info)
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions of every game, bool ``(num_envs, 21)`` (a copy; all false for a game that ended
-        and waits for its NEXT_STEP reset)."""
-        return self.engine.masks.copy()
+        """Legal actions of every game, bool ``(num_envs, 21)`` (a copy). A game that ended and waits for
+        its NEXT_STEP reset allows only action 0, which that reset step ignores."""
+        return self._masks()
 
     def close_extras(self, **kwargs: Any) -> None:
         self._ready = False
@@ -422,8 +430,8 @@ class DuelVectorEnv(_DuelVectorBase):
     actions raise ``TypeError`` / ``ValueError`` before any game moves. An illegal action (mask 0) ends that
     game as a loss with reward ``illegal_action_penalty``, ``infos["illegal_action"]`` and
     ``infos["illegal_reason"]`` (``illegal_action="loss"``; the observation stays that of the position and
-    the mask becomes all false, as in the single env), or raises ``IllegalActionError`` before any game
-    moves (``"raise"``).
+    the row allows only the ignored action 0 until its NEXT_STEP reset), or raises ``IllegalActionError``
+    before any game moves (``"raise"``).
 
     ## Observation Space
     ``Box(0, 1, (num_envs, 56), float32)``, each row the agent's side as in the single env.
@@ -443,8 +451,11 @@ class DuelVectorEnv(_DuelVectorBase):
     Autoreset (``metadata["autoreset_mode"]``):
 
     * ``AutoresetMode.NEXT_STEP`` (default, Gymnasium's own): the step that ends a game returns its last
-      observation with ``terminated=True``, ``infos["is_success"]`` and an all-false mask; the next ``step``
-      ignores that game's action, starts a new game and returns its first observation with reward 0.
+      observation with ``terminated=True`` and ``infos["is_success"]``; the next ``step`` ignores that
+      game's action, starts a new game and returns its first observation with reward 0. Until that reset
+      step the game's mask row (:meth:`action_masks`, ``infos["action_mask"]``) allows exactly one action,
+      action 0, the action the reset step ignores, so that a masked sampler (CleanRL's
+      ``logits.masked_fill(~mask, -inf)``) always has a legal action to draw; any action is accepted there.
     * ``AutoresetMode.SAME_STEP``: the ending step already returns the new game's first observation and
       mask; the last observation is in ``infos["final_obs"]`` and that step's info in
       ``infos["final_info"]`` (with Gymnasium's ``"_key"`` masks).
@@ -604,7 +615,9 @@ class DuelSelfPlayVectorEnv(_DuelVectorBase):
     As in :class:`DuelVectorEnv`; the Persian acts first.
 
     ## Episode End
-    Termination only; autoreset as in :class:`DuelVectorEnv` (``NEXT_STEP`` default, ``SAME_STEP``).
+    Termination only; autoreset as in :class:`DuelVectorEnv` (``NEXT_STEP`` default, ``SAME_STEP``):
+    with ``NEXT_STEP`` a finished game's mask row allows only action 0 until its reset step, which ignores
+    that action.
 
     ## Arguments
     ``num_envs``, ``illegal_action``, ``illegal_action_penalty``, ``autoreset_mode``, ``copy``,
