@@ -72,6 +72,7 @@ from thermopylae_env._coop_kernel import (
 from thermopylae_env.actions import (
     IllegalActionError,
     as_action_batch,
+    as_reset_mask,
     as_seed,
     as_seed_list,
     check_illegal_action_mode,
@@ -1052,9 +1053,7 @@ class CoopVectorEnv(VectorEnv):
         """The games a reset restarts (``None``: all), from checked options."""
         if "reset_mask" not in options:
             return None
-        mask = np.asarray(options["reset_mask"])
-        if mask.dtype != bool or mask.shape != (self.num_envs,):
-            raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},)")
+        mask = as_reset_mask(options["reset_mask"], self.num_envs)
         if not self._ready and not mask.all():
             raise RuntimeError("the first reset must start every game (reset_mask all true)")
         return np.flatnonzero(mask)

@@ -30,7 +30,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from thermopylae_env.actions import as_action_batch
+from thermopylae_env.actions import as_action_batch, as_game_seeds
 from thermopylae_env.duel_vector import GREEK, NUM_ACTIONS, OBS_SIZE, PERSIAN, DuelVectorEnv
 
 __all__ = ["DuelSB3VecEnv", "DuelSelfPlaySB3VecEnv"]
@@ -98,6 +98,12 @@ class _DuelSB3Base(VecEnv):
             first += p.env.num_envs
         return out
 
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """SB3's ``VecEnv.seed``: game ``i`` gets ``seed + i`` at the next :meth:`reset`. The seed is
+        checked here (an integer in ``0 .. 2**64 - num_envs``, :func:`thermopylae_env.actions.as_seed`)."""
+        as_game_seeds(seed, self.num_envs)
+        return super().seed(seed)
+
     def reset(self) -> np.ndarray:
         seeds = list(self._seeds) if any(s is not None for s in self._seeds) else None
         chunks = self._split(seeds) if seeds is not None else [None] * len(self.parts)
@@ -109,7 +115,10 @@ class _DuelSB3Base(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Check ``actions`` (one integer in 0..20 per row); a bad batch raises here and nothing moves."""
+        """Check ``actions`` (one integer in 0..20 per row); a bad batch, or a call before :meth:`reset`,
+        raises here and nothing is queued."""
+        if not self._ready:
+            raise RuntimeError("step() called before reset()")
         self._actions = as_action_batch(actions, self.num_envs, NUM_ACTIONS)
 
     def step_wait(self) -> VecEnvStepReturn:

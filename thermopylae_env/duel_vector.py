@@ -46,8 +46,9 @@ from thermopylae_env import _duel_kernel as K
 from thermopylae_env.actions import (
     IllegalActionError,
     as_action_batch,
+    as_game_seeds,
+    as_reset_mask,
     as_seed,
-    as_seed_list,
     check_illegal_action_mode,
     check_illegal_action_penalty,
     check_options,
@@ -139,13 +140,10 @@ class DuelVectorEngine:
         """Key each game's chance: one seed (game ``i`` gets ``seed + i``; ``None`` draws one from the OS),
         or one per game (a ``None`` entry keeps that game's key). Counts of games played restart at 0."""
         n = self.num_envs
-        if isinstance(seed, (list, tuple, np.ndarray)):
-            seeds = as_seed_list(seed, n)
-        else:
-            first = as_seed(seed)
-            if first is None:
-                first = int(np.random.SeedSequence().generate_state(2, np.uint64)[0])
-            seeds = [(first + i) & _M64 for i in range(n)]
+        seeds = as_game_seeds(seed, n)
+        if seeds is None:  # from the OS, low enough that no game's seed passes 2**64 - 1
+            first = int(np.random.SeedSequence().generate_state(2, np.uint64)[0]) >> 1
+            seeds = [first + i for i in range(n)]
         for i, s in enumerate(seeds):
             if s is None:
                 continue
@@ -311,11 +309,10 @@ class _DuelVectorBase(VectorEnv):
         ``i`` gets ``seed + i``) or one per game; ``None`` continues every game's stream (the first reset
         seeds from the OS). Returns ``(observations, infos)``."""
         options = check_options(options, ("reset_mask",))
+        as_game_seeds(seed, self.num_envs)  # checked before any game changes
         games = self.engine.all_games
         if "reset_mask" in options:
-            mask = np.asarray(options["reset_mask"])
-            if mask.dtype != bool or mask.shape != (self.num_envs,):
-                raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},)")
+            mask = as_reset_mask(options["reset_mask"], self.num_envs)
             if not self._ready and not mask.all():
                 raise RuntimeError("the first reset must start every game (reset_mask all true)")
             games = np.flatnonzero(mask).astype(np.int64)

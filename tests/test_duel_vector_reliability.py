@@ -1,0 +1,124 @@
+"""Reliability of the vector envs and their SB3 adapters: seeds that do not wrap, masked arrays refused
+everywhere, refused calls that change nothing, a partial reset after a failed step, and enough chance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from thermopylae_env.coop_env import CoopEnv
+from thermopylae_env.coop_vector import CoopVectorEnv
+from thermopylae_env.duel_env import DuelGreekEnv, DuelPersianEnv
+from thermopylae_env.duel_vector import (
+    DuelGreekVectorEnv,
+    DuelPersianVectorEnv,
+    DuelSelfPlayVectorEnv,
+)
+
+
+def _state(env: object) -> tuple:
+    eng = env.engine
+    return eng.states.copy(), eng.masks.copy(), eng.obs.copy(), env._ended.copy()
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+# --- D3: seeds do not wrap at 2**64 -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", [DuelGreekVectorEnv, DuelPersianVectorEnv, DuelSelfPlayVectorEnv,
+                                 CoopVectorEnv])
+def test_a_seed_whose_last_game_passes_2_64_is_refused_like_the_coop_env(cls: type) -> None:
+    env = cls(3)
+    env.reset(seed=4)
+    before = env.action_masks()
+    with pytest.raises(ValueError, match=r"not below 2\*\*64"):
+        env.reset(seed=2**64 - 1)
+    assert np.array_equal(env.action_masks(), before)
+    env.reset(seed=2**64 - 3)  # the last game gets 2**64 - 1: allowed
+
+
+# --- D4: masked arrays are refused everywhere, with one error -----------------------------------------
+
+
+def _hidden(value: object) -> np.ma.MaskedArray:
+    return np.ma.masked_array(value, mask=np.ones(np.shape(value), bool))
+
+
+@pytest.mark.parametrize("cls", [DuelGreekEnv, DuelPersianEnv, CoopEnv])
+def test_single_envs_refuse_a_masked_action(cls: type) -> None:
+    env = cls()
+    _, info = env.reset(seed=0)
+    legal = int(np.flatnonzero(info["action_mask"])[0])
+    for action in (_hidden(np.array(legal)), np.ma.masked_array(legal, mask=False)):
+        with pytest.raises(TypeError, match="masked array"):
+            env.step(action)
+    env.step(legal)  # the game was left as it was
+
+
+def test_the_pettingzoo_view_refuses_a_masked_action_with_the_same_error() -> None:
+    from thermopylae_env.duel_v0 import env as duel_aec
+
+    aec = duel_aec()
+    aec.reset(seed=0)
+    mask = aec.observe(aec.agent_selection)["action_mask"]
+    with pytest.raises(TypeError, match="masked array"):
+        aec.step(_hidden(np.array(int(np.flatnonzero(mask)[0]))))
+
+
+@pytest.mark.parametrize("cls", [DuelGreekVectorEnv, DuelSelfPlayVectorEnv, CoopVectorEnv])
+def test_vector_envs_refuse_masked_actions_seeds_and_reset_masks(cls: type) -> None:
+    env = cls(3)
+    env.reset(seed=1)
+    if hasattr(env, "engine") and hasattr(env.engine, "states"):
+        before = _state(env)
+    masks = env.action_masks()
+    with pytest.raises(TypeError, match="masked array"):
+        env.step(np.ma.masked_array(masks.argmax(axis=1), mask=[0, 1, 0]))
+    with pytest.raises(TypeError, match="masked array"):
+        env.reset(options={"reset_mask": np.ma.masked_array([True, True, False], mask=[0, 0, 1])})
+    with pytest.raises(TypeError, match="masked array"):
+        env.reset(seed=_hidden(np.array(7)))
+    with pytest.raises(TypeError, match="masked array"):
+        env.reset(seed=np.ma.masked_array([1, 2, 3], mask=[0, 1, 0]))
+    if hasattr(env, "engine") and hasattr(env.engine, "states"):
+        assert _same(before, _state(env))
+    assert np.array_equal(masks, env.action_masks())
+
+
+# --- D17: the SB3 adapters -----------------------------------------------------------------------------
+
+
+def _adapters() -> dict[str, object]:
+    pytest.importorskip("stable_baselines3")
+    from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv, DuelSelfPlaySB3VecEnv
+    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+
+    return {"duel": DuelSB3VecEnv, "selfplay": DuelSelfPlaySB3VecEnv, "coop": CoopSB3VecEnv}
+
+
+@pytest.mark.parametrize("name", ["duel", "selfplay", "coop"])
+def test_a_step_refused_before_reset_queues_nothing(name: str) -> None:
+    env = _adapters()[name](4)
+    with pytest.raises(RuntimeError, match="before reset"):
+        env.step(np.zeros(4, np.int64))
+    env.reset()
+    with pytest.raises(RuntimeError, match="without step_async"):
+        env.step_wait()
+
+
+@pytest.mark.parametrize("name", ["duel", "selfplay", "coop"])
+def test_adapters_check_seeds_when_given(name: str) -> None:
+    cls = _adapters()[name]
+    with pytest.raises(TypeError, match="seed must be None or a non-negative integer"):
+        cls(4, seed="x")
+    env = cls(4)
+    for bad, err in (("x", TypeError), (1.5, TypeError), (-1, ValueError), (2**64 - 2, ValueError),
+                     (_hidden(np.array(3)), TypeError)):
+        with pytest.raises(err):
+            env.seed(bad)
+    obs = env.reset()  # the refused seeds left no seed behind
+    env.seed(2**64 - 4)
+    assert env.reset().shape == obs.shape
