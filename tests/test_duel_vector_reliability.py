@@ -122,3 +122,57 @@ def test_adapters_check_seeds_when_given(name: str) -> None:
     obs = env.reset()  # the refused seeds left no seed behind
     env.seed(2**64 - 4)
     assert env.reset().shape == obs.shape
+
+
+# --- D2: a refused self-play SB3 call changes nothing ------------------------------------------------
+
+
+def _parts_state(env: object) -> list[tuple]:
+    return [(*_state(p.env), p.ret.copy(), p.length.copy()) for p in env.parts]
+
+
+def test_a_self_play_sb3_call_the_persian_half_refuses_changes_nothing_and_names_the_row() -> None:
+    pytest.importorskip("stable_baselines3")
+    from thermopylae_env.actions import IllegalActionError
+    from thermopylae_env.duel_sb3_vec import DuelSelfPlaySB3VecEnv
+
+    env, twin = (DuelSelfPlaySB3VecEnv(4, illegal_action="raise", seed=9) for _ in range(2))
+    env.reset()
+    twin.reset()
+    masks = env.action_masks()
+    legal = masks.argmax(axis=1)
+    bad = legal.copy()
+    bad[2] = int(np.flatnonzero(~masks[2])[0])
+    before = _parts_state(env)
+    for _ in range(3):  # each retry would have stepped the Greek half again
+        with pytest.raises(IllegalActionError, match="game 2:"):
+            env.step(bad)
+        assert all(_same(a, b) for a, b in zip(before, _parts_state(env), strict=True))
+    got, want = env.step(legal), twin.step(legal)
+    for a, b in zip(got[:3], want[:3], strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_a_self_play_sb3_call_refused_with_reset_needed_leaves_the_greek_half_alone() -> None:
+    pytest.importorskip("stable_baselines3")
+    from thermopylae_env.core import ResetNeeded
+    from thermopylae_env.duel_sb3_vec import DuelSelfPlaySB3VecEnv
+
+    class Fails:
+        def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+            raise RuntimeError("the opponent failed")
+
+    env = DuelSelfPlaySB3VecEnv(4, seed=4)
+    env.reset()
+    env.set_opponents(greek_opponent=Fails())  # the Persian half's opponent
+    rng = np.random.default_rng(0)
+    with pytest.raises(RuntimeError, match="the opponent failed"):
+        for _ in range(50):
+            masks = env.action_masks()
+            env.step((rng.random(masks.shape) * masks).argmax(axis=1))
+    before = _parts_state(env)
+    for _ in range(3):
+        masks = env.action_masks()
+        with pytest.raises(ResetNeeded):
+            env.step(masks.argmax(axis=1))
+        assert all(_same(a, b) for a, b in zip(before, _parts_state(env), strict=True))

@@ -127,7 +127,12 @@ class _DuelSB3Base(VecEnv):
         actions, self._actions = self._actions, None
         if actions is None:
             raise RuntimeError("step_wait() called without step_async()")
-        results = [p.step(a, self._t_start) for p, a in zip(self.parts, self._split(actions), strict=True)]
+        chunks = self._split(actions)
+        first = 0
+        for p, a in zip(self.parts, chunks, strict=True):  # every part checked before any part moves
+            p.env._check_step(a, first)
+            first += p.env.num_envs
+        results = [p.step(a, self._t_start) for p, a in zip(self.parts, chunks, strict=True)]
         obs = np.concatenate([r[0] for r in results])
         rewards = np.concatenate([r[1] for r in results]).astype(np.float32)
         dones = np.concatenate([r[2] for r in results])

@@ -336,19 +336,34 @@ class _DuelVectorBase(VectorEnv):
             raise ResetNeeded(f"step() refused: {self._broken}; call reset()")
         return as_action_batch(actions, self.num_envs, NUM_ACTIONS)
 
+    def _check_step(self, actions: object, first_row: int = 0) -> np.ndarray:
+        """Everything a step refuses, checked before any game moves: a closed, unreset or broken env, actions
+        outside the space, and (``illegal_action="raise"``) an illegal action. ``first_row``: the number
+        errors give row 0 (an adapter whose batch holds this env's rows after others)."""
+        actions = self._checked_actions(actions)
+        if self.illegal_action == "raise":
+            eng = self.engine
+            legal = eng.masks[np.arange(self.num_envs), actions] | self._restarting()
+            if not legal.all():
+                g = int(np.flatnonzero(~legal)[0])
+                raise IllegalActionError(f"game {g + first_row}: {eng.illegal_reason(g, int(actions[g]))}")
+        return actions
+
+    def _restarting(self) -> np.ndarray:
+        """The games whose next step starts a new game, ignoring their action (NEXT_STEP autoreset)."""
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            return self._ended
+        return np.zeros(self.num_envs, bool)
+
     def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Apply every game's action (restarting the games that ended at the last NEXT_STEP step).
 
-        Returns ``(ended_now, illegal, restarted, winner)``."""
+        Returns ``(ended_now, illegal, restarted, winner)``; ``actions`` passed :meth:`_check_step`."""
         eng = self.engine
         n = self.num_envs
-        restart = self._ended if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(n, bool)
-        rows = np.arange(n)
-        legal = eng.masks[rows, actions] | restart
+        restart = self._restarting().copy()
+        legal = eng.masks[np.arange(n), actions] | restart
         illegal = ~legal
-        if illegal.any() and self.illegal_action == "raise":
-            g = int(np.flatnonzero(illegal)[0])
-            raise IllegalActionError(f"game {g}: {eng.illegal_reason(g, int(actions[g]))}")
         reasons = None
         if illegal.any():
             reasons = {int(g): eng.illegal_reason(int(g), int(actions[g])) for g in np.flatnonzero(illegal)}
@@ -561,7 +576,7 @@ class DuelVectorEnv(_DuelVectorBase):
 
     def step(self, actions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action per game (shape ``(num_envs,)``); see the class docstring for autoreset."""
-        actions = self._checked_actions(actions)
+        actions = self._check_step(actions)
         ended, illegal, _, winner = self._advance(actions)
         rewards = np.zeros(self.num_envs, np.float64)
         won = ended & ~illegal & (winner == self.side)
@@ -650,7 +665,7 @@ class DuelSelfPlayVectorEnv(_DuelVectorBase):
 
     def step(self, actions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action per game, for its side to move; rewards are ``(num_envs, 2)``."""
-        actions = self._checked_actions(actions)
+        actions = self._check_step(actions)
         mover = self.engine.states[:, K.PLAYER].copy()
         ended, illegal, _, winner = self._advance(actions)
         rewards = np.zeros((self.num_envs, 2), np.float64)
