@@ -176,3 +176,77 @@ def test_a_self_play_sb3_call_refused_with_reset_needed_leaves_the_greek_half_al
         with pytest.raises(ResetNeeded):
             env.step(masks.argmax(axis=1))
         assert all(_same(a, b) for a, b in zip(before, _parts_state(env), strict=True))
+
+
+# --- D1: a partial reset after the batched opponent failed inside step() ------------------------------
+
+
+class _Flaky:
+    """A batched opponent that plays the first legal action and fails on about one call in a hundred."""
+
+    name = "flaky"
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if self.rng.random() < 0.01:
+            raise RuntimeError("the opponent failed")
+        return masks.argmax(axis=1)
+
+
+def _check_rows(env: DuelGreekVectorEnv, info: dict) -> np.ndarray:
+    """Every row is a running game waiting on the agent, or an ended one whose row allows only the
+    ignored action 0; returns which rows are over."""
+    from thermopylae_env import _duel_kernel as K
+
+    masks = env.action_masks()
+    assert np.array_equal(masks, info["action_mask"].astype(bool))
+    over = env.engine.states[:, K.PHASE] == K.OVER
+    assert (masks[over].sum(axis=1) == 1).all() and masks[over, 0].all()
+    running = ~over
+    assert np.array_equal(masks[running], env.engine.masks[running])
+    assert masks[running].any(axis=1).all()
+    assert (env.engine.states[running, K.PLAYER] == env.side).all()
+    return over
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
+@pytest.mark.parametrize("cls", [DuelGreekVectorEnv, DuelPersianVectorEnv])
+def test_a_partial_reset_after_a_failed_opponent_leaves_every_row_consistent(cls: type, mode: str) -> None:
+    from thermopylae_env import _duel_kernel as K
+
+    env = cls(24, opponent=_Flaky(3), autoreset_mode=mode)
+    rng = np.random.default_rng(3)
+    while True:
+        try:
+            _, info = env.reset(seed=11)
+            break
+        except RuntimeError:
+            pass
+    failures = scored = 0
+    for _ in range(600):
+        over = _check_rows(env, info)
+        episodes = env.engine.states[:, K.EPISODE].copy()
+        masks = env.action_masks()
+        actions = (rng.random(masks.shape) * masks).argmax(axis=1)
+        try:
+            _, rewards, term, _, info = env.step(actions)
+        except RuntimeError:
+            failures += 1
+            st = env.engine.states
+            stuck = (st[:, K.PHASE] != K.OVER) & (st[:, K.PLAYER] != env.side)
+            while True:  # restart the games left waiting on the opponent, as a user would
+                try:
+                    _, info = env.reset(options={"reset_mask": stuck})
+                    break
+                except RuntimeError:
+                    pass
+            continue
+        assert "illegal_action" not in info and "illegal_action" not in info.get("final_info", {})
+        new = env.engine.states[:, K.EPISODE] - episodes
+        assert (new[over] == 1).all() and not term[over].any() and not rewards[over].any()
+        restarted_now = term & ~over if mode == "SameStep" else np.zeros_like(term)
+        assert (new[~over] == restarted_now[~over]).all()
+        scored += int(term.sum())
+    assert failures > 10 and scored > 20

@@ -281,8 +281,7 @@ class _DuelVectorBase(VectorEnv):
         """A copy of the mask rows a caller may sample from: a finished game waiting for its NEXT_STEP
         reset allows action 0 (which the reset step ignores) instead of nothing, as in the co-op env."""
         masks = self.engine.masks.copy()
-        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
-            masks[self._ended, 0] = True
+        masks[self._ended, 0] = True
         return masks
 
     def _state_info(self, infos: dict[str, Any]) -> dict[str, Any]:
@@ -350,10 +349,10 @@ class _DuelVectorBase(VectorEnv):
         return actions
 
     def _restarting(self) -> np.ndarray:
-        """The games whose next step starts a new game, ignoring their action (NEXT_STEP autoreset)."""
-        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
-            return self._ended
-        return np.zeros(self.num_envs, bool)
+        """The games whose next step starts a new game, ignoring their action: those that ended at the last
+        step under NEXT_STEP autoreset, and under either mode those that ended in a step the opponent
+        failed (SAME_STEP could not restart them there)."""
+        return self._ended
 
     def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Apply every game's action (restarting the games that ended at the last NEXT_STEP step).
@@ -374,12 +373,16 @@ class _DuelVectorBase(VectorEnv):
         eng._actions[:] = actions
         games = eng.all_games
         eng.run(games, what, eng._actions, self._opp_mode, self._opp_side, self._obs_side)
-        self._after_kernel(games)
-        over = eng.states[:, K.PHASE] == K.OVER
-        ended = (over & ~restart) | illegal
-        if illegal.any():
-            eng.masks[illegal] = False
-        self._ended = ended.copy()
+        try:
+            self._after_kernel(games)
+        finally:
+            # Also when the opponent fails: the games that ended in this step wait for the next one to
+            # restart them, and no game restarted here restarts again (whatever reset_mask then restarts).
+            over = eng.states[:, K.PHASE] == K.OVER
+            ended = (over & ~restart) | illegal
+            if illegal.any():
+                eng.masks[illegal] = False
+            self._ended = ended.copy()
         self._reasons = reasons
         return ended, illegal, restart, eng.states[:, K.WINNER].copy()
 
@@ -405,11 +408,11 @@ class _DuelVectorBase(VectorEnv):
             idx = np.flatnonzero(ended).astype(np.int64)
             final_obs = np.full(self.num_envs, None, dtype=object)
             final_obs[idx] = list(self.engine.obs[idx].copy())
+            self._ended[idx] = False  # restarted here, before its final info is taken (its mask: none)
             self._state_info(end_info)
             for key in ("action_mask", "phase", "turn", "to_move"):
                 end_info["_" + key] = ended.copy()
             self._deal(idx)
-            self._ended[idx] = False
             infos["final_obs"] = final_obs
             infos["_final_obs"] = ended.copy()
             infos["final_info"] = end_info
@@ -419,7 +422,8 @@ class _DuelVectorBase(VectorEnv):
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of every game, bool ``(num_envs, 21)`` (a copy). A game that ended and waits for
-        its NEXT_STEP reset allows only action 0, which that reset step ignores."""
+        the next step to restart it (NEXT_STEP, or after a failed opponent) allows only action 0, which
+        that step ignores."""
         return self._masks()
 
     def close_extras(self, **kwargs: Any) -> None:
@@ -482,7 +486,11 @@ class DuelVectorEnv(_DuelVectorBase):
       ``act_batch(observations, masks) -> actions`` (:class:`BatchOpponent`, e.g. a NumPy copy of a
       trained actor), called once per round for all the games waiting on it; an illegal answer raises
       ``IllegalActionError`` naming the opponent, and after any failure of the opponent (its own exception
-      too) the env refuses every step until ``reset``. A model file is not loaded here: load it and pass
+      too) the env refuses every step until ``reset``. ``reset(options={"reset_mask": m})`` may restart
+      only the games left waiting on the opponent: a game that ended in the failed step (its reward is
+      lost with the step) then waits, in either autoreset mode, for the next step to restart it, its mask
+      row allowing only the ignored action 0, and a game restarted in the failed step is not restarted
+      again. A model file is not loaded here: load it and pass
       it in.
     * ``illegal_action`` (``"loss"`` / ``"raise"``), ``illegal_action_penalty`` (float, -1.0): as in the
       single env. ``render_mode`` must be ``None`` and ``record_events`` ``False``.
