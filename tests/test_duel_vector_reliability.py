@@ -250,3 +250,49 @@ def test_a_partial_reset_after_a_failed_opponent_leaves_every_row_consistent(cls
         assert (new[~over] == restarted_now[~over]).all()
         scored += int(term.sum())
     assert failures > 10 and scored > 20
+
+
+# --- 7: at least 64 bits of chance per game ----------------------------------------------------------
+
+
+def _chance_states(num_envs: int, resets: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The chance base of every game started by ``resets`` resets of ``num_envs`` games, and the full deck
+    orders of the first ten resets' games."""
+    from thermopylae_env import _duel_kernel as K
+
+    env = DuelSelfPlayVectorEnv(num_envs, parallel=False)
+    bases, decks = [], []
+    env.reset(seed=seed)
+    for r in range(resets):
+        if r:
+            env.reset()  # every game's next start from its own stream
+        bases.extend(env.engine.chance_base(i) for i in range(num_envs))
+        if r < 10:
+            decks.append(env.engine.states[:, K.DECK:K.DECK + K.NUM_CARDS].copy())
+    return np.array(bases, dtype=object), np.concatenate(decks)
+
+
+def test_four_hundred_thousand_game_starts_have_no_repeated_chance_state_or_deal() -> None:
+    bases, decks = _chance_states(4000, 100, seed=0)
+    assert len(set(bases.tolist())) == bases.size == 400_000  # 32 bits of chance repeat ~19 pairs here
+    assert np.unique(decks, axis=0).shape[0] == decks.shape[0] == 40_000
+    assert max(abs(int(b)) for b in bases) >= 1 << 40  # the base holds more than 32 bits
+
+
+def test_the_same_seed_plays_the_same_games_in_another_process() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = ("from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv\n"
+            "env = DuelSelfPlayVectorEnv(5, parallel=False)\n"
+            "env.reset(seed=[2**64 - 1, 0, 7, 123456789, 2**63])\n"
+            "env.reset()\n"
+            "print([env.engine.chance_base(i) for i in range(5)], env.engine.states.sum())\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ})
+    assert run.returncode == 0, run.stderr[-2000:]
+    env = DuelSelfPlayVectorEnv(5, parallel=False)
+    env.reset(seed=[2**64 - 1, 0, 7, 123456789, 2**63])
+    env.reset()
+    assert run.stdout.strip() == f"{[env.engine.chance_base(i) for i in range(5)]} {env.engine.states.sum()}"

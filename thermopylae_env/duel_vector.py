@@ -154,8 +154,11 @@ class DuelVectorEngine:
         self.seeded = True
 
     def chance_base(self, game: int) -> int:
-        """The chance base of the game now running in row ``game`` (see ``thermopylae_env._duel_kernel``)."""
-        return int(self.states[game, K.BASE]) & 0xFFFFFFFF
+        """The 64-bit chance base of the game now running in row ``game``, as a signed integer (see
+        ``thermopylae_env._duel_kernel``: ``chance_orders`` and ``discard_pick`` take it)."""
+        row = self.states[game]
+        value = (int(row[K.BASE_HI]) & 0xFFFFFFFF) << 32 | int(row[K.BASE]) & 0xFFFFFFFF
+        return value - (1 << 64) if value >= 1 << 63 else value
 
     # --- stepping -------------------------------------------------------------------------------------
 
