@@ -81,3 +81,22 @@ def test_every_sb3_mask_row_can_be_sampled_through_whole_episodes(name: str) -> 
         assert not any(info.get("illegal_action") for info in infos)
         finished += int(dones.sum())
     assert finished > 32
+
+
+def test_the_heuristic_moves_a_finished_row_with_its_one_allowed_action() -> None:
+    from thermopylae_env import _duel_kernel as K
+    from thermopylae_env.duel_vector import DuelGreekVectorEnv
+
+    env = DuelGreekVectorEnv(32, opponent="heuristic")
+    _, info = env.reset(seed=2)
+    seen = 0
+    for _ in range(200):
+        live = np.flatnonzero(info["action_mask"].any(axis=1))  # every row: finished ones allow action 0
+        assert live.size == env.num_envs
+        actions = env.engine.heuristic_actions(live)
+        over = env.engine.states[:, K.PHASE] == K.OVER
+        assert (actions[over] == 0).all()
+        seen += int(over.sum())
+        _, _, _, _, info = env.step(actions)
+        assert "illegal_action" not in info
+    assert seen > 0

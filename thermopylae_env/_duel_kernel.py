@@ -765,8 +765,10 @@ def observe_games(states, games, side, out):  # noqa: ANN001, ANN201
 
 @njit(cache=True)
 def heuristic_games(states, games, out):  # noqa: ANN001, ANN201
-    """The built-in heuristic's move for the player to act in each listed (running) game."""
+    """The built-in heuristic's move for the player to act in each listed game; 0 for a game that is over
+    (the one action its mask row allows: the step that restarts it ignores the action)."""
     plan = np.zeros(NUM_ADD_KINDS, np.int64)
     for j in range(games.shape[0]):
-        out[j] = heuristic_action(states[games[j]], plan)
+        s = states[games[j]]
+        out[j] = 0 if s[PHASE] == OVER else heuristic_action(s, plan)
 

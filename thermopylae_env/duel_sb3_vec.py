@@ -10,11 +10,13 @@
   frozen snapshots of the learner drawn from a pool), so every transition a row collects is the learner's
   own, from one side's view, as PPO's advantage estimates need.
 
-SB3's conventions (same-step autoreset): when a game ends, ``step_wait`` returns the first observation of
-the next game, and that row's info holds ``"terminal_observation"``, ``"TimeLimit.truncated": False``,
-``"is_success"`` and ``"episode": {"r", "l", "t"}`` as ``Monitor`` writes it. ``action_masks()`` returns
-bool ``(num_envs, 21)``; sb3-contrib's ``get_action_masks`` calls ``env_method("action_masks")``. Seeding
-follows SB3: ``env.seed(s)`` gives game ``i`` the seed ``s + i`` at the next ``reset()``.
+SB3's conventions (same-step autoreset): when a game ends, ``step_wait`` returns the first observation of the
+next game, and that row's info holds ``"terminal_observation"``, ``"TimeLimit.truncated": False``,
+``"is_success"`` and ``"episode": {"r", "l", "t"}`` as ``Monitor`` writes it. ``action_masks()`` returns bool
+``(num_envs, 21)``, every row that of a running game with at least one legal action (finished games restart in
+the step that ends them, so no row waits on an ignored action); sb3-contrib's ``get_action_masks`` calls
+``env_method("action_masks")``. Seeding follows SB3: ``env.seed(s)`` gives game ``i`` the seed ``s + i`` at
+the next ``reset()``.
 
 This module imports stable-baselines3 (the ``train`` extra); the rest of the package does not need it.
 """

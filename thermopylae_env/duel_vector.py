@@ -186,7 +186,8 @@ class DuelVectorEngine:
         return out
 
     def heuristic_actions(self, games: np.ndarray | None = None) -> np.ndarray:
-        """The compiled heuristic's move for the player to act in each of ``games`` (running games)."""
+        """The compiled heuristic's move for the player to act in each of ``games`` (0 where a game is over:
+        the action a finished row allows, which the step restarting it ignores)."""
         idx = self.all_games if games is None else np.asarray(games, np.int64)
         out = np.empty(idx.size, np.int64)
         K.heuristic_games(self.states, idx, out)
