@@ -504,7 +504,9 @@ class DuelVectorEnv(_DuelVectorBase):
       ``False``; the results are the same.
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version. Since then: a finished row's mask allows the ignored action 0; seeds whose last
+      game would pass ``2**64 - 1`` and masked arrays are refused; 64 bits of chance per game (the vector
+      engine plays other games from a seed than before, equally distributed; the single env's are the same).
     """
 
     side: int = GREEK
@@ -648,7 +650,9 @@ class DuelSelfPlayVectorEnv(_DuelVectorBase):
     ``parallel``, ``render_mode`` (None), ``record_events`` (False): as in :class:`DuelVectorEnv`.
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version. Since then: a finished row's mask allows the ignored action 0; seeds whose last
+      game would pass ``2**64 - 1`` and masked arrays are refused; 64 bits of chance per game (the vector
+      engine plays other games from a seed than before, equally distributed; the single env's are the same).
     """
 
     def __init__(
