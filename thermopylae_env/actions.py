@@ -19,6 +19,9 @@ anything else raises ``TypeError`` (not an integer) or ``ValueError`` (out of ra
 one such seed, or one per game (:func:`as_seed_list`: a list, tuple or 1-d integer array of them, where a
 ``None`` entry keeps that game's stream).
 
+Masked arrays (``numpy.ma``) are refused wherever an action, a seed or a reset mask is taken
+(:func:`refuse_masked`, ``TypeError``): what their hidden entries hold would otherwise be used silently.
+
 Reset options (:func:`check_options`): ``None`` or a ``dict`` whose keys the environment documents; a
 non-dict or an unknown key raises ``TypeError`` / ``ValueError`` naming it.
 """
@@ -35,12 +38,15 @@ __all__ = [
     "IllegalActionError",
     "as_action_batch",
     "as_action_index",
+    "as_game_seeds",
+    "as_reset_mask",
     "as_seed",
     "as_seed_list",
     "check_options",
     "check_illegal_action_mode",
     "check_illegal_action_penalty",
     "check_reward_shaping",
+    "refuse_masked",
 ]
 
 ILLEGAL_ACTION_MODES = ("loss", "raise")
@@ -81,6 +87,12 @@ def check_reward_shaping(shaping: object) -> float:
     return value
 
 
+def refuse_masked(value: object, name: str) -> None:
+    """Raise ``TypeError`` if ``value`` is a NumPy masked array (its hidden entries would be used)."""
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(f"{name} must not be a masked array (numpy.ma): its hidden entries would be used")
+
+
 def as_action_index(action: object, n: int) -> int:
     """Check that ``action`` is an element of ``Discrete(n)`` and return it as a Python ``int``.
 
@@ -90,6 +102,7 @@ def as_action_index(action: object, n: int) -> int:
     """
     if action is None:
         raise TypeError("action is None; expected an integer in the action space")
+    refuse_masked(action, "action")
     if isinstance(action, np.ndarray):
         if action.shape != ():
             raise ValueError(f"action must be a scalar, got an array of shape {action.shape}")
@@ -120,8 +133,7 @@ def as_action_batch(actions: object, num_envs: int, n: int) -> np.ndarray:
     """
     if actions is None:
         raise TypeError("actions is None; expected an integer array of shape (num_envs,)")
-    if isinstance(actions, np.ma.MaskedArray):
-        raise TypeError("actions must be a plain integer array, got a masked array")
+    refuse_masked(actions, "actions")
     if isinstance(actions, np.ndarray):
         arr = actions
     else:
@@ -157,6 +169,7 @@ def as_seed(seed: object, name: str = "seed") -> int | None:
     """
     if seed is None:
         return None
+    refuse_masked(seed, name)
     if isinstance(seed, np.ndarray) and seed.shape == () and seed.dtype.kind in "iu":
         seed = seed.item()
     if isinstance(seed, (bool, np.bool_, np.timedelta64, np.datetime64)) or not isinstance(
@@ -172,6 +185,7 @@ def as_seed(seed: object, name: str = "seed") -> int | None:
 def as_seed_list(seed: object, num_envs: int) -> list[int | None]:
     """One seed per game from a sequence (a list, tuple or 1-d integer array of :func:`as_seed` values,
     ``None`` entries allowed, exactly ``num_envs`` long); raise ``TypeError`` / ``ValueError`` otherwise."""
+    refuse_masked(seed, "seed")
     if isinstance(seed, np.ndarray):
         if seed.ndim != 1 or seed.dtype.kind not in "iuO":
             raise TypeError(f"per-game seeds must be a 1-d integer array, got dtype {seed.dtype}, "
@@ -185,6 +199,29 @@ def as_seed_list(seed: object, num_envs: int) -> list[int | None]:
     if len(seq) != num_envs:
         raise ValueError(f"expected {num_envs} seeds (one per game), got {len(seq)}")
     return [as_seed(s, f"seed of game {i}") for i, s in enumerate(seq)]
+
+
+def as_game_seeds(seed: object, num_envs: int) -> list[int | None] | None:
+    """The seed of each of ``num_envs`` games from a vector env's ``seed`` argument: ``None`` for ``None``,
+    :func:`as_seed_list` for a sequence, ``[s, s + 1, ..]`` for one seed ``s``, refused (``ValueError``)
+    where the last game's seed would pass ``2**64 - 1`` (it would wrap round to the games of small seeds)."""
+    if seed is None:
+        return None
+    if isinstance(seed, (list, tuple)) or (isinstance(seed, np.ndarray) and seed.ndim > 0):
+        return as_seed_list(seed, num_envs)
+    first = as_seed(seed)
+    if first + num_envs - 1 >= SEED_LIMIT:
+        raise ValueError(f"seed {first} + {num_envs - 1} (the seed of the last game) is not below 2**64")
+    return [first + i for i in range(num_envs)]
+
+
+def as_reset_mask(mask: object, num_envs: int) -> np.ndarray:
+    """``options["reset_mask"]`` checked: a bool array (not a masked array) of shape ``(num_envs,)``."""
+    refuse_masked(mask, "options['reset_mask']")
+    arr = np.asarray(mask)
+    if arr.dtype != bool or arr.shape != (num_envs,):
+        raise ValueError(f"options['reset_mask'] must be a bool array of shape ({num_envs},)")
+    return arr
 
 
 def check_options(options: object, known: tuple[str, ...]) -> dict:

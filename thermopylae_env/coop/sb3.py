@@ -111,7 +111,10 @@ class CoopSB3VecEnv(VecEnv):
     def step_async(self, actions: np.ndarray) -> None:
         """Check ``actions`` (one integer in 0..71 per game) and keep them for :meth:`step_wait`. Anything
         else (None, a wrong shape or dtype, a value out of range, NaN) raises ``TypeError`` /
-        ``ValueError`` here, naming the problem, and nothing changes."""
+        ``ValueError`` here, naming the problem, and nothing changes (before :meth:`reset`, a
+        ``RuntimeError``: nothing is queued for a later :meth:`step_wait`)."""
+        if not self._ready:
+            raise RuntimeError("step() called before reset()")
         self._actions = as_action_batch(actions, self.num_envs, NUM_ACTIONS)
 
     def step_wait(self) -> VecEnvStepReturn:

@@ -17,7 +17,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from thermopylae_env.actions import check_options
+from thermopylae_env.actions import as_reset_mask, check_options
 from thermopylae_env.cards import PersianRows
 from thermopylae_env.coop.chance import ChanceFn, seed_keys, splitmix_chance
 from thermopylae_env.coop.kernel import DICE_PER_GAME, MAIN, OVER
@@ -241,9 +241,7 @@ class CoopVectorEnv(VectorEnv):
         """The games a reset restarts (``None``: all), from checked options."""
         if "reset_mask" not in options:
             return None
-        mask = np.asarray(options["reset_mask"])
-        if mask.dtype != bool or mask.shape != (self.num_envs,):
-            raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},)")
+        mask = as_reset_mask(options["reset_mask"], self.num_envs)
         if not self._ready and not mask.all():
             raise RuntimeError("the first reset must start every game (reset_mask all true)")
         return np.flatnonzero(mask)

@@ -16,12 +16,15 @@ The loops over games (:func:`step_serial` / :func:`step_parallel`, and the small
 the per-game functions; the parallel one runs the games on all cores with numba's ``prange`` and writes
 exactly what the serial one writes (each game reads and writes only its own rows).
 
-Chance is counter based: game ``i``'s ``e``-th deal and every random choice in it come from
-:func:`word` (a 32-bit hash of a Weyl sequence) keyed by the game's 64-bit seed key and ``e``, at fixed
-word indices: the Greek shuffle uses words 0..50, the Persian one 64..114, the ``p``-th discard-card play
-that must choose (the victim holds more than 2 cards) words 128 + 2p and 129 + 2p, the ``m``-th
-random-opponent move word 1024 + m. So what a game plays depends only on its key and on how many games it
-has started, and a reference engine fed :func:`chance_orders` and :func:`discard_pick` replays it.
+Chance is counter based: game ``i``'s ``e``-th deal and every random choice in it come from :func:`word`
+(32-bit words hashed from a Weyl sequence and a 64-bit chance base) at fixed word indices; the chance base is
+a bijective mix (a four-round Feistel network) of the game's 64-bit seed key, keyed by ``e``, so two games
+share their chance only where two 64-bit bases meet (about ``n**2 / 2**65`` pairs among ``n`` games, where one
+32-bit base met at ``n**2 / 2**33``). The word indices: the Greek shuffle uses words 0..50, the Persian one
+64..114, the ``p``-th discard-card play that must choose (the victim holds more than 2 cards) words 128 + 2p
+and 129 + 2p, the ``m``-th random-opponent move word 1024 + m. So what a game plays depends only on its key
+and on how many games it has started, and a reference engine fed :func:`chance_orders` and
+:func:`discard_pick` replays it.
 
 Without numba (``NUMBA_DISABLE_JIT=1``, or numba not installed) the same source runs as plain Python, more
 slowly: the decorator becomes the identity and ``prange`` is ``range``. Integer arithmetic on chance words
@@ -78,7 +81,7 @@ from thermopylae_env.duel.rules import DuelGame  # noqa: E402
 
 __all__ = [
     "NUM_ACTIONS", "OBS_SIZE", "WIDTH", "OVER", "OPP_NONE", "OPP_HEURISTIC", "OPP_RANDOM",
-    "card_kinds", "word", "chance_base", "chance_orders", "discard_pick",
+    "card_kinds", "word", "chance_words", "chance_base", "chance_orders", "discard_pick",
     "deal", "apply", "mask_row", "observe", "heuristic_action", "random_legal",
     "step_serial", "step_parallel", "observe_games", "heuristic_games",
 ]
@@ -119,8 +122,9 @@ MOVES = PLAYS + 1  # random-opponent moves so far
 KEY_LO = MOVES + 1  # the game's 64-bit seed key, as two 32-bit halves (stored signed)
 KEY_HI = KEY_LO + 1
 EPISODE = KEY_HI + 1  # games started since the key was set
-BASE = EPISODE + 1  # chance base of the running game
-PLAN_KEY = BASE + 1  # 4 * turn + phase of the heuristic's cached attack/defence plan (-1: none)
+BASE = EPISODE + 1  # chance base of the running game, low 32 bits (stored signed)
+BASE_HI = BASE + 1  # its high 32 bits
+PLAN_KEY = BASE_HI + 1  # 4 * turn + phase of the heuristic's cached attack/defence plan (-1: none)
 PLAN_PLAY = PLAN_KEY + 1  # the cached plan: 1 to play it, 0 to decline
 PLAN = PLAN_PLAY + 1  # the cached plan: count per kind 0..7
 WIDTH = PLAN + NUM_ADD_KINDS
@@ -158,9 +162,9 @@ def hash32(x):  # noqa: ANN001, ANN201
 
 
 @njit(cache=True)
-def word(base, j):  # noqa: ANN001, ANN201
-    """Chance word ``j`` (uniform in 0 .. 2**32 - 1) of the game with chance base ``base``."""
-    return hash32((base + j * WEYL) & M32)
+def word(lo, hi, j):  # noqa: ANN001, ANN201
+    """Chance word ``j`` (uniform in 0 .. 2**32 - 1) of the game with chance base ``(lo, hi)``."""
+    return hash32(hash32((lo + j * WEYL) & M32) ^ (hi & M32))
 
 
 @njit(cache=True)
@@ -170,35 +174,65 @@ def below(w, n):  # noqa: ANN001, ANN201
 
 
 @njit(cache=True)
-def chance_base(key_lo, key_hi, episode):  # noqa: ANN001, ANN201
-    """The chance base of the ``episode``-th game dealt under the seed key ``(key_lo, key_hi)``."""
-    return hash32(hash32(hash32((key_hi & M32) ^ hash32(episode & M32)) ^ (key_lo & M32)) + WEYL)
+def feistel_round(x, e, r):  # noqa: ANN001, ANN201
+    """The round function of :func:`chance_words`: 32 bits of ``x`` mixed with the episode and round."""
+    return hash32(hash32((x & M32) ^ hash32((e + r * WEYL) & M32)) + r)
+
+
+@njit(cache=True)
+def chance_words(key_lo, key_hi, episode):  # noqa: ANN001, ANN201
+    """The chance base ``(lo, hi)`` of the ``episode``-th game dealt under the seed key ``(key_lo, key_hi)``:
+    a four-round Feistel network over the key's two halves, so for one episode two keys never share it."""
+    e = episode & M32
+    lo = key_lo & M32
+    hi = key_hi & M32
+    hi ^= feistel_round(lo, e, 1)
+    lo ^= feistel_round(hi, e, 2)
+    hi ^= feistel_round(lo, e, 3)
+    lo ^= feistel_round(hi, e, 4)
+    return lo, hi
+
+
+def _split(base: int) -> tuple[int, int]:
+    base = int(base) & 0xFFFFFFFFFFFFFFFF
+    return base & M32, base >> 32
+
+
+def chance_base(key_lo: int, key_hi: int, episode: int) -> int:
+    """The chance base of the ``episode``-th game dealt under the seed key ``(key_lo, key_hi)``, as one
+    signed 64-bit integer (it fits an int64 array): the high word, then the low word."""
+    lo, hi = chance_words(int(key_lo), int(key_hi), int(episode))
+    value = (int(hi) << 32) | int(lo)
+    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 def chance_orders(base: int) -> tuple[list[int], list[int]]:
-    """The Greek and Persian deck orders (card ids, top first) :func:`deal` makes from ``base``."""
+    """The Greek and Persian deck orders (card ids, top first) :func:`deal` makes from ``base`` (a 64-bit
+    chance base, signed or not)."""
     row = np.zeros(WIDTH, np.int32)
-    shuffle(row, int(base))
+    lo, hi = _split(base)
+    shuffle(row, lo, hi)
     return row[:DECK_SIZE].tolist(), row[DECK_SIZE:NUM_CARDS].tolist()
 
 
 def discard_pick(base: int, play: int, hand_size: int) -> list[int]:
     """Positions hit by the ``play``-th choosing discard-card play of the game (``hand_size`` > 2)."""
-    i = below(word(int(base), W_PLAYS + 2 * play), hand_size)
-    j = below(word(int(base), W_PLAYS + 2 * play + 1), hand_size - 1)
+    lo, hi = _split(base)
+    i = below(word(lo, hi, W_PLAYS + 2 * play), hand_size)
+    j = below(word(lo, hi, W_PLAYS + 2 * play + 1), hand_size - 1)
     return [int(i), int(j + 1 if j >= i else j)]
 
 
 @njit(cache=True)
-def shuffle(s, base):  # noqa: ANN001, ANN201
-    """Both decks in order, then Fisher-Yates shuffled by the words of ``base``."""
+def shuffle(s, lo, hi):  # noqa: ANN001, ANN201
+    """Both decks in order, then Fisher-Yates shuffled by the words of the chance base ``(lo, hi)``."""
     for side in range(2):
         first = DECK + side * DECK_SIZE
         for c in range(DECK_SIZE):
             s[first + c] = side * DECK_SIZE + c
         w0 = W_GREEK if side == GREEK else W_PERSIAN
         for i in range(DECK_SIZE - 1, 0, -1):
-            j = below(word(base, w0 + DECK_SIZE - 1 - i), i + 1)
+            j = below(word(lo, hi, w0 + DECK_SIZE - 1 - i), i + 1)
             t = s[first + i]
             s[first + i] = s[first + j]
             s[first + j] = t
@@ -248,10 +282,11 @@ def begin_turn(s, ck):  # noqa: ANN001, ANN201
 @njit(cache=True)
 def deal(s, ck):  # noqa: ANN001, ANN201
     """A new game (``DuelGame.new_state``) from the next chance base of the row's seed key."""
-    base = chance_base(int(s[KEY_LO]), int(s[KEY_HI]), int(s[EPISODE]))
+    lo, hi = chance_words(int(s[KEY_LO]), int(s[KEY_HI]), int(s[EPISODE]))
     s[EPISODE] += 1
-    s[BASE] = base if base < 0x80000000 else base - 0x100000000
-    shuffle(s, base)
+    s[BASE] = lo if lo < 0x80000000 else lo - 0x100000000
+    s[BASE_HI] = hi if hi < 0x80000000 else hi - 0x100000000
+    shuffle(s, lo, hi)
     for c in range(POS, KEY_LO):  # everything but the decks and the seed columns
         s[c] = 0
     for p in range(2):
@@ -302,11 +337,12 @@ def play_discard_card(s, p):  # noqa: ANN001, ANN201
         for _ in range(n):
             to_discard(s, v, remove_at(s, v, 0), 1)
         return
-    base = int(s[BASE]) & M32
+    lo = int(s[BASE]) & M32
+    hi = int(s[BASE_HI]) & M32
     play = int(s[PLAYS])
     s[PLAYS] += 1
-    i = below(word(base, W_PLAYS + 2 * play), n)
-    j = below(word(base, W_PLAYS + 2 * play + 1), n - 1)
+    i = below(word(lo, hi, W_PLAYS + 2 * play), n)
+    j = below(word(lo, hi, W_PLAYS + 2 * play + 1), n - 1)
     if j >= i:
         j += 1
     hi = i if i > j else j
@@ -498,8 +534,7 @@ def random_legal(s, scratch):  # noqa: ANN001, ANN201
     for a in range(NUM_ACTIONS):
         if scratch[a]:
             n += 1
-    base = int(s[BASE]) & M32
-    pick = below(word(base, W_MOVES + int(s[MOVES])), n)
+    pick = below(word(int(s[BASE]) & M32, int(s[BASE_HI]) & M32, W_MOVES + int(s[MOVES])), n)
     s[MOVES] += 1
     for a in range(NUM_ACTIONS):
         if scratch[a]:
@@ -732,8 +767,10 @@ def observe_games(states, games, side, out):  # noqa: ANN001, ANN201
 
 @njit(cache=True)
 def heuristic_games(states, games, out):  # noqa: ANN001, ANN201
-    """The built-in heuristic's move for the player to act in each listed (running) game."""
+    """The built-in heuristic's move for the player to act in each listed game; 0 for a game that is over
+    (the one action its mask row allows: the step that restarts it ignores the action)."""
     plan = np.zeros(NUM_ADD_KINDS, np.int64)
     for j in range(games.shape[0]):
-        out[j] = heuristic_action(states[games[j]], plan)
+        s = states[games[j]]
+        out[j] = 0 if s[PHASE] == OVER else heuristic_action(s, plan)
 

@@ -10,11 +10,13 @@
   frozen snapshots of the learner drawn from a pool), so every transition a row collects is the learner's
   own, from one side's view, as PPO's advantage estimates need.
 
-SB3's conventions (same-step autoreset): when a game ends, ``step_wait`` returns the first observation of
-the next game, and that row's info holds ``"terminal_observation"``, ``"TimeLimit.truncated": False``,
-``"is_success"`` and ``"episode": {"r", "l", "t"}`` as ``Monitor`` writes it. ``action_masks()`` returns
-bool ``(num_envs, 21)``; sb3-contrib's ``get_action_masks`` calls ``env_method("action_masks")``. Seeding
-follows SB3: ``env.seed(s)`` gives game ``i`` the seed ``s + i`` at the next ``reset()``.
+SB3's conventions (same-step autoreset): when a game ends, ``step_wait`` returns the first observation of the
+next game, and that row's info holds ``"terminal_observation"``, ``"TimeLimit.truncated": False``,
+``"is_success"`` and ``"episode": {"r", "l", "t"}`` as ``Monitor`` writes it. ``action_masks()`` returns bool
+``(num_envs, 21)``, every row that of a running game with at least one legal action (finished games restart in
+the step that ends them, so no row waits on an ignored action); sb3-contrib's ``get_action_masks`` calls
+``env_method("action_masks")``. Seeding follows SB3: ``env.seed(s)`` gives game ``i`` the seed ``s + i`` at
+the next ``reset()``.
 
 This module imports stable-baselines3 (the ``train`` extra); the rest of the package does not need it.
 """
@@ -30,7 +32,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from thermopylae_env.actions import as_action_batch
+from thermopylae_env.actions import as_action_batch, as_game_seeds
 from thermopylae_env.duel.vector import GREEK, NUM_ACTIONS, OBS_SIZE, PERSIAN, DuelVectorEnv
 
 __all__ = ["DuelSB3VecEnv", "DuelSelfPlaySB3VecEnv"]
@@ -98,6 +100,12 @@ class _DuelSB3Base(VecEnv):
             first += p.env.num_envs
         return out
 
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """SB3's ``VecEnv.seed``: game ``i`` gets ``seed + i`` at the next :meth:`reset`. The seed is
+        checked here (an integer in ``0 .. 2**64 - num_envs``, :func:`thermopylae_env.actions.as_seed`)."""
+        as_game_seeds(seed, self.num_envs)
+        return super().seed(seed)
+
     def reset(self) -> np.ndarray:
         seeds = list(self._seeds) if any(s is not None for s in self._seeds) else None
         chunks = self._split(seeds) if seeds is not None else [None] * len(self.parts)
@@ -109,7 +117,10 @@ class _DuelSB3Base(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Check ``actions`` (one integer in 0..20 per row); a bad batch raises here and nothing moves."""
+        """Check ``actions`` (one integer in 0..20 per row); a bad batch, or a call before :meth:`reset`,
+        raises here and nothing is queued."""
+        if not self._ready:
+            raise RuntimeError("step() called before reset()")
         self._actions = as_action_batch(actions, self.num_envs, NUM_ACTIONS)
 
     def step_wait(self) -> VecEnvStepReturn:
@@ -118,7 +129,12 @@ class _DuelSB3Base(VecEnv):
         actions, self._actions = self._actions, None
         if actions is None:
             raise RuntimeError("step_wait() called without step_async()")
-        results = [p.step(a, self._t_start) for p, a in zip(self.parts, self._split(actions), strict=True)]
+        chunks = self._split(actions)
+        first = 0
+        for p, a in zip(self.parts, chunks, strict=True):  # every part checked before any part moves
+            p.env._check_step(a, first)
+            first += p.env.num_envs
+        results = [p.step(a, self._t_start) for p, a in zip(self.parts, chunks, strict=True)]
         obs = np.concatenate([r[0] for r in results])
         rewards = np.concatenate([r[1] for r in results]).astype(np.float32)
         dones = np.concatenate([r[2] for r in results])

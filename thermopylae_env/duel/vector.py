@@ -45,8 +45,9 @@ from gymnasium.vector.utils import batch_space
 from thermopylae_env.actions import (
     IllegalActionError,
     as_action_batch,
+    as_game_seeds,
+    as_reset_mask,
     as_seed,
-    as_seed_list,
     check_illegal_action_mode,
     check_illegal_action_penalty,
     check_options,
@@ -140,13 +141,10 @@ class DuelVectorEngine:
         """Key each game's chance: one seed (game ``i`` gets ``seed + i``; ``None`` draws one from the OS),
         or one per game (a ``None`` entry keeps that game's key). Counts of games played restart at 0."""
         n = self.num_envs
-        if isinstance(seed, (list, tuple, np.ndarray)):
-            seeds = as_seed_list(seed, n)
-        else:
-            first = as_seed(seed)
-            if first is None:
-                first = int(np.random.SeedSequence().generate_state(2, np.uint64)[0])
-            seeds = [(first + i) & _M64 for i in range(n)]
+        seeds = as_game_seeds(seed, n)
+        if seeds is None:  # from the OS, low enough that no game's seed passes 2**64 - 1
+            first = int(np.random.SeedSequence().generate_state(2, np.uint64)[0]) >> 1
+            seeds = [first + i for i in range(n)]
         for i, s in enumerate(seeds):
             if s is None:
                 continue
@@ -157,8 +155,11 @@ class DuelVectorEngine:
         self.seeded = True
 
     def chance_base(self, game: int) -> int:
-        """The chance base of the game now running in row ``game`` (see ``thermopylae_env._duel_kernel``)."""
-        return int(self.states[game, K.BASE]) & 0xFFFFFFFF
+        """The 64-bit chance base of the game now running in row ``game``, as a signed integer (see
+        ``thermopylae_env._duel_kernel``: ``chance_orders`` and ``discard_pick`` take it)."""
+        row = self.states[game]
+        value = (int(row[K.BASE_HI]) & 0xFFFFFFFF) << 32 | int(row[K.BASE]) & 0xFFFFFFFF
+        return value - (1 << 64) if value >= 1 << 63 else value
 
     # --- stepping -------------------------------------------------------------------------------------
 
@@ -186,7 +187,8 @@ class DuelVectorEngine:
         return out
 
     def heuristic_actions(self, games: np.ndarray | None = None) -> np.ndarray:
-        """The compiled heuristic's move for the player to act in each of ``games`` (running games)."""
+        """The compiled heuristic's move for the player to act in each of ``games`` (0 where a game is over:
+        the action a finished row allows, which the step restarting it ignores)."""
         idx = self.all_games if games is None else np.asarray(games, np.int64)
         out = np.empty(idx.size, np.int64)
         K.heuristic_games(self.states, idx, out)
@@ -280,12 +282,19 @@ class _DuelVectorBase(VectorEnv):
     def _obs(self) -> np.ndarray:
         return self.engine.obs.copy() if self.copy else self.engine.obs
 
+    def _masks(self) -> np.ndarray:
+        """A copy of the mask rows a caller may sample from: a finished game waiting for its NEXT_STEP
+        reset allows action 0 (which the reset step ignores) instead of nothing, as in the co-op env."""
+        masks = self.engine.masks.copy()
+        masks[self._ended, 0] = True
+        return masks
+
     def _state_info(self, infos: dict[str, Any]) -> dict[str, Any]:
         eng = self.engine
         n = self.num_envs
         phase = eng.states[:, K.PHASE].copy()
         phase[phase == K.OVER] = 0
-        for key, value in (("action_mask", eng.masks.view(np.int8).copy()), ("phase", phase),
+        for key, value in (("action_mask", self._masks().view(np.int8)), ("phase", phase),
                            ("turn", eng.states[:, K.TURN].copy()), ("to_move", eng.to_move())):
             infos[key] = value
             infos["_" + key] = np.ones(n, bool)
@@ -304,11 +313,10 @@ class _DuelVectorBase(VectorEnv):
         ``i`` gets ``seed + i``) or one per game; ``None`` continues every game's stream (the first reset
         seeds from the OS). Returns ``(observations, infos)``."""
         options = check_options(options, ("reset_mask",))
+        as_game_seeds(seed, self.num_envs)  # checked before any game changes
         games = self.engine.all_games
         if "reset_mask" in options:
-            mask = np.asarray(options["reset_mask"])
-            if mask.dtype != bool or mask.shape != (self.num_envs,):
-                raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},)")
+            mask = as_reset_mask(options["reset_mask"], self.num_envs)
             if not self._ready and not mask.all():
                 raise RuntimeError("the first reset must start every game (reset_mask all true)")
             games = np.flatnonzero(mask).astype(np.int64)
@@ -332,19 +340,34 @@ class _DuelVectorBase(VectorEnv):
             raise ResetNeeded(f"step() refused: {self._broken}; call reset()")
         return as_action_batch(actions, self.num_envs, NUM_ACTIONS)
 
+    def _check_step(self, actions: object, first_row: int = 0) -> np.ndarray:
+        """Everything a step refuses, checked before any game moves: a closed, unreset or broken env, actions
+        outside the space, and (``illegal_action="raise"``) an illegal action. ``first_row``: the number
+        errors give row 0 (an adapter whose batch holds this env's rows after others)."""
+        actions = self._checked_actions(actions)
+        if self.illegal_action == "raise":
+            eng = self.engine
+            legal = eng.masks[np.arange(self.num_envs), actions] | self._restarting()
+            if not legal.all():
+                g = int(np.flatnonzero(~legal)[0])
+                raise IllegalActionError(f"game {g + first_row}: {eng.illegal_reason(g, int(actions[g]))}")
+        return actions
+
+    def _restarting(self) -> np.ndarray:
+        """The games whose next step starts a new game, ignoring their action: those that ended at the last
+        step under NEXT_STEP autoreset, and under either mode those that ended in a step the opponent
+        failed (SAME_STEP could not restart them there)."""
+        return self._ended
+
     def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Apply every game's action (restarting the games that ended at the last NEXT_STEP step).
 
-        Returns ``(ended_now, illegal, restarted, winner)``."""
+        Returns ``(ended_now, illegal, restarted, winner)``; ``actions`` passed :meth:`_check_step`."""
         eng = self.engine
         n = self.num_envs
-        restart = self._ended if self.autoreset_mode == AutoresetMode.NEXT_STEP else np.zeros(n, bool)
-        rows = np.arange(n)
-        legal = eng.masks[rows, actions] | restart
+        restart = self._restarting().copy()
+        legal = eng.masks[np.arange(n), actions] | restart
         illegal = ~legal
-        if illegal.any() and self.illegal_action == "raise":
-            g = int(np.flatnonzero(illegal)[0])
-            raise IllegalActionError(f"game {g}: {eng.illegal_reason(g, int(actions[g]))}")
         reasons = None
         if illegal.any():
             reasons = {int(g): eng.illegal_reason(int(g), int(actions[g])) for g in np.flatnonzero(illegal)}
@@ -355,12 +378,16 @@ class _DuelVectorBase(VectorEnv):
         eng._actions[:] = actions
         games = eng.all_games
         eng.run(games, what, eng._actions, self._opp_mode, self._opp_side, self._obs_side)
-        self._after_kernel(games)
-        over = eng.states[:, K.PHASE] == K.OVER
-        ended = (over & ~restart) | illegal
-        if illegal.any():
-            eng.masks[illegal] = False
-        self._ended = ended.copy()
+        try:
+            self._after_kernel(games)
+        finally:
+            # Also when the opponent fails: the games that ended in this step wait for the next one to
+            # restart them, and no game restarted here restarts again (whatever reset_mask then restarts).
+            over = eng.states[:, K.PHASE] == K.OVER
+            ended = (over & ~restart) | illegal
+            if illegal.any():
+                eng.masks[illegal] = False
+            self._ended = ended.copy()
         self._reasons = reasons
         return ended, illegal, restart, eng.states[:, K.WINNER].copy()
 
@@ -386,11 +413,11 @@ class _DuelVectorBase(VectorEnv):
             idx = np.flatnonzero(ended).astype(np.int64)
             final_obs = np.full(self.num_envs, None, dtype=object)
             final_obs[idx] = list(self.engine.obs[idx].copy())
+            self._ended[idx] = False  # restarted here, before its final info is taken (its mask: none)
             self._state_info(end_info)
             for key in ("action_mask", "phase", "turn", "to_move"):
                 end_info["_" + key] = ended.copy()
             self._deal(idx)
-            self._ended[idx] = False
             infos["final_obs"] = final_obs
             infos["_final_obs"] = ended.copy()
             infos["final_info"] = end_info
@@ -399,9 +426,10 @@ class _DuelVectorBase(VectorEnv):
         return self._state_info(end_info)
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions of every game, bool ``(num_envs, 21)`` (a copy; all false for a game that ended
-        and waits for its NEXT_STEP reset)."""
-        return self.engine.masks.copy()
+        """Legal actions of every game, bool ``(num_envs, 21)`` (a copy). A game that ended and waits for
+        the next step to restart it (NEXT_STEP, or after a failed opponent) allows only action 0, which
+        that step ignores."""
+        return self._masks()
 
     def close_extras(self, **kwargs: Any) -> None:
         self._ready = False
@@ -423,8 +451,8 @@ class DuelVectorEnv(_DuelVectorBase):
     actions raise ``TypeError`` / ``ValueError`` before any game moves. An illegal action (mask 0) ends that
     game as a loss with reward ``illegal_action_penalty``, ``infos["illegal_action"]`` and
     ``infos["illegal_reason"]`` (``illegal_action="loss"``; the observation stays that of the position and
-    the mask becomes all false, as in the single env), or raises ``IllegalActionError`` before any game
-    moves (``"raise"``).
+    the row allows only the ignored action 0 until its NEXT_STEP reset), or raises ``IllegalActionError``
+    before any game moves (``"raise"``).
 
     ## Observation Space
     ``Box(0, 1, (num_envs, 56), float32)``, each row the agent's side as in the single env.
@@ -444,8 +472,11 @@ class DuelVectorEnv(_DuelVectorBase):
     Autoreset (``metadata["autoreset_mode"]``):
 
     * ``AutoresetMode.NEXT_STEP`` (default, Gymnasium's own): the step that ends a game returns its last
-      observation with ``terminated=True``, ``infos["is_success"]`` and an all-false mask; the next ``step``
-      ignores that game's action, starts a new game and returns its first observation with reward 0.
+      observation with ``terminated=True`` and ``infos["is_success"]``; the next ``step`` ignores that
+      game's action, starts a new game and returns its first observation with reward 0. Until that reset
+      step the game's mask row (:meth:`action_masks`, ``infos["action_mask"]``) allows exactly one action,
+      action 0, the action the reset step ignores, so that a masked sampler (CleanRL's
+      ``logits.masked_fill(~mask, -inf)``) always has a legal action to draw; any action is accepted there.
     * ``AutoresetMode.SAME_STEP``: the ending step already returns the new game's first observation and
       mask; the last observation is in ``infos["final_obs"]`` and that step's info in
       ``infos["final_info"]`` (with Gymnasium's ``"_key"`` masks).
@@ -460,7 +491,11 @@ class DuelVectorEnv(_DuelVectorBase):
       ``act_batch(observations, masks) -> actions`` (:class:`BatchOpponent`, e.g. a NumPy copy of a
       trained actor), called once per round for all the games waiting on it; an illegal answer raises
       ``IllegalActionError`` naming the opponent, and after any failure of the opponent (its own exception
-      too) the env refuses every step until ``reset``. A model file is not loaded here: load it and pass
+      too) the env refuses every step until ``reset``. ``reset(options={"reset_mask": m})`` may restart
+      only the games left waiting on the opponent: a game that ended in the failed step (its reward is
+      lost with the step) then waits, in either autoreset mode, for the next step to restart it, its mask
+      row allowing only the ignored action 0, and a game restarted in the failed step is not restarted
+      again. A model file is not loaded here: load it and pass
       it in.
     * ``illegal_action`` (``"loss"`` / ``"raise"``), ``illegal_action_penalty`` (float, -1.0): as in the
       single env. ``render_mode`` must be ``None`` and ``record_events`` ``False``.
@@ -470,7 +505,9 @@ class DuelVectorEnv(_DuelVectorBase):
       ``False``; the results are the same.
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version. Since then: a finished row's mask allows the ignored action 0; seeds whose last
+      game would pass ``2**64 - 1`` and masked arrays are refused; 64 bits of chance per game (the vector
+      engine plays other games from a seed than before, equally distributed; the single env's are the same).
     """
 
     side: int = GREEK
@@ -554,7 +591,7 @@ class DuelVectorEnv(_DuelVectorBase):
 
     def step(self, actions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action per game (shape ``(num_envs,)``); see the class docstring for autoreset."""
-        actions = self._checked_actions(actions)
+        actions = self._check_step(actions)
         ended, illegal, _, winner = self._advance(actions)
         rewards = np.zeros(self.num_envs, np.float64)
         won = ended & ~illegal & (winner == self.side)
@@ -605,14 +642,18 @@ class DuelSelfPlayVectorEnv(_DuelVectorBase):
     As in :class:`DuelVectorEnv`; the Persian acts first.
 
     ## Episode End
-    Termination only; autoreset as in :class:`DuelVectorEnv` (``NEXT_STEP`` default, ``SAME_STEP``).
+    Termination only; autoreset as in :class:`DuelVectorEnv` (``NEXT_STEP`` default, ``SAME_STEP``):
+    with ``NEXT_STEP`` a finished game's mask row allows only action 0 until its reset step, which ignores
+    that action.
 
     ## Arguments
     ``num_envs``, ``illegal_action``, ``illegal_action_penalty``, ``autoreset_mode``, ``copy``,
     ``parallel``, ``render_mode`` (None), ``record_events`` (False): as in :class:`DuelVectorEnv`.
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version. Since then: a finished row's mask allows the ignored action 0; seeds whose last
+      game would pass ``2**64 - 1`` and masked arrays are refused; 64 bits of chance per game (the vector
+      engine plays other games from a seed than before, equally distributed; the single env's are the same).
     """
 
     def __init__(
@@ -641,7 +682,7 @@ class DuelSelfPlayVectorEnv(_DuelVectorBase):
 
     def step(self, actions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action per game, for its side to move; rewards are ``(num_envs, 2)``."""
-        actions = self._checked_actions(actions)
+        actions = self._check_step(actions)
         mover = self.engine.states[:, K.PLAYER].copy()
         ended, illegal, _, winner = self._advance(actions)
         rewards = np.zeros((self.num_envs, 2), np.float64)
