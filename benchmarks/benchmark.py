@@ -2,10 +2,10 @@
 
 Usage::
 
-    python scripts/benchmark.py                  # full run (a few minutes), table + benchmarks/results.json
-    python scripts/benchmark.py --quick          # smoke run (well under a minute)
-    python scripts/benchmark.py --json out.json --repeats 5
-    python scripts/benchmark.py --markdown benchmarks/results.md   # also a Markdown table
+    python benchmarks/benchmark.py                # full run (a few minutes), table + benchmarks/results.json
+    python benchmarks/benchmark.py --quick        # smoke run (well under a minute)
+    python benchmarks/benchmark.py --json out.json --repeats 5
+    python benchmarks/benchmark.py --markdown benchmarks/results.md   # also a Markdown table
 
 Every row plays random *legal* actions: the action is drawn uniformly from the current mask. Only the
 environment's own work is timed (``step``, plus ``reset`` when a single env's episode ends; the vector

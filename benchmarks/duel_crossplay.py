@@ -3,8 +3,8 @@
 
 Usage::
 
-    python scripts/duel_crossplay.py                                   # the shipped players, 10,000 games
-    python scripts/duel_crossplay.py --games 10000 --check-games 300 \
+    python benchmarks/duel_crossplay.py                                   # the shipped players, 10,000 games
+    python benchmarks/duel_crossplay.py --games 10000 --check-games 300 \
         --json agents/thermopylae_agents/policies/duel_eval.json \
         --plot agents/thermopylae_agents/policies/duel_eval.png --markdown benchmarks/duel_crossplay.md
 

@@ -21,7 +21,7 @@ four ways, each on the same seeded deals (game ``i`` is dealt with seed ``--seed
    samples the hidden cards consistently with what the Greek has seen, plays every candidate out with
    both heuristics (common random numbers) and keeps the heuristic's choice unless another did better.
 
-    .venv/bin/python scripts/duel_greek_headroom.py --games 4000 --search-games 300 --json headroom.json
+    .venv/bin/python benchmarks/duel_greek_headroom.py --games 4000 --search-games 300 --json headroom.json
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Paired evaluation on the native vector duel engine: every player of one side against the other side's
 built-in heuristic on the same 10,000 game keys (seeds 0..9999, first game of each key), greedy players.
 
-``python scripts/duel_vec_eval.py [GAMES]`` (default 10,000) with the previous shipped files copied to
+``python benchmarks/duel_vec_eval.py [GAMES]`` (default 10,000) with the previous shipped files copied to
 ``runs/old_policies/`` and the new runs in ``runs/``; writes ``runs/duel_vec_eval.json``. The built-in
 heuristic of the engine is the compiled twin of the Python heuristics, checked move for move; the game
 streams are the engine's, not those of ``scripts/evaluate.py``'s single envs.

@@ -13,8 +13,8 @@ measured one-runner rate ``r`` and a learner of rate ``U`` on a batch of ``B`` s
 It assumes each runner gets a CPU of its own (a node per 16 runners, say) and a single CPU learner as
 measured here; the driver must also take in ``steps/s x bytes/step`` from the network.
 
-    python scripts/rllib_scaling.py                 # writes benchmarks/rllib_scaling.json
-    python scripts/rllib_scaling.py --quick         # smaller batches, one repeat (a smoke run)
+    python benchmarks/rllib_scaling.py                 # writes benchmarks/rllib_scaling.json
+    python benchmarks/rllib_scaling.py --quick         # smaller batches, one repeat (a smoke run)
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ script prints the win rate with its 95% Wilson interval, the mean episode length
 ``--unmasked``: each step samples the whole action space, showing the documented illegal-action policy
 (the episode ends as a loss with ``info["illegal_action"]``); the script prints how the episodes ended.
 
-    .venv/bin/python scripts/rollout_coop.py                   # 10,000 solo episodes
-    .venv/bin/python scripts/rollout_coop.py --players 1 2 3 4 -n 2000
-    .venv/bin/python scripts/rollout_coop.py --unmasked -n 1000
+    .venv/bin/python benchmarks/rollout_coop.py                   # 10,000 solo episodes
+    .venv/bin/python benchmarks/rollout_coop.py --players 1 2 3 4 -n 2000
+    .venv/bin/python benchmarks/rollout_coop.py --unmasked -n 1000
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ steps ``num_envs`` games).
 
 Usage::
 
-    python scripts/soak.py --quick                     # a few seconds, for CI
-    python scripts/soak.py --steps 10000000 --workers 8 --json soak.json
+    python benchmarks/soak.py --quick                     # a few seconds, for CI
+    python benchmarks/soak.py --steps 10000000 --workers 8 --json soak.json
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""scripts/duel_greek_headroom.py: its search Greek samples only what the Greek cannot see, and its
+"""benchmarks/duel_greek_headroom.py: its search Greek samples only what the Greek cannot see, and its
 measurements are consistent on a few games."""
 
 from __future__ import annotations

@@ -283,7 +283,7 @@ def test_selfplay_still_collects_on_single_envs_with_vec_dummy(tmp_path):
 
 
 def test_benchmark_duel_ppo_rows_time_the_shipped_and_the_previous_recipe():
-    """scripts/benchmark.py --duel-ppo builds the model as training does, from the shipped config or with
+    """benchmarks/benchmark.py --duel-ppo builds the model as training does, from the shipped config or with
     the previous recipe's speed settings, and times learn() in wall and CPU time."""
     benchmark = load_script("benchmark")
     for side, env_id in (("greek", GREEK_ID), ("persian", PERSIAN_ID)):

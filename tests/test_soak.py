@@ -1,4 +1,4 @@
-"""scripts/soak.py: a tiny soak of every environment must finish with no violation."""
+"""benchmarks/soak.py: a tiny soak of every environment must finish with no violation."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "soak.py"
+SCRIPT = ROOT / "benchmarks" / "soak.py"
 ENVIRONMENTS = ["coop-1p", "coop-2p", "coop-3p", "coop-4p", "duel-greek-vs-random", "duel-greek-vs-heuristic",
                 "duel-persian-vs-random", "duel-persian-vs-heuristic", "pettingzoo-duel", "coop-vector-1p",
                 "coop-vector-4p-samestep", "coop-sb3-vector-2p"]

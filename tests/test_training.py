@@ -1,6 +1,6 @@
 """The training pipeline (thermopylae_agents.training and .imitation) on the real environments, tiny budgets.
 
-Speed is not tested here (scripts/benchmark.py measures it); these tests check that runs start, save,
+Speed is not tested here (benchmarks/benchmark.py measures it); these tests check that runs start, save,
 load, resume and report, and that the configuration files mean what they say.
 """
 
@@ -490,7 +490,7 @@ def test_selfplay_resume_continues_after_the_last_completed_generation(tmp_path)
 
 
 def test_benchmark_ppo_rows_time_the_default_coop_config_on_both_envs():
-    """scripts/benchmark.py's PPO rows run learn() of the default co-op config (one rollout here) on the
+    """benchmarks/benchmark.py's PPO rows run learn() of the default co-op config (one rollout here) on the
     adapter and on DummyVecEnv, and split the time into collection and updates."""
     benchmark = load_script("benchmark")
     hp = load_config("coop")[COOP_ID]
