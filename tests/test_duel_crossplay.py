@@ -4,11 +4,12 @@ the same deals for every pairing, game for game the single env's games, and the 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import load_script
 
 from thermopylae_agents.duel_batch import (
     HeuristicPlayer,
@@ -17,14 +18,15 @@ from thermopylae_agents.duel_batch import (
     batched_player,
     play_native,
 )
-from thermopylae_env.duel import PERSIAN
 
-POLICIES = Path(__file__).resolve().parents[1] / "agents" / "thermopylae_agents" / "policies"
+ROOT = Path(__file__).resolve().parents[1]
+POLICIES = ROOT / "agents" / "thermopylae_agents" / "policies"
+SCRIPT = ROOT / "benchmarks" / "duel_crossplay.py"
 
 
-@pytest.fixture(scope="module")
-def crossplay():
-    return load_script("duel_crossplay")
+def crossplay(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
 
 
 def test_game_i_depends_only_on_its_seed() -> None:
@@ -60,15 +62,16 @@ def test_an_illegal_batched_move_is_an_error_naming_the_game() -> None:
         play_native(PolicyPlayer(Illegal(), "illegal"), HeuristicPlayer(), 8, seed=0)
 
 
-def test_cross_play_matches_the_single_env_and_writes_the_evaluation_json(crossplay, tmp_path: Path) -> None:
+def test_cross_play_matches_the_single_env_and_writes_the_evaluation_json(tmp_path: Path) -> None:
     for name in ("duel_greek_maskable_ppo", "duel_persian_maskable_ppo"):
         if not (POLICIES / f"{name}.json").is_file():
             pytest.skip(f"shipped duel policy {name} not present")
     out, md, png = tmp_path / "eval.json", tmp_path / "eval.md", tmp_path / "eval.png"
     greeks = ["random", "heuristic", "duel_greek_maskable_ppo"]
     persians = ["heuristic", "duel_persian_maskable_ppo"]
-    assert crossplay.main(["--greek", *greeks, "--persian", *persians, "--games", "30", "--check-games", "8",
-                           "--json", str(out), "--markdown", str(md), "--plot", str(png)]) == 0
+    run = crossplay("--greek", *greeks, "--persian", *persians, "--games", "30", "--check-games", "8",
+                    "--json", str(out), "--markdown", str(md), "--plot", str(png), cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     doc = json.loads(out.read_text())
     assert [(r["agent"], r["opponent"]) for r in doc["results"]] == [(g, p) for p in persians for g in greeks]
     for r in doc["results"]:
@@ -78,21 +81,32 @@ def test_cross_play_matches_the_single_env_and_writes_the_evaluation_json(crossp
     assert len(checks) == 6 and all(c["agree"] for c in checks)
     assert sum(c.get("identical_games", 0) for c in checks) == 4 * 8  # the pairings without a random player
     text = md.read_text()
+    assert text in run.stdout
     assert "| Greek \\ Persian | heuristic | duel_persian_maskable_ppo |" in text
     assert "Greek `duel_greek_maskable_ppo` against the heuristic Persian" in text
     assert "Persian `duel_persian_maskable_ppo` against the heuristic Greek" in text
     assert png.stat().st_size > 0
+
+    # Every paired comparison counts the same 30 deals as the matrix: for the Greeks, wins against one
+    # Persian; for the Persians, wins against one Greek.
+    greek_wins = {(r["agent"], r["opponent"]): r["wins"] for r in doc["results"]}
+    persian_pairs = [c for c in doc["paired"] if c["rates_of"] == "persian"]
+    assert {(c["a"], c["b"], c["opponent"]) for c in persian_pairs} == {
+        ("heuristic", "duel_persian_maskable_ppo", g) for g in greeks}
+    for c in doc["paired"]:
+        if c["rates_of"] == "greek":
+            wins_a, wins_b = greek_wins[c["a"], c["opponent"]], greek_wins[c["b"], c["opponent"]]
+        else:
+            wins_a, wins_b = (30 - greek_wins[c["opponent"], c["a"]], 30 - greek_wins[c["opponent"], c["b"]])
+        assert c["games"] == 30 and (c["both"] + c["only_a"], c["both"] + c["only_b"]) == (wins_a, wins_b), c
+        assert c["difference"] == pytest.approx((wins_a - wins_b) / 30)
 
     from thermopylae_agents.evaluation import main as evaluate_main
 
     assert evaluate_main(["--replot", str(out), "--plot", str(tmp_path / "again.png")]) == 0
 
 
-def test_the_paired_persian_comparison_counts_the_same_deals(crossplay) -> None:
-    played = {("heuristic", p): play_native(HeuristicPlayer(), batched_player(p, PERSIAN), 40, seed=0)
-              for p in ("random", "heuristic")}
-    (c,) = crossplay.persian_comparisons(played, ["heuristic"], ["random", "heuristic"])
-    random_wins = ~played["heuristic", "random"].greek_won
-    heuristic_wins = ~played["heuristic", "heuristic"].greek_won
-    assert c["only_b"] == int((heuristic_wins & ~random_wins).sum()) and c["games"] == 40
-    assert c["difference"] == pytest.approx(random_wins.mean() - heuristic_wins.mean())
+def test_cross_play_refuses_bad_counts_with_one_line(tmp_path: Path) -> None:
+    for args in (["--games", "0"], ["--check-games", "-1"]):
+        run = crossplay(*args, cwd=tmp_path)
+        assert run.returncode == 2 and "--games must be at least 1" in run.stderr.splitlines()[-1], args

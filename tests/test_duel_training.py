@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from conftest import load_script
 
 pytest.importorskip("sb3_contrib")
 
@@ -280,25 +279,6 @@ def test_selfplay_still_collects_on_single_envs_with_vec_dummy(tmp_path):
     assert result["vec"] == "dummy"
     for side in ("greek", "persian"):
         assert result[side]["num_timesteps"] >= 1024 and "pfsp_learner_win_rates" not in result[side]
-
-
-def test_benchmark_duel_ppo_rows_time_the_shipped_and_the_previous_recipe():
-    """benchmarks/benchmark.py --duel-ppo builds the model as training does, from the shipped config or with
-    the previous recipe's speed settings, and times learn() in wall and CPU time."""
-    benchmark = load_script("benchmark")
-    for side, env_id in (("greek", GREEK_ID), ("persian", PERSIAN_ID)):
-        shipped = load_config(f"duel-{side}")[env_id]
-        _, hp, bench_id = benchmark.duel_ppo_hp(side, "shipped")
-        assert bench_id == env_id
-        assert [hp[k] for k in ("n_envs", "n_steps", "batch_size", "n_epochs")] == [
-            shipped[k] for k in ("n_envs", "n_steps", "batch_size", "n_epochs")]
-        _, previous, _ = benchmark.duel_ppo_hp(side, "previous")
-        recipe = benchmark.PREVIOUS_DUEL_RECIPE
-        assert [previous[k] for k in ("n_envs", "n_steps", "batch_size", "n_epochs")] == [
-            recipe[k] for k in ("n_envs", "n_steps", "batch_size", "n_epochs")]
-        assert previous.plain("policy_kwargs")["net_arch"] == recipe["net_arch"]
-    wall, cpu = benchmark.bench_duel_ppo("persian", "previous", "native", 1, 0)
-    assert wall > 0 and cpu > 0
 
 
 def test_native_duel_env_plays_a_saved_model_opponent_greedily(tmp_path):

@@ -7,12 +7,13 @@ load, resume and report, and that the configuration files mean what they say.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
-from conftest import load_script
 
 pytest.importorskip("sb3_contrib")
 
@@ -489,22 +490,30 @@ def test_selfplay_resume_continues_after_the_last_completed_generation(tmp_path)
         assert result[side]["throughput"]["env_steps"] == 64
 
 
-def test_benchmark_ppo_rows_time_the_default_coop_config_on_both_envs():
-    """benchmarks/benchmark.py's PPO rows run learn() of the default co-op config (one rollout here) on the
-    adapter and on DummyVecEnv, and split the time into collection and updates."""
-    benchmark = load_script("benchmark")
+def test_benchmark_ppo_rows_time_the_default_coop_config_on_both_envs(tmp_path):
+    """benchmarks/benchmark.py --ppo-only --quick, run as a user runs it: learn() of the default co-op config
+    (one rollout) on the adapter and on DummyVecEnv, the time split into collection and updates."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "benchmark.py"
+    out = tmp_path / "ppo.json"
+    run = subprocess.run([sys.executable, str(script), "--ppo-only", "--quick", "--json", str(out)],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    result = json.loads(out.read_text())
     hp = load_config("coop")[COOP_ID]
-    summary = benchmark.ppo_config_summary()
+    summary = result["ppo"]["config"]
     assert (summary["n_envs"], summary["n_steps"], summary["n_epochs"], summary["batch_size"]) == (
         hp["n_envs"], hp["n_steps"], hp["n_epochs"], hp["batch_size"])
     assert summary["features_extractor"] == hp["policy_kwargs"]["features_extractor"]
-    rows, ratio = benchmark.bench_ppo_rows(rollouts=1, repeats=1, seed=0)
+    assert result["ppo_only"] and result["ppo"]["rollouts_per_run"] == 1 and result["ppo"]["repeats"] == 1
+    rows = result["rows"]
     assert [row["name"] for row in rows] == ["ppo adapter", "ppo dummy"]
     for row in rows:
         assert row["steps"] == hp["n_envs"] * hp["n_steps"]
         assert row["steps_per_s"] < row["collect_steps_per_s"]  # learn() = collection + updates
         assert 0 < row["train_share"] < 1 and row["train_s_per_rollout"] > 0
+    ratio = result["ppo"]["adapter_over_dummy"]
     assert ratio["wall"] == pytest.approx(rows[0]["steps_per_s"] / rows[1]["steps_per_s"])
+    assert "ppo adapter / dummy:" in run.stdout
 
 
 # ------------------------------------------------------------------------------- package and policies
