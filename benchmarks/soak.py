@@ -11,7 +11,7 @@ game itself unchanged). At every step it checks:
 * a non-empty mask in every running game and, after the end, only action 0 (what the reset step ignores);
 * rewards in {-1, 0, +1} (or the penalty after an illegal action), non-zero only at the end, no truncation;
 * episode lengths within the proven bounds (co-op: ``92 - cards dealt`` decisions; duel: 816 decisions of
-  one side, 1632 micro-actions of both; see ``tests/test_properties.py``);
+  one side, 1632 micro-actions of both; see ``tests/env/test_properties.py``);
 * for the vector engine, that the masks and observations it keeps up to date in place equal the ones
   rebuilt from its state.
 

@@ -14,7 +14,7 @@ numba is a dependency of the package; where it cannot be imported the same kerne
 Python (much slower), and :attr:`CoopVectorEngine.backend` says ``"python"``.
 
 The rules, the action layout and the observation layout are those of :mod:`thermopylae_env.coop`, both
-layouts defined once in :mod:`thermopylae_env.coop_layout`; ``tests/test_coop_vector.py`` drives both
+layouts defined once in :mod:`thermopylae_env.coop_layout`; ``tests/env/coop/test_coop_vector.py`` drives both
 engines through thousands of games with the same shuffles and dice and compares every observation,
 reward, termination and mask.
 
@@ -859,8 +859,8 @@ class CoopVectorEnv(VectorEnv):
     The co-operative game of ``thermopylae/Coop-v0`` (rules in ``seeds/rules_coop.md``) for many games at
     once: ``gymnasium.make_vec("thermopylae/Coop-v0", num_envs=N)`` builds it (the spec's
     ``vector_entry_point``); ``vectorization_mode="sync"`` gives a ``SyncVectorEnv`` of single environments
-    instead (the same games in distribution, much slower). ``tests/test_coop_vector.py`` checks that, fed
-    the same shuffles and dice, it plays exactly the games of the single environment.
+    instead (the same games in distribution, much slower). ``tests/env/coop/test_coop_vector.py`` checks
+    that, fed the same shuffles and dice, it plays exactly the games of the single environment.
 
     ## Action Space
     ``MultiDiscrete([72] * num_envs)``; ``single_action_space`` is ``Discrete(72)`` with the layout of

@@ -16,7 +16,7 @@ from thermopylae_agents.cli import main
 from thermopylae_agents.replay import replay_record
 from thermopylae_env.records import load_record
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 USAGE = "Type a number from 1 to"
 
 

@@ -22,7 +22,7 @@ from thermopylae_agents.evaluation import (
 from thermopylae_agents.stats import wilson_interval
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-POLICIES = Path(__file__).resolve().parents[1] / "agents" / "thermopylae_agents" / "policies"
+POLICIES = Path(__file__).resolve().parents[2] / "agents" / "thermopylae_agents" / "policies"
 
 
 # --------------------------------------------------------------------------------------------- Wilson
@@ -330,7 +330,7 @@ def test_bad_arguments_are_one_line_errors_naming_the_program(tmp_path, argv, me
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     games = [] if "--games" in argv else ["--games", "1"]
     done = subprocess.run([sys.executable, str(root / "scripts" / "evaluate.py"), *argv, *games],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)

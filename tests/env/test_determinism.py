@@ -27,7 +27,7 @@ import pytest
 import thermopylae_env  # noqa: F401  (registers the environments)
 from thermopylae_env import duel_v0
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STEPS_VECTOR = 120  # steps of the vector environments (4 games each: several whole games)
 
 
@@ -152,8 +152,9 @@ def hashes_in_subprocess(seeds: list[int], hash_seed: str) -> dict[str, dict[str
     code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import test_determinism as t; "
             "print(json.dumps({s: t.all_hashes(int(s)) for s in sys.argv[2:]}))")
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    run = subprocess.run([sys.executable, "-c", code, str(ROOT / "tests"), *map(str, seeds)], cwd=ROOT,
-                         env=env, capture_output=True, text=True, timeout=300)
+    here = str(Path(__file__).resolve().parent)
+    run = subprocess.run([sys.executable, "-c", code, here, *map(str, seeds)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout.strip().splitlines()[-1])
 

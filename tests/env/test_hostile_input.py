@@ -30,7 +30,7 @@ from thermopylae_env.coop_vector import CoopVectorEnv
 from thermopylae_env.duel_env import DuelGreekEnv, DuelPersianEnv
 from thermopylae_env.sb3_vec import CoopSB3VecEnv
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def freeze(value: object) -> object:

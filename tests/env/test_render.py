@@ -18,7 +18,7 @@ from thermopylae_env.render import FRAME_SHAPE, render_coop_rgb, render_duel_rgb
 
 pytest.importorskip("PIL")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _first_legal(mask: np.ndarray) -> int:

@@ -19,7 +19,7 @@ from thermopylae_agents.duel_batch import (
     play_native,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 POLICIES = ROOT / "agents" / "thermopylae_agents" / "policies"
 SCRIPT = ROOT / "benchmarks" / "duel_crossplay.py"
 

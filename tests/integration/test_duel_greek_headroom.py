@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "duel_greek_headroom.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "duel_greek_headroom.py"
 
 
 def headroom(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -18,7 +18,7 @@ import tomllib
 import thermopylae_env
 from thermopylae_agents import console
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 

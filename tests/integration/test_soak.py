@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "soak.py"
 ENVIRONMENTS = ["coop-1p", "coop-2p", "coop-3p", "coop-4p", "duel-greek-vs-random", "duel-greek-vs-heuristic",
                 "duel-persian-vs-random", "duel-persian-vs-heuristic", "pettingzoo-duel", "coop-vector-1p",

@@ -16,7 +16,7 @@ pytest.importorskip("torch.utils.tensorboard")
 
 from thermopylae_env.coop_vector import CoopVectorEnv  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "ppo_native.py"
 
 

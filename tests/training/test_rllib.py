@@ -34,7 +34,7 @@ from thermopylae_agents.rllib.train import (  # noqa: E402
     train,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY = PPOSettings(
     total_timesteps=600, train_batch_size=256, minibatch_size=128, num_epochs=1, hiddens=(32, 32)
 )

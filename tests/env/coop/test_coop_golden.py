@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "data"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "data"))
 import coop_golden  # noqa: E402
 
 GOLDEN = json.loads(coop_golden.GOLDEN.read_text())

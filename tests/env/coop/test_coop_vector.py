@@ -606,7 +606,7 @@ def _golden_run_in_subprocess(prelude: str, env: dict[str, str]) -> tuple[dict, 
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[3]
     golden = json.loads((root / "tests" / "data" / "coop_golden.json").read_text())
     case = next(c for c in golden["vector"] if c["illegal_every"] and c["num_players"] == 2)
     out = subprocess.run([sys.executable, "-c", GOLDEN_RUN.format(prelude=prelude), json.dumps(case)],

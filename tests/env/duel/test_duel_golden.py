@@ -6,7 +6,8 @@ Each episode is reduced to one sha256 digest over everything an agent could see 
 observation, the mask (both the info mask and ``action_masks()``), the reward, the termination and
 truncation flags, the illegal-action reason and, where asked, the engine's events. The recorded digests
 live in ``tests/data/duel_*.json`` and ``tests/data/coop_env_golden.json``; regenerate them only for a
-deliberate change of behaviour (``python tests/test_duel_golden.py --record``), which is a new env version.
+deliberate change of behaviour (``python tests/env/duel/test_duel_golden.py --record``), which is a
+new env version.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import thermopylae_env  # noqa: F401 - registers the environments
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.duel import GREEK, DuelGame
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 EPISODES = 30
 
 
@@ -248,5 +249,5 @@ def test_trajectories_match_the_recorded_golden_digests(filename: str, case: str
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--record"]:
-        sys.exit("usage: python tests/test_duel_golden.py --record")
+        sys.exit("usage: python tests/env/duel/test_duel_golden.py --record")
     record()
