@@ -134,9 +134,17 @@ def coop_agents():
     return [RandomAgent(seed=0), CoopHeuristic(), small_search()]
 
 
-def test_agents_implement_the_protocol():
+def test_agents_can_be_called_as_the_protocol_says():
+    """``isinstance(agent, Agent)`` only sees that ``act`` exists: here ``act(observation, action_mask)``
+    must bind, with the protocol's names first and every further parameter optional."""
+    import inspect
+
+    expected = list(inspect.signature(Agent.act).parameters)[1:]  # without self
+    assert expected == ["observation", "action_mask"]
     for agent in coop_agents():
-        assert isinstance(agent, Agent)
+        parameters = list(inspect.signature(agent.act).parameters.values())
+        assert [p.name for p in parameters[:2]] == expected, type(agent).__name__
+        assert all(p.default is not inspect.Parameter.empty for p in parameters[2:]), type(agent).__name__
 
 
 @pytest.mark.parametrize("kwargs", COOP_SETTINGS, ids=lambda k: f"{k['num_players']}p")

@@ -35,7 +35,9 @@ def test_tiny_run_trains_logs_evaluates_and_saves(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["env_steps"] == 2048
-    assert summary["steps_per_s"] > 0 and summary["collection_steps_per_s"] > 0
+    # End to end includes the updates, so it is slower than collection alone.
+    assert 0 < summary["steps_per_s"] < summary["collection_steps_per_s"]
+    assert summary["steps_per_s"] == pytest.approx(2048 / summary["train_seconds"], rel=0.01)
     assert summary["eval_games"] == 20 and 0.0 <= summary["eval_win_rate"] <= 1.0
     assert summary["config"]["num_envs"] == 16
     assert list(run_dir.glob("events.out.tfevents.*")), "no TensorBoard events written"

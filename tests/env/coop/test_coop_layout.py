@@ -22,10 +22,18 @@ def test_pieces_tile_the_observation_in_order():
     assert ACTION_BLOCKS[-1].stop == coop_layout.NUM_ACTIONS == 72
 
 
-def test_engines_reexport_the_layout_constants():
-    for name in ("NUM_ACTIONS", "OBS_SIZE", "RETREAT", "FIGHT_BASE", "GIVE_BASE", "DECLINE", "DISCARD_BASE"):
-        assert getattr(coop, name) == getattr(coop_layout, name), name
-    assert coop_vector.NUM_ACTIONS == coop_layout.NUM_ACTIONS and coop_vector.OBS_SIZE == OBS_SIZE
+def test_both_engines_play_in_the_layouts_sizes_and_name_each_action_block_by_it():
+    game = coop.CoopGame(num_players=2)
+    state = game.init(np.random.default_rng(0))
+    assert game.legal_action_mask(state).shape == (coop_layout.NUM_ACTIONS,)
+    assert game.observe(state).shape == (OBS_SIZE,)
+    env = coop_vector.CoopVectorEnv(3, num_players=2)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (3, OBS_SIZE) and env.action_masks().shape == (3, coop_layout.NUM_ACTIONS)
+    first = {coop_layout.RETREAT: "retreat", coop_layout.FIGHT_BASE: "fight 10 +0 support",
+             coop_layout.GIVE_BASE: "give draw to seat 0", coop_layout.DECLINE: "decline draw",
+             coop_layout.DISCARD_BASE: "discard 10"}
+    assert {action: coop.decode_action(action) for action in first} == first
 
 
 def _table(doc: str, header: str) -> list[tuple[str, str]]:
