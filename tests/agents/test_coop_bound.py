@@ -147,6 +147,7 @@ def test_numba_kernel_equals_the_python_solver_on_mid_game_states(seed, cards_le
         assert got == pytest.approx(reference, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_numba_kernel_reproduces_the_recorded_bound_of_a_whole_deal():
     """Deal 1 of ``benchmarks/coop_bound.jsonl`` was computed by the first kernel (without pruning)."""
     pytest.importorskip("numba")
@@ -247,6 +248,7 @@ def test_policy_value_agrees_with_playing_the_heuristic_with_real_dice():
     assert abs(wins / games - exact) < 5 * sigma
 
 
+@pytest.mark.slow
 def test_heuristic_exact_value_is_at_most_the_bound_on_whole_deals():
     game = CoopGame()
     solver = DeckClairvoyantSolver(game)

@@ -44,6 +44,7 @@ def test_every_docs_page_is_in_the_navigation():
     assert on_disk == listed
 
 
+@pytest.mark.slow
 def test_tutorial_notebook_runs_and_shows_every_step():
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")

@@ -62,6 +62,7 @@ def test_an_illegal_batched_move_is_an_error_naming_the_game() -> None:
         play_native(PolicyPlayer(Illegal(), "illegal"), HeuristicPlayer(), 8, seed=0)
 
 
+@pytest.mark.slow
 def test_cross_play_matches_the_single_env_and_writes_the_evaluation_json(tmp_path: Path) -> None:
     for name in ("duel_greek_maskable_ppo", "duel_persian_maskable_ppo"):
         if not (POLICIES / f"{name}.json").is_file():

@@ -18,6 +18,7 @@ def headroom(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
+@pytest.mark.slow
 def test_headroom_measurements_of_the_same_deals_agree(tmp_path: Path) -> None:
     out = tmp_path / "headroom.json"
     run = headroom("--games", "12", "--search-games", "12", "--determinizations", "2", "--json", str(out),

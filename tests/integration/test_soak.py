@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "soak.py"
 ENVIRONMENTS = ["coop-1p", "coop-2p", "coop-3p", "coop-4p", "duel-greek-vs-random", "duel-greek-vs-heuristic",
@@ -20,6 +22,7 @@ def soak(*args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
+@pytest.mark.slow
 def test_a_tiny_soak_of_every_environment_finds_no_violation(tmp_path):
     report = tmp_path / "soak.json"
     # A high illegal rate, so that even a small budget tries every kind of bad action many times.

@@ -208,6 +208,7 @@ def test_training_settings_out_of_range_are_refused():
 
 
 # ------------------------------------------------------------------------------------------- on a local Ray
+@pytest.mark.slow
 def test_masked_coop_ppo_trains_on_a_remote_runner_and_never_samples_a_masked_action(local_ray, tmp_path):
     config = coop_config(
         TINY,
@@ -250,6 +251,7 @@ def test_masked_coop_ppo_trains_on_a_remote_runner_and_never_samples_a_masked_ac
             obs, info = env.reset()
 
 
+@pytest.mark.slow
 def test_duel_self_play_trains_both_policies_and_exports_players_for_each_side(local_ray, tmp_path):
     config = duel_config("self-play", TINY, num_env_runners=0, envs_per_runner=2, audit_masks=True)
     algo_weights: dict[str, list] = {}
@@ -281,6 +283,7 @@ def test_duel_self_play_trains_both_policies_and_exports_players_for_each_side(l
     assert result.games == 3 and result.mean_steps > 5
 
 
+@pytest.mark.slow
 def test_one_duel_side_learns_against_the_built_in_heuristic_through_policy_mapping(local_ray, tmp_path):
     config = duel_config("persian", TINY, num_env_runners=0, envs_per_runner=2)
     results = []
@@ -300,6 +303,7 @@ def test_one_duel_side_learns_against_the_built_in_heuristic_through_policy_mapp
     assert set(report.exported) == {"persian"}
 
 
+@pytest.mark.slow
 def test_a_two_trial_tune_sweep_completes_and_reports_the_best_trial_with_its_evaluation(local_ray, tmp_path):
     from thermopylae_agents.rllib.sweep import run_sweep
 
@@ -326,6 +330,7 @@ def test_a_two_trial_tune_sweep_completes_and_reports_the_best_trial_with_its_ev
     assert Path(best["exported"]).is_file()
 
 
+@pytest.mark.slow
 def test_the_training_command_writes_checkpoints_an_export_and_an_evaluated_summary(local_ray, tmp_path):
     out = tmp_path / "run"
     code = main(

@@ -23,6 +23,7 @@ def test_rl_zoo_ppo_file_has_every_environment_in_rl_zoo_format():
         assert isinstance(block["policy_kwargs"], str) and block["policy_kwargs"].startswith("dict("), env_id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", ["thermopylae/Coop-v0", "thermopylae/DuelPersian-v0"])
 def test_rl_zoo_train_runs_with_the_shipped_file(tmp_path, env_id):
     pytest.importorskip("rl_zoo3")

@@ -490,6 +490,7 @@ def test_selfplay_resume_continues_after_the_last_completed_generation(tmp_path)
         assert result[side]["throughput"]["env_steps"] == 64
 
 
+@pytest.mark.slow
 def test_benchmark_ppo_rows_time_the_default_coop_config_on_both_envs(tmp_path):
     """benchmarks/benchmark.py --ppo-only --quick, run as a user runs it: learn() of the default co-op config
     (one rollout) on the adapter and on DummyVecEnv, the time split into collection and updates."""
@@ -768,6 +769,7 @@ def _weights_digest(model_zip: Path) -> str:
     return digest.hexdigest()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not _cpu_has_avx2(), reason="the pinned kernels are the AVX2 ones of x86-64")
 def test_train_py_trains_the_same_weights_in_separate_processes_and_with_an_avx2_only_mkl(tmp_path):
     """scripts/train.py pins the CPU kernels: the same seed gives the same weights bit for bit in two
