@@ -1,25 +1,11 @@
-"""Shared test fakes and helpers: one scripted chance source for both co-op engines, snapshots of the
-vector engine's arrays (for the "a refused call changes nothing" checks), and a loader for the developer
-scripts, which are files of ``scripts/`` rather than modules of a package."""
+"""Shared test fakes and helpers: one scripted chance source for both co-op engines and snapshots of the
+vector engine's arrays (for the "a refused call changes nothing" checks)."""
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterable, Sequence
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
-
-SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
-
-
-def load_script(name: str) -> ModuleType:
-    """``scripts/NAME.py`` imported as a module (its ``main`` is not run)."""
-    spec = importlib.util.spec_from_file_location(f"thermopylae_script_{name}", SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class ScriptedChance:

@@ -1,5 +1,5 @@
 """Duel players in batches on the native vector engine: many paired games of one Greek x Persian pairing at
-once, for the cross-play matrix (``scripts/duel_crossplay.py``) and the exploitability table
+once, for the cross-play matrix (``benchmarks/duel_crossplay.py``) and the exploitability table
 (``scripts/exploitability.py --table``).
 
 A batched player answers ``actions(engine, rows, observations, masks)`` for the games ``rows`` of a

@@ -20,7 +20,7 @@ The network is the shipped co-op recipe's (``agents/thermopylae_agents/configs/c
 behaviour-cloning warm start: the observation plus the exact fight odds
 (``thermopylae_agents.training.CoopFightFeatures``), an actor MLP [128, 128] and a critic MLP [64, 64]
 (tanh), 256 games x 64 steps per rollout, 2 epochs of 4 minibatches. So its steps per second compare
-with SB3's ``learn`` on the same recipe (``scripts/benchmark.py --ppo-only``).
+with SB3's ``learn`` on the same recipe (``benchmarks/benchmark.py --ppo-only``).
 
 The run writes ``RUN_DIR/summary.json`` (config, steps/s end to end and of collection alone, the greedy
 win rate on ``--eval-games`` fixed deals) and ``RUN_DIR/agent.pt`` (the weights; a torch file is a pickle,

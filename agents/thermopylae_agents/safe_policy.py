@@ -13,7 +13,7 @@ stored in a form that cannot: for a policy named ``NAME``,
 The network is the actor of a (Maskable)PPO policy: features, the actor MLP
 (``mlp_extractor.policy_net``) and the action head (``action_net``); its outputs are the action logits.
 :class:`SafePolicy` plays the most likely legal action, the action an SB3 model plays with
-``deterministic=True`` (``tests/test_safe_policy.py`` checks this game for game on hundreds of games).
+``deterministic=True`` (``tests/agents/test_safe_policy.py`` checks this game for game on hundreds of games).
 
 :func:`load_safe_policy` loads a policy by path (either file of the pair) or by the name of a shipped
 policy (:func:`shipped_policy_names`); :func:`export_sb3_policy` writes the pair from a loaded SB3 model

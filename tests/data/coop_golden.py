@@ -1,7 +1,7 @@
 """Golden trajectories of the co-op engines, recorded from the code at commit 85ea8a4 (before the layout
 module and the single compiled kernel): ``python tests/data/coop_golden.py`` rewrites
-``tests/data/coop_golden.json``; ``tests/test_coop_golden.py`` replays the same seeds and policies and
-checks every digest.
+``tests/data/coop_golden.json``; ``tests/env/coop/test_coop_golden.py`` replays the same seeds and
+policies and checks every digest.
 
 Each digest is a sha256 over the bytes of every step of a run: observations (float32), masks (bool),
 rewards (float64), terminated flags (bool) and the actions played. A finished game's mask row while it

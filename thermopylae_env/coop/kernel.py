@@ -17,7 +17,7 @@ the games; each game goes through small named steps that follow the reference en
 * :func:`_observe`: the phase, the recipient and the mask row (``CoopGame.observe`` /
   ``legal_action_mask``, kept up to date incrementally: only the cells an action can change are written).
 
-The kernel writes the observation and mask rows in place; ``tests/test_coop_vector.py`` drives it and
+The kernel writes the observation and mask rows in place; ``tests/env/coop/test_coop_vector.py`` drives it and
 ``CoopGame`` through thousands of games with the same shuffles and dice and compares every array.
 
 The steps are written without data-dependent branches where that is cheap (a retreat "adds 0 dice", a

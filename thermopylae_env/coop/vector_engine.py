@@ -8,7 +8,7 @@ The observation is updated in place (only the entries an action can change are r
 row is one row of a table of all 12,290 possible mask rows, indexed by (phase, support left, the bit set
 of values the deciding seat holds). :class:`CoopVectorEnv` is the Gymnasium ``VectorEnv`` over it;
 ``thermopylae_env.coop.sb3.CoopSB3VecEnv`` is the Stable-Baselines3 ``VecEnv`` over it.
-``scripts/benchmark.py`` measures it (``benchmarks/``).
+``benchmarks/benchmark.py`` measures it (``benchmarks/``).
 
 numba is a dependency of the package; where it cannot be imported the same kernel source runs as plain
 Python (much slower), and :attr:`CoopVectorEngine.backend` says ``"python"``.
@@ -600,7 +600,7 @@ class CoopVectorEngine:
         """Bytes of the engine's own arrays: ``state`` (game state and chance tables), ``buffers`` (the
         observation and mask arrays) and ``index`` (the row numbers), all for ``num_envs`` games. What a
         process holds per game is more (the environment's spaces, the step's temporaries):
-        ``scripts/benchmark.py --memory`` measures that."""
+        ``benchmarks/benchmark.py --memory`` measures that."""
         state = sum(a.nbytes for a in (
             self.phase, self.current, self.recipient, self.marker, self.support, self.spartan_pos,
             self.persian_pos, self.graveyard, self.persian_discard, self.offers, self.slot1, self.slot2,

@@ -8,9 +8,9 @@ state is one int32 row ``s`` (columns named below): :func:`deal` (``DuelGame.new
 :func:`mask_row` (``legal_action_mask``) and :func:`observe` (``DuelGame.observe``). The built-in opponents
 are here too: :func:`heuristic_persian` / :func:`heuristic_greek` are the compiled twins of
 ``thermopylae_env.opponents`` (compiled, for the loop over games), and
-:func:`random_legal` the random player. ``tests/test_duel_vector.py`` plays thousands of games through
-this kernel and through ``DuelGame`` with the same shuffles and discards and compares every observation,
-mask, reward and result, and checks the twins move for move against the Python heuristics.
+:func:`random_legal` the random player. ``tests/env/duel/test_duel_vector.py`` plays thousands of games
+through this kernel and through ``DuelGame`` with the same shuffles and discards and compares every
+observation, mask, reward and result, and checks the twins move for move against the Python heuristics.
 
 The loops over games (:func:`step_serial` / :func:`step_parallel`, and the small drivers after them) call
 the per-game functions; the parallel one runs the games on all cores with numba's ``prange`` and writes

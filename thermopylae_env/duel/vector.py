@@ -5,9 +5,9 @@ columns named in :mod:`thermopylae_env._duel_kernel`), one float32 observation b
 buffer, and advances them with the compiled per-game kernel :mod:`thermopylae_env._duel_kernel` (numba;
 where the batch is large its loop over games runs on all cores, writing exactly what the serial loop
 writes). The rules, the action layout (21 actions), the observation layout (56 float32 values) and the
-masks are those of :mod:`thermopylae_env.duel`; ``tests/test_duel_vector.py`` plays thousands of games
-through both engines with the same shuffles and discards and compares every observation, mask, reward and
-result.
+masks are those of :mod:`thermopylae_env.duel`; ``tests/env/duel/test_duel_vector.py`` plays thousands of
+games through both engines with the same shuffles and discards and compares every observation, mask, reward
+and result.
 
 Three environments sit on the engine:
 

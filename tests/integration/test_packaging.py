@@ -1,0 +1,308 @@
+"""Packaging: one version, license metadata, typed packages, console scripts, a clean wheel, and a
+non-editable install that loads every shipped policy by name without unpickling."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+import tomllib
+
+import thermopylae_env
+from thermopylae_agents import console
+
+ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_version_has_one_source_read_by_hatch():
+    project = PYPROJECT["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    assert PYPROJECT["tool"]["hatch"]["version"]["path"] == "thermopylae_env/__init__.py"
+    assert thermopylae_env.__version__.count(".") == 2
+
+
+def test_license_is_an_spdx_expression_with_its_file():
+    project = PYPROJECT["project"]
+    assert project["license"] == "MIT"
+    assert project["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+    # PEP 639: with a license expression, license classifiers are superseded (and refused by tools).
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]
+
+
+def test_classifiers_name_python_versions_status_and_typing():
+    classifiers = PYPROJECT["project"]["classifiers"]
+    assert "Typing :: Typed" in classifiers
+    assert any(c.startswith("Development Status ::") for c in classifiers)
+    assert "Programming Language :: Python :: 3.10" in classifiers
+
+
+def test_both_packages_are_marked_typed():
+    assert (ROOT / "thermopylae_env" / "py.typed").is_file()
+    assert (ROOT / "agents" / "thermopylae_agents" / "py.typed").is_file()
+
+
+def test_changelog_names_every_registered_environment_version():
+    import gymnasium as gym
+
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert f"## [{thermopylae_env.__version__}]" in changelog
+    for env_id in [i for i in gym.registry if i.startswith("thermopylae/")]:
+        assert env_id in changelog, env_id
+
+
+# Console script -> (its entry in thermopylae_agents.console, the script of the repository it installs).
+CONSOLE_SCRIPTS = {
+    "thermopylae-train": (console.train, "train.py"),
+    "thermopylae-evaluate": (console.evaluate, "evaluate.py"),
+    "thermopylae-export-policy": (console.export_policy, "export_policy.py"),
+    "thermopylae-train-rllib": (console.train_rllib, "train_rllib.py"),
+    "thermopylae-exploitability": (console.exploitability, "exploitability.py"),
+    "thermopylae-coop-bound": (console.coop_bound, "coop_bound.py"),
+    "thermopylae-ppo-native": (console.ppo_native, "ppo_native.py"),
+    "thermopylae-duel-table": (console.duel_table, "duel_table.py"),
+    "thermopylae-render-game": (console.render_game, "render_game.py"),
+}
+# The developer experiments in benchmarks/ (README, "Commands"): benchmarks and checks that write into
+# the repository's benchmarks/ or study the shipped players, not tools for one's own agents.
+DEVELOPER_SCRIPTS = {
+    "benchmark.py", "soak.py", "rllib_scaling.py", "duel_greek_headroom.py", "rollout_coop.py",
+    "duel_crossplay.py", "duel_vec_eval.py", "train_exploiters.py",
+}
+NEW_CONSOLE_SCRIPTS = [  # the ones added with their modules' move out of scripts/
+    "thermopylae-train-rllib", "thermopylae-exploitability", "thermopylae-coop-bound",
+    "thermopylae-ppo-native", "thermopylae-duel-table", "thermopylae-render-game",
+]
+
+
+def test_every_console_script_target_exists():
+    import importlib
+
+    scripts = PYPROJECT["project"]["scripts"]
+    assert set(scripts) == {"thermopylae", *CONSOLE_SCRIPTS}
+    for target in scripts.values():
+        module, _, function = target.partition(":")
+        assert callable(getattr(importlib.import_module(module), function)), target
+    for name, (entry, _) in CONSOLE_SCRIPTS.items():
+        assert scripts[name] == f"thermopylae_agents.console:{entry.__name__}"
+
+
+def test_every_python_script_is_a_console_script_or_a_listed_developer_tool():
+    scripts = {path.name for path in (ROOT / "scripts").glob("*.py")}
+    installed = {script for _, script in CONSOLE_SCRIPTS.values()}
+    assert scripts - installed == set()
+    assert {path.name for path in (ROOT / "benchmarks").glob("*.py")} == DEVELOPER_SCRIPTS
+    assert installed <= scripts  # every console script keeps its documented python scripts/NAME.py
+    readme = (ROOT / "README.md").read_text()
+    for name in [*CONSOLE_SCRIPTS, *DEVELOPER_SCRIPTS]:
+        assert f"`{name}`" in readme, name
+
+
+@pytest.mark.parametrize("name", sorted(CONSOLE_SCRIPTS))
+def test_console_scripts_answer_version(name, capsys):
+    entry, _ = CONSOLE_SCRIPTS[name]
+    assert entry(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"{name} {thermopylae_env.__version__}"
+
+
+@pytest.mark.parametrize("name", NEW_CONSOLE_SCRIPTS)
+def test_new_console_scripts_answer_help_under_their_own_name(name, capsys, monkeypatch):
+    if name == "thermopylae-ppo-native":
+        pytest.importorskip("torch.utils.tensorboard")
+    if name == "thermopylae-exploitability":
+        pytest.importorskip("sb3_contrib")
+    monkeypatch.setattr(sys, "argv", [f"/usr/bin/{name}"])
+    entry, _ = CONSOLE_SCRIPTS[name]
+    with pytest.raises(SystemExit) as done:
+        entry(["--help"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: {name}")
+
+
+def test_duel_table_console_script_plays_its_table(tmp_path, capsys):
+    out = tmp_path / "table.json"
+    assert console.duel_table(["--games", "3", "--seed", "5", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "heuristic  heuristic" in printed and f"wrote {out}" in printed
+    table = json.loads(out.read_text())
+    assert table["games_per_pairing"] == 3 and len(table["results"]) == 4
+
+
+def test_render_game_console_script_writes_a_gif(tmp_path, capsys):
+    pytest.importorskip("PIL")
+    out = tmp_path / "game.gif"
+    assert console.render_game(["--agent", "random", "--seed", "2", "--out", str(out)]) == 0
+    assert out.stat().st_size > 0 and f"wrote {out}" in capsys.readouterr().out
+
+
+def test_ppo_native_console_script_trains_a_tiny_run(tmp_path, capsys):
+    pytest.importorskip("torch.utils.tensorboard")
+    run_dir = tmp_path / "run"
+    assert console.ppo_native(["--total-timesteps", "256", "--num-envs", "8", "--num-steps", "32",
+                               "--num-minibatches", "2", "--eval-games", "4", "--run-dir", str(run_dir)]) == 0
+    assert json.loads((run_dir / "summary.json").read_text())["env_steps"] == 256
+    assert "greedy win rate on 4 fixed deals" in capsys.readouterr().out
+
+
+def test_an_uninstalled_ray_names_the_rllib_extra(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails as if Ray were not installed
+    assert console.train_rllib(["coop", "--storage-path", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err == "thermopylae-train-rllib: this command needs the 'rllib' extra (ray is not installed): " \
+                  "pip install 'thermopylae-env[rllib]'\n"
+
+
+def test_an_uninstalled_torch_stops_ppo_native_naming_the_train_extra(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.delitem(sys.modules, "thermopylae_agents.ppo_native", raising=False)
+    assert console.ppo_native(["--run-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("thermopylae-ppo-native: ") and "'train' extra" in err
+
+
+def test_render_game_without_pillow_names_the_render_extra(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    assert console.render_game(["--agent", "random", "--out", str(tmp_path / "g.gif")]) == 2
+    err = capsys.readouterr().err  # thermopylae_env.render's own message, which names the extra
+    assert err.count("\n") == 1 and err.startswith("render_game: ") and "thermopylae-env[render]" in err
+    assert not (tmp_path / "g.gif").exists()
+
+
+def test_a_main_that_returns_its_result_exits_with_zero(monkeypatch):
+    monkeypatch.setattr("thermopylae_agents.duel_table.main", lambda argv: {"results": []})
+    assert console.duel_table([]) == 0
+    monkeypatch.setattr("thermopylae_agents.duel_table.main", lambda argv: 3)
+    assert console.duel_table([]) == 3
+
+
+def test_scripts_of_the_repository_still_run_as_before(tmp_path):
+    out = tmp_path / "table.json"
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "duel_table.py"), "--games", "2", "--json",
+                           str(out)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("Thermopylae duel: 2 games per pairing, seed 0")
+    for script in ("coop_bound.py", "exploitability.py", "train_rllib.py"):
+        done = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--help"], capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, script + done.stderr[-2000:]
+        assert done.stdout.startswith(f"usage: {script}"), script
+
+
+def test_a_missing_extra_gives_one_line_naming_it(monkeypatch, capsys):
+    def needs_torch(argv):
+        raise ModuleNotFoundError("No module named 'torch'", name="torch")
+
+    monkeypatch.setattr("thermopylae_agents.evaluation.main", needs_torch)
+    assert console.evaluate(["--games", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'train' extra" in err and "pip install 'thermopylae-env[train]'" in err
+
+
+def test_an_import_error_that_is_not_an_extra_keeps_its_traceback(monkeypatch):
+    def broken(argv):
+        raise ModuleNotFoundError("No module named 'thermopylae_agents.x'", name="thermopylae_agents.x")
+
+    monkeypatch.setattr("thermopylae_agents.evaluation.main", broken)
+    with pytest.raises(ModuleNotFoundError):
+        console.evaluate([])
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The project's wheel, built by hatchling from the working tree (without build isolation where
+    hatchling is installed, as the dev extra does: no network needed)."""
+    out = tmp_path_factory.mktemp("wheel")
+    isolation = [] if importlib.util.find_spec("hatchling") is None else ["--no-build-isolation"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", *isolation, "-w", str(out), str(ROOT)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (path,) = out.glob("thermopylae_env-*.whl")
+    return path
+
+
+@pytest.mark.install
+def test_wheel_holds_the_packages_and_no_development_artefacts(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names}
+    version = thermopylae_env.__version__
+    assert tops == {"thermopylae_env", "thermopylae_agents", f"thermopylae_env-{version}.dist-info"}
+    bad = [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".log", ".ipynb"))
+           or "/tests/" in n or "/runs/" in n or ".ipynb_checkpoints" in n or n.endswith(".DS_Store")]
+    assert bad == []
+    assert "thermopylae_env/py.typed" in names and "thermopylae_agents/py.typed" in names
+    assert f"thermopylae_env-{version}.dist-info/licenses/LICENSE" in names
+    for name in ("coop_maskable_ppo", "duel_greek_maskable_ppo"):
+        assert f"thermopylae_agents/policies/{name}.json" in names
+        assert f"thermopylae_agents/policies/{name}.npz" in names
+    metadata = zipfile.ZipFile(wheel).read(f"thermopylae_env-{version}.dist-info/METADATA").decode()
+    assert "License-Expression: MIT" in metadata and f"Version: {version}" in metadata
+
+
+_NO_PICKLE_CHECK = textwrap.dedent(
+    """
+    import pickle, sys
+    import thermopylae_agents, thermopylae_env
+    assert "site-packages" in thermopylae_agents.__file__, thermopylae_agents.__file__
+    assert sys.prefix != sys.base_prefix and thermopylae_agents.__file__.startswith(sys.prefix)
+    import cloudpickle, stable_baselines3, torch  # their own pickle references, bound before the patch
+
+    def refuse(*a, **k):
+        raise AssertionError("unpickling while loading a safe policy")
+
+    pickle.load = pickle.loads = pickle.Unpickler = torch.load = refuse
+    import gymnasium as gym
+    from thermopylae_agents.safe_policy import load_safe_policy, shipped_policy_names
+    names = shipped_policy_names()
+    assert len(names) == 8, names
+    for name in names:
+        policy = load_safe_policy(name)
+        env = gym.make(policy.env_id)
+        obs, info = env.reset(seed=0)
+        assert info["action_mask"][policy.act(obs, info["action_mask"])]
+    print("loaded", len(names), "policies from", thermopylae_agents.__file__)
+    """
+)
+
+
+@pytest.mark.install
+def test_non_editable_install_loads_every_shipped_policy_by_name_without_unpickling(wheel, tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    # numpy, gymnasium, torch ... come from this interpreter's environment through a .pth file (what
+    # --system-site-packages does for the base interpreter), so the install needs no network
+    # (--no-deps --no-index). The editable install's own .pth is not read there (only a site
+    # directory's .pth files are), so the project itself comes from the wheel alone.
+    ours = subprocess.run([sys.executable, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    theirs = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    Path(theirs).mkdir(parents=True, exist_ok=True)
+    (Path(theirs) / "_parent_env.pth").write_text(ours + "\n")
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                           "--no-index", str(wheel)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    done = subprocess.run([python, "-c", _NO_PICKLE_CHECK], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "loaded 8 policies" in done.stdout
+    for name in ["thermopylae", *CONSOLE_SCRIPTS]:  # every console script is installed
+        assert (venv / "bin" / name).is_file(), name
+    for name in CONSOLE_SCRIPTS:
+        version = subprocess.run([venv / "bin" / name, "--version"], capture_output=True, text=True,
+                                 timeout=120, cwd=tmp_path, env=env)
+        assert version.stdout.strip() == f"{name} {thermopylae_env.__version__}", version.stderr[-2000:]
+    table = subprocess.run([venv / "bin" / "thermopylae-duel-table", "--games", "2"], capture_output=True,
+                           text=True, timeout=120, cwd=tmp_path, env=env)
+    assert table.returncode == 0 and "heuristic  heuristic" in table.stdout, table.stderr[-2000:]
