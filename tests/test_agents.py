@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401  (registers the environments)
-from thermopylae_agents.base import Agent
-from thermopylae_agents.coop_features import (
+from thermopylae_agents.players.base import Agent
+from thermopylae_agents.players.coop_features import (
     OBS_SIZE,
     CoopView,
     decode_observation,
@@ -22,11 +22,11 @@ from thermopylae_agents.coop_features import (
     prob_sum_at_least,
     view_from_state,
 )
-from thermopylae_agents.coop_heuristic import CoopHeuristic
-from thermopylae_agents.coop_search import CoopSearchExpert
-from thermopylae_agents.random_agent import RandomAgent
-from thermopylae_agents.sb3_agent import SB3Agent, load_model
-from thermopylae_agents.stats import wilson_interval
+from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+from thermopylae_agents.players.coop_search import CoopSearchExpert
+from thermopylae_agents.players.random_agent import RandomAgent
+from thermopylae_agents.policies.sb3_agent import SB3Agent, load_model
+from thermopylae_agents.evaluation.stats import wilson_interval
 from thermopylae_env import coop
 from thermopylae_env.coop import CoopGame
 
@@ -57,7 +57,7 @@ def visit_states(env: gym.Env, games: int, seed: int, check) -> int:
 
 # ------------------------------------------------------------------------------------------ decoding
 def test_layout_constants_match_the_engine():
-    from thermopylae_agents import coop_features as f
+    from thermopylae_agents.players import coop_features as f
 
     for name in ("NUM_ACTIONS", "OBS_SIZE", "RETREAT", "DECLINE", "FIGHT_BASE", "GIVE_BASE", "DISCARD_BASE",
                  "MAX_PLAYERS", "HAND_LIMIT", "NUM_SUPPORT", "LOSS_MARKER", "GRAVEYARD_WIN", "MAX_DICE"):
@@ -161,7 +161,7 @@ def test_coop_agents_return_legal_actions(kwargs):
 
 @pytest.mark.parametrize("env_id", ["thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"])
 def test_duel_agents_return_legal_actions(env_id):
-    from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+    from thermopylae_agents.players.duel_heuristic import HeuristicGreek, HeuristicPersian
 
     env = gym.make(env_id)
     side_heuristic = HeuristicGreek() if env_id.endswith("Greek-v0") else HeuristicPersian()
@@ -277,7 +277,7 @@ def test_search_values_are_unbiased_estimates_of_exact_win_chances():
 def test_search_beats_the_heuristic_on_paired_deals():
     """The default search player against the heuristic on the same 192 deals (about 30 minutes on one
     core; 2 workers). Measured: 63 wins against 46."""
-    from thermopylae_agents.evaluation import COOP_ID, evaluate
+    from thermopylae_agents.evaluation.games import COOP_ID, evaluate
 
     heuristic, search = evaluate(COOP_ID, ["heuristic", "search"], games=192, base_seed=0, workers=2)
     assert search.wins > heuristic.wins

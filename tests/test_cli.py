@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from thermopylae_agents.cli import main
-from thermopylae_agents.replay import replay_record
+from thermopylae_agents.cli.play import main
+from thermopylae_agents.evaluation.replay import replay_record
 from thermopylae_env.records import load_record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,7 +21,7 @@ USAGE = "Type a number from 1 to"
 
 
 def run_cli(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "thermopylae_agents.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "thermopylae_agents.cli.play", *args], input=stdin,
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
@@ -167,7 +167,7 @@ def test_replay_of_a_missing_file():
 
 @pytest.fixture
 def coop_game_record(tmp_path) -> Path:
-    from thermopylae_agents.replay import record_game
+    from thermopylae_agents.evaluation.replay import record_game
 
     path = tmp_path / "coop.jsonl"
     record_game("thermopylae/Coop-v0", "heuristic", path, seed=12)
@@ -176,7 +176,7 @@ def coop_game_record(tmp_path) -> Path:
 
 @pytest.mark.parametrize(("command", "module"),
                          [("train", "thermopylae_agents.training"),
-                          ("evaluate", "thermopylae_agents.evaluation")])
+                          ("evaluate", "thermopylae_agents.evaluation.games")])
 def test_train_and_evaluate_forward_their_arguments(monkeypatch, command, module):
     seen = []
     fake = types.ModuleType(module)

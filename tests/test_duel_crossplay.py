@@ -1,4 +1,4 @@
-"""The cross-play matrix on the native engine (scripts/duel_crossplay.py, thermopylae_agents.duel_batch):
+"""The cross-play matrix on the native engine (scripts/duel_crossplay.py, thermopylae_agents.players.duel_batch):
 the same deals for every pairing, game for game the single env's games, and the evaluation JSON form."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import load_script
 
-from thermopylae_agents.duel_batch import (
+from thermopylae_agents.players.duel_batch import (
     HeuristicPlayer,
     PolicyPlayer,
     RandomPlayer,
@@ -83,7 +83,7 @@ def test_cross_play_matches_the_single_env_and_writes_the_evaluation_json(crossp
     assert "Persian `duel_persian_maskable_ppo` against the heuristic Greek" in text
     assert png.stat().st_size > 0
 
-    from thermopylae_agents.evaluation import main as evaluate_main
+    from thermopylae_agents.evaluation.games import main as evaluate_main
 
     assert evaluate_main(["--replot", str(out), "--plot", str(tmp_path / "again.png")]) == 0
 

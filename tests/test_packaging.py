@@ -16,7 +16,7 @@ import pytest
 import tomllib
 
 import thermopylae_env
-from thermopylae_agents import console
+from thermopylae_agents.cli.play import console
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -59,7 +59,7 @@ def test_changelog_names_every_registered_environment_version():
         assert env_id in changelog, env_id
 
 
-# Console script -> (its entry in thermopylae_agents.console, the script of the repository it installs).
+# Console script -> (its entry in thermopylae_agents.cli.console, the script of the repository it installs).
 CONSOLE_SCRIPTS = {
     "thermopylae-train": (console.train, "train.py"),
     "thermopylae-evaluate": (console.evaluate, "evaluate.py"),
@@ -92,7 +92,7 @@ def test_every_console_script_target_exists():
         module, _, function = target.partition(":")
         assert callable(getattr(importlib.import_module(module), function)), target
     for name, (entry, _) in CONSOLE_SCRIPTS.items():
-        assert scripts[name] == f"thermopylae_agents.console:{entry.__name__}"
+        assert scripts[name] == f"thermopylae_agents.cli.console:{entry.__name__}"
 
 
 def test_every_python_script_is_a_console_script_or_a_listed_developer_tool():
@@ -161,7 +161,7 @@ def test_an_uninstalled_ray_names_the_rllib_extra(monkeypatch, tmp_path, capsys)
 
 def test_an_uninstalled_torch_stops_ppo_native_naming_the_train_extra(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "torch", None)
-    monkeypatch.delitem(sys.modules, "thermopylae_agents.ppo_native", raising=False)
+    monkeypatch.delitem(sys.modules, "thermopylae_agents.training.ppo_native", raising=False)
     assert console.ppo_native(["--run-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("thermopylae-ppo-native: ") and "'train' extra" in err
@@ -176,9 +176,9 @@ def test_render_game_without_pillow_names_the_render_extra(monkeypatch, tmp_path
 
 
 def test_a_main_that_returns_its_result_exits_with_zero(monkeypatch):
-    monkeypatch.setattr("thermopylae_agents.duel_table.main", lambda argv: {"results": []})
+    monkeypatch.setattr("thermopylae_agents.evaluation.duel_table.main", lambda argv: {"results": []})
     assert console.duel_table([]) == 0
-    monkeypatch.setattr("thermopylae_agents.duel_table.main", lambda argv: 3)
+    monkeypatch.setattr("thermopylae_agents.evaluation.duel_table.main", lambda argv: 3)
     assert console.duel_table([]) == 3
 
 
@@ -199,7 +199,7 @@ def test_a_missing_extra_gives_one_line_naming_it(monkeypatch, capsys):
     def needs_torch(argv):
         raise ModuleNotFoundError("No module named 'torch'", name="torch")
 
-    monkeypatch.setattr("thermopylae_agents.evaluation.main", needs_torch)
+    monkeypatch.setattr("thermopylae_agents.evaluation.games.main", needs_torch)
     assert console.evaluate(["--games", "1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'train' extra" in err and "pip install 'thermopylae-env[train]'" in err
@@ -209,7 +209,7 @@ def test_an_import_error_that_is_not_an_extra_keeps_its_traceback(monkeypatch):
     def broken(argv):
         raise ModuleNotFoundError("No module named 'thermopylae_agents.x'", name="thermopylae_agents.x")
 
-    monkeypatch.setattr("thermopylae_agents.evaluation.main", broken)
+    monkeypatch.setattr("thermopylae_agents.evaluation.games.main", broken)
     with pytest.raises(ModuleNotFoundError):
         console.evaluate([])
 
@@ -260,7 +260,7 @@ _NO_PICKLE_CHECK = textwrap.dedent(
 
     pickle.load = pickle.loads = pickle.Unpickler = torch.load = refuse
     import gymnasium as gym
-    from thermopylae_agents.safe_policy import load_safe_policy, shipped_policy_names
+    from thermopylae_agents.policies.safe_policy import load_safe_policy, shipped_policy_names
     names = shipped_policy_names()
     assert len(names) == 8, names
     for name in names:

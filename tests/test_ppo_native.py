@@ -1,4 +1,4 @@
-"""scripts/ppo_native.py (thermopylae_agents.ppo_native): the single-file masked PPO runs end to end on a
+"""scripts/ppo_native.py (thermopylae_agents.training.ppo_native): the single-file masked PPO runs end to end on a
 tiny budget and samples only legal actions, also through NEXT_STEP autoresets."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ SCRIPT = ROOT / "scripts" / "ppo_native.py"
 
 
 def _script():
-    from thermopylae_agents import ppo_native
+    from thermopylae_agents.training import ppo_native
 
     return ppo_native
 

@@ -21,7 +21,7 @@ else:
     pytest.importorskip("ray", reason="the rllib extra is not installed")
 
 import thermopylae_env  # noqa: F401,E402
-from thermopylae_agents.evaluation import COOP_ID, GREEK_ID, PERSIAN_ID, evaluate, make_agent  # noqa: E402
+from thermopylae_agents.evaluation.games import COOP_ID, GREEK_ID, PERSIAN_ID, evaluate, make_agent  # noqa: E402
 from thermopylae_agents.rllib.agent import RLlibAgent, export_rl_module, load_rllib_agent, save_policy  # noqa: E402
 from thermopylae_agents.rllib.envs import DuelMultiAgentEnv, make_coop  # noqa: E402
 from thermopylae_agents.rllib.train import (  # noqa: E402

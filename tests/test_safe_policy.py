@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401
-from thermopylae_agents import safe_policy
-from thermopylae_agents.safe_policy import (
+from thermopylae_agents.policies import safe_policy
+from thermopylae_agents.policies.safe_policy import (
     POLICY_DIR,
     SHIPPED_ENV_IDS,
     export_sb3_policy,
@@ -108,7 +108,7 @@ def _visited_positions(
 @pytest.mark.parametrize("name", sorted(SHIPPED_ENV_IDS))
 def test_safe_policy_plays_the_same_greedy_actions_as_its_sb3_zip(name):
     pytest.importorskip("sb3_contrib")
-    from thermopylae_agents.sb3_agent import load_model
+    from thermopylae_agents.policies.sb3_agent import load_model
 
     policy = load_safe_policy(name)
     observations, masks, actions = _visited_positions(
@@ -123,7 +123,7 @@ def test_safe_policy_plays_the_same_greedy_actions_as_its_sb3_zip(name):
 
 def test_export_then_load_round_trip_gives_the_same_logits(tmp_path):
     pytest.importorskip("sb3_contrib")
-    from thermopylae_agents.sb3_agent import load_model
+    from thermopylae_agents.policies.sb3_agent import load_model
     from thermopylae_agents.training import FrozenPolicy
 
     model = load_model(POLICY_DIR / "duel_greek_maskable_ppo.zip")
@@ -211,7 +211,7 @@ def test_sampling_with_an_rng_plays_only_legal_actions():
 
 @pytest.mark.parametrize("name", sorted(SHIPPED_ENV_IDS))
 def test_the_registry_plays_a_shipped_policy_name_without_unpickling(name, no_unpickling):
-    from thermopylae_agents.registry import make_agent
+    from thermopylae_agents.policies.registry import make_agent
 
     for spec in (name, f"fast:{name}"):
         agent, label = make_agent(spec, SHIPPED_ENV_IDS[name])
@@ -220,7 +220,7 @@ def test_the_registry_plays_a_shipped_policy_name_without_unpickling(name, no_un
 
 @pytest.mark.parametrize("players", TEAM_SIZES)
 def test_each_team_size_has_a_shipped_policy_that_plays_every_seat_of_its_game(players, no_unpickling):
-    from thermopylae_agents.registry import make_agent, shipped_policies
+    from thermopylae_agents.policies.registry import make_agent, shipped_policies
 
     name = f"coop_{players}p_maskable_ppo"
     assert name in shipped_policies() and SHIPPED_ENV_IDS[name] == "thermopylae/Coop-v0"
@@ -242,14 +242,14 @@ def test_each_team_size_has_a_shipped_policy_that_plays_every_seat_of_its_game(p
 
 
 def test_the_registry_refuses_a_shipped_policy_for_another_game():
-    from thermopylae_agents.registry import AgentSpecError, make_agent
+    from thermopylae_agents.policies.registry import AgentSpecError, make_agent
 
     with pytest.raises(AgentSpecError, match="plays thermopylae/Coop-v0"):
         make_agent("coop_maskable_ppo", "thermopylae/DuelGreek-v0")
 
 
 def test_the_registry_plays_an_exported_json_path(no_unpickling):
-    from thermopylae_agents.registry import make_agent
+    from thermopylae_agents.policies.registry import make_agent
 
     agent, _ = make_agent(str(POLICY_DIR / "duel_persian_maskable_ppo.json"), "thermopylae/DuelPersian-v0")
     assert agent.env_id == "thermopylae/DuelPersian-v0"

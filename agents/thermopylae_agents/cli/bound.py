@@ -22,7 +22,7 @@ rate is below the bound on those deals (its expected win on a deal is at most th
     thermopylae-coop-bound --deals 20 --json bound.json          # the same command, installed
     python scripts/coop_bound.py --merge a.jsonl b.jsonl --gaps eval.json --json bound.json
 
-The solvers are in :mod:`thermopylae_agents.coop_bound`; this module is the command line around them.
+The solvers are in :mod:`thermopylae_agents.evaluation.coop_bound`; this module is the command line around them.
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ import sys
 import time
 from pathlib import Path
 
-from thermopylae_agents.coop_bound import DeckClairvoyantSolver, deal_orders, policy_value
-from thermopylae_agents.coop_heuristic import CoopHeuristic
-from thermopylae_agents.evaluation import results_from_json
-from thermopylae_agents.provenance import git_commit
+from thermopylae_agents.evaluation.coop_bound import DeckClairvoyantSolver, deal_orders, policy_value
+from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+from thermopylae_agents.evaluation.games import results_from_json
+from thermopylae_agents.policies.provenance import git_commit
 from thermopylae_env.coop import CoopGame
 
 

@@ -93,11 +93,11 @@ def train(argv: Sequence[str] | None = None) -> int:
 
 
 def evaluate(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-evaluate", "thermopylae_agents.evaluation:main", argv)
+    return run("thermopylae-evaluate", "thermopylae_agents.evaluation.games:main", argv)
 
 
 def export_policy(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-export-policy", "thermopylae_agents.safe_policy:main", argv)
+    return run("thermopylae-export-policy", "thermopylae_agents.policies.safe_policy:main", argv)
 
 
 def train_rllib(argv: Sequence[str] | None = None) -> int:
@@ -105,20 +105,20 @@ def train_rllib(argv: Sequence[str] | None = None) -> int:
 
 
 def exploitability(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-exploitability", "thermopylae_agents.exploitability:main", argv)
+    return run("thermopylae-exploitability", "thermopylae_agents.evaluation.exploitability:main", argv)
 
 
 def coop_bound(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-coop-bound", "thermopylae_agents.coop_bound_cli:main", argv)
+    return run("thermopylae-coop-bound", "thermopylae_agents.cli.bound:main", argv)
 
 
 def ppo_native(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-ppo-native", "thermopylae_agents.ppo_native:main", argv)
+    return run("thermopylae-ppo-native", "thermopylae_agents.training.ppo_native:main", argv)
 
 
 def duel_table(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-duel-table", "thermopylae_agents.duel_table:main", argv)
+    return run("thermopylae-duel-table", "thermopylae_agents.evaluation.duel_table:main", argv)
 
 
 def render_game(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-render-game", "thermopylae_agents.render_game:main", argv)
+    return run("thermopylae-render-game", "thermopylae_agents.evaluation.render_game:main", argv)

@@ -7,7 +7,7 @@ Usage::
                           [--record FILE]
     thermopylae replay FILE [--step | --all] [--opponent SPEC]
     thermopylae train ...      (the arguments go to thermopylae_agents.training.main)
-    thermopylae evaluate ...   (the arguments go to thermopylae_agents.evaluation.main)
+    thermopylae evaluate ...   (the arguments go to thermopylae_agents.evaluation.games.main)
 
 Also ``python -m thermopylae_agents ...``. The terminal game is plain text (no curses), so it works with
 piped input: each prompt reads one line; a number 1..k (ASCII digits) picks an action (its name works
@@ -171,11 +171,11 @@ class UsageError(Exception):
 def _hint_agent(hints: str, env_id: str, env: Any) -> Any:
     """The hint player: a shipped policy by name or an exported ``.json`` (pickle-free), else the SB3
     model file the user named."""
-    from thermopylae_agents.registry import make_agent, model_path, shipped_policies
+    from thermopylae_agents.policies.registry import make_agent, model_path, shipped_policies
 
     if hints in shipped_policies() or hints.endswith(".json"):
         return make_agent(hints, env_id)[0]
-    from thermopylae_agents.sb3_agent import SB3Agent
+    from thermopylae_agents.policies.sb3_agent import SB3Agent
 
     return SB3Agent(model_path(hints), env=env)
 
@@ -195,7 +195,7 @@ def _make_play_env(env_id: str, hints: str | None, record: str | None, **options
             check_writable(record)  # before anything is loaded or played
         recorded = dict(options)
         if "opponent" in options:
-            from thermopylae_agents.replay import opponent_agent
+            from thermopylae_agents.evaluation.replay import opponent_agent
 
             options["opponent"], recorded["opponent"] = opponent_agent(options["opponent"], env_id)
         env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
@@ -475,7 +475,7 @@ def _render_moment(moment: Any) -> str:
 def replay(args: argparse.Namespace, term: Terminal) -> int:
     """Replay a record; everything shown is recomputed by the replay and checked against the record
     first (the record's ``agent`` claim cannot be checked, so it is not shown)."""
-    from thermopylae_agents.replay import iter_replay
+    from thermopylae_agents.evaluation.replay import iter_replay
     from thermopylae_env.records import (
         RecordMismatchError,
         RecordNeedsOpponentError,
@@ -539,7 +539,7 @@ def replay(args: argparse.Namespace, term: Terminal) -> int:
 
 # ------------------------------------------------------------------------------------------ forwarding
 
-_FORWARDED = {"train": "thermopylae_agents.training", "evaluate": "thermopylae_agents.evaluation"}
+_FORWARDED = {"train": "thermopylae_agents.training", "evaluate": "thermopylae_agents.evaluation.games"}
 
 
 def _forward(command: str, argv: list[str]) -> int:
@@ -640,7 +640,7 @@ def build_parser(prog: str = "thermopylae") -> argparse.ArgumentParser:
     commands.add_parser("train", help="train agents (arguments go to thermopylae_agents.training; "
                         "see 'train --help')",
                         add_help=False)
-    commands.add_parser("evaluate", help="evaluate agents (arguments go to thermopylae_agents.evaluation)",
+    commands.add_parser("evaluate", help="evaluate agents (arguments go to thermopylae_agents.evaluation.games)",
                         add_help=False)
     return parser
 

@@ -195,7 +195,7 @@ class DeckClairvoyantSolver:
 
     # -------------------------------------------------------------------------------- internals
     def _numba_main(self, state: CoopState, hand: tuple[int, ...]) -> float:
-        from thermopylae_agents import _coop_bound_kernel as kernel
+        from thermopylae_agents.evaluation import _coop_bound_kernel as kernel
 
         if self._kernel_tables is None:
             pmf = np.zeros((NUM_SUPPORT + 2, 6 * (NUM_SUPPORT + 1) + 1))

@@ -5,14 +5,14 @@ deal, same first dice), and an agent's own randomness is reseeded per game from 
 the game)``, so a result does not depend on how the games are split over worker processes or over runs
 (``--seed 0 --games 200`` plus ``--seed 200 --games 200`` play exactly the games of
 ``--seed 0 --games 400``), and the same command gives the same numbers. Win rates come with 95% Wilson
-intervals (:func:`thermopylae_agents.stats.wilson_interval`).
+intervals (:func:`thermopylae_agents.evaluation.stats.wilson_interval`).
 
 Agent specs (command line and :func:`make_agent`):
 
 * co-op (``thermopylae/Coop-v0``): ``random``, ``heuristic``, ``search`` or ``search:N,K`` (the search
   player with ``N`` determinizations and ``K`` rollouts per determinization and candidate, or
   ``search:n_determinizations=N,rollouts=K,...`` with any keyword of
-  :class:`thermopylae_agents.coop_search.CoopSearchExpert`), or the path of a saved SB3 model (``.zip``);
+  :class:`thermopylae_agents.players.coop_search.CoopSearchExpert`), or the path of a saved SB3 model (``.zip``);
 * duel: ``random``, ``heuristic`` (the side's hand-written player) or a model path, for each side.
   The duel is evaluated as a cross-play matrix: every Greek agent against every Persian agent, played on
   ``thermopylae/DuelGreek-v0`` with the Persian agent as the env's opponent;
@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_agents.registry import (
+from thermopylae_agents.policies.registry import (
     COOP_ID,
     GREEK_ID,
     PERSIAN_ID,
@@ -57,7 +57,7 @@ from thermopylae_agents.registry import (
     parse_spec,
     resolve_env_id,
 )
-from thermopylae_agents.stats import PairedComparison, paired_comparison, wilson_interval
+from thermopylae_agents.evaluation.stats import PairedComparison, paired_comparison, wilson_interval
 from thermopylae_env.render import safe_text
 
 __all__ = [
@@ -737,7 +737,7 @@ def _agent_spec(text: str) -> str:
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    from thermopylae_agents.cli import int_argument, seed_argument
+    from thermopylae_agents.cli.play import int_argument, seed_argument
 
     parser = argparse.ArgumentParser(
         prog=prog,

@@ -47,7 +47,7 @@ def play(args: argparse.Namespace) -> tuple[list[np.ndarray], dict]:
     import gymnasium as gym
 
     import thermopylae_env  # noqa: F401 - registers the environments
-    from thermopylae_agents.replay import agent_for_env as make_agent
+    from thermopylae_agents.evaluation.replay import agent_for_env as make_agent
     from thermopylae_env.render import render_env_rgb
 
     if args.game == "coop":

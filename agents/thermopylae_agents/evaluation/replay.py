@@ -2,7 +2,7 @@
 opponent that the caller names.
 
 The record format, reading, validating and the agent-free replay live in :mod:`thermopylae_env.records`;
-this module adds what needs the agents package: agent specs (:mod:`thermopylae_agents.registry`) for the
+this module adds what needs the agents package: agent specs (:mod:`thermopylae_agents.policies.registry`) for the
 player and for a duel's model opponent. A replay never loads a model that a record names: the caller
 passes the opponent's spec (or object) explicitly.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from thermopylae_agents.registry import COOP_ID, GREEK_ID, PERSIAN_ID, make_agent, resolve_env_id
+from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, PERSIAN_ID, make_agent, resolve_env_id
 from thermopylae_env import records
 from thermopylae_env.records import BUILT_IN_OPPONENTS, GameRecord, load_record
 

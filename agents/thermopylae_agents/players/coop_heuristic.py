@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from thermopylae_agents.coop_features import (
+from thermopylae_agents.players.coop_features import (
     DECLINE,
     FIGHT_BASE,
     GIVE_BASE,

@@ -17,9 +17,9 @@
 4. plays the candidate with the best mean return, but keeps the heuristic's choice unless the best beats
    it by ``z_pick`` standard errors of the paired difference (noise alone never overrules the heuristic).
 
-The rollout policy is :class:`~thermopylae_agents.coop_heuristic.CoopHeuristic` run straight on the engine
+The rollout policy is :class:`~thermopylae_agents.players.coop_heuristic.CoopHeuristic` run straight on the engine
 state
-(:meth:`~thermopylae_agents.coop_heuristic.CoopHeuristic.choose_state`: the same decisions as on the decoded
+(:meth:`~thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose_state`: the same decisions as on the decoded
 observation, which the tests check, without encoding or decoding one).
 
 Strength and time: ``n_determinizations`` samples per round, at most ``rollouts`` rounds (so at most
@@ -36,7 +36,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from thermopylae_agents.coop_features import (
+from thermopylae_agents.players.coop_features import (
     DECLINE,
     FIGHT_BASE,
     GIVE_BASE,
@@ -50,7 +50,7 @@ from thermopylae_agents.coop_features import (
     fight_stats,
     location_dice,
 )
-from thermopylae_agents.coop_heuristic import CoopHeuristic
+from thermopylae_agents.players.coop_heuristic import CoopHeuristic
 
 __all__ = ["CoopSearchExpert"]
 
@@ -76,7 +76,7 @@ class CoopSearchExpert:
     num_players, persian_deck:
         The game being played (as for :class:`thermopylae_env.coop.CoopGame`).
     heuristic_params:
-        Parameters of the rollout policy (:class:`~thermopylae_agents.coop_heuristic.CoopHeuristic`).
+        Parameters of the rollout policy (:class:`~thermopylae_agents.players.coop_heuristic.CoopHeuristic`).
     rng, seed:
         The player's own randomness (determinizations and rollout dice); ``rng`` wins over ``seed``.
     """

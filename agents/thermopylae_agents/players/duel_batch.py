@@ -9,8 +9,8 @@ A batched player answers ``actions(engine, rows, observations, masks)`` for the 
   :class:`thermopylae_env.opponents.HeuristicGreek` / ``HeuristicPersian``, checked move for move);
 * :class:`RandomPlayer`: uniform over the legal actions, from its own generator;
 * :class:`PolicyPlayer`: any object with ``act_batch(observations, masks)`` (a
-  :class:`~thermopylae_agents.frozen_policy.FrozenPolicy`) or batched ``logits(observations)`` (a pickle-free
-  :class:`~thermopylae_agents.safe_policy.SafePolicy`), playing its most likely legal action.
+  :class:`~thermopylae_agents.policies.frozen_policy.FrozenPolicy`) or batched ``logits(observations)`` (a pickle-free
+  :class:`~thermopylae_agents.policies.safe_policy.SafePolicy`), playing its most likely legal action.
 
 :func:`batched_player` builds one from a spec (``heuristic``, ``random`` or any registry spec of a policy:
 a shipped policy's name, its ``.json`` path, ``fast:MODEL.zip``). :func:`play_native` plays game ``i``
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_agents.registry import GREEK_ID, PERSIAN_ID, make_agent
+from thermopylae_agents.policies.registry import GREEK_ID, PERSIAN_ID, make_agent
 from thermopylae_env import _duel_kernel as K
 from thermopylae_env.duel import GREEK, PERSIAN
 from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv, DuelVectorEngine

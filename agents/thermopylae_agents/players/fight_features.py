@@ -1,7 +1,7 @@
 """The co-op fight features: the observation plus the exact dice odds of every fight against the line.
 
 Used by the co-op PPO recipe (``policy_kwargs.features_extractor: coop_fight``) and by
-:class:`thermopylae_agents.frozen_policy.FrozenPolicy`, which computes the same vector in NumPy. Saved
+:class:`thermopylae_agents.policies.frozen_policy.FrozenPolicy`, which computes the same vector in NumPy. Saved
 models name ``thermopylae_agents.training.CoopFightFeatures`` in their pickles (the module where the class
 was born); :mod:`thermopylae_agents.training` re-exports it under that name.
 """

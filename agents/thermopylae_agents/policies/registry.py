@@ -3,19 +3,19 @@
 Spec strings (:func:`parse_spec` checks one without loading anything; :func:`make_agent` builds it):
 
 * ``random``: a uniformly random legal player (any game);
-* ``heuristic``: the hand-written player of the game (co-op: :class:`~thermopylae_agents.coop_heuristic.
-  CoopHeuristic`; duel: the side's :mod:`~thermopylae_agents.duel_heuristic` player);
+* ``heuristic``: the hand-written player of the game (co-op: :class:`~thermopylae_agents.players.coop_heuristic.
+  CoopHeuristic`; duel: the side's :mod:`~thermopylae_agents.players.duel_heuristic` player);
 * ``search`` or ``search:N,K`` or ``search:key=value,...``: the co-op search player
-  (:class:`~thermopylae_agents.coop_search.CoopSearchExpert`; ``N`` determinizations, ``K`` rollouts);
+  (:class:`~thermopylae_agents.players.coop_search.CoopSearchExpert`; ``N`` determinizations, ``K`` rollouts);
   values are ASCII decimal numbers and keys the player's keyword arguments;
 * a model path (``.zip``, or any path containing ``/`` or naming an existing file): an SB3 model played
-  by :class:`~thermopylae_agents.sb3_agent.SB3Agent`;
+  by :class:`~thermopylae_agents.policies.sb3_agent.SB3Agent`;
 * ``fast:PATH``: the model at ``PATH`` played through its NumPy copy
   (:class:`thermopylae_agents.training.FrozenPolicy`);
 * a shipped policy by name (``coop_maskable_ppo``, ``duel_greek_maskable_ppo``, ...; also after
   ``fast:``): the pickle-free weights (``NAME.json`` + ``NAME.npz``) of ``thermopylae_agents/policies/``,
   found through :mod:`importlib.resources` (so they work after a plain ``pip install``) and played by
-  :func:`thermopylae_agents.safe_policy.load_safe_policy`: no pickle is opened;
+  :func:`thermopylae_agents.policies.safe_policy.load_safe_policy`: no pickle is opened;
 * the path of such a ``.json`` description (``my_policy.json``, written by ``thermopylae-export-policy``);
 * ``rllib:PATH``: a policy trained on RLlib and exported by ``scripts/train_rllib.py`` (a data-only
   ``.npz``, read without pickle or Ray: :func:`thermopylae_agents.rllib.load_rllib_agent`);
@@ -140,7 +140,7 @@ def register_kind(prefix: str, build: Builder) -> None:
 
 
 def _search_keywords() -> tuple[str, ...]:
-    from thermopylae_agents.coop_search import CoopSearchExpert
+    from thermopylae_agents.players.coop_search import CoopSearchExpert
 
     skip = {"self", "num_players", "persian_deck", "heuristic_params", "rng", "seed"}
     return tuple(p for p in inspect.signature(CoopSearchExpert.__init__).parameters if p not in skip)
@@ -260,34 +260,34 @@ def _build(parsed: AgentSpec, context: BuildContext) -> Any:
     env_id = context.env_id
     deck = context.env_kwargs.get("persian_deck")
     if parsed.kind == "random":
-        from thermopylae_agents.random_agent import RandomAgent
+        from thermopylae_agents.players.random_agent import RandomAgent
 
         return RandomAgent(seed=context.seed)
     if parsed.kind == "heuristic":
         if env_id == COOP_ID:
-            from thermopylae_agents.coop_heuristic import CoopHeuristic
+            from thermopylae_agents.players.coop_heuristic import CoopHeuristic
 
             return CoopHeuristic(persian_deck=deck)
-        from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+        from thermopylae_agents.players.duel_heuristic import HeuristicGreek, HeuristicPersian
 
         return HeuristicGreek() if env_id == GREEK_ID else HeuristicPersian()
     if parsed.kind == "search":
         if env_id != COOP_ID:
             raise AgentSpecError("the search player plays the co-op game only")
-        from thermopylae_agents.coop_search import CoopSearchExpert
+        from thermopylae_agents.players.coop_search import CoopSearchExpert
 
         options = {"num_players": context.env_kwargs.get("num_players", 1), "persian_deck": deck}
         options.update(parsed.options)
         return CoopSearchExpert(seed=context.seed, **options)
     if parsed.kind == "fast":
-        from thermopylae_agents.sb3_agent import load_model
+        from thermopylae_agents.policies.sb3_agent import load_model
         from thermopylae_agents.training import FrozenPolicy
 
         return FrozenPolicy(load_model(model_path(parsed.argument)), name=parsed.label)
     if parsed.kind in ("shipped", "weights"):
         return _safe_policy(parsed, env_id)
     if parsed.kind == "model":
-        from thermopylae_agents.sb3_agent import SB3Agent
+        from thermopylae_agents.policies.sb3_agent import SB3Agent
 
         return SB3Agent(model_path(parsed.argument))
     return _KINDS[parsed.kind](parsed.argument, context)
@@ -296,7 +296,7 @@ def _build(parsed: AgentSpec, context: BuildContext) -> Any:
 def _safe_policy(parsed: AgentSpec, env_id: str) -> Any:
     """A pickle-free policy (shipped by name, or a ``.json`` path) that must have been trained on
     ``env_id``."""
-    from thermopylae_agents.safe_policy import load_safe_policy
+    from thermopylae_agents.policies.safe_policy import load_safe_policy
 
     try:
         policy = load_safe_policy(parsed.argument)

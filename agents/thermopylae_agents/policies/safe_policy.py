@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_agents.frozen_policy import mlp_forward
+from thermopylae_agents.policies.frozen_policy import mlp_forward
 
 __all__ = [
     "FORMAT",
@@ -417,7 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not jobs:
         raise SystemExit("thermopylae-export-policy: nothing to export (name models or give --shipped)")
     _require_train_extra()
-    from thermopylae_agents.sb3_agent import load_model
+    from thermopylae_agents.policies.sb3_agent import load_model
 
     for zip_path, env_id in jobs:
         out_dir = Path(args.out_dir) if args.out_dir else zip_path.parent

@@ -1,4 +1,4 @@
-"""A trained Stable-Baselines3 / sb3-contrib policy as an :class:`thermopylae_agents.base.Agent`.
+"""A trained Stable-Baselines3 / sb3-contrib policy as an :class:`thermopylae_agents.players.base.Agent`.
 
 .. warning::
    SB3 model files (``.zip``) contain pickled Python objects: loading one can run arbitrary code. Load

@@ -427,8 +427,8 @@ def evaluate_policy(
     env_kwargs: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Win rate of the exported policy at ``path`` on ``games`` fixed seeded deals (seeds ``base_seed`` ..),
-    with its 95% Wilson interval, through :func:`thermopylae_agents.evaluation.evaluate`."""
-    from thermopylae_agents.evaluation import evaluate
+    with its 95% Wilson interval, through :func:`thermopylae_agents.evaluation.games.evaluate`."""
+    from thermopylae_agents.evaluation.games import evaluate
     from thermopylae_agents.rllib.agent import load_rllib_agent
 
     agent = load_rllib_agent(path)
@@ -558,7 +558,7 @@ def _machine() -> dict[str, Any]:
 def _run_training(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    from thermopylae_agents.evaluation import COOP_ID, GREEK_ID, PERSIAN_ID
+    from thermopylae_agents.evaluation.games import COOP_ID, GREEK_ID, PERSIAN_ID
 
     if args.torch_threads < 1:
         raise ValueError(f"--torch-threads must be a positive integer, got {args.torch_threads}")

@@ -33,15 +33,15 @@ The package, one module per concern:
 
 Saved models name ``thermopylae_agents.training.CoopFightFeatures`` (and ``LinearSchedule`` for a
 ``lin_`` schedule) in their pickles, so both stay importable from here; ``FrozenPolicy`` too, for
-callers that predate :mod:`thermopylae_agents.frozen_policy`.
+callers that predate :mod:`thermopylae_agents.policies.frozen_policy`.
 """
 
 from __future__ import annotations
 
-from thermopylae_agents.fight_features import CoopFightFeatures, dice_tail_table, fight_odds_table
-from thermopylae_agents.frozen_policy import FrozenPolicy
+from thermopylae_agents.players.fight_features import CoopFightFeatures, dice_tail_table, fight_odds_table
+from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.callbacks import ThroughputCallback
-from thermopylae_agents.training.cli import build_parser, main
+from thermopylae_agents.cli.play.train import build_parser, main
 from thermopylae_agents.training.config import (
     ALGOS,
     CONFIG_DIR,

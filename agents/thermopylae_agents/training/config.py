@@ -406,7 +406,7 @@ def resolve_config(
 
 def policy_kwargs(raw: Mapping[str, Any] | None) -> dict[str, Any]:
     """SB3 ``policy_kwargs`` from a config's: activation and features extractor names become classes."""
-    from thermopylae_agents.fight_features import CoopFightFeatures
+    from thermopylae_agents.players.fight_features import CoopFightFeatures
 
     kwargs = dict(raw or {})
     if "activation_fn" in kwargs:

@@ -20,7 +20,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from thermopylae_agents.frozen_policy import FrozenPolicy
+from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.callbacks import (
     ThroughputCallback,
     build_callbacks,
@@ -328,7 +328,7 @@ def _make_pools(sp: Any, vec: str) -> dict[str, Any]:
             "prior_games": float(sp.get("pfsp_prior_games", 2.0)),
         }
         return {"greek": PFSPPool(**kwargs), "persian": PFSPPool(**kwargs)}
-    from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+    from thermopylae_agents.players.duel_heuristic import HeuristicGreek, HeuristicPersian
 
     args = (
         float(sp.get("latest_prob", 0.4)),
