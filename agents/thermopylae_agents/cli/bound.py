@@ -38,8 +38,8 @@ import time
 from pathlib import Path
 
 from thermopylae_agents.evaluation.coop_bound import DeckClairvoyantSolver, deal_orders, policy_value
-from thermopylae_agents.players.coop_heuristic import CoopHeuristic
 from thermopylae_agents.evaluation.games import results_from_json
+from thermopylae_agents.players.coop_heuristic import CoopHeuristic
 from thermopylae_agents.policies.provenance import git_commit
 from thermopylae_env.coop import CoopGame
 

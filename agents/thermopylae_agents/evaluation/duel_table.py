@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from thermopylae_agents.evaluation.stats import wilson_interval
 from thermopylae_agents.players.duel_heuristic import HeuristicGreek, HeuristicPersian
 from thermopylae_agents.players.random_agent import RandomAgent
-from thermopylae_agents.evaluation.stats import wilson_interval
 from thermopylae_env.duel import GREEK, PERSIAN, DuelGame
 
 PAIRINGS = (  # (Greek agent, Persian agent)

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from thermopylae_agents.evaluation.stats import PairedComparison, paired_comparison, wilson_interval
 from thermopylae_agents.policies.registry import (
     COOP_ID,
     GREEK_ID,
@@ -57,7 +58,6 @@ from thermopylae_agents.policies.registry import (
     parse_spec,
     resolve_env_id,
 )
-from thermopylae_agents.evaluation.stats import PairedComparison, paired_comparison, wilson_interval
 from thermopylae_env.render import safe_text
 
 __all__ = [

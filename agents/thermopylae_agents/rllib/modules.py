@@ -5,8 +5,8 @@
   sampling, greedy play and the PPO loss all see only legal actions. The critic reads the same
   observation without the mask.
 * :class:`DuelHeuristicRLModule`: the duel's hand-written player of one side
-  (:mod:`thermopylae_agents.players.duel_heuristic`) as a module that is never trained: the built-in opponent of a
-  learning side, reached through RLlib's policy mapping.
+  (:mod:`thermopylae_agents.players.duel_heuristic`) as a module that is never trained: the built-in
+  opponent of a learning side, reached through RLlib's policy mapping.
 """
 
 from __future__ import annotations

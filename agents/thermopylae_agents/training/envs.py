@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from thermopylae_agents.training.config import COOP_ID, GREEK_ID, PERSIAN_ID, VEC_KINDS
+from thermopylae_agents.training.config import COOP_ID, GREEK_ID, PERSIAN_ID, VEC_KINDS, algo_class
 
 __all__ = ["build_eval_env", "build_vec_env", "eval_env_kwargs", "make_env_fn", "register_envs"]
 
@@ -89,7 +89,6 @@ def native_opponent(opponent: Any) -> Any:
     file) loaded here as a batched player of its most likely legal actions."""
     if isinstance(opponent, str) and opponent not in ("heuristic", "random"):
         from thermopylae_agents.policies.frozen_policy import FrozenPolicy
-        from thermopylae_agents.training.ppo import algo_class
 
         model = algo_class("maskable_ppo").load(opponent, device="cpu")
         return FrozenPolicy(model, name=opponent, deterministic=True)
