@@ -167,7 +167,7 @@ def test_replay_of_a_missing_file():
 
 @pytest.fixture
 def coop_game_record(tmp_path) -> Path:
-    from thermopylae_agents.evaluation.replay import record_game
+    from thermopylae_agents.evaluation.replay import record_agent_game as record_game
 
     path = tmp_path / "coop.jsonl"
     record_game("thermopylae/Coop-v0", "heuristic", path, seed=12)

@@ -285,13 +285,13 @@ def test_evaluation_stages_name_the_agent_and_the_pairing(capsys):
     ("runs/a/final_policy.zip", "final_policy"), ("heuristic", "heuristic"), ("search:16,8", "search:16,8"),
 ])
 def test_plots_show_short_labels(label, short):
-    from thermopylae_agents.evaluation.games import short_label
+    from thermopylae_agents.evaluation.tables import short_label
 
     assert short_label(label) == short
 
 
 def test_the_duel_plot_is_a_heatmap_with_the_values_in_the_cells(tmp_path, monkeypatch):
-    from thermopylae_agents.evaluation.games import games as evaluation
+    from thermopylae_agents.evaluation import tables
 
     texts = []
     results = evaluate_duel_matrix(["heuristic", "random"], ["heuristic", "random"], games=4)
@@ -301,7 +301,7 @@ def test_the_duel_plot_is_a_heatmap_with_the_values_in_the_cells(tmp_path, monke
     monkeypatch.setattr(matplotlib.axes.Axes, "text",
                         lambda self, x, y, s, *a, **k: texts.append(s) or original(self, x, y, s, *a, **k))
     out = tmp_path / "matrix.png"
-    evaluation.plot_results(results, out)
+    tables.plot_results(results, out)
     assert out.read_bytes()[:8] == PNG_MAGIC
     assert len(texts) == 4
     for r, text in zip(results, texts, strict=True):

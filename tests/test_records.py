@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401 - registers the environments
-from thermopylae_agents.evaluation.replay import record_game
+from thermopylae_agents.evaluation.replay import record_agent_game as record_game
 from thermopylae_env.records import (
     FORMAT,
     VERSION,

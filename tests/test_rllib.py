@@ -21,10 +21,9 @@ else:
     pytest.importorskip("ray", reason="the rllib extra is not installed")
 
 import thermopylae_env  # noqa: F401,E402
+from thermopylae_agents.cli.rllib import main  # noqa: E402
 from thermopylae_agents.evaluation.games import COOP_ID, GREEK_ID, PERSIAN_ID, evaluate, make_agent  # noqa: E402
 from thermopylae_agents.rllib.agent import RLlibAgent, export_rl_module, load_rllib_agent, save_policy  # noqa: E402
-from thermopylae_agents.rllib.envs import DuelMultiAgentEnv, make_coop  # noqa: E402
-from thermopylae_agents.cli.rllib import main  # noqa: E402
 from thermopylae_agents.rllib.config import (  # noqa: E402
     AUDIT_ACTIONS,
     AUDIT_ILLEGAL,
@@ -32,6 +31,7 @@ from thermopylae_agents.rllib.config import (  # noqa: E402
     coop_config,
     duel_config,
 )
+from thermopylae_agents.rllib.envs import DuelMultiAgentEnv, make_coop  # noqa: E402
 from thermopylae_agents.rllib.train import train  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

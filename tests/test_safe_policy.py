@@ -123,8 +123,8 @@ def test_safe_policy_plays_the_same_greedy_actions_as_its_sb3_zip(name):
 
 def test_export_then_load_round_trip_gives_the_same_logits(tmp_path):
     pytest.importorskip("sb3_contrib")
+    from thermopylae_agents.policies.frozen_policy import FrozenPolicy
     from thermopylae_agents.policies.sb3_agent import load_model
-    from thermopylae_agents.training import FrozenPolicy
 
     model = load_model(POLICY_DIR / "duel_greek_maskable_ppo.zip")
     json_path, npz_path = export_sb3_policy(model, tmp_path / "greek", "thermopylae/DuelGreek-v0")

@@ -623,7 +623,7 @@ def test_tensorboard_curve_is_the_curve_of_evaluations_npz(coop_run):
 def test_evaluate_curve_reads_the_tensorboard_logs_when_there_is_no_evaluations_npz(coop_run, tmp_path):
     import shutil
 
-    from thermopylae_agents.evaluation.games import load_learning_curve
+    from thermopylae_agents.evaluation.tables import load_learning_curve
 
     out, _ = coop_run
     expected = training.read_tensorboard_curve(out)

@@ -18,7 +18,7 @@ from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, PERSIAN_ID, 
 from thermopylae_env import records
 from thermopylae_env.records import BUILT_IN_OPPONENTS, GameRecord, load_record
 
-__all__ = ["agent_for_env", "opponent_agent", "record_game", "replay_record", "iter_replay"]
+__all__ = ["agent_for_env", "opponent_agent", "record_agent_game", "replay_record", "iter_replay"]
 
 
 def _env_kwargs(options: dict[str, Any]) -> dict[str, Any]:
@@ -68,7 +68,7 @@ def opponent_agent(spec: Any, env_id: str) -> tuple[Any, str]:
     return agent, label
 
 
-def record_game(
+def record_agent_game(
     env_id: str,
     agent: Any,
     path: str | os.PathLike[str],

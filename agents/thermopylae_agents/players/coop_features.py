@@ -1,13 +1,14 @@
 """Decoding helpers for the co-op game, shared by the hand-written and the search players.
 
 Everything here reads only what the team knows: the flat observation of ``thermopylae/Coop-v0`` (layout in
-``docs/coop_spec.md``) is decoded into a :class:`CoopView`, a small plain record that the heuristic works
+``docs/coop_spec.md``) is decoded into a :class:`TeamView`, a small plain record that the heuristic works
 on. The module also holds exact dice-sum distributions and cached fight-outcome statistics: the fight of
 card value ``v`` with ``k`` dice against the line ``(slot 1, slot 2)`` depends on nothing else, so its
 expected result is computed once per distinct matchup and reused.
 
 The layout constants and observation offsets come from their one home, :mod:`thermopylae_env.coop_layout`
-(through :mod:`thermopylae_env.coop` for the action constants).
+(through :mod:`thermopylae_env.coop` for the action constants); the action codec (``fight_action``,
+``give_action``, ``discard_action``) is the env's, :mod:`thermopylae_env.coop`.
 """
 
 from __future__ import annotations
@@ -55,13 +56,10 @@ __all__ = [
     "PHASE_DRAW_OFFER",
     "PHASE_DISCARD",
     "PHASE_OVER",
-    "CoopView",
+    "TeamView",
     "FightStats",
     "decode_observation",
-    "fight_action",
     "fight_of_action",
-    "give_action",
-    "discard_action",
     "location_dice",
     "dice_sum_pmf",
     "prob_sum_at_least",
@@ -93,25 +91,10 @@ _UNSEEN_SPARTAN = OBS["unseen_spartan"].slice
 _UNSEEN_PERSIAN = OBS["unseen_persian"].slice
 
 
-def fight_action(value: int, support: int) -> int:
-    """The action index of ``fight(value, support)``."""
-    return FIGHT_BASE + (value - 10) * (NUM_SUPPORT + 1) + support
-
-
 def fight_of_action(action: int) -> tuple[int, int]:
     """``(value, support)`` of a fight action index (1..55)."""
     offset = action - FIGHT_BASE
     return 10 + offset // (NUM_SUPPORT + 1), offset % (NUM_SUPPORT + 1)
-
-
-def give_action(seat: int) -> int:
-    """The action index of ``give(seat)``."""
-    return GIVE_BASE + seat
-
-
-def discard_action(value: int) -> int:
-    """The action index of ``discard(value)``."""
-    return DISCARD_BASE + value - 10
 
 
 def location_dice(marker: int) -> int:
@@ -120,7 +103,7 @@ def location_dice(marker: int) -> int:
 
 
 @dataclass
-class CoopView:
+class TeamView:
     """What the team knows at a decision, decoded from the observation.
 
     ``hands[p, v - 10]`` counts seat ``p``'s cards of value ``v``; ``slot1``/``slot2`` are
@@ -166,13 +149,13 @@ def _one_hot_index(values: np.ndarray, default: int = -1) -> int:
     return int(np.argmax(values))
 
 
-def decode_observation(obs: np.ndarray) -> CoopView:
-    """Decode a ``thermopylae/Coop-v0`` observation (115 floats) into a :class:`CoopView`."""
+def decode_observation(obs: np.ndarray) -> TeamView:
+    """Decode a ``thermopylae/Coop-v0`` observation (115 floats) into a :class:`TeamView`."""
     obs = np.asarray(obs, dtype=np.float64)
     if obs.shape != (OBS_SIZE,):
         raise ValueError(f"expected a co-op observation of shape ({OBS_SIZE},), got {obs.shape}")
     phase = _one_hot_index(obs[_PHASE], PHASE_OVER)
-    return CoopView(
+    return TeamView(
         phase=phase,
         acting=_one_hot_index(obs[_ACTING], 0),
         recipient=_one_hot_index(obs[_RECIPIENT], -1),
@@ -331,8 +314,8 @@ def fight_win_prob(
     return float(win)
 
 
-def view_from_state(game, state) -> CoopView:
-    """The :class:`CoopView` of an engine state, equal to ``decode_observation(game.observe(state))``
+def view_from_state(game, state) -> TeamView:
+    """The :class:`TeamView` of an engine state, equal to ``decode_observation(game.observe(state))``
     but without building the observation (the search player's rollouts call this at every decision).
 
     Only public parts of the state are read (hands, line, counters, which cards are still unseen).
@@ -351,7 +334,7 @@ def view_from_state(game, state) -> CoopView:
     unseen_persian = np.zeros(len(game.persian), dtype=bool)
     unseen_persian[list(state.persian_order[state.persian_pos :])] = True
     terminated = state.terminated
-    return CoopView(
+    return TeamView(
         phase=PHASE_OVER if terminated else int(state.phase),
         acting=int(state.current_player),
         recipient=int(state.recipient) if (not terminated and state.phase == PHASE_DISCARD) else -1,

@@ -47,14 +47,14 @@ from thermopylae_agents.players.coop_features import (
     PHASE_MAIN,
     RETREAT,
     VALUES,
-    CoopView,
+    TeamView,
     decode_observation,
     dice_sum_pmf,
-    discard_action,
     fight_stats,
     fight_win_prob,
     location_dice,
 )
+from thermopylae_env.coop import discard_action
 
 __all__ = ["CoopHeuristic", "DEFAULT_PARAMS"]
 
@@ -128,7 +128,7 @@ class CoopHeuristic:
         """Choose a legal action from the observation and the mask."""
         return self.choose(decode_observation(observation), np.asarray(action_mask, dtype=bool))
 
-    def choose(self, view: CoopView, mask: np.ndarray) -> int:
+    def choose(self, view: TeamView, mask: np.ndarray) -> int:
         """Choose a legal action from a decoded view (the search player calls this on engine states)."""
         if view.phase == PHASE_MAIN:
             action = self._main(view, mask)
@@ -147,7 +147,7 @@ class CoopHeuristic:
         return action
 
     # ------------------------------------------------------------------------------------ decisions
-    def _draw_offer(self, view: CoopView, mask: np.ndarray) -> int:
+    def _draw_offer(self, view: TeamView, mask: np.ndarray) -> int:
         best, best_key = DECLINE, None
         for seat in range(MAX_PLAYERS):
             if not mask[GIVE_BASE + seat]:
@@ -158,7 +158,7 @@ class CoopHeuristic:
                 best, best_key = GIVE_BASE + seat, key
         return best
 
-    def _discard(self, view: CoopView, mask: np.ndarray) -> int:
+    def _discard(self, view: TeamView, mask: np.ndarray) -> int:
         seat = view.recipient if view.recipient >= 0 else view.acting
         for value in view.hand_of(seat):
             action = discard_action(value)
@@ -166,7 +166,7 @@ class CoopHeuristic:
                 return action
         return -1
 
-    def future_gain(self, view: CoopView) -> tuple[np.ndarray, np.ndarray, float]:
+    def future_gain(self, view: TeamView) -> tuple[np.ndarray, np.ndarray, float]:
         """Averages over the unseen Persian cards: the gain of each card value 10..20 against a random
         pair, the line quality with row ``i`` in slot 1 and a random slot 2 (per row), and the line
         quality of a random pair."""
@@ -200,7 +200,7 @@ class CoopHeuristic:
         self._future_cache[key] = result
         return result
 
-    def _main(self, view: CoopView, mask: np.ndarray) -> int:
+    def _main(self, view: TeamView, mask: np.ndarray) -> int:
         hand_size = view.hand_size(view.acting)
         if hand_size == 0:
             return RETREAT
@@ -218,12 +218,12 @@ class CoopHeuristic:
             return RETREAT
         return best_action if best_action >= 0 else RETREAT
 
-    def rank_main(self, view: CoopView, mask: np.ndarray, actions: list[int]) -> list[int]:
+    def rank_main(self, view: TeamView, mask: np.ndarray, actions: list[int]) -> list[int]:
         """``actions`` (of a MAIN decision) best first: the retreat, then fights by advantage."""
         scores = self.fight_scores(view, mask)
         return sorted(actions, key=lambda a: (a != RETREAT, -scores.get(a, -np.inf), a))
 
-    def fight_scores(self, view: CoopView, mask: np.ndarray | None) -> dict[int, float]:
+    def fight_scores(self, view: TeamView, mask: np.ndarray | None) -> dict[int, float]:
         """The advantage of every legal fight (see the module docstring), by action index."""
         return self._scores(
             view.hand_of(view.acting), view.marker, view.support, view.spartan_deck, int(view.hands.sum()),

@@ -44,7 +44,7 @@ from thermopylae_agents.players.coop_features import (
     MAX_DICE,
     PHASE_MAIN,
     RETREAT,
-    CoopView,
+    TeamView,
     decode_observation,
     fight_of_action,
     fight_stats,
@@ -178,7 +178,7 @@ class CoopSearchExpert:
         return best if diff.mean() > self.z_pick * se else default
 
     # ------------------------------------------------------------------------------------ candidates
-    def candidates(self, view: CoopView, mask: np.ndarray, default: int) -> list[int]:
+    def candidates(self, view: TeamView, mask: np.ndarray, default: int) -> list[int]:
         """The legal actions worth searching: dominated ones removed, the heuristic's choice first."""
         legal = [int(a) for a in np.flatnonzero(mask)]
         if view.phase != PHASE_MAIN:
@@ -260,7 +260,7 @@ class _DiceTable:
         return self.fallback.integers(low, high, size, *args, **kwargs)
 
 
-def _certain_best(stats, view: CoopView) -> bool:
+def _certain_best(stats, view: TeamView) -> bool:
     """The fight surely beats everything it can and sends to the graveyard everything it can."""
     if view.slot2 is None:
         return stats.p_grave1 == 1.0

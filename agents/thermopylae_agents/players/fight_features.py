@@ -1,76 +1,39 @@
 """The co-op fight features: the observation plus the exact dice odds of every fight against the line.
 
-Used by the co-op PPO recipe (``policy_kwargs.features_extractor: coop_fight``) and by
-:class:`thermopylae_agents.policies.frozen_policy.FrozenPolicy`, which computes the same vector in NumPy. Saved
-models name ``thermopylae_agents.training.CoopFightFeatures`` in their pickles (the module where the class
-was born); :mod:`thermopylae_agents.training` re-exports it under that name.
+The torch features extractor of the co-op PPO recipe (``policy_kwargs.features_extractor: coop_fight``);
+the same vector in NumPy is :func:`thermopylae_agents.players.fight_odds.coop_fight_features`. Saved models
+name ``thermopylae_agents.training.CoopFightFeatures`` or ``thermopylae_agents.fight_features``
+in their pickles; both names still resolve (:mod:`thermopylae_agents.training`,
+:mod:`thermopylae_agents._moved`).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import torch as th
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from thermopylae_env.coop import LOCATION_DIE_MARKERS, MAX_DICE
-from thermopylae_env.coop_layout import MIN_VALUE, NUM_SUPPORT, NUM_VALUES, OBS, VALUE_SCALE
+from thermopylae_agents.players.fight_odds import (
+    _CARD_VALUES,
+    _MARKER_3,
+    _MARKER_6,
+    _MAX_DICE,
+    _MAX_THRESHOLD,
+    _MIN_THRESHOLD,
+    _NUM_ODDS,
+    _NUM_SUPPORT,
+    _SCALE,
+    _SLOT1,
+    _SLOT2,
+    _SLOT_VALUES,
+    coop_fight_features,
+    dice_tail_table,
+    fight_rows,
+    numpy_odds,
+)
 
-__all__ = ["CoopFightFeatures", "dice_tail_table", "fight_odds_table"]
-
-# Observation entries the features read: a slot is (present, white/30, red/30, bonus); the marker is
-# one-hot from marker 1, and markers 3 and 6 carry the location die.
-_SLOT1, _SLOT2 = OBS["slot1"].offset, OBS["slot2"].offset
-_MARKER_3, _MARKER_6 = (OBS["marker"].offset + marker - 1 for marker in LOCATION_DIE_MARKERS)
-_CARD_VALUES = np.arange(MIN_VALUE, MIN_VALUE + NUM_VALUES, dtype=np.float32)
-_SCALE = int(VALUE_SCALE)
-_MAX_DICE = MAX_DICE
-_NUM_SUPPORT = NUM_SUPPORT
-_TAIL_OFFSET = 30
-
-
-def dice_tail_table(max_dice: int = _MAX_DICE, offset: int = _TAIL_OFFSET) -> np.ndarray:
-    """``table[k, d + offset]`` = P(sum of ``k`` six-sided dice >= ``d``), for ``-offset <= d <= offset``."""
-    pmf = [np.array([1.0])]
-    for _ in range(max_dice):
-        pmf.append(np.convolve(pmf[-1], np.full(6, 1.0 / 6.0)))
-    table = np.zeros((max_dice + 1, 2 * offset + 1), np.float64)
-    for k, p in enumerate(pmf):
-        sums = np.arange(len(p)) + k  # p[j] = P(sum == j + k)
-        for index, d in enumerate(range(-offset, offset + 1)):
-            table[k, index] = p[sums >= d].sum()
-    return table.astype(np.float32)
-
-
-# Every fight feature is ``P(v + min(s + location, 5) dice >= t)`` for a threshold ``t``; thresholds below
-# -30 or above 60 give the same odds as these ends (``need`` is clipped to the tail table), so the odds of
-# all thresholds in between, per location, make a small table that one lookup per threshold reads.
-_MIN_THRESHOLD, _MAX_THRESHOLD = -_TAIL_OFFSET, 2 * _TAIL_OFFSET
-_NUM_THRESHOLDS = _MAX_THRESHOLD - _MIN_THRESHOLD + 1
-_NUM_ODDS = len(_CARD_VALUES) * (_NUM_SUPPORT + 1)  # per threshold: value-major, support-minor
-_SLOT_VALUES = [_SLOT1 + 1, _SLOT1 + 2, _SLOT2 + 1, _SLOT2 + 2]  # white1, red1, white2, red2 (/30)
-
-
-def fight_odds_table() -> np.ndarray:
-    """``table[location * 91 + t + 30, (v - 10) * 5 + s]`` = P(``v`` + ``min(s + location, 5)`` dice
-    >= ``t``) for locations 0..5 (dice from the marker), thresholds ``-30 <= t <= 60``, card values
-    ``v`` 10..20 and support counts ``s`` 0..4: float32 (546, 55), entries of :func:`dice_tail_table`."""
-    tail = dice_tail_table()
-    locations = np.arange(_MAX_DICE + 1)
-    dice = np.minimum(np.arange(_NUM_SUPPORT + 1)[None, :] + locations[:, None], _MAX_DICE)  # (L, S)
-    thresholds = np.arange(_MIN_THRESHOLD, _MAX_THRESHOLD + 1)
-    need = np.clip(thresholds[:, None] - _CARD_VALUES[None, :] + _TAIL_OFFSET, 0, 2 * _TAIL_OFFSET)
-    table = tail[dice[:, None, None, :], need.astype(np.int64)[None, :, :, None]]  # (L, T, V, S)
-    return np.ascontiguousarray(table.reshape(len(locations) * _NUM_THRESHOLDS, _NUM_ODDS))
-
-
-def _fight_rows(location: Any, w1: Any, r1: Any, w2: Any, r2: Any, lib: Any) -> Any:
-    """Rows of :func:`fight_odds_table` for the four thresholds of each observation, (B, 4)."""
-    thresholds = lib.stack([w1, r1, lib.maximum(w1, w2), lib.maximum(w1, r2)], 1)
-    return location[:, None] * _NUM_THRESHOLDS + thresholds - _MIN_THRESHOLD
-
+__all__ = ["CoopFightFeatures"]
 
 class CoopFightFeatures(BaseFeaturesExtractor):
     """The co-op observation plus the exact odds of every fight against the current line.
@@ -97,7 +60,7 @@ class CoopFightFeatures(BaseFeaturesExtractor):
         self.register_buffer("values", th.as_tensor(_CARD_VALUES))
         self.register_buffer("supports", th.arange(_NUM_SUPPORT + 1))
         # Not saved (persistent=False): rebuilt here, so models saved before it existed still load.
-        self.register_buffer("odds", th.as_tensor(_numpy_odds()), persistent=False)
+        self.register_buffer("odds", th.as_tensor(numpy_odds()), persistent=False)
         self.register_buffer("slot_values", th.as_tensor(_SLOT_VALUES), persistent=False)
 
     def forward(self, observations: th.Tensor) -> th.Tensor:
@@ -105,7 +68,7 @@ class CoopFightFeatures(BaseFeaturesExtractor):
         batch = obs.shape[0]
         location = (obs[:, _MARKER_3] + obs[:, _MARKER_6]).round().long().clamp(0, _MAX_DICE)
         slots = (obs.index_select(1, self.slot_values) * _SCALE).round().clamp(_MIN_THRESHOLD, _MAX_THRESHOLD)
-        rows = _fight_rows(location, *slots.long().unbind(1), lib=th)  # (B, 4)
+        rows = fight_rows(location, *slots.long().unbind(1), lib=th)  # (B, 4)
         odds = th.nn.functional.embedding(rows, self.odds)  # (B, 4, 55)
         p1, p2 = obs[:, _SLOT1], obs[:, _SLOT2]
         present = th.stack([p1, p1, p1 * p2, p1 * p2], 1)
@@ -114,23 +77,6 @@ class CoopFightFeatures(BaseFeaturesExtractor):
 
     @staticmethod
     def numpy_features(observation: np.ndarray) -> np.ndarray:
-        """The same features for one observation (115,) or a batch (B, 115), in NumPy."""
-        obs = np.atleast_2d(np.asarray(observation, dtype=np.float32))
-        location = np.clip(np.rint(obs[:, _MARKER_3] + obs[:, _MARKER_6]), 0, _MAX_DICE).astype(np.int64)
-        slots = np.clip(np.rint(obs[:, _SLOT_VALUES] * _SCALE), _MIN_THRESHOLD, _MAX_THRESHOLD)
-        rows = _fight_rows(location, *slots.astype(np.int64).T, lib=np)
-        odds = _numpy_odds()[rows]  # (B, 4, 55)
-        p1, p2 = obs[:, _SLOT1], obs[:, _SLOT2]
-        present = np.stack([p1, p1, p1 * p2, p1 * p2], 1)
-        fights = (odds * present[:, :, None]).transpose(0, 2, 1).reshape(obs.shape[0], -1)
-        features = np.concatenate([obs, fights], 1)
-        return features[0] if np.ndim(observation) == 1 else features
-
-
-_ODDS_CACHE: list[np.ndarray] = []
-
-
-def _numpy_odds() -> np.ndarray:
-    if not _ODDS_CACHE:
-        _ODDS_CACHE.append(fight_odds_table())
-    return _ODDS_CACHE[0]
+        """The same features for one observation (115,) or a batch (B, 115), in NumPy
+        (:func:`thermopylae_agents.players.fight_odds.coop_fight_features`)."""
+        return coop_fight_features(observation)

@@ -11,7 +11,7 @@ Spec strings (:func:`parse_spec` checks one without loading anything; :func:`mak
 * a model path (``.zip``, or any path containing ``/`` or naming an existing file): an SB3 model played
   by :class:`~thermopylae_agents.policies.sb3_agent.SB3Agent`;
 * ``fast:PATH``: the model at ``PATH`` played through its NumPy copy
-  (:class:`thermopylae_agents.training.FrozenPolicy`);
+  (:class:`thermopylae_agents.policies.frozen_policy.FrozenPolicy`);
 * a shipped policy by name (``coop_maskable_ppo``, ``duel_greek_maskable_ppo``, ...; also after
   ``fast:``): the pickle-free weights (``NAME.json`` + ``NAME.npz``) of ``thermopylae_agents/policies/``,
   found through :mod:`importlib.resources` (so they work after a plain ``pip install``) and played by
@@ -280,8 +280,8 @@ def _build(parsed: AgentSpec, context: BuildContext) -> Any:
         options.update(parsed.options)
         return CoopSearchExpert(seed=context.seed, **options)
     if parsed.kind == "fast":
+        from thermopylae_agents.policies.frozen_policy import FrozenPolicy
         from thermopylae_agents.policies.sb3_agent import load_model
-        from thermopylae_agents.training import FrozenPolicy
 
         return FrozenPolicy(load_model(model_path(parsed.argument)), name=parsed.label)
     if parsed.kind in ("shipped", "weights"):

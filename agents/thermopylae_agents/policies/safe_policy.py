@@ -5,7 +5,7 @@ stored in a form that cannot: for a policy named ``NAME``,
 
 * ``NAME.json`` describes the network: the format and its version, the environment id, the features
   the network reads (``"flat"``: the observation itself; ``"coop_fight"``: the co-op observation plus
-  the fight odds of :meth:`thermopylae_agents.training.CoopFightFeatures.numpy_features`), the
+  the fight odds of :meth:`thermopylae_agents.players.fight_features.CoopFightFeatures.numpy_features`), the
   observation size, the number of actions, the layers in order (``linear`` with the names of its weight
   and bias arrays, ``tanh``, ``relu``), and the SHA-256 of the array file;
 * ``NAME.npz`` holds the float32 arrays, read with ``numpy.load(allow_pickle=False)``.
@@ -22,12 +22,10 @@ policy (:func:`shipped_policy_names`); :func:`export_sb3_policy` writes the pair
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +44,6 @@ __all__ = [
     "load_safe_policy",
     "shipped_policy_names",
     "SHIPPED_ENV_IDS",
-    "main",
 ]
 
 FORMAT = "thermopylae-policy"
@@ -78,9 +75,9 @@ _REQUIRED_KEYS = _TOP_KEYS - {"source"}
 
 
 def _coop_fight_features() -> Callable[[np.ndarray], np.ndarray]:
-    from thermopylae_agents.training import CoopFightFeatures
+    from thermopylae_agents.players.fight_odds import coop_fight_features
 
-    return CoopFightFeatures.numpy_features
+    return coop_fight_features
 
 
 class SafePolicy:
@@ -222,9 +219,9 @@ def _check_layer(layer: Any, where: str) -> None:
 def _features_size(features: str, observation_size: int) -> int:
     if features == "flat":
         return observation_size
-    from thermopylae_agents.training import CoopFightFeatures
+    from thermopylae_agents.players.fight_odds import coop_fight_features
 
-    return int(CoopFightFeatures.numpy_features(np.zeros(observation_size, np.float32)).shape[0])
+    return int(coop_fight_features(np.zeros(observation_size, np.float32)).shape[0])
 
 
 def _check_arrays(d: Mapping[str, Any], arrays: Mapping[str, np.ndarray], where: str) -> None:
@@ -312,7 +309,7 @@ def _extract_layers(model: Any) -> tuple[str, list[dict[str, Any]], dict[str, np
     import torch as th
     from stable_baselines3.common.torch_layers import FlattenExtractor
 
-    from thermopylae_agents.training import CoopFightFeatures
+    from thermopylae_agents.players.fight_features import CoopFightFeatures
 
     extractor = model.policy.pi_features_extractor
     if isinstance(extractor, CoopFightFeatures):
@@ -373,61 +370,3 @@ def export_sb3_policy(
     json_path.write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
     load_safe_policy(json_path)
     return json_path, npz_path
-
-
-def _version() -> str:
-    from thermopylae_env import __version__
-
-    return __version__
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="thermopylae-export-policy",
-        description="Export SB3 (Maskable)PPO zips to the pickle-free .json + .npz policy format. "
-        "Reading a zip unpickles it: export only files you trust.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    parser.add_argument("models", nargs="*", help="SB3 zip files to export (with --env-id)")
-    parser.add_argument("--env-id", help="the environment id the model plays (recorded in the JSON)")
-    parser.add_argument("--out-dir", help="where to write NAME.json / NAME.npz (default: beside the zip)")
-    parser.add_argument("--shipped", action="store_true",
-                        help=f"export every shipped zip of {POLICY_DIR} beside it")
-    return parser
-
-
-def _require_train_extra() -> None:
-    try:
-        import sb3_contrib  # noqa: F401
-        import stable_baselines3  # noqa: F401
-    except ImportError as err:
-        raise SystemExit(f"thermopylae-export-policy needs the train extra ({err.name} is missing): "
-                         "pip install 'thermopylae-env[train]'") from None
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    jobs: list[tuple[Path, str]] = []
-    if args.shipped:
-        jobs += [(POLICY_DIR / f"{name}.zip", env_id) for name, env_id in SHIPPED_ENV_IDS.items()]
-    if args.models:
-        if not args.env_id:
-            raise SystemExit("thermopylae-export-policy: give --env-id for the models named")
-        jobs += [(Path(m), args.env_id) for m in args.models]
-    if not jobs:
-        raise SystemExit("thermopylae-export-policy: nothing to export (name models or give --shipped)")
-    _require_train_extra()
-    from thermopylae_agents.policies.sb3_agent import load_model
-
-    for zip_path, env_id in jobs:
-        out_dir = Path(args.out_dir) if args.out_dir else zip_path.parent
-        json_path, npz_path = export_sb3_policy(
-            load_model(zip_path), out_dir / zip_path.stem, env_id, source=zip_path.name
-        )
-        size = npz_path.stat().st_size + json_path.stat().st_size
-        print(f"{zip_path} -> {json_path} + {npz_path.name} ({math.ceil(size / 1024)} KB)")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

@@ -1,7 +1,7 @@
 """Masked PPO on the native co-op vector engine, in one file, in the manner of CleanRL's ``ppo.py``.
 
-    python scripts/ppo_native.py --total-timesteps 2000000 --seed 1
-    python scripts/ppo_native.py --time-budget 120            # stop after two minutes of training
+    thermopylae ppo-native --total-timesteps 2000000 --seed 1
+    thermopylae ppo-native --time-budget 120            # stop after two minutes of training
     thermopylae-ppo-native --time-budget 120                   # the same, installed (the train extra)
     tensorboard --logdir runs                                  # charts/, losses/
 
@@ -29,8 +29,6 @@ so ``torch.load(..., weights_only=True)`` it).
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import json
 import os
 import random
@@ -88,33 +86,18 @@ class Args:
     """where to write TensorBoard events, summary.json and agent.pt (default runs/ppo_native_s{seed})"""
 
 
-def parse_args(argv: list[str] | None = None) -> Args:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    for field in dataclasses.fields(Args):
-        flag = "--" + field.name.replace("_", "-")
-        if field.type in ("bool", bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=field.default)
-        else:
-            kind = {"int": int, "float": float, "str": str}[str(field.type)]
-            parser.add_argument(flag, type=kind, default=field.default)
-    args = Args(**vars(parser.parse_args(argv)))
-    if args.num_envs * args.num_steps % args.num_minibatches:
-        parser.error("num_envs * num_steps must be a multiple of num_minibatches")
-    return args
-
-
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias_const: float = 0.0) -> nn.Linear:
     torch.nn.init.orthogonal_(layer.weight, std)
     torch.nn.init.constant_(layer.bias, bias_const)
     return layer
 
 
-class Agent(nn.Module):
+class ActorCritic(nn.Module):
     def __init__(self, envs: CoopVectorEnv, fight_features: bool) -> None:
         super().__init__()
         obs_space = envs.single_observation_space
         if fight_features:
-            from thermopylae_agents.training import CoopFightFeatures
+            from thermopylae_agents.players.fight_features import CoopFightFeatures
 
             self.features: nn.Module = CoopFightFeatures(obs_space)
             size = self.features.features_dim
@@ -178,7 +161,7 @@ def make_env(args: Args, num_envs: int) -> CoopVectorEnv:
 
 
 @torch.no_grad()
-def evaluate(agent: Agent, args: Args, device: torch.device) -> float:
+def evaluate(agent: ActorCritic, args: Args, device: torch.device) -> float:
     """Greedy play (most likely legal action) of one game on each of ``eval_games`` fixed deals."""
     envs = make_env(args, args.eval_games)
     obs, _ = envs.reset(seed=10_000_000)
@@ -195,8 +178,8 @@ def evaluate(agent: Agent, args: Args, device: torch.device) -> float:
     return float(won.mean())
 
 
-def main(argv: list[str] | None = None) -> dict:
-    args = parse_args(argv)
+def train(args: Args) -> dict:
+    """Train with ``args``; writes the run folder and returns the summary."""
     batch_size = args.num_envs * args.num_steps
     minibatch_size = batch_size // args.num_minibatches
     num_iterations = max(1, args.total_timesteps // batch_size)
@@ -212,7 +195,7 @@ def main(argv: list[str] | None = None) -> dict:
     device = torch.device(args.device)
 
     envs = make_env(args, args.num_envs)
-    agent = Agent(envs, args.fight_features).to(device)
+    agent = ActorCritic(envs, args.fight_features).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
 
     # Rollout storage.
@@ -381,7 +364,3 @@ def main(argv: list[str] | None = None) -> dict:
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     writer.close()
     return summary
-
-
-if __name__ == "__main__":
-    main()

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_agents.evaluation.games import CURVE_TAGS, read_tensorboard_curve  # noqa: F401 - re-exported
+from thermopylae_agents.evaluation.tables import CURVE_TAGS, read_tensorboard_curve  # noqa: F401 - re-exported
 from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.config import COOP_ID, ENV_IDS, GREEK_ID, Config
 from thermopylae_agents.training.envs import eval_env_kwargs
