@@ -1,7 +1,7 @@
-"""``python -m thermopylae_agents``: the ``thermopylae`` command (see :mod:`thermopylae_agents.cli.play`)."""
+"""``python -m thermopylae_agents``: the ``thermopylae`` command (see :mod:`thermopylae_agents.cli.app`)."""
 
 import sys
 
-from thermopylae_agents.cli.play import main
+from thermopylae_agents.cli.app import main
 
 sys.exit(main())

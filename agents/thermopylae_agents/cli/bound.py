@@ -35,6 +35,7 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from thermopylae_agents.evaluation.coop_bound import DeckClairvoyantSolver, deal_orders, policy_value
@@ -259,8 +260,8 @@ def _print_summary(summary: dict, gaps: list[dict]) -> None:
     print(f"mean {timing['bound_seconds_mean']:.1f} s and {timing['bound_states_mean']:.0f} states per deal")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=1000, help="number of deals (default 1000)")
     parser.add_argument("--start", type=int, default=0, help="first deal (default 0)")
     parser.add_argument("--players", type=int, default=1, help="team size 1..4 (default 1; 2-4: slow)")

@@ -1,10 +1,10 @@
-"""Entry points of the console scripts: ``--version``, and a one-line message for a missing extra.
+"""The console scripts other than ``thermopylae`` (``thermopylae-train``, ``thermopylae-evaluate``, ...):
+aliases of ``thermopylae <subcommand>``, kept for the commands users already type.
 
-Each script's own logic stays in its module (``thermopylae_agents.training``, ``.evaluation``,
-``.safe_policy``, ``.rllib.train``, ``.exploitability``, ``.coop_bound_cli``, ``.ppo_native``,
-``.duel_table``, ``.render_game``); these wrappers only answer ``--version`` before that module is
-imported (so it works without the optional dependencies) and turn an ``ImportError`` of an optional
-dependency into one line naming the extra to install, instead of a traceback.
+Each alias runs its subcommand's module of :mod:`thermopylae_agents.cli`; the wrapper only answers
+``--version`` before that module is imported (so it works without the optional dependencies) and turns an
+``ImportError`` of an optional dependency into one line naming the extra to install, instead of a
+traceback.
 """
 
 from __future__ import annotations
@@ -89,23 +89,23 @@ def run(prog: str, target: str, argv: Sequence[str] | None = None) -> int:
 
 
 def train(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-train", "thermopylae_agents.training:main", argv)
+    return run("thermopylae-train", "thermopylae_agents.cli.train:main", argv)
 
 
 def evaluate(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-evaluate", "thermopylae_agents.evaluation.games:main", argv)
+    return run("thermopylae-evaluate", "thermopylae_agents.cli.evaluate:main", argv)
 
 
 def export_policy(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-export-policy", "thermopylae_agents.policies.safe_policy:main", argv)
+    return run("thermopylae-export-policy", "thermopylae_agents.cli.export:main", argv)
 
 
 def train_rllib(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-train-rllib", "thermopylae_agents.rllib.train:main", argv)
+    return run("thermopylae-train-rllib", "thermopylae_agents.cli.rllib:main", argv)
 
 
 def exploitability(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-exploitability", "thermopylae_agents.evaluation.exploitability:main", argv)
+    return run("thermopylae-exploitability", "thermopylae_agents.cli.exploitability:main", argv)
 
 
 def coop_bound(argv: Sequence[str] | None = None) -> int:
@@ -113,12 +113,12 @@ def coop_bound(argv: Sequence[str] | None = None) -> int:
 
 
 def ppo_native(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-ppo-native", "thermopylae_agents.training.ppo_native:main", argv)
+    return run("thermopylae-ppo-native", "thermopylae_agents.cli.ppo_native:main", argv)
 
 
 def duel_table(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-duel-table", "thermopylae_agents.evaluation.duel_table:main", argv)
+    return run("thermopylae-duel-table", "thermopylae_agents.cli.duel_table:main", argv)
 
 
 def render_game(argv: Sequence[str] | None = None) -> int:
-    return run("thermopylae-render-game", "thermopylae_agents.evaluation.render_game:main", argv)
+    return run("thermopylae-render-game", "thermopylae_agents.cli.render:main", argv)

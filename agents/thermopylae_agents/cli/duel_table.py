@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from thermopylae_agents.evaluation.duel_table import (
@@ -12,11 +13,11 @@ from thermopylae_agents.evaluation.duel_table import (
     play_pairing,
 )
 
-__all__ = ["build_parser", "main"]
+__all__ = ["main"]
 
 
-def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=10_000, help="games per pairing (default 10,000)")
     parser.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write JSON there")

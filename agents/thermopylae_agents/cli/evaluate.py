@@ -47,7 +47,7 @@ def _agent_spec(text: str) -> str:
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    from thermopylae_agents.cli.play import int_argument, seed_argument
+    from thermopylae_agents.cli.args import int_argument, seed_argument
 
     parser = argparse.ArgumentParser(
         prog=prog,

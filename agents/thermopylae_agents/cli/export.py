@@ -21,9 +21,9 @@ def _version() -> str:
     return __version__
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str | None = "thermopylae-export-policy") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="thermopylae-export-policy",
+        prog=prog,
         description="Export SB3 (Maskable)PPO zips to the pickle-free .json + .npz policy format. "
         "Reading a zip unpickles it: export only files you trust.",
     )
@@ -45,8 +45,8 @@ def _require_train_extra() -> None:
                          "pip install 'thermopylae-env[train]'") from None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    args = build_parser(prog or "thermopylae-export-policy").parse_args(argv)
     jobs: list[tuple[Path, str]] = []
     if args.shipped:
         jobs += [(POLICY_DIR / f"{name}.zip", env_id) for name, env_id in SHIPPED_ENV_IDS.items()]

@@ -1,33 +1,20 @@
-"""The ``thermopylae`` command: play the games in a terminal, replay game records, train and evaluate.
+"""``thermopylae play`` and ``thermopylae replay``: the games in a terminal, and game records replayed.
 
-Usage::
+The terminal game is plain text (no curses), so it works with piped input: each prompt reads one line; a
+number 1..k (ASCII digits) picks an action (its name works too), ``h`` or ``?`` prints the help, ``q``
+quits, and the end of the input quits cleanly (exit code 0). A wrong entry is explained and asked again.
+The screen is cleared between moves only when the output is a terminal. Ctrl-C stops the game (exit code
+130) and, with ``--record``, closes the record as unfinished.
 
-    thermopylae play coop [--players N] [--seed S] [--hints MODEL.zip] [--record FILE]
-    thermopylae play duel [--side greek|persian] [--opponent SPEC] [--seed S] [--hints MODEL.zip]
-                          [--record FILE]
-    thermopylae replay FILE [--step | --all] [--opponent SPEC]
-    thermopylae train ...      (the arguments go to thermopylae_agents.training.main)
-    thermopylae evaluate ...   (the arguments go to thermopylae_agents.evaluation.games.main)
-
-Also ``python -m thermopylae_agents ...``. The terminal game is plain text (no curses), so it works with
-piped input: each prompt reads one line; a number 1..k (ASCII digits) picks an action (its name works
-too), ``h`` or ``?`` prints the help, ``q`` quits, and the end of the input quits cleanly (exit code 0). A
-wrong entry is explained and asked again. The screen is cleared between moves only when the output is a
-terminal. Ctrl-C stops the game (exit code 130) and, with ``--record``, closes the record as unfinished.
-
-Every bad argument (a seed that is not an integer in 0..2**64-1, a ``--record`` path that cannot be
-written, a record that is not a record, a malformed agent spec) ends with a one-line message and exit
-code 2, and everything printed passes through :func:`thermopylae_env.render.safe_text` (a record's text
-cannot move the cursor, clear the screen or set the window title). ``replay`` never loads a model that a
-record names: a duel played against a model replays with ``--opponent MODEL``.
+Everything printed passes through :func:`thermopylae_env.render.safe_text` (a record's text cannot move
+the cursor, clear the screen or set the window title). ``replay`` never loads a model that a record
+names: a duel played against a model replays with ``--opponent MODEL``. The parser is in
+:mod:`thermopylae_agents.cli.app`.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import inspect
-import os
 import secrets
 import sys
 from collections import Counter
@@ -36,10 +23,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from thermopylae_env.actions import as_seed
 from thermopylae_env.render import safe_text
 
-__all__ = ["main", "build_parser"]
+__all__ = ["Terminal", "UsageError", "play_coop", "play_duel", "replay"]
 
 _CLEAR = "\033[2J\033[H"
 
@@ -535,150 +521,3 @@ def replay(args: argparse.Namespace, term: Terminal) -> int:
     term.print(f"End of the record: {text} (return {total_return:g}" + (f", {reason}" if reason else "")
                + "); the replay matches the record.")
     return 0
-
-
-# ------------------------------------------------------------------------------------------ forwarding
-
-_FORWARDED = {"train": "thermopylae_agents.training", "evaluate": "thermopylae_agents.evaluation.games"}
-
-
-def _forward(command: str, argv: list[str]) -> int:
-    module_name = _FORWARDED[command]
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        if err.name == module_name:
-            _error(f"thermopylae {command}", f"{module_name} is not part of this installation")
-        else:
-            _error(f"thermopylae {command}", f"{module_name} needs {err.name or err}; install the train "
-                   "extra: pip install \"thermopylae-env[train]\"")
-        return 2
-    try:
-        parameters = inspect.signature(module.main).parameters
-    except (TypeError, ValueError):
-        parameters = {}
-    if "prog" in parameters:  # the forwarded program names itself "thermopylae evaluate" in its usage
-        return int(module.main(argv, prog=f"thermopylae {command}") or 0)
-    return int(module.main(argv) or 0)
-
-
-# ----------------------------------------------------------------------------------------------- parser
-
-
-SEED_HELP = "shuffle seed, an integer in 0..2**64-1 (default: random, shown on screen)"
-
-
-def seed_argument(text: str) -> int:
-    """An argparse ``type`` for seeds: ASCII decimal digits of an integer in ``0..2**64-1``."""
-    if not (text.isascii() and text.isdigit()) or len(text) > 20:
-        raise argparse.ArgumentTypeError(f"{safe_text(text[:40], newlines=False)!r} is not an integer in "
-                                         "0..2**64-1 (ASCII digits)")
-    try:
-        return as_seed(int(text))
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def int_argument(low: int, high: int) -> Any:
-    """An argparse ``type`` for a whole number in ``low..high`` written in ASCII digits (``\u0663``, ``3.0``
-    and ``1e3`` are refused)."""
-
-    def parse(text: str) -> int:
-        if not (text.isascii() and text.isdigit()) or len(text) > 18 or not low <= int(text) <= high:
-            shown = safe_text(text[:40], newlines=False)
-            raise argparse.ArgumentTypeError(
-                f"{shown!r} is not a whole number in {low}..{high} (ASCII digits)")
-        return int(text)
-
-    parse.__name__ = "integer"  # argparse names the type in its messages
-    return parse
-
-
-def build_parser(prog: str = "thermopylae") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description="Play the Thermopylae card games in the terminal, replay game records, train and "
-        "evaluate agents.",
-    )
-    from thermopylae_env import __version__
-
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    play = commands.add_parser("play", help="play a game in the terminal")
-    games = play.add_subparsers(dest="game", required=True, metavar="GAME")
-    coop = games.add_parser("coop", help="the co-operative game: you play the whole Spartan team")
-    coop.add_argument("--players", type=int_argument(1, 4), default=1, metavar="N",
-                      help="number of seats, 1..4 (default 1: solitaire)")
-    coop.add_argument("--seed", type=seed_argument, default=None, help=SEED_HELP)
-    coop.add_argument("--hints", metavar="MODEL.zip", default=None,
-                      help="a trained co-op agent (a path or a shipped policy name) whose most probable "
-                      "legal actions are shown")
-    coop.add_argument("--record", metavar="FILE", default=None, help="write the game record to FILE (.jsonl)")
-
-    duel = games.add_parser("duel", help="the duel: you play one side against a built-in opponent")
-    duel.add_argument("--side", choices=("greek", "persian"), default="greek",
-                      help="the side you play (default greek)")
-    duel.add_argument("--opponent", default="heuristic", metavar="SPEC",
-                      help="the other side: heuristic (default), random, a model path, fast:PATH or a "
-                      "shipped policy name")
-    duel.add_argument("--seed", type=seed_argument, default=None, help=SEED_HELP)
-    duel.add_argument("--hints", metavar="MODEL.zip", default=None,
-                      help="a trained agent of your side whose most probable legal actions are shown")
-    duel.add_argument("--record", metavar="FILE", default=None, help="write the game record to FILE (.jsonl)")
-
-    rep = commands.add_parser("replay", help="replay a game record, checking that it reproduces the game")
-    rep.add_argument("file", metavar="FILE", help="a record written by --record or thermopylae_env.records")
-    mode = rep.add_mutually_exclusive_group()
-    mode.add_argument("--step", action="store_true",
-                      help="pause after each step (default): Enter for the next, q to quit")
-    mode.add_argument("--all", action="store_true", help="print the whole game without pausing")
-    rep.add_argument("--opponent", default=None, metavar="SPEC",
-                     help="duel: the model opponent the game was played against (a replay never loads a "
-                     "model that the record names)")
-
-    commands.add_parser("train", help="train agents (arguments go to thermopylae_agents.training; "
-                        "see 'train --help')",
-                        add_help=False)
-    commands.add_parser("evaluate", help="evaluate agents (arguments go to thermopylae_agents.evaluation.games)",
-                        add_help=False)
-    return parser
-
-
-def _error(prog: str, message: str) -> None:
-    first = str(message).strip().splitlines()[0] if str(message).strip() else "error"
-    sys.stderr.write(f"{prog}: error: {safe_text(first, newlines=False)}\n")
-    sys.stderr.flush()
-
-
-def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in _FORWARDED:
-        return _forward(argv[0], argv[1:])
-    args = build_parser().parse_args(argv)
-    term = Terminal(stdin, stdout)
-    prog = "thermopylae replay" if args.command == "replay" else f"thermopylae play {args.game}"
-    try:
-        if args.command == "replay":
-            return replay(args, term)
-        if args.game == "coop":
-            return play_coop(args, term)
-        return play_duel(args, term)
-    except UsageError as err:
-        _error(prog, str(err))
-        return 2
-    except KeyboardInterrupt:
-        term.print("\nInterrupted.")
-        return 130
-    except BrokenPipeError:  # the reader went away (e.g. piped into head): stop quietly
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from thermopylae_agents.evaluation.render_game import (
@@ -17,8 +18,8 @@ from thermopylae_agents.evaluation.render_game import (
 __all__ = ["build_parser", "main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", choices=("coop", "duel"), default="coop")
     parser.add_argument("--players", type=int, default=1, help="co-op: number of seats (1..4)")
     parser.add_argument("--side", choices=("greek", "persian"), default="greek",
@@ -36,8 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    args = build_parser(prog).parse_args(argv)
     out = Path(args.out)
     suffix = out.suffix.lower()
     if suffix not in (".gif", ".png"):

@@ -1,4 +1,5 @@
-"""The command line: ``thermopylae-train`` / ``scripts/train.py``.
+"""``thermopylae train`` (also ``thermopylae-train``, ``scripts/train.py``): train PPO agents
+(:mod:`thermopylae_agents.training`).
 
 Bad input (a missing config file, a negative or non-integer number, a malformed agent spec in the config)
 ends with one line on stderr and exit status 2, before anything is written; an interrupted run exits 130.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from thermopylae_agents.training.config import ALGOS, TARGETS, VEC_KINDS
 
@@ -33,9 +34,9 @@ def _integer(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
     return parse
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG,
+        prog=prog,
         description="Train (Maskable)PPO agents for the thermopylae environments. Hyperparameters come from "
         "agents/thermopylae_agents/configs/<target>.yaml (or --config); the options below override them.",
     )
@@ -72,11 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     from thermopylae_agents.training.ppo import train
     from thermopylae_agents.training.selfplay import train_selfplay
 
-    parser = build_parser()
+    prog = prog or PROG
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     kwargs = dict(
         algo=args.algo,
@@ -100,10 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             train(args.target, vec=args.vec, bc_episodes=args.bc_episodes, **kwargs)
     except (ValueError, OSError) as error:
-        print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
+        print(f"{prog}: error: {_one_line(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
+        print(f"{prog}: interrupted", file=sys.stderr)
         return 130
     return 0
 
