@@ -253,3 +253,46 @@ def test_the_registry_plays_an_exported_json_path(no_unpickling):
 
     agent, _ = make_agent(str(POLICY_DIR / "duel_persian_maskable_ppo.json"), "thermopylae/DuelPersian-v0")
     assert agent.env_id == "thermopylae/DuelPersian-v0"
+
+
+@pytest.mark.parametrize("spec", ["coop_maskable_ppo", "duel_greek_maskable_ppo"])
+def test_playing_a_shipped_pickle_free_policy_imports_neither_torch_nor_sb3(spec):
+    """In a fresh interpreter: load a shipped policy by name through the registry and play one move."""
+    import os
+    import subprocess
+    import sys
+
+    env_id = SHIPPED_ENV_IDS[spec]
+    code = (
+        "import sys, gymnasium as gym, thermopylae_env\n"
+        "from thermopylae_agents.policies.registry import make_agent\n"
+        f"env = gym.make({env_id!r})\n"
+        "obs, info = env.reset(seed=0)\n"
+        f"agent, _ = make_agent({spec!r}, {env_id!r})\n"
+        "agent.act(obs, info['action_mask'])\n"
+        "heavy = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib', 'cloudpickle')\n"
+        "         if m in sys.modules]\n"
+        "training = sorted(m for m in sys.modules if m.startswith('thermopylae_agents.training'))\n"
+        "print(heavy, training)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "agents")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] []"
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_ENV_IDS))
+def test_every_shipped_sb3_zip_still_loads(name):
+    """The zips pickle ``thermopylae_agents.training.CoopFightFeatures`` or
+    ``thermopylae_agents.fight_features.CoopFightFeatures``: both old names must keep resolving."""
+    pytest.importorskip("sb3_contrib")
+    from thermopylae_agents.players.fight_features import CoopFightFeatures
+    from thermopylae_agents.policies.sb3_agent import load_model
+
+    model = load_model(POLICY_DIR / f"{name}.zip")
+    extractor = model.policy.pi_features_extractor
+    env = gym.make(SHIPPED_ENV_IDS[name], **_env_kwargs(name))
+    assert model.observation_space.shape == env.observation_space.shape
+    if name.startswith("coop"):
+        assert isinstance(extractor, CoopFightFeatures)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-__all__ = ["MOVED", "MOVED_ATTRIBUTES", "forward_attributes", "install"]
+__all__ = ["MOVED", "MOVED_ATTRIBUTES", "PICKLED", "forward_attributes", "install"]
 
 _P = "thermopylae_agents"
 
@@ -54,6 +54,10 @@ MOVED: dict[str, str] = {
     f"{_P}.training.cli": f"{_P}.cli.train",
 }
 
+# Old names that the shipped SB3 zips pickle: a saved model is not code its user can update, so these
+# load without a warning.
+PICKLED = frozenset({f"{_P}.fight_features"})
+
 # old module that is now a package -> the new modules that hold its old attributes, searched in order
 MOVED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     f"{_P}.evaluation": (f"{_P}.evaluation.games", f"{_P}.evaluation.tables", f"{_P}.evaluation.stats",
@@ -73,7 +77,8 @@ class _AliasLoader(importlib.abc.Loader):
         self.new = new
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        _warn(spec.name, self.new)
+        if spec.name not in PICKLED:
+            _warn(spec.name, self.new)
         return importlib.import_module(self.new)
 
     def exec_module(self, module: ModuleType) -> None:

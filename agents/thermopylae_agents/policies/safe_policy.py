@@ -50,7 +50,7 @@ FORMAT = "thermopylae-policy"
 FORMAT_VERSION = 1
 FEATURES = ("flat", "coop_fight")
 ACTIVATIONS = ("tanh", "relu")
-POLICY_DIR = Path(__file__).resolve().parent / "policies"
+POLICY_DIR = Path(__file__).resolve().parent  # the shipped files lie beside the modules of this package
 
 # The environment each shipped SB3 file was trained on (an SB3 zip does not record it).
 SHIPPED_ENV_IDS = {
