@@ -334,8 +334,8 @@ def test_bad_arguments_are_one_line_errors_naming_the_program(tmp_path, argv, me
     assert message in errors[0]
 
 
-def test_the_forwarded_evaluate_names_itself_thermopylae_evaluate(capsys):
-    from thermopylae_agents.cli.play import main as thermopylae
+def test_the_evaluate_subcommand_names_itself_thermopylae_evaluate(capsys):
+    from thermopylae_agents.cli.app import main as thermopylae
 
     with pytest.raises(SystemExit):
         thermopylae(["evaluate", "--help"])
