@@ -12,7 +12,6 @@ import thermopylae_env  # noqa: F401  (registers the environments)
 from thermopylae_agents.evaluation.stats import wilson_interval
 from thermopylae_agents.players.base import Agent
 from thermopylae_agents.players.coop_features import (
-    OBS_SIZE,
     TeamView,
     decode_observation,
     dice_sum_pmf,
@@ -24,10 +23,10 @@ from thermopylae_agents.players.coop_features import (
 )
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
 from thermopylae_agents.players.coop_search import CoopSearchExpert
-from thermopylae_agents.players.random_agent import RandomAgent
 from thermopylae_agents.policies.sb3_agent import SB3Agent, load_model
 from thermopylae_env import coop
-from thermopylae_env.coop import CoopGame, fight_action
+from thermopylae_env.coop import OBS_SIZE, CoopGame, fight_action
+from thermopylae_env.opponents import RandomAgent
 
 COOP_SETTINGS = [{"num_players": n} for n in (1, 2, 3, 4)]
 
@@ -159,7 +158,7 @@ def test_coop_agents_return_legal_actions(kwargs):
 
 @pytest.mark.parametrize("env_id", ["thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"])
 def test_duel_agents_return_legal_actions(env_id):
-    from thermopylae_agents.players.duel_heuristic import HeuristicGreek, HeuristicPersian
+    from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian
 
     env = gym.make(env_id)
     side_heuristic = HeuristicGreek() if env_id.endswith("Greek-v0") else HeuristicPersian()
@@ -275,7 +274,8 @@ def test_search_values_are_unbiased_estimates_of_exact_win_chances():
 def test_search_beats_the_heuristic_on_paired_deals():
     """The default search player against the heuristic on the same 192 deals (about 30 minutes on one
     core; 2 workers). Measured: 63 wins against 46."""
-    from thermopylae_agents.evaluation.games import COOP_ID, evaluate
+    from thermopylae_agents.evaluation.games import evaluate
+    from thermopylae_agents.policies.registry import COOP_ID
 
     heuristic, search = evaluate(COOP_ID, ["heuristic", "search"], games=192, base_seed=0, workers=2)
     assert search.wins > heuristic.wins

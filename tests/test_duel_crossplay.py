@@ -83,7 +83,7 @@ def test_cross_play_matches_the_single_env_and_writes_the_evaluation_json(crossp
     assert "Persian `duel_persian_maskable_ppo` against the heuristic Greek" in text
     assert png.stat().st_size > 0
 
-    from thermopylae_agents.evaluation.games import main as evaluate_main
+    from thermopylae_agents.cli.evaluate import main as evaluate_main
 
     assert evaluate_main(["--replot", str(out), "--plot", str(tmp_path / "again.png")]) == 0
 

@@ -465,7 +465,7 @@ def gym_box():
 
 def test_dagger_records_the_expert_labels_on_the_actors_games():
     from thermopylae_agents.players.coop_heuristic import CoopHeuristic
-    from thermopylae_agents.players.random_agent import RandomAgent
+    from thermopylae_env.opponents import RandomAgent
 
     data = training.collect_bc_data(COOP_ID, {}, "heuristic", 30, seed=5, gamma=1.0, actor=RandomAgent(0))
     assert data.wins == 0  # random play (the actor) never wins the co-op game

@@ -20,19 +20,19 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-__all__ = ["MOVED", "MOVED_ATTRIBUTES", "PICKLED", "forward_attributes", "install"]
+__all__ = ["MOVED", "MOVED_ATTRIBUTES", "PICKLED", "RENAMED", "forward_attributes", "install"]
 
 _P = "thermopylae_agents"
 
 # old module -> new module
 MOVED: dict[str, str] = {
     f"{_P}.base": f"{_P}.players.base",
-    f"{_P}.random_agent": f"{_P}.players.random_agent",
+    f"{_P}.random_agent": "thermopylae_env.opponents",
     f"{_P}.coop_heuristic": f"{_P}.players.coop_heuristic",
     f"{_P}.coop_search": f"{_P}.players.coop_search",
     f"{_P}.coop_features": f"{_P}.players.coop_features",
     f"{_P}.fight_features": f"{_P}.players.fight_features",
-    f"{_P}.duel_heuristic": f"{_P}.players.duel_heuristic",
+    f"{_P}.duel_heuristic": "thermopylae_env.opponents",
     f"{_P}.duel_batch": f"{_P}.players.duel_batch",
     f"{_P}.kernels": f"{_P}.players.kernels",
     f"{_P}.registry": f"{_P}.policies.registry",
@@ -63,6 +63,12 @@ MOVED_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     f"{_P}.evaluation": (f"{_P}.evaluation.games", f"{_P}.evaluation.tables", f"{_P}.evaluation.stats",
                          f"{_P}.cli.evaluate"),
     f"{_P}.cli": (f"{_P}.cli.app", f"{_P}.cli.play", f"{_P}.cli.args"),
+}
+
+# old package attribute -> (the module that now defines it, its new name): names given to a different
+# thing than the env's class of the same name
+RENAMED: dict[str, dict[str, tuple[str, str]]] = {
+    f"{_P}.evaluation": {"GameRecord": (f"{_P}.evaluation.games", "GameResult")},
 }
 
 
@@ -104,8 +110,13 @@ def forward_attributes(package: str) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package`` that finds the attributes of its old flat module in the
     new modules of :data:`MOVED_ATTRIBUTES` (with a :class:`DeprecationWarning`)."""
     sources = MOVED_ATTRIBUTES[package]
+    renamed = RENAMED.get(package, {})
 
     def __getattr__(name: str) -> Any:
+        if name in renamed:
+            source, new_name = renamed[name]
+            _warn(f"{package}.{name}", f"{source}.{new_name}")
+            return getattr(importlib.import_module(source), new_name)
         if not name.startswith("__"):
             for source in sources:
                 module = importlib.import_module(source)

@@ -141,7 +141,7 @@ def _machine() -> dict[str, Any]:
 def _run_training(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    from thermopylae_agents.evaluation.games import COOP_ID, GREEK_ID, PERSIAN_ID
+    from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, PERSIAN_ID
 
     if args.torch_threads < 1:
         raise ValueError(f"--torch-threads must be a positive integer, got {args.torch_threads}")

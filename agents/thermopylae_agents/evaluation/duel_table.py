@@ -18,9 +18,8 @@ from collections import Counter
 import numpy as np
 
 from thermopylae_agents.evaluation.stats import wilson_interval
-from thermopylae_agents.players.duel_heuristic import HeuristicGreek, HeuristicPersian
-from thermopylae_agents.players.random_agent import RandomAgent
 from thermopylae_env.duel import GREEK, PERSIAN, DuelGame
+from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
 
 PAIRINGS = (  # (Greek agent, Persian agent)
     ("random", "random"),

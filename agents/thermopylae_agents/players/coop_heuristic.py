@@ -34,18 +34,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from thermopylae_agents.players.coop_features import (
-    DECLINE,
-    FIGHT_BASE,
-    GIVE_BASE,
-    GRAVEYARD_WIN,
-    HAND_LIMIT,
-    MAX_DICE,
-    MAX_PLAYERS,
-    NUM_SUPPORT,
     PHASE_DISCARD,
     PHASE_DRAW_OFFER,
     PHASE_MAIN,
-    RETREAT,
     VALUES,
     TeamView,
     decode_observation,
@@ -54,7 +45,18 @@ from thermopylae_agents.players.coop_features import (
     fight_win_prob,
     location_dice,
 )
-from thermopylae_env.coop import discard_action
+from thermopylae_env.coop import (
+    DECLINE,
+    FIGHT_BASE,
+    GIVE_BASE,
+    GRAVEYARD_WIN,
+    HAND_LIMIT,
+    MAX_DICE,
+    MAX_PLAYERS,
+    NUM_SUPPORT,
+    RETREAT,
+    discard_action,
+)
 
 __all__ = ["CoopHeuristic", "DEFAULT_PARAMS"]
 

@@ -37,13 +37,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from thermopylae_agents.players.coop_features import (
-    DECLINE,
-    FIGHT_BASE,
-    GIVE_BASE,
-    LOSS_MARKER,
-    MAX_DICE,
     PHASE_MAIN,
-    RETREAT,
     TeamView,
     decode_observation,
     fight_of_action,
@@ -51,6 +45,14 @@ from thermopylae_agents.players.coop_features import (
     location_dice,
 )
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+from thermopylae_env.coop import (
+    DECLINE,
+    FIGHT_BASE,
+    GIVE_BASE,
+    LOSS_MARKER,
+    MAX_DICE,
+    RETREAT,
+)
 
 __all__ = ["CoopSearchExpert"]
 

@@ -67,7 +67,7 @@ def run_sweep(
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler
 
-    from thermopylae_agents.evaluation.games import COOP_ID
+    from thermopylae_agents.policies.registry import COOP_ID
     from thermopylae_agents.rllib.agent import export_rl_module
     from thermopylae_agents.rllib.config import COOP_DEFAULTS, coop_config
     from thermopylae_agents.rllib.train import evaluate_policy

@@ -98,7 +98,7 @@ def find_resume(resume: str | os.PathLike[str]) -> tuple[Path, Path]:
 def check_players(data: dict[str, Any], target: str) -> None:
     """Refuse a malformed expert, report player or duel opponent of a resolved config (one clear error),
     before anything is written or trained."""
-    from thermopylae_agents.evaluation.games import make_agent
+    from thermopylae_agents.policies.registry import make_agent
     from thermopylae_agents.training.imitation import make_expert
 
     for env_id in env_ids_of(target):

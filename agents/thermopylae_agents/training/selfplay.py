@@ -328,7 +328,7 @@ def _make_pools(sp: Any, vec: str) -> dict[str, Any]:
             "prior_games": float(sp.get("pfsp_prior_games", 2.0)),
         }
         return {"greek": PFSPPool(**kwargs), "persian": PFSPPool(**kwargs)}
-    from thermopylae_agents.players.duel_heuristic import HeuristicGreek, HeuristicPersian
+    from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian
 
     args = (
         float(sp.get("latest_prob", 0.4)),
