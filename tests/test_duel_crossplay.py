@@ -1,4 +1,5 @@
-"""The cross-play matrix on the native engine (scripts/duel_crossplay.py, thermopylae_agents.players.duel_batch):
+"""The cross-play matrix on the native engine (scripts/duel_crossplay.py,
+thermopylae_agents.players.duel_batch):
 the same deals for every pairing, game for game the single env's games, and the evaluation JSON form."""
 
 from __future__ import annotations

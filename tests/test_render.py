@@ -1,5 +1,5 @@
 """Pictures of the table (thermopylae_env.render), the co-op env's rgb_array mode with Gymnasium's rendering
-wrappers, and scripts/render_game.py."""
+wrappers, and thermopylae render."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ def local_ray():
     import torch
 
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # the local learner runs in this process (as scripts/train_rllib.py sets it)
+    torch.set_num_threads(1)  # the local learner runs in this process (as thermopylae rllib sets it)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()

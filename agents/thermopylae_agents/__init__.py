@@ -1,6 +1,6 @@
 """Agents for the thermopylae environments, in layers that import one way::
 
-    players      the Agent protocol, random, heuristic and search players, batched duel players, fight features
+    players      the Agent protocol, heuristic and search players, batched duel players, fight features
     policies     agent spec strings, SB3 and pickle-free policies, the shipped policy files
     evaluation   playing and scoring games, statistics, cross-play, exploitability, the co-op bound, replays
     training     PPO (SB3 and the native loop), self-play, exploiters, imitation

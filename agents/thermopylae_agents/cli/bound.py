@@ -18,11 +18,12 @@ is its deal: game ``i`` of ``--seed 0`` is deal ``i``):
 the mean over deals of ``bound(deal) - won(deal)``, an unbiased estimate of how far the agent's win
 rate is below the bound on those deals (its expected win on a deal is at most the bound).
 
-    nice -n 19 python scripts/coop_bound.py --deals 1000 --json benchmarks/coop_bound.json --resume
+    nice -n 19 thermopylae bound --deals 1000 --json benchmarks/coop_bound.json --resume
     thermopylae-coop-bound --deals 20 --json bound.json          # the same command, installed
-    python scripts/coop_bound.py --merge a.jsonl b.jsonl --gaps eval.json --json bound.json
+    thermopylae bound --merge a.jsonl b.jsonl --gaps eval.json --json bound.json
 
-The solvers are in :mod:`thermopylae_agents.evaluation.coop_bound`; this module is the command line around them.
+The solvers are in :mod:`thermopylae_agents.evaluation.coop_bound`; this module is the command line around
+them.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ the mean number of turns and how the games ended; ``--json PATH`` also writes th
 
     thermopylae-duel-table                                    # 4 x 10,000 games
     thermopylae-duel-table --games 1000 --json duel_table.json
-    .venv/bin/python scripts/duel_table.py --games 1000       # the same, from a checkout
+    thermopylae duel-table --games 1000       # the same, from a checkout
 """
 
 from __future__ import annotations

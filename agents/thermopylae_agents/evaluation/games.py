@@ -12,7 +12,8 @@ Agent specs (command line and :func:`make_agent`):
 * co-op (``thermopylae/Coop-v0``): ``random``, ``heuristic``, ``search`` or ``search:N,K`` (the search
   player with ``N`` determinizations and ``K`` rollouts per determinization and candidate, or
   ``search:n_determinizations=N,rollouts=K,...`` with any keyword of
-  :class:`thermopylae_agents.players.coop_search.CoopSearchExpert`), or the path of a saved SB3 model (``.zip``);
+  :class:`thermopylae_agents.players.coop_search.CoopSearchExpert`), or the path of a saved SB3 model
+  (``.zip``);
 * duel: ``random``, ``heuristic`` (the side's hand-written player) or a model path, for each side.
   The duel is evaluated as a cross-play matrix: every Greek agent against every Persian agent, played on
   ``thermopylae/DuelGreek-v0`` with the Persian agent as the env's opponent;

@@ -2,8 +2,8 @@
 
 Examples (``thermopylae-render-game`` is the same command)::
 
-    python scripts/render_game.py --game coop --agent heuristic --seed 3 --out game.gif
-    python scripts/render_game.py --game duel --side persian --agent heuristic --opponent random \\
+    thermopylae render --game coop --agent heuristic --seed 3 --out game.gif
+    thermopylae render --game duel --side persian --agent heuristic --opponent random \\
         --seed 1 --out duel.png --every 4 --columns 4
 
 One frame after the reset and one after each of the agent's steps (the duel's opponent moves happen inside

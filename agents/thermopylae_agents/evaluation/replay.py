@@ -2,8 +2,8 @@
 opponent that the caller names.
 
 The record format, reading, validating and the agent-free replay live in :mod:`thermopylae_env.records`;
-this module adds what needs the agents package: agent specs (:mod:`thermopylae_agents.policies.registry`) for the
-player and for a duel's model opponent. A replay never loads a model that a record names: the caller
+this module adds what needs the agents package: agent specs (:mod:`thermopylae_agents.policies.registry`) for
+the player and for a duel's model opponent. A replay never loads a model that a record names: the caller
 passes the opponent's spec (or object) explicitly.
 """
 

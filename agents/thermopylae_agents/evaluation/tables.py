@@ -15,7 +15,16 @@ from thermopylae_agents.evaluation.games import EvalResult, paired_comparisons
 from thermopylae_agents.evaluation.stats import PairedComparison, wilson_interval
 from thermopylae_env.render import safe_text
 
-__all__ = ['CURVE_TAGS', 'load_learning_curve', 'paired_table', 'plot_learning_curve', 'plot_results', 'print_table', 'read_tensorboard_curve', 'short_label']
+__all__ = [
+    "CURVE_TAGS",
+    "load_learning_curve",
+    "paired_table",
+    "plot_learning_curve",
+    "plot_results",
+    "print_table",
+    "read_tensorboard_curve",
+    "short_label",
+]
 
 
 def _console() -> Any:

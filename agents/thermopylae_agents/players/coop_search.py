@@ -17,10 +17,10 @@
 4. plays the candidate with the best mean return, but keeps the heuristic's choice unless the best beats
    it by ``z_pick`` standard errors of the paired difference (noise alone never overrules the heuristic).
 
-The rollout policy is :class:`~thermopylae_agents.players.coop_heuristic.CoopHeuristic` run straight on the engine
-state
-(:meth:`~thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose_state`: the same decisions as on the decoded
-observation, which the tests check, without encoding or decoding one).
+The rollout policy is :class:`~thermopylae_agents.players.coop_heuristic.CoopHeuristic` run straight on the
+engine state
+(:meth:`~thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose_state`: the same decisions as on the
+decoded observation, which the tests check, without encoding or decoding one).
 
 Strength and time: ``n_determinizations`` samples per round, at most ``rollouts`` rounds (so at most
 their product rollouts per candidate), ``max_candidates``. With the defaults (32 x 8, 5 candidates) it

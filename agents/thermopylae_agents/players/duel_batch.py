@@ -1,6 +1,6 @@
 """Duel players in batches on the native vector engine: many paired games of one Greek x Persian pairing at
 once, for the cross-play matrix (``scripts/duel_crossplay.py``) and the exploitability table
-(``scripts/exploitability.py --table``).
+(``thermopylae exploitability --table``).
 
 A batched player answers ``actions(engine, rows, observations, masks)`` for the games ``rows`` of a
 :class:`thermopylae_env.duel_vector.DuelVectorEngine` where its side is to move:
@@ -9,7 +9,8 @@ A batched player answers ``actions(engine, rows, observations, masks)`` for the 
   :class:`thermopylae_env.opponents.HeuristicGreek` / ``HeuristicPersian``, checked move for move);
 * :class:`RandomPlayer`: uniform over the legal actions, from its own generator;
 * :class:`PolicyPlayer`: any object with ``act_batch(observations, masks)`` (a
-  :class:`~thermopylae_agents.policies.frozen_policy.FrozenPolicy`) or batched ``logits(observations)`` (a pickle-free
+  :class:`~thermopylae_agents.policies.frozen_policy.FrozenPolicy`) or batched ``logits(observations)`` (a
+  pickle-free
   :class:`~thermopylae_agents.policies.safe_policy.SafePolicy`), playing its most likely legal action.
 
 :func:`batched_player` builds one from a spec (``heuristic``, ``random`` or any registry spec of a policy:

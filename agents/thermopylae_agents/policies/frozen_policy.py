@@ -14,12 +14,13 @@ __all__ = ["FrozenPolicy"]
 class FrozenPolicy:
     """A frozen NumPy copy of a (Maskable)PPO actor: a self-play snapshot, or a fast evaluation player.
 
-    Copies the features (flat observation, or :class:`~thermopylae_agents.players.fight_features.CoopFightFeatures`),
+    Copies the features (flat observation, or
+    :class:`~thermopylae_agents.players.fight_features.CoopFightFeatures`),
     the actor MLP and the action head (``mlp_extractor.policy_net`` + ``action_net``), so that later PPO
     updates of the live model leave the snapshot as it was, and one observation costs a few small matrix
     products instead of an SB3 ``predict``. ``act`` plays the most likely legal action
-    (``deterministic=True``: what :class:`thermopylae_agents.policies.sb3_agent.SB3Agent` plays, checked by the
-    tests) or samples the masked softmax with ``rng`` (an env's ``np_random``); ``act_batch`` plays the
+    (``deterministic=True``: what :class:`thermopylae_agents.policies.sb3_agent.SB3Agent` plays, checked by
+    the tests) or samples the masked softmax with ``rng`` (an env's ``np_random``); ``act_batch`` plays the
     greedy actions of many rows in one call.
     """
 

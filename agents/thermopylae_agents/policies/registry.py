@@ -3,7 +3,8 @@
 Spec strings (:func:`parse_spec` checks one without loading anything; :func:`make_agent` builds it):
 
 * ``random``: a uniformly random legal player (any game);
-* ``heuristic``: the hand-written player of the game (co-op: :class:`~thermopylae_agents.players.coop_heuristic.
+* ``heuristic``: the hand-written player of the game (co-op:
+  :class:`~thermopylae_agents.players.coop_heuristic.
   CoopHeuristic`; duel: the side's :mod:`~thermopylae_env.opponents` player);
 * ``search`` or ``search:N,K`` or ``search:key=value,...``: the co-op search player
   (:class:`~thermopylae_agents.players.coop_search.CoopSearchExpert`; ``N`` determinizations, ``K`` rollouts);
@@ -17,7 +18,7 @@ Spec strings (:func:`parse_spec` checks one without loading anything; :func:`mak
   found through :mod:`importlib.resources` (so they work after a plain ``pip install``) and played by
   :func:`thermopylae_agents.policies.safe_policy.load_safe_policy`: no pickle is opened;
 * the path of such a ``.json`` description (``my_policy.json``, written by ``thermopylae-export-policy``);
-* ``rllib:PATH``: a policy trained on RLlib and exported by ``scripts/train_rllib.py`` (a data-only
+* ``rllib:PATH``: a policy trained on RLlib and exported by ``thermopylae rllib`` (a data-only
   ``.npz``, read without pickle or Ray: :func:`thermopylae_agents.rllib.load_rllib_agent`);
 * ``LABEL=SPEC``: ``SPEC`` shown as ``LABEL`` in tables, plots and records (``ppo=runs/a/final.zip``).
 

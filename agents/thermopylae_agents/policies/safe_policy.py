@@ -17,7 +17,7 @@ The network is the actor of a (Maskable)PPO policy: features, the actor MLP
 
 :func:`load_safe_policy` loads a policy by path (either file of the pair) or by the name of a shipped
 policy (:func:`shipped_policy_names`); :func:`export_sb3_policy` writes the pair from a loaded SB3 model
-(``scripts/export_policy.py``, ``thermopylae-export-policy``, which needs the ``train`` extra).
+(``thermopylae export``, ``thermopylae-export-policy``, which needs the ``train`` extra).
 """
 
 from __future__ import annotations
@@ -264,7 +264,7 @@ def _resolve(path_or_name: str | os.PathLike[str]) -> Path:
     if os.sep not in text and "/" not in text and text in shipped_policy_names():
         return POLICY_DIR / f"{text}.json"
     if p.suffix == ".zip":
-        raise ValueError(f"{text}: an SB3 zip is a pickle; export it first (scripts/export_policy.py) "
+        raise ValueError(f"{text}: an SB3 zip is a pickle; export it first (thermopylae export) "
                          "and load the .json/.npz pair")
     raise ValueError(f"no safe policy {text!r}: give a NAME.json / NAME.npz pair (both files) or the name "
                      f"of a shipped policy: {', '.join(shipped_policy_names()) or 'none'}")

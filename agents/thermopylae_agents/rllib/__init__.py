@@ -10,7 +10,7 @@ Everything here except :mod:`thermopylae_agents.rllib.agent` needs the ``rllib``
   "action_mask"}`` (single and native vector engine) and the duel as an RLlib ``MultiAgentEnv``.
 * :mod:`~thermopylae_agents.rllib.modules`: the masked PPO RLModule and the duel's heuristic RLModule.
 * :mod:`~thermopylae_agents.rllib.train`: PPO configs, the training loop with checkpoints and export, and
-  the command line of ``scripts/train_rllib.py`` (``coop``, ``duel``, ``sweep``).
+  the command line of ``thermopylae rllib`` (``coop``, ``duel``, ``sweep``).
 * :mod:`~thermopylae_agents.rllib.sweep`: the Ray Tune sweep over co-op PPO hyperparameters (ASHA).
 """
 

@@ -35,9 +35,9 @@ The package, one module per concern:
 The command line is :mod:`thermopylae_agents.cli.train`.
 
 Saved models name ``thermopylae_agents.training.CoopFightFeatures`` (and ``LinearSchedule`` for a
-``lin_`` schedule) in their pickles, so those names, and the others this package exported before it was split, resolve
-here on first use (:data:`_LAZY`): importing the package runs none of its modules, so that no import
-cycle goes through this file.
+``lin_`` schedule) in their pickles, so those names, and the others this package exported before it was
+split, resolve here on first use (:data:`_LAZY`): importing the package runs none of its modules, so that
+no import cycle goes through this file.
 """
 
 from __future__ import annotations

@@ -47,8 +47,8 @@ def build_vec_env(
     ``vec="native"`` uses the vector engines, which record episode statistics themselves
     (:class:`thermopylae_env.sb3_vec.CoopSB3VecEnv`, :class:`thermopylae_env.duel_sb3_vec.DuelSB3VecEnv`
     with the duel's built-in opponent; a model path opponent plays greedily through a
-    :class:`~thermopylae_agents.policies.frozen_policy.FrozenPolicy`); ``"dummy"`` / ``"subproc"`` stack single
-    environments in this process / in worker processes. Environment ``i`` is seeded with ``seed + i``.
+    :class:`~thermopylae_agents.policies.frozen_policy.FrozenPolicy`); ``"dummy"`` / ``"subproc"`` stack
+    single environments in this process / in worker processes. Environment ``i`` is seeded with ``seed + i``.
     """
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
