@@ -198,3 +198,59 @@ def test_only_the_command_line_defines_main():
                for node in tree.body):
             offenders.append(module)
     assert not offenders, "library modules defining main() (move it to a cli module): " + ", ".join(offenders)
+
+
+# ------------------------------------------------------------------------------------- the old module paths
+def test_every_old_module_path_loads_its_new_module_with_a_deprecation_warning():
+    import importlib
+    import sys
+    import warnings
+
+    from thermopylae_agents._moved import MOVED, PICKLED
+
+    for old, new in MOVED.items():
+        if "ppo_native" in new or "rllib" in new:
+            pytest.importorskip("torch")
+        sys.modules.pop(old, None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            module = importlib.import_module(old)
+        assert module is importlib.import_module(new), old
+        deprecations = [w for w in caught
+                        if issubclass(w.category, DeprecationWarning) and new in str(w.message)]
+        assert bool(deprecations) == (old not in PICKLED), old
+
+
+def test_the_old_flat_evaluation_and_cli_attributes_still_resolve():
+    import warnings
+
+    import thermopylae_agents.cli as cli
+    import thermopylae_agents.evaluation as evaluation
+    from thermopylae_agents.cli.app import main
+    from thermopylae_agents.evaluation.games import GameResult, play_games
+    from thermopylae_agents.evaluation.tables import print_table
+
+    with pytest.warns(DeprecationWarning, match="evaluation.games"):
+        assert evaluation.play_games is play_games
+    with pytest.warns(DeprecationWarning, match="GameResult"):
+        assert evaluation.GameRecord is GameResult
+    with pytest.warns(DeprecationWarning):
+        assert evaluation.print_table is print_table
+    with pytest.warns(DeprecationWarning):
+        assert cli.main is main
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(AttributeError):
+            evaluation.no_such_name  # noqa: B018
+
+
+def test_every_name_the_training_package_exported_resolves_to_its_defining_module():
+    pytest.importorskip("torch")
+    import importlib
+
+    from thermopylae_agents import training
+
+    for name, module in training._LAZY.items():
+        assert getattr(training, name) is getattr(importlib.import_module(module), name), name
+    with pytest.raises(AttributeError):
+        training.no_such_name  # noqa: B018
