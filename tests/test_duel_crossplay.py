@@ -1,5 +1,5 @@
 """The cross-play matrix on the native engine (scripts/duel_crossplay.py,
-thermopylae_agents.players.duel_batch):
+thermopylae_agents.evaluation.duel_batch):
 the same deals for every pairing, game for game the single env's games, and the evaluation JSON form."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import load_script
 
-from thermopylae_agents.players.duel_batch import (
+from thermopylae_agents.evaluation.duel_batch import (
     HeuristicPlayer,
     PolicyPlayer,
     RandomPlayer,

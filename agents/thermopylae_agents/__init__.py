@@ -1,8 +1,8 @@
 """Agents for the thermopylae environments, in layers that import one way::
 
-    players      the Agent protocol, heuristic and search players, batched duel players, fight features
+    players      the Agent protocol, co-op heuristic and search players, fight features, kernel pinning
     policies     agent spec strings, SB3 and pickle-free policies, the shipped policy files
-    evaluation   playing and scoring games, statistics, cross-play, exploitability, the co-op bound, replays
+    evaluation   scoring games, statistics, batched cross-play, exploitability, co-op bound, replays
     training     PPO (SB3 and the native loop), self-play, exploiters, imitation
     rllib        Ray RLlib training and sweeps
     cli          the ``thermopylae`` command and its subcommands

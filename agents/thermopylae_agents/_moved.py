@@ -33,7 +33,7 @@ MOVED: dict[str, str] = {
     f"{_P}.coop_features": f"{_P}.players.coop_features",
     f"{_P}.fight_features": f"{_P}.players.fight_features",
     f"{_P}.duel_heuristic": "thermopylae_env.opponents",
-    f"{_P}.duel_batch": f"{_P}.players.duel_batch",
+    f"{_P}.duel_batch": f"{_P}.evaluation.duel_batch",
     f"{_P}.kernels": f"{_P}.players.kernels",
     f"{_P}.registry": f"{_P}.policies.registry",
     f"{_P}.sb3_agent": f"{_P}.policies.sb3_agent",
