@@ -545,12 +545,12 @@ def test_each_shipped_policy_file_loads_and_plays_a_legal_action(path):
 
 
 def test_fight_features_read_the_offsets_of_the_coop_layout():
-    from thermopylae_agents.players import fight_features
+    from thermopylae_agents.players import fight_odds
     from thermopylae_env import coop
 
-    assert fight_features._SLOT1 == coop._OBS_SLOT1 and fight_features._SLOT2 == coop._OBS_SLOT2
+    assert fight_odds.SLOT1 == coop._OBS_SLOT1 and fight_odds.SLOT2 == coop._OBS_SLOT2
     marker_entries = [coop._OBS_MARKER + m - 1 for m in coop.LOCATION_DIE_MARKERS]
-    assert marker_entries == [fight_features._MARKER_3, fight_features._MARKER_6]
+    assert marker_entries == [fight_odds.MARKER_3, fight_odds.MARKER_6]
 
 
 # ------------------------------------------------------------------------------ one tiny co-op run

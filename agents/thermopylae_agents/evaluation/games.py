@@ -22,11 +22,12 @@ Agent specs (command line and :func:`make_agent`):
   NumPy copy of its actor: the same greedy actions as the model itself (the tests check game for game),
   about ten times faster. It copies MLP policies over the flat observation or the co-op fight features.
 
-Command line (``scripts/evaluate.py``, ``thermopylae evaluate``, ``thermopylae-evaluate``)::
+Command line (``thermopylae evaluate``: :mod:`thermopylae_agents.cli.evaluate`; also
+``thermopylae-evaluate`` and ``scripts/evaluate.py``)::
 
-    python scripts/evaluate.py --env coop random heuristic search:16,8 --games 10000 --json out.json
-    python scripts/evaluate.py --env duel --greek heuristic random --persian heuristic random --plot m.png
-    python scripts/evaluate.py --curve runs/coop_ppo --plot curve.png   # learning curve of a training run
+    thermopylae evaluate --env coop random heuristic search:16,8 --games 10000 --json out.json
+    thermopylae evaluate --env duel --greek heuristic random --persian heuristic random --plot m.png
+    thermopylae evaluate --curve runs/coop_ppo --plot curve.png   # learning curve of a training run
 
 SB3 model files are pickles: evaluate only models from trusted sources.
 """

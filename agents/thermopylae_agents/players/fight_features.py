@@ -15,23 +15,23 @@ import torch as th
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from thermopylae_agents.players.fight_odds import (
-    _CARD_VALUES,
-    _MARKER_3,
-    _MARKER_6,
-    _MAX_DICE,
-    _MAX_THRESHOLD,
-    _MIN_THRESHOLD,
-    _NUM_ODDS,
-    _NUM_SUPPORT,
-    _SCALE,
-    _SLOT1,
-    _SLOT2,
-    _SLOT_VALUES,
+    CARD_VALUES,
+    MARKER_3,
+    MARKER_6,
+    MAX_THRESHOLD,
+    MIN_THRESHOLD,
+    NUM_ODDS,
+    SCALE,
+    SLOT1,
+    SLOT2,
+    SLOT_VALUES,
     coop_fight_features,
     dice_tail_table,
     fight_rows,
     numpy_odds,
 )
+from thermopylae_env.coop import MAX_DICE
+from thermopylae_env.coop_layout import NUM_SUPPORT
 
 __all__ = ["CoopFightFeatures"]
 
@@ -55,22 +55,22 @@ class CoopFightFeatures(BaseFeaturesExtractor):
 
     def __init__(self, observation_space: gym.spaces.Box) -> None:
         size = int(observation_space.shape[0])
-        super().__init__(observation_space, features_dim=size + _NUM_ODDS * 4)
+        super().__init__(observation_space, features_dim=size + NUM_ODDS * 4)
         self.register_buffer("tail", th.as_tensor(dice_tail_table()))
-        self.register_buffer("values", th.as_tensor(_CARD_VALUES))
-        self.register_buffer("supports", th.arange(_NUM_SUPPORT + 1))
+        self.register_buffer("values", th.as_tensor(CARD_VALUES))
+        self.register_buffer("supports", th.arange(NUM_SUPPORT + 1))
         # Not saved (persistent=False): rebuilt here, so models saved before it existed still load.
         self.register_buffer("odds", th.as_tensor(numpy_odds()), persistent=False)
-        self.register_buffer("slot_values", th.as_tensor(_SLOT_VALUES), persistent=False)
+        self.register_buffer("slot_values", th.as_tensor(SLOT_VALUES), persistent=False)
 
     def forward(self, observations: th.Tensor) -> th.Tensor:
         obs = observations.float()
         batch = obs.shape[0]
-        location = (obs[:, _MARKER_3] + obs[:, _MARKER_6]).round().long().clamp(0, _MAX_DICE)
-        slots = (obs.index_select(1, self.slot_values) * _SCALE).round().clamp(_MIN_THRESHOLD, _MAX_THRESHOLD)
+        location = (obs[:, MARKER_3] + obs[:, MARKER_6]).round().long().clamp(0, MAX_DICE)
+        slots = (obs.index_select(1, self.slot_values) * SCALE).round().clamp(MIN_THRESHOLD, MAX_THRESHOLD)
         rows = fight_rows(location, *slots.long().unbind(1), lib=th)  # (B, 4)
         odds = th.nn.functional.embedding(rows, self.odds)  # (B, 4, 55)
-        p1, p2 = obs[:, _SLOT1], obs[:, _SLOT2]
+        p1, p2 = obs[:, SLOT1], obs[:, SLOT2]
         present = th.stack([p1, p1, p1 * p2, p1 * p2], 1)
         fights = (odds * present[:, :, None]).transpose(1, 2).reshape(batch, -1)  # (B, 55 * 4)
         return th.cat([obs, fights], 1)

@@ -16,14 +16,30 @@ import numpy as np
 from thermopylae_env.coop import LOCATION_DIE_MARKERS, MAX_DICE
 from thermopylae_env.coop_layout import MIN_VALUE, NUM_SUPPORT, NUM_VALUES, OBS, VALUE_SCALE
 
-__all__ = ["coop_fight_features", "dice_tail_table", "fight_odds_table", "fight_rows", "numpy_odds"]
+__all__ = [
+    "CARD_VALUES",
+    "MARKER_3",
+    "MARKER_6",
+    "MAX_THRESHOLD",
+    "MIN_THRESHOLD",
+    "NUM_ODDS",
+    "SCALE",
+    "SLOT1",
+    "SLOT2",
+    "SLOT_VALUES",
+    "coop_fight_features",
+    "dice_tail_table",
+    "fight_odds_table",
+    "fight_rows",
+    "numpy_odds",
+]
 
 # Observation entries the features read: a slot is (present, white/30, red/30, bonus); the marker is
 # one-hot from marker 1, and markers 3 and 6 carry the location die.
-_SLOT1, _SLOT2 = OBS["slot1"].offset, OBS["slot2"].offset
-_MARKER_3, _MARKER_6 = (OBS["marker"].offset + marker - 1 for marker in LOCATION_DIE_MARKERS)
-_CARD_VALUES = np.arange(MIN_VALUE, MIN_VALUE + NUM_VALUES, dtype=np.float32)
-_SCALE = int(VALUE_SCALE)
+SLOT1, SLOT2 = OBS["slot1"].offset, OBS["slot2"].offset
+MARKER_3, MARKER_6 = (OBS["marker"].offset + marker - 1 for marker in LOCATION_DIE_MARKERS)
+CARD_VALUES = np.arange(MIN_VALUE, MIN_VALUE + NUM_VALUES, dtype=np.float32)
+SCALE = int(VALUE_SCALE)
 _MAX_DICE = MAX_DICE
 _NUM_SUPPORT = NUM_SUPPORT
 _TAIL_OFFSET = 30
@@ -45,10 +61,10 @@ def dice_tail_table(max_dice: int = _MAX_DICE, offset: int = _TAIL_OFFSET) -> np
 # Every fight feature is ``P(v + min(s + location, 5) dice >= t)`` for a threshold ``t``; thresholds below
 # -30 or above 60 give the same odds as these ends (``need`` is clipped to the tail table), so the odds of
 # all thresholds in between, per location, make a small table that one lookup per threshold reads.
-_MIN_THRESHOLD, _MAX_THRESHOLD = -_TAIL_OFFSET, 2 * _TAIL_OFFSET
-_NUM_THRESHOLDS = _MAX_THRESHOLD - _MIN_THRESHOLD + 1
-_NUM_ODDS = len(_CARD_VALUES) * (_NUM_SUPPORT + 1)  # per threshold: value-major, support-minor
-_SLOT_VALUES = [_SLOT1 + 1, _SLOT1 + 2, _SLOT2 + 1, _SLOT2 + 2]  # white1, red1, white2, red2 (/30)
+MIN_THRESHOLD, MAX_THRESHOLD = -_TAIL_OFFSET, 2 * _TAIL_OFFSET
+_NUM_THRESHOLDS = MAX_THRESHOLD - MIN_THRESHOLD + 1
+NUM_ODDS = len(CARD_VALUES) * (_NUM_SUPPORT + 1)  # per threshold: value-major, support-minor
+SLOT_VALUES = [SLOT1 + 1, SLOT1 + 2, SLOT2 + 1, SLOT2 + 2]  # white1, red1, white2, red2 (/30)
 
 
 def fight_odds_table() -> np.ndarray:
@@ -58,27 +74,27 @@ def fight_odds_table() -> np.ndarray:
     tail = dice_tail_table()
     locations = np.arange(_MAX_DICE + 1)
     dice = np.minimum(np.arange(_NUM_SUPPORT + 1)[None, :] + locations[:, None], _MAX_DICE)  # (L, S)
-    thresholds = np.arange(_MIN_THRESHOLD, _MAX_THRESHOLD + 1)
-    need = np.clip(thresholds[:, None] - _CARD_VALUES[None, :] + _TAIL_OFFSET, 0, 2 * _TAIL_OFFSET)
+    thresholds = np.arange(MIN_THRESHOLD, MAX_THRESHOLD + 1)
+    need = np.clip(thresholds[:, None] - CARD_VALUES[None, :] + _TAIL_OFFSET, 0, 2 * _TAIL_OFFSET)
     table = tail[dice[:, None, None, :], need.astype(np.int64)[None, :, :, None]]  # (L, T, V, S)
-    return np.ascontiguousarray(table.reshape(len(locations) * _NUM_THRESHOLDS, _NUM_ODDS))
+    return np.ascontiguousarray(table.reshape(len(locations) * _NUM_THRESHOLDS, NUM_ODDS))
 
 
 def fight_rows(location: Any, w1: Any, r1: Any, w2: Any, r2: Any, lib: Any) -> Any:
     """Rows of :func:`fight_odds_table` for the four thresholds of each observation, (B, 4)."""
     thresholds = lib.stack([w1, r1, lib.maximum(w1, w2), lib.maximum(w1, r2)], 1)
-    return location[:, None] * _NUM_THRESHOLDS + thresholds - _MIN_THRESHOLD
+    return location[:, None] * _NUM_THRESHOLDS + thresholds - MIN_THRESHOLD
 
 
 
 def coop_fight_features(observation: np.ndarray) -> np.ndarray:
     """The co-op observation plus its fight odds for one observation (115,) or a batch (B, 115)."""
     obs = np.atleast_2d(np.asarray(observation, dtype=np.float32))
-    location = np.clip(np.rint(obs[:, _MARKER_3] + obs[:, _MARKER_6]), 0, _MAX_DICE).astype(np.int64)
-    slots = np.clip(np.rint(obs[:, _SLOT_VALUES] * _SCALE), _MIN_THRESHOLD, _MAX_THRESHOLD)
+    location = np.clip(np.rint(obs[:, MARKER_3] + obs[:, MARKER_6]), 0, _MAX_DICE).astype(np.int64)
+    slots = np.clip(np.rint(obs[:, SLOT_VALUES] * SCALE), MIN_THRESHOLD, MAX_THRESHOLD)
     rows = fight_rows(location, *slots.astype(np.int64).T, lib=np)
     odds = numpy_odds()[rows]  # (B, 4, 55)
-    p1, p2 = obs[:, _SLOT1], obs[:, _SLOT2]
+    p1, p2 = obs[:, SLOT1], obs[:, SLOT2]
     present = np.stack([p1, p1, p1 * p2, p1 * p2], 1)
     fights = (odds * present[:, :, None]).transpose(0, 2, 1).reshape(obs.shape[0], -1)
     features = np.concatenate([obs, fights], 1)
