@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_agents.evaluation.tables import CURVE_TAGS, read_tensorboard_curve  # noqa: F401 - re-exported
 from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.config import COOP_ID, ENV_IDS, GREEK_ID, Config
 from thermopylae_agents.training.envs import eval_env_kwargs
@@ -29,7 +28,6 @@ __all__ = [
     "evaluate_against_baselines",
     "format_cross_play",
     "format_report",
-    "read_tensorboard_curve",
 ]
 
 
