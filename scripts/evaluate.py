@@ -1,5 +1,5 @@
-"""Evaluate agents on the same seeded deals; ``python scripts/evaluate.py --help``; see
-``thermopylae_agents.evaluation``."""
+"""Evaluate agents on the same seeded deals: the same as ``thermopylae evaluate``
+(:mod:`thermopylae_agents.cli.evaluate`); ``python scripts/evaluate.py --help``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from thermopylae_agents.evaluation import main  # noqa: E402
+from thermopylae_agents.cli.evaluate import main  # noqa: E402
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,7 +1,7 @@
-"""``python -m thermopylae_agents``: the ``thermopylae`` command (see :mod:`thermopylae_agents.cli`)."""
+"""``python -m thermopylae_agents``: the ``thermopylae`` command (see :mod:`thermopylae_agents.cli.app`)."""
 
 import sys
 
-from thermopylae_agents.cli import main
+from thermopylae_agents.cli.app import main
 
 sys.exit(main())

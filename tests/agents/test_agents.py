@@ -9,26 +9,24 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401  (registers the environments)
-from thermopylae_agents.base import Agent
-from thermopylae_agents.coop_features import (
-    OBS_SIZE,
-    CoopView,
+from thermopylae_agents.evaluation.stats import wilson_interval
+from thermopylae_agents.players.base import Agent
+from thermopylae_agents.players.coop_features import (
+    TeamView,
     decode_observation,
     dice_sum_pmf,
-    fight_action,
     fight_of_action,
     fight_stats,
     fight_win_prob,
     prob_sum_at_least,
     view_from_state,
 )
-from thermopylae_agents.coop_heuristic import CoopHeuristic
-from thermopylae_agents.coop_search import CoopSearchExpert
-from thermopylae_agents.random_agent import RandomAgent
-from thermopylae_agents.sb3_agent import SB3Agent, load_model
-from thermopylae_agents.stats import wilson_interval
+from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+from thermopylae_agents.players.coop_search import CoopSearchExpert
+from thermopylae_agents.policies.sb3_agent import SB3Agent, load_model
 from thermopylae_env import coop
-from thermopylae_env.coop import CoopGame
+from thermopylae_env.coop import OBS_SIZE, CoopGame, fight_action
+from thermopylae_env.opponents import RandomAgent
 
 COOP_SETTINGS = [{"num_players": n} for n in (1, 2, 3, 4)]
 
@@ -56,15 +54,14 @@ def visit_states(env: gym.Env, games: int, seed: int, check) -> int:
 
 
 # ------------------------------------------------------------------------------------------ decoding
-def test_layout_constants_match_the_engine():
-    from thermopylae_agents import coop_features as f
+def test_layout_constants_match_the_engine_and_fight_of_action_inverts_its_codec():
+    from thermopylae_agents.players import coop_features as f
 
     for name in ("NUM_ACTIONS", "OBS_SIZE", "RETREAT", "DECLINE", "FIGHT_BASE", "GIVE_BASE", "DISCARD_BASE",
                  "MAX_PLAYERS", "HAND_LIMIT", "NUM_SUPPORT", "LOSS_MARKER", "GRAVEYARD_WIN", "MAX_DICE"):
         assert getattr(f, name) == getattr(coop, name), name
     for v in range(10, 21):
         for s in range(5):
-            assert fight_action(v, s) == coop.fight_action(v, s)
             assert fight_of_action(coop.fight_action(v, s)) == (v, s)
 
 
@@ -94,7 +91,7 @@ def test_decoded_view_matches_the_engine_state(num_players):
             game.step(state, int(rng.choice(np.flatnonzero(mask))), rng)
 
 
-def assert_views_equal(a: CoopView, b: CoopView) -> None:
+def assert_views_equal(a: TeamView, b: TeamView) -> None:
     for key, value in vars(a).items():
         other = getattr(b, key)
         assert np.array_equal(np.asarray(value), np.asarray(other)), (key, value, other)
@@ -169,7 +166,7 @@ def test_coop_agents_return_legal_actions(kwargs):
 
 @pytest.mark.parametrize("env_id", ["thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"])
 def test_duel_agents_return_legal_actions(env_id):
-    from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+    from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian
 
     env = gym.make(env_id)
     side_heuristic = HeuristicGreek() if env_id.endswith("Greek-v0") else HeuristicPersian()
@@ -285,7 +282,8 @@ def test_search_values_are_unbiased_estimates_of_exact_win_chances():
 def test_search_beats_the_heuristic_on_paired_deals():
     """The default search player against the heuristic on the same 192 deals (about 30 minutes on one
     core; 2 workers). Measured: 63 wins against 46."""
-    from thermopylae_agents.evaluation import COOP_ID, evaluate
+    from thermopylae_agents.evaluation.games import evaluate
+    from thermopylae_agents.policies.registry import COOP_ID
 
     heuristic, search = evaluate(COOP_ID, ["heuristic", "search"], games=192, base_seed=0, workers=2)
     assert search.wins > heuristic.wins

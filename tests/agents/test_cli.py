@@ -1,5 +1,5 @@
 """The ``thermopylae`` command: whole games through piped input, input validation, quitting, replays,
-hints and the train/evaluate forwarding."""
+hints and the dispatch of every other subcommand."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from thermopylae_agents.cli import main
-from thermopylae_agents.replay import replay_record
+from thermopylae_agents.cli.app import COMMANDS, main
+from thermopylae_agents.evaluation.replay import replay_record
 from thermopylae_env.records import load_record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +21,7 @@ USAGE = "Type a number from 1 to"
 
 
 def run_cli(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "thermopylae_agents.cli", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "thermopylae_agents", *args], input=stdin,
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
@@ -167,23 +167,52 @@ def test_replay_of_a_missing_file():
 
 @pytest.fixture
 def coop_game_record(tmp_path) -> Path:
-    from thermopylae_agents.replay import record_game
+    from thermopylae_agents.evaluation.replay import record_agent_game as record_game
 
     path = tmp_path / "coop.jsonl"
     record_game("thermopylae/Coop-v0", "heuristic", path, seed=12)
     return path
 
 
-@pytest.mark.parametrize(("command", "module"),
-                         [("train", "thermopylae_agents.training"),
-                          ("evaluate", "thermopylae_agents.evaluation")])
-def test_train_and_evaluate_forward_their_arguments(monkeypatch, command, module):
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_subcommand_runs_its_module_with_the_arguments_and_its_name(monkeypatch, command):
     seen = []
+    module = COMMANDS[command][0]
     fake = types.ModuleType(module)
-    fake.main = lambda argv: seen.append(argv) or 0
+    fake.main = lambda argv, prog: seen.append((argv, prog)) or 0
     monkeypatch.setitem(sys.modules, module, fake)
     assert main([command, "coop", "--timesteps", "10", "--seed", "3"]) == 0
-    assert seen == [["coop", "--timesteps", "10", "--seed", "3"]]
+    assert seen == [(["coop", "--timesteps", "10", "--seed", "3"], f"thermopylae {command}")]
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_subcommand_has_its_own_help(command, capsys):
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    assert done.value.code == 0
+    assert f"usage: thermopylae {command}" in capsys.readouterr().out
+
+
+def test_the_top_level_help_lists_every_subcommand(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for command in ("play", "replay", *COMMANDS):
+        assert command in out, command
+
+
+def test_a_missing_optional_dependency_of_a_subcommand_is_one_line(monkeypatch, capsys):
+    module = COMMANDS["rllib"][0]
+    fake = types.ModuleType(module)
+
+    def main_without_ray(argv, prog):
+        raise ModuleNotFoundError("No module named 'ray'", name="ray")
+
+    fake.main = main_without_ray
+    monkeypatch.setitem(sys.modules, module, fake)
+    assert main(["rllib", "coop"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "thermopylae rllib" in err and "rllib" in err
 
 
 def test_usage_errors_exit_with_code_2():

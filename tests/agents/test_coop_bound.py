@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from thermopylae_agents.coop_bound import (
+from thermopylae_agents.cli.bound import main as bound_main
+from thermopylae_agents.cli.bound import mean_interval, merge_rows, paired_gaps
+from thermopylae_agents.evaluation.coop_bound import (
     DeckClairvoyantSolver,
     FixedDice,
     deal_orders,
@@ -18,10 +20,8 @@ from thermopylae_agents.coop_bound import (
     engine_value,
     policy_value,
 )
-from thermopylae_agents.coop_bound_cli import main as bound_main
-from thermopylae_agents.coop_bound_cli import mean_interval, merge_rows, paired_gaps
-from thermopylae_agents.coop_heuristic import CoopHeuristic
-from thermopylae_agents.evaluation import EvalResult, GameRecord, results_json
+from thermopylae_agents.evaluation.games import EvalResult, GameResult, results_json
+from thermopylae_agents.players.coop_heuristic import CoopHeuristic
 from thermopylae_env.coop import SPARTAN_DECK_SIZE, CoopGame, CoopState
 from thermopylae_env.coop_env import CoopEnv
 
@@ -161,7 +161,7 @@ def test_numba_kernel_reproduces_the_recorded_bound_of_a_whole_deal():
 
 def test_fight_tables_hold_the_distinct_outcomes_of_every_fight():
     pytest.importorskip("numba")
-    from thermopylae_agents import _coop_bound_kernel as kernel
+    from thermopylae_agents.evaluation import _coop_bound_kernel as kernel
 
     solver = DeckClairvoyantSolver(CoopGame(), backend="python")
     solver._load(*deal_orders(3))
@@ -315,7 +315,7 @@ def _progress_line(deal: int, bound: float, heuristic: float | None = None, mode
 
 
 def _evaluation(agent: str, wins: dict[int, bool], env_id: str = "thermopylae/Coop-v0") -> EvalResult:
-    records = [GameRecord(seed=s, won=w, turns=1, steps=1) for s, w in sorted(wins.items())]
+    records = [GameResult(seed=s, won=w, turns=1, steps=1) for s, w in sorted(wins.items())]
     n_won = sum(wins.values())
     return EvalResult(env_id, agent, len(records), n_won, n_won / len(records), (0.0, 1.0), 1.0, 1.0, 0.0,
                       0.0, 0, 0, records=records)

@@ -8,18 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from thermopylae_agents.evaluation import (
-    COOP_ID,
-    GREEK_ID,
-    evaluate,
-    evaluate_duel_matrix,
-    load_learning_curve,
-    main,
-    make_agent,
-    play_games,
-    resolve_env_id,
-)
-from thermopylae_agents.stats import wilson_interval
+from thermopylae_agents.cli.evaluate import main
+from thermopylae_agents.evaluation.games import evaluate, evaluate_duel_matrix, play_games
+from thermopylae_agents.evaluation.stats import wilson_interval
+from thermopylae_agents.evaluation.tables import load_learning_curve
+from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, make_agent, resolve_env_id
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 POLICIES = Path(__file__).resolve().parents[2] / "agents" / "thermopylae_agents" / "policies"
@@ -194,7 +187,7 @@ def test_learning_curve_from_progress_csv_and_missing_logs(tmp_path):
 
 # ------------------------------------------------------------------------------ paired statistics (#15)
 def test_mcnemar_exact_matches_a_worked_example():
-    from thermopylae_agents.stats import mcnemar_exact
+    from thermopylae_agents.evaluation.stats import mcnemar_exact
 
     # 2 of the 10 discordant deals won by A alone: two-sided binomial tail at 1/2,
     # 2 * (C(10,0) + C(10,1) + C(10,2)) / 2**10 = 2 * 56 / 1024.
@@ -206,7 +199,7 @@ def test_mcnemar_exact_matches_a_worked_example():
 
 
 def test_paired_difference_interval_matches_a_worked_example():
-    from thermopylae_agents.stats import paired_difference_interval
+    from thermopylae_agents.evaluation.stats import paired_difference_interval
 
     # 20 deals: both won 3, only A 5, only B 1, neither 11. A won 8/20 = 0.4, B 4/20 = 0.2.
     # Worked with a calculator from Newcombe's method 10 (z = 1.95996):
@@ -220,7 +213,7 @@ def test_paired_difference_interval_matches_a_worked_example():
 
 
 def test_paired_comparison_counts_the_discordant_deals():
-    from thermopylae_agents.stats import paired_comparison
+    from thermopylae_agents.evaluation.stats import paired_comparison
 
     a = [1, 1, 1, 0, 0, 1, 0, 0]
     b = [1, 0, 0, 0, 1, 1, 0, 0]
@@ -249,7 +242,7 @@ def test_the_json_keeps_per_game_outcomes_and_the_paired_comparisons(tmp_path):
 
 
 def test_duel_pairs_compare_greek_agents_facing_the_same_persian():
-    from thermopylae_agents.evaluation import paired_comparisons
+    from thermopylae_agents.evaluation.games import paired_comparisons
 
     results = evaluate_duel_matrix(["heuristic", "random"], ["heuristic", "random"], games=6)
     pairs = paired_comparisons(results)
@@ -261,7 +254,7 @@ def test_duel_pairs_compare_greek_agents_facing_the_same_persian():
 def test_progress_off_a_terminal_is_one_line_when_a_stage_starts_and_one_when_it_ends():
     import io
 
-    from thermopylae_agents.evaluation import progress_bar
+    from thermopylae_agents.evaluation.games import progress_bar
 
     stream = io.StringIO()
     with progress_bar(True, 100, "evaluating heuristic", stream=stream) as advance:
@@ -285,13 +278,13 @@ def test_evaluation_stages_name_the_agent_and_the_pairing(capsys):
     ("runs/a/final_policy.zip", "final_policy"), ("heuristic", "heuristic"), ("search:16,8", "search:16,8"),
 ])
 def test_plots_show_short_labels(label, short):
-    from thermopylae_agents.evaluation import short_label
+    from thermopylae_agents.evaluation.tables import short_label
 
     assert short_label(label) == short
 
 
 def test_the_duel_plot_is_a_heatmap_with_the_values_in_the_cells(tmp_path, monkeypatch):
-    from thermopylae_agents import evaluation
+    from thermopylae_agents.evaluation import tables
 
     texts = []
     results = evaluate_duel_matrix(["heuristic", "random"], ["heuristic", "random"], games=4)
@@ -301,7 +294,7 @@ def test_the_duel_plot_is_a_heatmap_with_the_values_in_the_cells(tmp_path, monke
     monkeypatch.setattr(matplotlib.axes.Axes, "text",
                         lambda self, x, y, s, *a, **k: texts.append(s) or original(self, x, y, s, *a, **k))
     out = tmp_path / "matrix.png"
-    evaluation.plot_results(results, out)
+    tables.plot_results(results, out)
     assert out.read_bytes()[:8] == PNG_MAGIC
     assert len(texts) == 4
     for r, text in zip(results, texts, strict=True):
@@ -341,8 +334,8 @@ def test_bad_arguments_are_one_line_errors_naming_the_program(tmp_path, argv, me
     assert message in errors[0]
 
 
-def test_the_forwarded_evaluate_names_itself_thermopylae_evaluate(capsys):
-    from thermopylae_agents.cli import main as thermopylae
+def test_the_evaluate_subcommand_names_itself_thermopylae_evaluate(capsys):
+    from thermopylae_agents.cli.app import main as thermopylae
 
     with pytest.raises(SystemExit):
         thermopylae(["evaluate", "--help"])
@@ -359,7 +352,7 @@ def test_the_forwarded_evaluate_names_itself_thermopylae_evaluate(capsys):
     ("bogus", "unknown agent 'bogus'"), ("x\x1b[2J", "not printable"),
 ])
 def test_a_malformed_spec_is_a_one_line_error_before_anything_is_loaded(spec, message):
-    from thermopylae_agents.registry import AgentSpecError, parse_spec
+    from thermopylae_agents.policies.registry import AgentSpecError, parse_spec
 
     with pytest.raises(AgentSpecError, match=message) as error:
         parse_spec(spec)
@@ -367,7 +360,7 @@ def test_a_malformed_spec_is_a_one_line_error_before_anything_is_loaded(spec, me
 
 
 def test_name_equals_spec_gives_a_short_label():
-    from thermopylae_agents.registry import parse_spec
+    from thermopylae_agents.policies.registry import parse_spec
 
     parsed = parse_spec("ppo=fast:runs/a/final_policy.zip")
     assert (parsed.kind, parsed.argument, parsed.label) == ("fast", "runs/a/final_policy.zip", "ppo")
@@ -378,7 +371,7 @@ def test_name_equals_spec_gives_a_short_label():
 
 
 def test_the_shipped_policies_are_found_by_name_through_the_installed_package():
-    from thermopylae_agents.registry import shipped_policies, shipped_policy_path
+    from thermopylae_agents.policies.registry import shipped_policies, shipped_policy_path
 
     names = shipped_policies()
     assert {"coop_maskable_ppo", "duel_greek_maskable_ppo", "duel_persian_maskable_ppo"} <= set(names)
@@ -389,7 +382,7 @@ def test_the_shipped_policies_are_found_by_name_through_the_installed_package():
 
 
 def test_a_new_spec_kind_plugs_into_the_registry(monkeypatch):
-    from thermopylae_agents import registry
+    from thermopylae_agents.policies import registry
 
     built = []
 
@@ -411,7 +404,7 @@ def test_a_new_spec_kind_plugs_into_the_registry(monkeypatch):
 def test_progress_on_a_terminal_is_a_bar_with_the_time_left():
     import io
 
-    from thermopylae_agents.evaluation import progress_bar
+    from thermopylae_agents.evaluation.games import progress_bar
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401
-from thermopylae_agents import safe_policy
-from thermopylae_agents.safe_policy import (
+from thermopylae_agents.policies import safe_policy
+from thermopylae_agents.policies.safe_policy import (
     POLICY_DIR,
     SHIPPED_ENV_IDS,
     export_sb3_policy,
@@ -108,7 +108,7 @@ def _visited_positions(
 @pytest.mark.parametrize("name", sorted(SHIPPED_ENV_IDS))
 def test_safe_policy_plays_the_same_greedy_actions_as_its_sb3_zip(name):
     pytest.importorskip("sb3_contrib")
-    from thermopylae_agents.sb3_agent import load_model
+    from thermopylae_agents.policies.sb3_agent import load_model
 
     policy = load_safe_policy(name)
     observations, masks, actions = _visited_positions(
@@ -123,8 +123,8 @@ def test_safe_policy_plays_the_same_greedy_actions_as_its_sb3_zip(name):
 
 def test_export_then_load_round_trip_gives_the_same_logits(tmp_path):
     pytest.importorskip("sb3_contrib")
-    from thermopylae_agents.sb3_agent import load_model
-    from thermopylae_agents.training import FrozenPolicy
+    from thermopylae_agents.policies.frozen_policy import FrozenPolicy
+    from thermopylae_agents.policies.sb3_agent import load_model
 
     model = load_model(POLICY_DIR / "duel_greek_maskable_ppo.zip")
     json_path, npz_path = export_sb3_policy(model, tmp_path / "greek", "thermopylae/DuelGreek-v0")
@@ -211,7 +211,7 @@ def test_sampling_with_an_rng_plays_only_legal_actions():
 
 @pytest.mark.parametrize("name", sorted(SHIPPED_ENV_IDS))
 def test_the_registry_plays_a_shipped_policy_name_without_unpickling(name, no_unpickling):
-    from thermopylae_agents.registry import make_agent
+    from thermopylae_agents.policies.registry import make_agent
 
     for spec in (name, f"fast:{name}"):
         agent, label = make_agent(spec, SHIPPED_ENV_IDS[name])
@@ -220,7 +220,7 @@ def test_the_registry_plays_a_shipped_policy_name_without_unpickling(name, no_un
 
 @pytest.mark.parametrize("players", TEAM_SIZES)
 def test_each_team_size_has_a_shipped_policy_that_plays_every_seat_of_its_game(players, no_unpickling):
-    from thermopylae_agents.registry import make_agent, shipped_policies
+    from thermopylae_agents.policies.registry import make_agent, shipped_policies
 
     name = f"coop_{players}p_maskable_ppo"
     assert name in shipped_policies() and SHIPPED_ENV_IDS[name] == "thermopylae/Coop-v0"
@@ -242,14 +242,57 @@ def test_each_team_size_has_a_shipped_policy_that_plays_every_seat_of_its_game(p
 
 
 def test_the_registry_refuses_a_shipped_policy_for_another_game():
-    from thermopylae_agents.registry import AgentSpecError, make_agent
+    from thermopylae_agents.policies.registry import AgentSpecError, make_agent
 
     with pytest.raises(AgentSpecError, match="plays thermopylae/Coop-v0"):
         make_agent("coop_maskable_ppo", "thermopylae/DuelGreek-v0")
 
 
 def test_the_registry_plays_an_exported_json_path(no_unpickling):
-    from thermopylae_agents.registry import make_agent
+    from thermopylae_agents.policies.registry import make_agent
 
     agent, _ = make_agent(str(POLICY_DIR / "duel_persian_maskable_ppo.json"), "thermopylae/DuelPersian-v0")
     assert agent.env_id == "thermopylae/DuelPersian-v0"
+
+
+@pytest.mark.parametrize("spec", ["coop_maskable_ppo", "duel_greek_maskable_ppo"])
+def test_playing_a_shipped_pickle_free_policy_imports_neither_torch_nor_sb3(spec):
+    """In a fresh interpreter: load a shipped policy by name through the registry and play one move."""
+    import os
+    import subprocess
+    import sys
+
+    env_id = SHIPPED_ENV_IDS[spec]
+    code = (
+        "import sys, gymnasium as gym, thermopylae_env\n"
+        "from thermopylae_agents.policies.registry import make_agent\n"
+        f"env = gym.make({env_id!r})\n"
+        "obs, info = env.reset(seed=0)\n"
+        f"agent, _ = make_agent({spec!r}, {env_id!r})\n"
+        "agent.act(obs, info['action_mask'])\n"
+        "heavy = [m for m in ('torch', 'stable_baselines3', 'sb3_contrib', 'cloudpickle')\n"
+        "         if m in sys.modules]\n"
+        "training = sorted(m for m in sys.modules if m.startswith('thermopylae_agents.training'))\n"
+        "print(heavy, training)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "agents")])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[] []"
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_ENV_IDS))
+def test_every_shipped_sb3_zip_still_loads(name):
+    """The zips pickle ``thermopylae_agents.training.CoopFightFeatures`` or
+    ``thermopylae_agents.fight_features.CoopFightFeatures``: both old names must keep resolving."""
+    pytest.importorskip("sb3_contrib")
+    from thermopylae_agents.players.fight_features import CoopFightFeatures
+    from thermopylae_agents.policies.sb3_agent import load_model
+
+    model = load_model(POLICY_DIR / f"{name}.zip")
+    extractor = model.policy.pi_features_extractor
+    env = gym.make(SHIPPED_ENV_IDS[name], **_env_kwargs(name))
+    assert model.observation_space.shape == env.observation_space.shape
+    if name.startswith("coop"):
+        assert isinstance(extractor, CoopFightFeatures)

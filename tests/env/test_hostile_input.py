@@ -447,7 +447,7 @@ def test_duel_opponent_paths_are_refused_unread_naming_the_file(bad_model_files,
 
 @pytest.mark.parametrize("case", MODEL_FILE_CASES)
 def test_sb3_agent_loader_refuses_non_model_files(bad_model_files, case):
-    from thermopylae_agents.sb3_agent import SB3Agent, load_model
+    from thermopylae_agents.policies.sb3_agent import SB3Agent, load_model
 
     path, name = bad_model_files[case]
     expected = {"missing": "model file not found", "folder": "not a file", "text file": "not a zip archive",
@@ -462,7 +462,7 @@ def test_sb3_agent_loader_refuses_non_model_files(bad_model_files, case):
 
 @pytest.mark.parametrize("case", MODEL_FILE_CASES)
 def test_record_agents_refuse_non_model_files(bad_model_files, case):
-    from thermopylae_agents.replay import agent_for_env as make_agent
+    from thermopylae_agents.evaluation.replay import agent_for_env as make_agent
 
     path, name = bad_model_files[case]
     with pytest.raises(ValueError, match=name):

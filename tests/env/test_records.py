@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401 - registers the environments
-from thermopylae_agents.replay import record_game
+from thermopylae_agents.evaluation.replay import record_agent_game as record_game
 from thermopylae_env.records import (
     FORMAT,
     VERSION,
@@ -286,7 +286,7 @@ def duel_against_a_model(tmp_path_factory) -> Path:
 
 
 def test_a_replay_never_loads_a_model_that_the_record_names(duel_against_a_model, monkeypatch):
-    import thermopylae_agents.sb3_agent as sb3_agent
+    import thermopylae_agents.policies.sb3_agent as sb3_agent
     from thermopylae_env.records import RecordNeedsOpponentError
 
     def refuse(*args, **kwargs):
@@ -300,7 +300,7 @@ def test_a_replay_never_loads_a_model_that_the_record_names(duel_against_a_model
 
 
 def test_a_game_against_a_model_replays_when_the_caller_passes_the_model(duel_against_a_model):
-    from thermopylae_agents.replay import replay_record as replay_with_agents
+    from thermopylae_agents.evaluation.replay import replay_record as replay_with_agents
 
     summary = replay_with_agents(duel_against_a_model, opponent="fast:duel_persian_maskable_ppo")
     assert summary["finished"] is True

@@ -1,5 +1,5 @@
 """Pictures of the table (thermopylae_env.render), the co-op env's rgb_array mode with Gymnasium's rendering
-wrappers, and scripts/render_game.py."""
+wrappers, and thermopylae render."""
 
 from __future__ import annotations
 
@@ -188,21 +188,21 @@ def test_human_rendering_wrapper(monkeypatch):
     env.close()
 
 
-def test_render_game_script_writes_a_gif_and_a_png_strip(tmp_path):
+def test_the_render_command_writes_a_gif_and_a_png_strip(tmp_path):
     from PIL import Image
 
     gif = tmp_path / "coop.gif"
     png = tmp_path / "duel.png"
-    script = str(ROOT / "scripts" / "render_game.py")
+    command = [sys.executable, "-m", "thermopylae_agents", "render"]
     done = subprocess.run(
-        [sys.executable, script, "--game", "coop", "--agent", "random", "--seed", "1", "--out", str(gif)],
+        [*command, "--game", "coop", "--agent", "random", "--seed", "1", "--out", str(gif)],
         capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     with Image.open(gif) as image:
         assert image.size == (640, 360)
         assert image.n_frames > 1
     done = subprocess.run(
-        [sys.executable, script, "--game", "duel", "--side", "persian", "--agent", "heuristic", "--opponent",
+        [*command, "--game", "duel", "--side", "persian", "--agent", "heuristic", "--opponent",
          "random", "--seed", "1", "--out", str(png), "--max-frames", "6", "--columns", "3", "--scale", "0.5"],
         capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -1,4 +1,5 @@
-"""The cross-play matrix on the native engine (benchmarks/duel_crossplay.py, thermopylae_agents.duel_batch):
+"""The cross-play matrix on the native engine (benchmarks/duel_crossplay.py,
+thermopylae_agents.evaluation.duel_batch):
 the same deals for every pairing, game for game the single env's games, and the evaluation JSON form."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from thermopylae_agents.duel_batch import (
+from thermopylae_agents.evaluation.duel_batch import (
     HeuristicPlayer,
     PolicyPlayer,
     RandomPlayer,
@@ -102,7 +103,7 @@ def test_cross_play_matches_the_single_env_and_writes_the_evaluation_json(tmp_pa
         assert c["games"] == 30 and (c["both"] + c["only_a"], c["both"] + c["only_b"]) == (wins_a, wins_b), c
         assert c["difference"] == pytest.approx((wins_a - wins_b) / 30)
 
-    from thermopylae_agents.evaluation import main as evaluate_main
+    from thermopylae_agents.cli.evaluate import main as evaluate_main
 
     assert evaluate_main(["--replot", str(out), "--plot", str(tmp_path / "again.png")]) == 0
 

@@ -16,7 +16,8 @@ import pytest
 import tomllib
 
 import thermopylae_env
-from thermopylae_agents import console
+from thermopylae_agents.cli import console
+from thermopylae_agents.cli.app import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -59,19 +60,21 @@ def test_changelog_names_every_registered_environment_version():
         assert env_id in changelog, env_id
 
 
-# Console script -> (its entry in thermopylae_agents.console, the script of the repository it installs).
+# Console script -> (its entry in thermopylae_agents.cli.console, the ``thermopylae`` subcommand it aliases).
 CONSOLE_SCRIPTS = {
-    "thermopylae-train": (console.train, "train.py"),
-    "thermopylae-evaluate": (console.evaluate, "evaluate.py"),
-    "thermopylae-export-policy": (console.export_policy, "export_policy.py"),
-    "thermopylae-train-rllib": (console.train_rllib, "train_rllib.py"),
-    "thermopylae-exploitability": (console.exploitability, "exploitability.py"),
-    "thermopylae-coop-bound": (console.coop_bound, "coop_bound.py"),
-    "thermopylae-ppo-native": (console.ppo_native, "ppo_native.py"),
-    "thermopylae-duel-table": (console.duel_table, "duel_table.py"),
-    "thermopylae-render-game": (console.render_game, "render_game.py"),
+    "thermopylae-train": (console.train, "train"),
+    "thermopylae-evaluate": (console.evaluate, "evaluate"),
+    "thermopylae-export-policy": (console.export_policy, "export"),
+    "thermopylae-train-rllib": (console.train_rllib, "rllib"),
+    "thermopylae-exploitability": (console.exploitability, "exploitability"),
+    "thermopylae-coop-bound": (console.coop_bound, "bound"),
+    "thermopylae-ppo-native": (console.ppo_native, "ppo-native"),
+    "thermopylae-duel-table": (console.duel_table, "duel-table"),
+    "thermopylae-render-game": (console.render_game, "render"),
 }
-# The developer experiments in benchmarks/ (README, "Commands"): benchmarks and checks that write into
+# The scripts of the repository that stay thin wrappers of the command line (the others are subcommands).
+WRAPPER_SCRIPTS = {"train.py", "evaluate.py"}
+# The developer experiments in benchmarks/: benchmarks and checks that write into
 # the repository's benchmarks/ or study the shipped players, not tools for one's own agents.
 DEVELOPER_SCRIPTS = {
     "benchmark.py", "soak.py", "rllib_scaling.py", "duel_greek_headroom.py", "rollout_coop.py",
@@ -92,17 +95,23 @@ def test_every_console_script_target_exists():
         module, _, function = target.partition(":")
         assert callable(getattr(importlib.import_module(module), function)), target
     for name, (entry, _) in CONSOLE_SCRIPTS.items():
-        assert scripts[name] == f"thermopylae_agents.console:{entry.__name__}"
+        assert scripts[name] == f"thermopylae_agents.cli.console:{entry.__name__}"
+    assert scripts["thermopylae"] == "thermopylae_agents.cli.app:main"
 
 
-def test_every_python_script_is_a_console_script_or_a_listed_developer_tool():
+def test_every_console_script_aliases_the_module_of_its_subcommand():
+    import inspect
+
+    for name, (entry, command) in CONSOLE_SCRIPTS.items():
+        assert f'"{COMMANDS[command][0]}:main"' in inspect.getsource(entry), name
+
+
+def test_every_python_script_is_a_wrapper_of_the_command_line_or_a_listed_developer_tool():
     scripts = {path.name for path in (ROOT / "scripts").glob("*.py")}
-    installed = {script for _, script in CONSOLE_SCRIPTS.values()}
-    assert scripts - installed == set()
+    assert scripts == WRAPPER_SCRIPTS
     assert {path.name for path in (ROOT / "benchmarks").glob("*.py")} == DEVELOPER_SCRIPTS
-    assert installed <= scripts  # every console script keeps its documented python scripts/NAME.py
     readme = (ROOT / "README.md").read_text()
-    for name in [*CONSOLE_SCRIPTS, *DEVELOPER_SCRIPTS]:
+    for name in CONSOLE_SCRIPTS:
         assert f"`{name}`" in readme, name
 
 
@@ -162,7 +171,8 @@ def test_an_uninstalled_ray_names_the_rllib_extra(monkeypatch, tmp_path, capsys)
 
 def test_an_uninstalled_torch_stops_ppo_native_naming_the_train_extra(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "torch", None)
-    monkeypatch.delitem(sys.modules, "thermopylae_agents.ppo_native", raising=False)
+    monkeypatch.delitem(sys.modules, "thermopylae_agents.training.ppo_native", raising=False)
+    monkeypatch.delitem(sys.modules, "thermopylae_agents.cli.ppo_native", raising=False)
     assert console.ppo_native(["--run-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("thermopylae-ppo-native: ") and "'train' extra" in err
@@ -177,30 +187,33 @@ def test_render_game_without_pillow_names_the_render_extra(monkeypatch, tmp_path
 
 
 def test_a_main_that_returns_its_result_exits_with_zero(monkeypatch):
-    monkeypatch.setattr("thermopylae_agents.duel_table.main", lambda argv: {"results": []})
+    monkeypatch.setattr("thermopylae_agents.cli.duel_table.main", lambda argv: {"results": []})
     assert console.duel_table([]) == 0
-    monkeypatch.setattr("thermopylae_agents.duel_table.main", lambda argv: 3)
+    monkeypatch.setattr("thermopylae_agents.cli.duel_table.main", lambda argv: 3)
     assert console.duel_table([]) == 3
 
 
-def test_scripts_of_the_repository_still_run_as_before(tmp_path):
+def test_the_wrapper_scripts_and_python_m_run_the_command_line(tmp_path):
     out = tmp_path / "table.json"
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "duel_table.py"), "--games", "2", "--json",
-                           str(out)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    path = os.pathsep.join([str(ROOT), str(ROOT / "agents")])
+    done = subprocess.run([sys.executable, "-m", "thermopylae_agents", "duel-table", "--games", "2", "--json",
+                           str(out)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": path})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.startswith("Thermopylae duel: 2 games per pairing, seed 0")
-    for script in ("coop_bound.py", "exploitability.py", "train_rllib.py"):
+    assert json.loads(out.read_text())["games_per_pairing"] == 2
+    for script, usage in (("train.py", "usage: thermopylae-train"), ("evaluate.py", "usage: evaluate.py")):
         done = subprocess.run([sys.executable, str(ROOT / "scripts" / script), "--help"], capture_output=True,
                               text=True, timeout=120, cwd=tmp_path)
         assert done.returncode == 0, script + done.stderr[-2000:]
-        assert done.stdout.startswith(f"usage: {script}"), script
+        assert done.stdout.startswith(usage), script
 
 
 def test_a_missing_extra_gives_one_line_naming_it(monkeypatch, capsys):
     def needs_torch(argv):
         raise ModuleNotFoundError("No module named 'torch'", name="torch")
 
-    monkeypatch.setattr("thermopylae_agents.evaluation.main", needs_torch)
+    monkeypatch.setattr("thermopylae_agents.cli.evaluate.main", needs_torch)
     assert console.evaluate(["--games", "1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'train' extra" in err and "pip install 'thermopylae-env[train]'" in err
@@ -210,7 +223,7 @@ def test_an_import_error_that_is_not_an_extra_keeps_its_traceback(monkeypatch):
     def broken(argv):
         raise ModuleNotFoundError("No module named 'thermopylae_agents.x'", name="thermopylae_agents.x")
 
-    monkeypatch.setattr("thermopylae_agents.evaluation.main", broken)
+    monkeypatch.setattr("thermopylae_agents.cli.evaluate.main", broken)
     with pytest.raises(ModuleNotFoundError):
         console.evaluate([])
 
@@ -261,7 +274,7 @@ _NO_PICKLE_CHECK = textwrap.dedent(
 
     pickle.load = pickle.loads = pickle.Unpickler = torch.load = refuse
     import gymnasium as gym
-    from thermopylae_agents.safe_policy import load_safe_policy, shipped_policy_names
+    from thermopylae_agents.policies.safe_policy import load_safe_policy, shipped_policy_names
     names = shipped_policy_names()
     assert len(names) == 8, names
     for name in names:

@@ -1,5 +1,5 @@
-"""scripts/ppo_native.py (thermopylae_agents.ppo_native): the single-file masked PPO runs end to end on a
-tiny budget and samples only legal actions, also through NEXT_STEP autoresets."""
+"""``thermopylae ppo-native`` (thermopylae_agents.training.ppo_native): the single-file masked PPO runs end to
+end on a tiny budget and samples only legal actions, also through NEXT_STEP autoresets."""
 
 from __future__ import annotations
 
@@ -17,18 +17,18 @@ pytest.importorskip("torch.utils.tensorboard")
 from thermopylae_env.coop_vector import CoopVectorEnv  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "ppo_native.py"
+COMMAND = [sys.executable, "-m", "thermopylae_agents", "ppo-native"]
 
 
 def _script():
-    from thermopylae_agents import ppo_native
+    from thermopylae_agents.training import ppo_native
 
     return ppo_native
 
 
 def test_tiny_run_trains_logs_evaluates_and_saves(tmp_path):
     run_dir = tmp_path / "run"
-    command = [sys.executable, str(SCRIPT), "--total-timesteps", "2048", "--num-envs", "16",
+    command = [*COMMAND, "--total-timesteps", "2048", "--num-envs", "16",
                "--num-steps", "32", "--num-minibatches", "2", "--eval-games", "20",
                "--run-dir", str(run_dir)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
@@ -46,7 +46,7 @@ def test_tiny_run_trains_logs_evaluates_and_saves(tmp_path):
 
 
 def test_bad_config_is_refused_in_one_line():
-    done = subprocess.run([sys.executable, str(SCRIPT), "--num-envs", "3", "--num-steps", "3",
+    done = subprocess.run([*COMMAND, "--num-envs", "3", "--num-steps", "3",
                            "--num-minibatches", "4"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "multiple of num_minibatches" in done.stderr
 
@@ -54,7 +54,7 @@ def test_bad_config_is_refused_in_one_line():
 def test_guarded_sampler_plays_only_legal_actions_through_next_step_resets():
     ppo = _script()
     envs = CoopVectorEnv(num_envs=32, autoreset_mode="NextStep")
-    agent = ppo.Agent(envs, fight_features=True)
+    agent = ppo.ActorCritic(envs, fight_features=True)
     obs, _ = envs.reset(seed=0)
     saw_reset_step = False
     waiting = np.zeros(32, bool)

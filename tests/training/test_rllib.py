@@ -21,18 +21,19 @@ else:
     pytest.importorskip("ray", reason="the rllib extra is not installed")
 
 import thermopylae_env  # noqa: F401,E402
-from thermopylae_agents.evaluation import COOP_ID, GREEK_ID, PERSIAN_ID, evaluate, make_agent  # noqa: E402
+from thermopylae_agents.cli.rllib import main  # noqa: E402
+from thermopylae_agents.evaluation.games import evaluate  # noqa: E402
+from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, PERSIAN_ID, make_agent  # noqa: E402
 from thermopylae_agents.rllib.agent import RLlibAgent, export_rl_module, load_rllib_agent, save_policy  # noqa: E402
-from thermopylae_agents.rllib.envs import DuelMultiAgentEnv, make_coop  # noqa: E402
-from thermopylae_agents.rllib.train import (  # noqa: E402
+from thermopylae_agents.rllib.config import (  # noqa: E402
     AUDIT_ACTIONS,
     AUDIT_ILLEGAL,
     PPOSettings,
     coop_config,
     duel_config,
-    main,
-    train,
 )
+from thermopylae_agents.rllib.envs import DuelMultiAgentEnv, make_coop  # noqa: E402
+from thermopylae_agents.rllib.train import train  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = PPOSettings(
@@ -46,7 +47,7 @@ def local_ray():
     import torch
 
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # the local learner runs in this process (as scripts/train_rllib.py sets it)
+    torch.set_num_threads(1)  # the local learner runs in this process (as thermopylae rllib sets it)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()

@@ -341,7 +341,7 @@ def test_behaviour_cloning_increases_agreement_with_the_expert():
     import gymnasium as gym
     from sb3_contrib import MaskablePPO
 
-    from thermopylae_agents.imitation import agreement, behaviour_cloning
+    from thermopylae_agents.training.imitation import agreement, behaviour_cloning
     from thermopylae_env.sb3_vec import CoopSB3VecEnv
 
     data = training.collect_bc_data(COOP_ID, {}, "heuristic", 60, seed=0, gamma=1.0, workers=1)
@@ -366,7 +366,7 @@ def test_frozen_numpy_policy_plays_what_sb3_agent_plays(extractor):
     import torch as th
     from sb3_contrib import MaskablePPO
 
-    from thermopylae_agents.sb3_agent import SB3Agent
+    from thermopylae_agents.policies.sb3_agent import SB3Agent
     from thermopylae_env.sb3_vec import CoopSB3VecEnv
 
     kwargs = training.policy_kwargs({"net_arch": [32, 32], "features_extractor": extractor})
@@ -465,8 +465,8 @@ def gym_box():
 
 
 def test_dagger_records_the_expert_labels_on_the_actors_games():
-    from thermopylae_agents.coop_heuristic import CoopHeuristic
-    from thermopylae_agents.random_agent import RandomAgent
+    from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+    from thermopylae_env.opponents import RandomAgent
 
     data = training.collect_bc_data(COOP_ID, {}, "heuristic", 30, seed=5, gamma=1.0, actor=RandomAgent(0))
     assert data.wins == 0  # random play (the actor) never wins the co-op game
@@ -525,15 +525,15 @@ def test_evaluation_imports_no_training_code():
     import subprocess
     import sys
 
-    code = ("import sys, thermopylae_agents.evaluation, thermopylae_agents.frozen_policy; "
+    code = ("import sys, thermopylae_agents.evaluation.games, thermopylae_agents.policies.frozen_policy; "
             "print(sorted(m for m in sys.modules if m.startswith('thermopylae_agents.training')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
 def test_pickled_names_of_the_first_module_stay_importable():
-    from thermopylae_agents.fight_features import CoopFightFeatures
-    from thermopylae_agents.frozen_policy import FrozenPolicy
+    from thermopylae_agents.players.fight_features import CoopFightFeatures
+    from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 
     assert training.CoopFightFeatures is CoopFightFeatures and training.FrozenPolicy is FrozenPolicy
     assert training.LinearSchedule(1.0)(0.5) == 0.5
@@ -544,7 +544,7 @@ POLICIES = sorted((Path(training.__file__).resolve().parents[1] / "policies").gl
 
 @pytest.mark.parametrize("path", POLICIES, ids=[p.name for p in POLICIES])
 def test_each_shipped_policy_file_loads_and_plays_a_legal_action(path):
-    from thermopylae_agents.sb3_agent import load_model
+    from thermopylae_agents.policies.sb3_agent import load_model
 
     model = load_model(path)
     frozen = training.FrozenPolicy(model)
@@ -555,12 +555,12 @@ def test_each_shipped_policy_file_loads_and_plays_a_legal_action(path):
 
 
 def test_fight_features_read_the_offsets_of_the_coop_layout():
-    from thermopylae_agents import fight_features
+    from thermopylae_agents.players import fight_odds
     from thermopylae_env.coop import rules as coop
 
-    assert fight_features._SLOT1 == coop._OBS_SLOT1 and fight_features._SLOT2 == coop._OBS_SLOT2
+    assert fight_odds.SLOT1 == coop._OBS_SLOT1 and fight_odds.SLOT2 == coop._OBS_SLOT2
     marker_entries = [coop._OBS_MARKER + m - 1 for m in coop.LOCATION_DIE_MARKERS]
-    assert marker_entries == [fight_features._MARKER_3, fight_features._MARKER_6]
+    assert marker_entries == [fight_odds.MARKER_3, fight_odds.MARKER_6]
 
 
 # ------------------------------------------------------------------------------ one tiny co-op run
@@ -633,7 +633,7 @@ def test_tensorboard_curve_is_the_curve_of_evaluations_npz(coop_run):
 def test_evaluate_curve_reads_the_tensorboard_logs_when_there_is_no_evaluations_npz(coop_run, tmp_path):
     import shutil
 
-    from thermopylae_agents.evaluation import load_learning_curve
+    from thermopylae_agents.evaluation.tables import load_learning_curve
 
     out, _ = coop_run
     expected = training.read_tensorboard_curve(out)
@@ -778,7 +778,7 @@ def test_train_py_trains_the_same_weights_in_separate_processes_and_with_an_avx2
     import subprocess
     import sys
 
-    from thermopylae_agents.kernels import PINNED
+    from thermopylae_agents.players.kernels import PINNED
 
     config = shrunk_config("coop", tmp_path, bc_episodes=4)
     script = Path(__file__).resolve().parents[2] / "scripts" / "train.py"

@@ -9,9 +9,12 @@ Everything here except :mod:`thermopylae_agents.rllib.agent` needs the ``rllib``
 * :mod:`~thermopylae_agents.rllib.envs`: the co-op game with dict observations ``{"observations",
   "action_mask"}`` (single and native vector engine) and the duel as an RLlib ``MultiAgentEnv``.
 * :mod:`~thermopylae_agents.rllib.modules`: the masked PPO RLModule and the duel's heuristic RLModule.
-* :mod:`~thermopylae_agents.rllib.train`: PPO configs, the training loop with checkpoints and export, and
-  the command line of ``scripts/train_rllib.py`` (``coop``, ``duel``, ``sweep``).
+* :mod:`~thermopylae_agents.rllib.config`: the PPO settings and the RLlib configs (co-op, duel), and the
+  audit of sampled actions against the mask.
+* :mod:`~thermopylae_agents.rllib.train`: the training loop with checkpoints and export, and evaluation.
 * :mod:`~thermopylae_agents.rllib.sweep`: the Ray Tune sweep over co-op PPO hyperparameters (ASHA).
+
+The command line is ``thermopylae rllib {coop,duel,sweep}`` (:mod:`thermopylae_agents.cli.rllib`).
 """
 
 from __future__ import annotations

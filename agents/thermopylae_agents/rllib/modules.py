@@ -5,8 +5,8 @@
   sampling, greedy play and the PPO loss all see only legal actions. The critic reads the same
   observation without the mask.
 * :class:`DuelHeuristicRLModule`: the duel's hand-written player of one side
-  (:mod:`thermopylae_agents.duel_heuristic`) as a module that is never trained: the built-in opponent of a
-  learning side, reached through RLlib's policy mapping.
+  (:mod:`thermopylae_env.opponents`) as a module that is never trained: the built-in
+  opponent of a learning side, reached through RLlib's policy mapping.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class DuelHeuristicRLModule(RLModule):
     """
 
     def setup(self) -> None:
-        from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+        from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian
 
         side = (self.model_config or {}).get("side")
         if side not in ("greek", "persian"):

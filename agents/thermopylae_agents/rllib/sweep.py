@@ -1,6 +1,6 @@
 """A Ray Tune sweep over the co-op PPO hyperparameters, with ASHA early stopping.
 
-Each trial trains masked PPO on the co-op game (:func:`thermopylae_agents.rllib.train.coop_config`) with a
+Each trial trains masked PPO on the co-op game (:func:`thermopylae_agents.rllib.config.coop_config`) with a
 learning rate, an entropy coefficient and a train batch size drawn from the given choices (``num_samples``
 trials of random search over them). ASHA (``ray.tune.schedulers.ASHAScheduler``) compares trials on the
 mean episode return (``env_runners/episode_return_mean``: in the co-op game ``2 * win rate - 1``) at rungs
@@ -10,23 +10,22 @@ interval. Trial results and checkpoints go to ``STORAGE/NAME`` (``RunConfig(stor
 directory; on a cluster of several machines a directory that every node mounts at the same path, e.g.
 NFS).
 
-Command line::
+Command line (:mod:`thermopylae_agents.cli.rllib`)::
 
-    python scripts/train_rllib.py sweep --storage-path runs/rllib_sweep --num-samples 8 \\
+    thermopylae rllib sweep --storage-path runs/rllib_sweep --num-samples 8 \\
         --lr 1e-4 3e-4 1e-3 --entropy-coeff 0 0.003 0.01 --train-batch-size 4096 16384 \\
         --timesteps-per-trial 2000000 --grace-period 200000
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["METRIC", "TIME_ATTR", "add_sweep_parser", "run_sweep", "run_sweep_from_args"]
+__all__ = ["METRIC", "TIME_ATTR", "run_sweep"]
 
 METRIC = "env_runners/episode_return_mean"
 TIME_ATTR = "num_env_steps_sampled_lifetime"
@@ -68,9 +67,10 @@ def run_sweep(
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler
 
-    from thermopylae_agents.evaluation import COOP_ID
+    from thermopylae_agents.policies.registry import COOP_ID
     from thermopylae_agents.rllib.agent import export_rl_module
-    from thermopylae_agents.rllib.train import COOP_DEFAULTS, coop_config, evaluate_policy
+    from thermopylae_agents.rllib.config import COOP_DEFAULTS, coop_config
+    from thermopylae_agents.rllib.train import evaluate_policy
 
     lrs = _positive_list("lr", lrs, float)
     entropy_coeffs = _positive_list("entropy_coeff", entropy_coeffs, float)
@@ -186,62 +186,3 @@ def _module_from_checkpoint(checkpoint: str) -> Any:
         / DEFAULT_MODULE_ID
     )
     return RLModule.from_checkpoint(path)
-
-
-def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
-    """The ``sweep`` subcommand of ``scripts/train_rllib.py``."""
-    p = sub.add_parser("sweep", help="Ray Tune sweep over co-op PPO hyperparameters (ASHA early stopping)")
-    p.add_argument("--address", default=None, help="join an existing Ray cluster; default: start a local Ray")
-    p.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)")
-    p.add_argument("--storage-path", required=True, help="where Tune writes trials and checkpoints")
-    p.add_argument("--name", default="coop_ppo_sweep", help="experiment name (a folder of the storage path)")
-    p.add_argument("--lr", type=float, nargs="+", default=[1e-4, 3e-4, 1e-3])
-    p.add_argument("--entropy-coeff", type=float, nargs="+", default=[0.0, 0.003, 0.01])
-    p.add_argument("--train-batch-size", type=int, nargs="+", default=[4096, 16384])
-    p.add_argument("--minibatch-size", type=int, default=None, help="default: min(4096, smallest batch)")
-    p.add_argument("--num-samples", type=int, default=8, help="trials (random search over the choices)")
-    p.add_argument("--timesteps-per-trial", type=int, default=2_000_000)
-    p.add_argument("--grace-period", type=int, default=200_000, help="env steps before ASHA may stop a trial")
-    p.add_argument("--reduction-factor", type=int, default=3)
-    p.add_argument("--max-concurrent", type=int, default=None, help="trials at once (default: as CPUs allow)")
-    p.add_argument("--num-env-runners", type=int, default=0, help="env runners per trial")
-    p.add_argument("--envs-per-runner", type=int, default=64)
-    p.add_argument("--hiddens", type=int, nargs="+", default=None)
-    p.add_argument("--eval-games", type=int, default=1000, help="games of the best trial's evaluation")
-    p.add_argument("--eval-seed", type=int, default=0)
-    p.add_argument("--seed", type=int, default=0)
-    return p
-
-
-def run_sweep_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    summary = run_sweep(
-        args.storage_path,
-        args.name,
-        args.lr,
-        args.entropy_coeff,
-        args.train_batch_size,
-        args.num_samples,
-        args.timesteps_per_trial,
-        args.grace_period,
-        args.reduction_factor,
-        args.max_concurrent,
-        args.num_env_runners,
-        args.envs_per_runner,
-        args.minibatch_size,
-        args.hiddens,
-        args.eval_games,
-        args.eval_seed,
-        args.seed,
-    )
-    best = summary["best"]
-    print(
-        f"best trial: lr={best['lr']} entropy_coeff={best['entropy_coeff']} "
-        f"train_batch_size={best['train_batch_size']} return={best['episode_return_mean']}"
-    )
-    ev = best.get("evaluation")
-    if ev:
-        print(
-            f"best policy: won {ev['wins']}/{ev['games']} = {ev['win_rate']:.4f} "
-            f"(95% CI {ev['ci95'][0]:.4f}..{ev['ci95'][1]:.4f}) on seeds {ev['base_seed']}.."
-        )
-    return summary

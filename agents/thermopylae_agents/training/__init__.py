@@ -29,99 +29,81 @@ The package, one module per concern:
   ``save_trained_model``, ``finish``;
 * :mod:`~.imitation` -- the warm start (expert games, behaviour cloning, DAgger);
 * :mod:`~.ppo` -- one agent (``train``); :mod:`~.selfplay` -- both duel sides (``train_selfplay``);
-* :mod:`~.report` -- the final report and the TensorBoard curve reader; :mod:`~.cli` -- the command line.
+* :mod:`~.report` -- the final report and the TensorBoard curve reader;
+* :mod:`~.ppo_native` -- PPO on the native vector engine; :mod:`~.exploiters` -- exploiter training.
+
+The command line is :mod:`thermopylae_agents.cli.train`.
 
 Saved models name ``thermopylae_agents.training.CoopFightFeatures`` (and ``LinearSchedule`` for a
-``lin_`` schedule) in their pickles, so both stay importable from here; ``FrozenPolicy`` too, for
-callers that predate :mod:`thermopylae_agents.frozen_policy`.
+``lin_`` schedule) in their pickles, so those names, and the others this package exported before it was
+split, resolve here on first use (:data:`_LAZY`): importing the package runs none of its modules, so that
+no import cycle goes through this file.
 """
 
 from __future__ import annotations
 
-from thermopylae_agents.fight_features import CoopFightFeatures, dice_tail_table, fight_odds_table
-from thermopylae_agents.frozen_policy import FrozenPolicy
-from thermopylae_agents.training.callbacks import ThroughputCallback
-from thermopylae_agents.training.cli import build_parser, main
-from thermopylae_agents.training.config import (
-    ALGOS,
-    CONFIG_DIR,
-    CONFIG_FILES,
-    COOP_ID,
-    ENV_IDS,
-    GREEK_ID,
-    PERSIAN_ID,
-    TARGETS,
-    VEC_KINDS,
-    Config,
-    LinearSchedule,
-    load_config,
-    parse_schedule,
-    policy_kwargs,
-    ppo_kwargs,
-    resolve_config,
-    size_to_budget,
-)
-from thermopylae_agents.training.distribution import (
-    OnePassMaskableCategorical,
-    OnePassMaskableCategoricalDistribution,
-    speed_up_policy,
-)
-from thermopylae_agents.training.envs import build_eval_env, build_vec_env, make_env_fn
-from thermopylae_agents.training.imitation import collect_bc_data, make_expert, warm_start
-from thermopylae_agents.training.ppo import build_model, train
-from thermopylae_agents.training.report import (
-    cross_play_report,
-    evaluate_against_baselines,
-    format_cross_play,
-    format_report,
-    read_tensorboard_curve,
-)
-from thermopylae_agents.training.runs import save_for_play, setup_torch
-from thermopylae_agents.training.selfplay import OpponentPool, train_selfplay
+import importlib
+from typing import Any
 
-__all__ = [
-    "ALGOS",
-    "CONFIG_DIR",
-    "CONFIG_FILES",
-    "COOP_ID",
-    "ENV_IDS",
-    "GREEK_ID",
-    "PERSIAN_ID",
-    "TARGETS",
-    "VEC_KINDS",
-    "Config",
-    "CoopFightFeatures",
-    "FrozenPolicy",
-    "LinearSchedule",
-    "OnePassMaskableCategorical",
-    "OnePassMaskableCategoricalDistribution",
-    "OpponentPool",
-    "ThroughputCallback",
-    "build_eval_env",
-    "build_model",
-    "build_parser",
-    "build_vec_env",
-    "collect_bc_data",
-    "cross_play_report",
-    "dice_tail_table",
-    "evaluate_against_baselines",
-    "fight_odds_table",
-    "format_cross_play",
-    "format_report",
-    "load_config",
-    "main",
-    "make_env_fn",
-    "make_expert",
-    "parse_schedule",
-    "policy_kwargs",
-    "ppo_kwargs",
-    "read_tensorboard_curve",
-    "resolve_config",
-    "save_for_play",
-    "setup_torch",
-    "size_to_budget",
-    "speed_up_policy",
-    "train",
-    "train_selfplay",
-    "warm_start",
-]
+# name -> the module that defines it
+_LAZY: dict[str, str] = {
+    "ALGOS": "thermopylae_agents.training.config",
+    "CONFIG_DIR": "thermopylae_agents.training.config",
+    "CONFIG_FILES": "thermopylae_agents.training.config",
+    "COOP_ID": "thermopylae_agents.training.config",
+    "Config": "thermopylae_agents.training.config",
+    "CoopFightFeatures": "thermopylae_agents.players.fight_features",
+    "ENV_IDS": "thermopylae_agents.training.config",
+    "FrozenPolicy": "thermopylae_agents.policies.frozen_policy",
+    "GREEK_ID": "thermopylae_agents.training.config",
+    "LinearSchedule": "thermopylae_agents.training.config",
+    "OnePassMaskableCategorical": "thermopylae_agents.training.distribution",
+    "OnePassMaskableCategoricalDistribution": "thermopylae_agents.training.distribution",
+    "OpponentPool": "thermopylae_agents.training.selfplay",
+    "PERSIAN_ID": "thermopylae_agents.training.config",
+    "TARGETS": "thermopylae_agents.training.config",
+    "ThroughputCallback": "thermopylae_agents.training.callbacks",
+    "VEC_KINDS": "thermopylae_agents.training.config",
+    "build_eval_env": "thermopylae_agents.training.envs",
+    "build_model": "thermopylae_agents.training.ppo",
+    "build_parser": "thermopylae_agents.cli.train",
+    "build_vec_env": "thermopylae_agents.training.envs",
+    "collect_bc_data": "thermopylae_agents.training.imitation",
+    "cross_play_report": "thermopylae_agents.training.report",
+    "dice_tail_table": "thermopylae_agents.players.fight_odds",
+    "evaluate_against_baselines": "thermopylae_agents.training.report",
+    "fight_odds_table": "thermopylae_agents.players.fight_odds",
+    "format_cross_play": "thermopylae_agents.training.report",
+    "format_report": "thermopylae_agents.training.report",
+    "load_config": "thermopylae_agents.training.config",
+    "main": "thermopylae_agents.cli.train",
+    "make_env_fn": "thermopylae_agents.training.envs",
+    "make_expert": "thermopylae_agents.training.imitation",
+    "parse_schedule": "thermopylae_agents.training.config",
+    "policy_kwargs": "thermopylae_agents.training.config",
+    "ppo_kwargs": "thermopylae_agents.training.config",
+    "read_tensorboard_curve": "thermopylae_agents.evaluation.tables",
+    "resolve_config": "thermopylae_agents.training.config",
+    "save_for_play": "thermopylae_agents.training.runs",
+    "setup_torch": "thermopylae_agents.training.runs",
+    "size_to_budget": "thermopylae_agents.training.config",
+    "speed_up_policy": "thermopylae_agents.training.distribution",
+    "train": "thermopylae_agents.training.ppo",
+    "train_selfplay": "thermopylae_agents.training.selfplay",
+    "warm_start": "thermopylae_agents.training.imitation",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -21,6 +21,7 @@ import torch as th
 import yaml
 
 __all__ = [
+    "algo_class",
     "ALGOS",
     "CONFIG_DIR",
     "CONFIG_FILES",
@@ -406,7 +407,7 @@ def resolve_config(
 
 def policy_kwargs(raw: Mapping[str, Any] | None) -> dict[str, Any]:
     """SB3 ``policy_kwargs`` from a config's: activation and features extractor names become classes."""
-    from thermopylae_agents.fight_features import CoopFightFeatures
+    from thermopylae_agents.players.fight_features import CoopFightFeatures
 
     kwargs = dict(raw or {})
     if "activation_fn" in kwargs:
@@ -436,3 +437,16 @@ def ppo_kwargs(hp: Config) -> dict[str, Any]:
             value = parse_schedule(value, key)
         kwargs[key] = value
     return kwargs
+
+
+def algo_class(algo: str) -> Any:
+    """The SB3 class of ``algo`` (``maskable_ppo``: sb3_contrib's MaskablePPO; ``ppo``: plain PPO)."""
+    if algo == "maskable_ppo":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO
+    if algo == "ppo":
+        from stable_baselines3 import PPO
+
+        return PPO
+    raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")

@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from thermopylae_agents.training.config import COOP_ID, GREEK_ID, PERSIAN_ID, VEC_KINDS
+from thermopylae_agents.training.config import COOP_ID, GREEK_ID, PERSIAN_ID, VEC_KINDS, algo_class
 
 __all__ = ["build_eval_env", "build_vec_env", "eval_env_kwargs", "make_env_fn", "register_envs"]
 
@@ -47,8 +47,8 @@ def build_vec_env(
     ``vec="native"`` uses the vector engines, which record episode statistics themselves
     (:class:`thermopylae_env.sb3_vec.CoopSB3VecEnv`, :class:`thermopylae_env.duel_sb3_vec.DuelSB3VecEnv`
     with the duel's built-in opponent; a model path opponent plays greedily through a
-    :class:`~thermopylae_agents.frozen_policy.FrozenPolicy`); ``"dummy"`` / ``"subproc"`` stack single
-    environments in this process / in worker processes. Environment ``i`` is seeded with ``seed + i``.
+    :class:`~thermopylae_agents.policies.frozen_policy.FrozenPolicy`); ``"dummy"`` / ``"subproc"`` stack
+    single environments in this process / in worker processes. Environment ``i`` is seeded with ``seed + i``.
     """
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
@@ -88,8 +88,7 @@ def native_opponent(opponent: Any) -> Any:
     """The duel engine's ``opponent=``: the built-in names as they are; a saved model's path (engines load no
     file) loaded here as a batched player of its most likely legal actions."""
     if isinstance(opponent, str) and opponent not in ("heuristic", "random"):
-        from thermopylae_agents.frozen_policy import FrozenPolicy
-        from thermopylae_agents.training.ppo import algo_class
+        from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 
         model = algo_class("maskable_ppo").load(opponent, device="cpu")
         return FrozenPolicy(model, name=opponent, deterministic=True)

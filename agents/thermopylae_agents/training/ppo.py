@@ -17,10 +17,10 @@ from thermopylae_agents.training.callbacks import (
     write_summary,
 )
 from thermopylae_agents.training.config import (
-    ALGOS,
     ENV_IDS,
     PPO_KEYS,
     Config,
+    algo_class,
     policy_kwargs,
     ppo_kwargs,
 )
@@ -39,19 +39,7 @@ from thermopylae_agents.training.runs import (
     setup_torch,
 )
 
-__all__ = ["algo_class", "build_model", "train"]
-
-
-def algo_class(algo: str):
-    if algo == "maskable_ppo":
-        from sb3_contrib import MaskablePPO
-
-        return MaskablePPO
-    if algo == "ppo":
-        from stable_baselines3 import PPO
-
-        return PPO
-    raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
+__all__ = ["build_model", "train"]
 
 
 def build_model(

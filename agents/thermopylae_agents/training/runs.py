@@ -21,7 +21,7 @@ import numpy as np
 import torch as th
 import yaml
 
-from thermopylae_agents.kernels import PINNED, kernel_settings
+from thermopylae_agents.players.kernels import PINNED, kernel_settings
 from thermopylae_agents.training.callbacks import LearnProgress
 from thermopylae_agents.training.config import COOP_ID, Config, env_ids_of, resolve_config
 from thermopylae_agents.training.progress import format_seconds, log
@@ -98,7 +98,7 @@ def find_resume(resume: str | os.PathLike[str]) -> tuple[Path, Path]:
 def check_players(data: dict[str, Any], target: str) -> None:
     """Refuse a malformed expert, report player or duel opponent of a resolved config (one clear error),
     before anything is written or trained."""
-    from thermopylae_agents.evaluation import make_agent
+    from thermopylae_agents.policies.registry import make_agent
     from thermopylae_agents.training.imitation import make_expert
 
     for env_id in env_ids_of(target):

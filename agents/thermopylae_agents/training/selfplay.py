@@ -20,18 +20,18 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from thermopylae_agents.frozen_policy import FrozenPolicy
+from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.callbacks import (
     ThroughputCallback,
     build_callbacks,
     hparam_dict,
     write_summary,
 )
-from thermopylae_agents.training.config import GREEK_ID, PERSIAN_ID
+from thermopylae_agents.training.config import GREEK_ID, PERSIAN_ID, algo_class
 from thermopylae_agents.training.distribution import speed_up_policy
 from thermopylae_agents.training.envs import eval_env_kwargs, make_env_fn, register_envs
 from thermopylae_agents.training.imitation import warm_start
-from thermopylae_agents.training.ppo import algo_class, build_model, mark_model_keys_read
+from thermopylae_agents.training.ppo import build_model, mark_model_keys_read
 from thermopylae_agents.training.progress import log
 from thermopylae_agents.training.report import cross_play_report, format_cross_play
 from thermopylae_agents.training.runs import finish, learn, save_trained_model, setup_experiment
@@ -328,7 +328,7 @@ def _make_pools(sp: Any, vec: str) -> dict[str, Any]:
             "prior_games": float(sp.get("pfsp_prior_games", 2.0)),
         }
         return {"greek": PFSPPool(**kwargs), "persian": PFSPPool(**kwargs)}
-    from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
+    from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian
 
     args = (
         float(sp.get("latest_prob", 0.4)),

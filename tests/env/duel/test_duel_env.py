@@ -247,7 +247,7 @@ def test_saved_models_loaded_by_the_caller_play_as_opponent_objects(tmp_path):
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
 
-    from thermopylae_agents.sb3_agent import SB3Agent
+    from thermopylae_agents.policies.sb3_agent import SB3Agent
 
     maskable_path = tmp_path / "persian_maskable.zip"
     MaskablePPO("MlpPolicy", DuelPersianEnv(), n_steps=64, batch_size=32, seed=0, device="cpu").save(

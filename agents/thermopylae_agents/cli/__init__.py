@@ -1,0 +1,10 @@
+"""The command line: ``thermopylae <subcommand>`` (:mod:`~.app`), one module per subcommand, and the
+console-script aliases (:mod:`~.console`).
+
+``main`` and the other attributes of the old flat ``thermopylae_agents.cli`` module
+are still found here (with a ``DeprecationWarning``).
+"""
+
+from thermopylae_agents._moved import forward_attributes
+
+__getattr__ = forward_attributes(__name__)

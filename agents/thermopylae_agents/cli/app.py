@@ -1,0 +1,149 @@
+"""The ``thermopylae`` command: every command a user runs, as one subcommand each (``--help`` on each).
+
+Usage::
+
+    thermopylae play coop [--players N] [--seed S] [--hints MODEL.zip] [--record FILE]
+    thermopylae play duel [--side greek|persian] [--opponent SPEC] [--seed S] [--hints MODEL.zip]
+                          [--record FILE]
+    thermopylae replay FILE [--step | --all] [--opponent SPEC]
+    thermopylae train TARGET ...            train PPO agents (thermopylae_agents.cli.train)
+    thermopylae evaluate ...                evaluate agents on paired deals (.cli.evaluate)
+    thermopylae export ...                  export SB3 zips to pickle-free policies (.cli.export)
+    thermopylae exploitability ...          the exploitability table of duel policies (.cli.exploitability)
+    thermopylae bound ...                   the co-op upper bound (.cli.bound)
+    thermopylae render ...                  one game as a GIF or a PNG strip (.cli.render)
+    thermopylae rllib {coop,duel,sweep} ... Ray RLlib training and sweeps (.cli.rllib)
+    thermopylae ppo-native ...              PPO on the native co-op vector engine (.cli.ppo_native)
+    thermopylae duel-table ...              the duel strength table of the built-in players (.cli.duel_table)
+
+Also ``python -m thermopylae_agents ...``. ``play`` and ``replay`` are parsed here; every other subcommand
+is its module's ``main(argv, prog)``, imported only when it runs (so that ``thermopylae play`` needs no
+optional dependency). A missing optional dependency ends with one line naming the extra to install.
+
+Every bad argument (a seed that is not an integer in 0..2**64-1, a ``--record`` path that cannot be
+written, a record that is not a record, a malformed agent spec) ends with a one-line message and exit
+code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from thermopylae_agents.cli.args import SEED_HELP, error, int_argument, seed_argument
+from thermopylae_agents.cli.console import missing_extra_message
+from thermopylae_agents.cli.play import Terminal, UsageError, play_coop, play_duel, replay
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+# subcommand -> (the module whose main(argv, prog) runs it, its help line)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "train": ("thermopylae_agents.cli.train", "train PPO agents (coop, duel-greek, duel-persian, selfplay)"),
+    "evaluate": ("thermopylae_agents.cli.evaluate", "evaluate agents on paired deals; tables, plots, curves"),
+    "export": ("thermopylae_agents.cli.export", "export SB3 zips to the pickle-free .json + .npz format"),
+    "exploitability": ("thermopylae_agents.cli.exploitability", "the exploitability table of duel policies"),
+    "bound": ("thermopylae_agents.cli.bound", "the co-op upper bound (perfect information) against agents"),
+    "render": ("thermopylae_agents.cli.render", "render one game to a GIF or a PNG strip"),
+    "rllib": ("thermopylae_agents.cli.rllib", "PPO on Ray RLlib and Ray Tune sweeps (coop, duel, sweep)"),
+    "ppo-native": ("thermopylae_agents.cli.ppo_native", "PPO on the native co-op vector engine"),
+    "duel-table": ("thermopylae_agents.cli.duel_table", "the duel strength table of the built-in players"),
+}
+
+
+def build_parser(prog: str = "thermopylae") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Play the Thermopylae card games in the terminal, replay game records, train, evaluate "
+        "and analyse agents.",
+    )
+    from thermopylae_env import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    play = commands.add_parser("play", help="play a game in the terminal")
+    games = play.add_subparsers(dest="game", required=True, metavar="GAME")
+    coop = games.add_parser("coop", help="the co-operative game: you play the whole Spartan team")
+    coop.add_argument("--players", type=int_argument(1, 4), default=1, metavar="N",
+                      help="number of seats, 1..4 (default 1: solitaire)")
+    coop.add_argument("--seed", type=seed_argument, default=None, help=SEED_HELP)
+    coop.add_argument("--hints", metavar="MODEL.zip", default=None,
+                      help="a trained co-op agent (a path or a shipped policy name) whose most probable "
+                      "legal actions are shown")
+    coop.add_argument("--record", metavar="FILE", default=None, help="write the game record to FILE (.jsonl)")
+
+    duel = games.add_parser("duel", help="the duel: you play one side against a built-in opponent")
+    duel.add_argument("--side", choices=("greek", "persian"), default="greek",
+                      help="the side you play (default greek)")
+    duel.add_argument("--opponent", default="heuristic", metavar="SPEC",
+                      help="the other side: heuristic (default), random, a model path, fast:PATH or a "
+                      "shipped policy name")
+    duel.add_argument("--seed", type=seed_argument, default=None, help=SEED_HELP)
+    duel.add_argument("--hints", metavar="MODEL.zip", default=None,
+                      help="a trained agent of your side whose most probable legal actions are shown")
+    duel.add_argument("--record", metavar="FILE", default=None, help="write the game record to FILE (.jsonl)")
+
+    rep = commands.add_parser("replay", help="replay a game record, checking that it reproduces the game")
+    rep.add_argument("file", metavar="FILE", help="a record written by --record or thermopylae_env.records")
+    mode = rep.add_mutually_exclusive_group()
+    mode.add_argument("--step", action="store_true",
+                      help="pause after each step (default): Enter for the next, q to quit")
+    mode.add_argument("--all", action="store_true", help="print the whole game without pausing")
+    rep.add_argument("--opponent", default=None, metavar="SPEC",
+                     help="duel: the model opponent the game was played against (a replay never loads a "
+                     "model that the record names)")
+
+    for command, (_, text) in COMMANDS.items():
+        # parsed by the command's own module (thermopylae COMMAND --help)
+        commands.add_parser(command, help=text, add_help=False)
+    return parser
+
+
+def run_command(command: str, argv: Sequence[str]) -> int:
+    """Run the subcommand ``command`` (a key of :data:`COMMANDS`) with ``argv``; its exit status. A
+    ``main`` that returns its result for Python callers (a dict) exits with 0."""
+    prog = f"thermopylae {command}"
+    module_name = COMMANDS[command][0]
+    try:
+        module = importlib.import_module(module_name)
+        result = module.main(list(argv), prog=prog)
+    except ImportError as err:
+        message = missing_extra_message(prog, err)
+        if message is None:
+            raise
+        sys.stderr.write(message + "\n")
+        return 2
+    return result if isinstance(result, int) else 0
+
+
+def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in COMMANDS:
+        return run_command(argv[0], argv[1:])
+    args = build_parser().parse_args(argv)
+    term = Terminal(stdin, stdout)
+    prog = "thermopylae replay" if args.command == "replay" else f"thermopylae play {args.game}"
+    try:
+        if args.command == "replay":
+            return replay(args, term)
+        if args.game == "coop":
+            return play_coop(args, term)
+        return play_duel(args, term)
+    except UsageError as err:
+        error(prog, str(err))
+        return 2
+    except KeyboardInterrupt:
+        term.print("\nInterrupted.")
+        return 130
+    except BrokenPipeError:  # the reader went away (e.g. piped into head): stop quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 0

@@ -1,0 +1,49 @@
+"""``thermopylae duel-table``: the duel strength table of the built-in players
+(:mod:`thermopylae_agents.evaluation.duel_table`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from thermopylae_agents.evaluation.duel_table import (
+    PAIRINGS,
+    play_pairing,
+)
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=10_000, help="games per pairing (default 10,000)")
+    parser.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write JSON there")
+    args = parser.parse_args(argv)
+    if args.games < 1:
+        parser.error("--games must be at least 1")
+    rows = []
+    print(f"Thermopylae duel: {args.games} games per pairing, seed {args.seed}")
+    header = (
+        f"{'Greek':10s} {'Persian':10s} {'Greek wins':>10s} {'95% Wilson CI':>18s} {'Persian wins':>12s}"
+        f" {'turns':>6s} {'actions':>7s}"
+    )
+    print(header)
+    print("-" * len(header))
+    for greek, persian in PAIRINGS:
+        row = play_pairing(greek, persian, args.games, args.seed)
+        rows.append(row)
+        low, high = row["greek_win_rate_ci95"]
+        print(
+            f"{greek:10s} {persian:10s} {row['greek_win_rate']:>10.2%} [{low:7.2%}, {high:7.2%}]"
+            f" {row['persian_win_rate']:>12.2%} {row['mean_turns']:>6.1f} {row['mean_micro_actions']:>7.1f}",
+            flush=True,
+        )
+    result = {"games_per_pairing": args.games, "seed": args.seed, "results": rows}
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    return result

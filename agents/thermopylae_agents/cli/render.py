@@ -1,0 +1,62 @@
+"""``thermopylae render``: one game rendered to an animated GIF or a PNG strip of frames
+(:mod:`thermopylae_agents.evaluation.render_game`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from thermopylae_agents.evaluation.render_game import (
+    play,
+    save_gif,
+    save_strip,
+    select,
+)
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--game", choices=("coop", "duel"), default="coop")
+    parser.add_argument("--players", type=int, default=1, help="co-op: number of seats (1..4)")
+    parser.add_argument("--side", choices=("greek", "persian"), default="greek",
+                        help="duel: the agent's side")
+    parser.add_argument("--opponent", default="heuristic", help="duel: heuristic, random or a model path")
+    parser.add_argument("--agent", default="heuristic", help="random, heuristic or a model path (.zip)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True, help="output file: .gif (animation) or .png (strip)")
+    parser.add_argument("--every", type=int, default=1, help="keep every N-th frame (default 1: all)")
+    parser.add_argument("--max-frames", type=int, default=None,
+                        help="at most this many frames (default: 300 for a GIF, 24 for a PNG strip)")
+    parser.add_argument("--fps", type=float, default=2.0, help="GIF frames per second (default 2)")
+    parser.add_argument("--columns", type=int, default=4, help="PNG strip: frames per row (default 4)")
+    parser.add_argument("--scale", type=float, default=0.5, help="PNG strip: frame scale (default 0.5)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    args = build_parser(prog).parse_args(argv)
+    out = Path(args.out)
+    suffix = out.suffix.lower()
+    if suffix not in (".gif", ".png"):
+        print(f"render_game: --out must end in .gif or .png, got {out}", file=sys.stderr)
+        return 2
+    limit = args.max_frames if args.max_frames is not None else (300 if suffix == ".gif" else 24)
+    try:
+        frames, summary = play(args)
+        kept = select(frames, args.every, limit)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if suffix == ".gif":
+            save_gif(kept, out, args.fps)
+        else:
+            save_strip(kept, out, args.columns, args.scale)
+    except (ValueError, ImportError) as err:
+        print(f"render_game: {err}", file=sys.stderr)
+        return 2
+    outcome = "won" if summary["won"] else "lost"
+    print(f"wrote {out}: {len(kept)} of {len(frames)} frames; agent {summary['agent']} {outcome} after "
+          f"{summary['steps']} steps (return {summary['return']:g})")
+    return 0

@@ -1,0 +1,272 @@
+"""``thermopylae rllib {coop,duel,sweep}``: PPO on Ray RLlib and the Ray Tune sweep (the ``rllib`` extra).
+
+See :mod:`thermopylae_agents.rllib.train` and :mod:`thermopylae_agents.rllib.sweep`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from thermopylae_agents.rllib.config import (
+    COOP_DEFAULTS,
+    DUEL_DEFAULTS,
+    DUEL_MODES,
+    PPOSettings,
+    coop_config,
+    duel_config,
+    duel_modules,
+)
+from thermopylae_agents.rllib.sweep import run_sweep
+from thermopylae_agents.rllib.train import evaluate_policy, start_ray, train
+
+__all__ = ["add_sweep_parser", "build_parser", "main"]
+
+
+def _settings(args: argparse.Namespace, defaults: PPOSettings) -> PPOSettings:
+    changes = {}
+    for name in (
+        "total_timesteps",
+        "train_batch_size",
+        "minibatch_size",
+        "num_epochs",
+        "lr",
+        "entropy_coeff",
+        "gamma",
+    ):
+        value = getattr(args, name, None)
+        if value is not None:
+            changes[name] = value
+    if getattr(args, "hiddens", None):
+        changes["hiddens"] = tuple(args.hiddens)
+    settings = replace(defaults, **changes)
+    settings.check()
+    return settings
+
+
+def _common(parser: argparse.ArgumentParser, defaults: PPOSettings, envs_per_runner: int) -> None:
+    run = parser.add_argument_group("Ray and storage")
+    run.add_argument(
+        "--address",
+        default=None,
+        help="join an existing Ray cluster (auto, HOST:6379 or ray://HOST:10001); default: start a local Ray",
+    )
+    run.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)")
+    run.add_argument("--storage-path", required=True, help="directory for checkpoints, exports and summary")
+    run.add_argument(
+        "--num-env-runners",
+        type=int,
+        default=0,
+        help="parallel env runners, one CPU each (0: sample in the driver)",
+    )
+    run.add_argument("--envs-per-runner", type=int, default=envs_per_runner, help="games stepped per runner")
+    run.add_argument("--seed", type=int, default=0)
+    ppo = parser.add_argument_group("PPO (defaults: the package's recipe)")
+    ppo.add_argument("--total-timesteps", type=int, default=None, help=f"default {defaults.total_timesteps}")
+    ppo.add_argument("--max-iterations", type=int, default=None, help="stop after this many iterations")
+    ppo.add_argument(
+        "--train-batch-size", type=int, default=None, help=f"default {defaults.train_batch_size}"
+    )
+    ppo.add_argument("--minibatch-size", type=int, default=None, help=f"default {defaults.minibatch_size}")
+    ppo.add_argument("--num-epochs", type=int, default=None, help=f"default {defaults.num_epochs}")
+    ppo.add_argument("--lr", type=float, default=None, help=f"default {defaults.lr}")
+    ppo.add_argument("--entropy-coeff", type=float, default=None, help=f"default {defaults.entropy_coeff}")
+    ppo.add_argument("--gamma", type=float, default=None, help=f"default {defaults.gamma}")
+    ppo.add_argument("--hiddens", type=int, nargs="+", default=None, help="MLP widths, default 128 128")
+    run.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="torch threads of the learner in this process (the env runners use one each)",
+    )
+    parser.add_argument("--checkpoint-every", type=int, default=10, help="iterations between checkpoints")
+    parser.add_argument(
+        "--eval-games",
+        type=int,
+        default=1000,
+        help="games of the final evaluation of each exported policy (0: none)",
+    )
+    parser.add_argument("--eval-seed", type=int, default=0, help="seed of the first evaluation deal")
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    coop = sub.add_parser("coop", help="masked PPO on the co-op game")
+    _common(coop, COOP_DEFAULTS, 64)
+    coop.add_argument(
+        "--vector",
+        choices=("native", "sync"),
+        default="native",
+        help="native: CoopVectorEnv inside each runner; sync: Gymnasium SyncVectorEnv",
+    )
+    coop.add_argument("--num-players", type=int, default=1)
+    coop.add_argument(
+        "--backend",
+        choices=("auto", "numba"),
+        default="auto",
+        help="CoopVectorEnv backend (native vector only)",
+    )
+    duel = sub.add_parser("duel", help="the duel as a multi-agent game")
+    _common(duel, DUEL_DEFAULTS, 16)
+    duel.add_argument(
+        "--mode",
+        choices=DUEL_MODES,
+        default="self-play",
+        help="greek/persian: that side learns against the other's heuristic; self-play: both learn",
+    )
+    add_sweep_parser(sub)
+    return parser
+
+
+def _machine() -> dict[str, Any]:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    return {
+        "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in load],
+        "python": platform.python_version(),
+    }
+
+
+def _run_training(args: argparse.Namespace) -> dict[str, Any]:
+    import torch
+
+    from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, PERSIAN_ID
+
+    if args.torch_threads < 1:
+        raise ValueError(f"--torch-threads must be a positive integer, got {args.torch_threads}")
+    # The local learner runs in this process; more threads than free cores makes every update crawl.
+    torch.set_num_threads(args.torch_threads)
+
+    if args.command == "coop":
+        settings = _settings(args, COOP_DEFAULTS)
+        env_config: dict[str, Any] = {"num_players": args.num_players}
+        if args.vector == "native":
+            env_config["backend"] = args.backend
+        config = coop_config(
+            settings, args.num_env_runners, args.envs_per_runner, args.vector, env_config, args.seed
+        )
+        env_ids = {"default_policy": COOP_ID}
+        eval_kwargs: dict[str, dict[str, Any]] = {"default_policy": {"num_players": args.num_players}}
+    else:
+        settings = _settings(args, DUEL_DEFAULTS)
+        config = duel_config(args.mode, settings, args.num_env_runners, args.envs_per_runner, args.seed)
+        _, to_train = duel_modules(args.mode)
+        env_ids = {m: (GREEK_ID if m == "greek" else PERSIAN_ID) for m in to_train}
+        eval_kwargs = {m: {} for m in to_train}
+    report = train(
+        config,
+        settings.total_timesteps,
+        args.storage_path,
+        env_ids,
+        args.max_iterations,
+        args.checkpoint_every,
+    )
+    evaluations = {}
+    if args.eval_games:
+        for module_id, path in report.exported.items():
+            evaluations[module_id] = evaluate_policy(
+                path, env_ids[module_id], args.eval_games, args.eval_seed, eval_kwargs[module_id]
+            )
+            ev = evaluations[module_id]
+            print(
+                f"{module_id}: won {ev['wins']}/{ev['games']} = {ev['win_rate']:.4f} "
+                f"(95% CI {ev['ci95'][0]:.4f}..{ev['ci95'][1]:.4f}) on {env_ids[module_id]}"
+                + (" against the heuristic" if env_ids[module_id] != COOP_ID else "")
+            )
+    return {
+        "command": args.command,
+        "mode": getattr(args, "mode", None),
+        "settings": asdict(settings),
+        "num_env_runners": args.num_env_runners,
+        "envs_per_runner": args.envs_per_runner,
+        "report": asdict(report),
+        "evaluation": evaluations,
+        "machine": _machine(),
+    }
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    args = build_parser(prog).parse_args(argv)
+    import ray
+
+    started = start_ray(args.address, args.num_cpus)
+    try:
+        summary = run_sweep_from_args(args) if args.command == "sweep" else _run_training(args)
+    finally:
+        if started:
+            ray.shutdown()
+    out = Path(args.storage_path) / "summary.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(summary, indent=2, default=str))
+    print(f"wrote {out}")
+    return 0
+
+
+def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
+    """The ``sweep`` subcommand."""
+    p = sub.add_parser("sweep", help="Ray Tune sweep over co-op PPO hyperparameters (ASHA early stopping)")
+    p.add_argument("--address", default=None, help="join an existing Ray cluster; default: start a local Ray")
+    p.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)")
+    p.add_argument("--storage-path", required=True, help="where Tune writes trials and checkpoints")
+    p.add_argument("--name", default="coop_ppo_sweep", help="experiment name (a folder of the storage path)")
+    p.add_argument("--lr", type=float, nargs="+", default=[1e-4, 3e-4, 1e-3])
+    p.add_argument("--entropy-coeff", type=float, nargs="+", default=[0.0, 0.003, 0.01])
+    p.add_argument("--train-batch-size", type=int, nargs="+", default=[4096, 16384])
+    p.add_argument("--minibatch-size", type=int, default=None, help="default: min(4096, smallest batch)")
+    p.add_argument("--num-samples", type=int, default=8, help="trials (random search over the choices)")
+    p.add_argument("--timesteps-per-trial", type=int, default=2_000_000)
+    p.add_argument("--grace-period", type=int, default=200_000, help="env steps before ASHA may stop a trial")
+    p.add_argument("--reduction-factor", type=int, default=3)
+    p.add_argument("--max-concurrent", type=int, default=None, help="trials at once (default: as CPUs allow)")
+    p.add_argument("--num-env-runners", type=int, default=0, help="env runners per trial")
+    p.add_argument("--envs-per-runner", type=int, default=64)
+    p.add_argument("--hiddens", type=int, nargs="+", default=None)
+    p.add_argument("--eval-games", type=int, default=1000, help="games of the best trial's evaluation")
+    p.add_argument("--eval-seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0)
+    return p
+
+
+def run_sweep_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    summary = run_sweep(
+        args.storage_path,
+        args.name,
+        args.lr,
+        args.entropy_coeff,
+        args.train_batch_size,
+        args.num_samples,
+        args.timesteps_per_trial,
+        args.grace_period,
+        args.reduction_factor,
+        args.max_concurrent,
+        args.num_env_runners,
+        args.envs_per_runner,
+        args.minibatch_size,
+        args.hiddens,
+        args.eval_games,
+        args.eval_seed,
+        args.seed,
+    )
+    best = summary["best"]
+    print(
+        f"best trial: lr={best['lr']} entropy_coeff={best['entropy_coeff']} "
+        f"train_batch_size={best['train_batch_size']} return={best['episode_return_mean']}"
+    )
+    ev = best.get("evaluation")
+    if ev:
+        print(
+            f"best policy: won {ev['wins']}/{ev['games']} = {ev['win_rate']:.4f} "
+            f"(95% CI {ev['ci95'][0]:.4f}..{ev['ci95'][1]:.4f}) on seeds {ev['base_seed']}.."
+        )
+    return summary

@@ -1,0 +1,117 @@
+"""``thermopylae train`` (also ``thermopylae-train``, ``scripts/train.py``): train PPO agents
+(:mod:`thermopylae_agents.training`).
+
+Bad input (a missing config file, a negative or non-integer number, a malformed agent spec in the config)
+ends with one line on stderr and exit status 2, before anything is written; an interrupted run exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from thermopylae_agents.training.config import ALGOS, TARGETS, VEC_KINDS
+
+__all__ = ["build_parser", "main"]
+
+PROG = "thermopylae-train"
+MAX_SEED = 2**31 - 1  # torch, NumPy's legacy seeding and the per-side offsets stay within 32 bits
+
+
+def _integer(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        stripped = text.strip()
+        if not stripped.isascii() or not stripped.lstrip("+-").isdigit() or len(stripped) > 20:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
+        value = int(stripped)
+        if value < minimum or (maximum is not None and value > maximum):
+            bounds = f"{minimum}..{maximum}" if maximum is not None else f">= {minimum}"
+            raise argparse.ArgumentTypeError(f"must be an integer {bounds}, got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Train (Maskable)PPO agents for the thermopylae environments. Hyperparameters come from "
+        "agents/thermopylae_agents/configs/<target>.yaml (or --config); the options below override them.",
+    )
+    parser.add_argument("target", choices=TARGETS, help="what to train")
+    parser.add_argument("--algo", choices=ALGOS, default=None, help="default: maskable_ppo")
+    parser.add_argument("--config", default=None, help="YAML config (default: the shipped one)")
+    parser.add_argument(
+        "--timesteps",
+        type=_integer(1),
+        default=None,
+        help="total env steps, rounded up to whole rollouts (self-play: per side; with "
+        "--resume: the total to reach); below the config's, the warm start and the report "
+        "shrink in proportion",
+    )
+    parser.add_argument("--seed", type=_integer(0, MAX_SEED), default=None, help="default: 0")
+    parser.add_argument("--n-envs", type=_integer(1), default=None, help="parallel environments")
+    parser.add_argument("--out", default=None, help="run folder (default: runs/<target>-<algo>-seed<seed>)")
+    parser.add_argument("--resume", default=None, help="a run folder or a saved model (.zip) to continue")
+    parser.add_argument(
+        "--eval-freq", type=_integer(0), default=None, help="env steps between evaluations (0: none)"
+    )
+    parser.add_argument(
+        "--eval-episodes", type=_integer(0), default=None, help="games per periodic evaluation"
+    )
+    parser.add_argument("--vec", choices=VEC_KINDS, default=None, help="native (default) | dummy | subproc")
+    parser.add_argument("--bc-episodes", type=_integer(0), default=None, help="expert games for BC (0: none)")
+    parser.add_argument("--no-progress", action="store_true", help="log lines instead of progress bars")
+    parser.add_argument(
+        "--no-report",
+        action="store_true",
+        help="skip the final evaluation (report.json keeps an earlier run's)",
+    )
+    parser.add_argument("--device", default=None, help="torch device (default: cpu)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    from thermopylae_agents.training.ppo import train
+    from thermopylae_agents.training.selfplay import train_selfplay
+
+    prog = prog or PROG
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    kwargs = dict(
+        algo=args.algo,
+        config=args.config,
+        timesteps=args.timesteps,
+        seed=args.seed,
+        n_envs=args.n_envs,
+        out=args.out,
+        resume=args.resume,
+        eval_freq=args.eval_freq,
+        eval_episodes=args.eval_episodes,
+        progress=not args.no_progress,
+        device=args.device,
+        report=not args.no_report,
+    )
+    try:
+        if args.target == "selfplay":
+            if args.vec is not None or args.bc_episodes is not None:
+                raise ValueError("--vec and --bc-episodes do not apply to selfplay")
+            train_selfplay(**kwargs)
+        else:
+            train(args.target, vec=args.vec, bc_episodes=args.bc_episodes, **kwargs)
+    except (ValueError, OSError) as error:
+        print(f"{prog}: error: {_one_line(error)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    if isinstance(error, OSError) and error.filename is not None and str(error.filename) not in text:
+        text = f"{error.filename}: {text}"
+    return " ".join(text.split())

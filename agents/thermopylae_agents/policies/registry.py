@@ -1,0 +1,321 @@
+"""The one agent registry: every spec string of the command line, evaluation, records and training.
+
+Spec strings (:func:`parse_spec` checks one without loading anything; :func:`make_agent` builds it):
+
+* ``random``: a uniformly random legal player (any game);
+* ``heuristic``: the hand-written player of the game (co-op:
+  :class:`~thermopylae_agents.players.coop_heuristic.
+  CoopHeuristic`; duel: the side's :mod:`~thermopylae_env.opponents` player);
+* ``search`` or ``search:N,K`` or ``search:key=value,...``: the co-op search player
+  (:class:`~thermopylae_agents.players.coop_search.CoopSearchExpert`; ``N`` determinizations, ``K`` rollouts);
+  values are ASCII decimal numbers and keys the player's keyword arguments;
+* a model path (``.zip``, or any path containing ``/`` or naming an existing file): an SB3 model played
+  by :class:`~thermopylae_agents.policies.sb3_agent.SB3Agent`;
+* ``fast:PATH``: the model at ``PATH`` played through its NumPy copy
+  (:class:`thermopylae_agents.policies.frozen_policy.FrozenPolicy`);
+* a shipped policy by name (``coop_maskable_ppo``, ``duel_greek_maskable_ppo``, ...; also after
+  ``fast:``): the pickle-free weights (``NAME.json`` + ``NAME.npz``) of ``thermopylae_agents/policies/``,
+  found through :mod:`importlib.resources` (so they work after a plain ``pip install``) and played by
+  :func:`thermopylae_agents.policies.safe_policy.load_safe_policy`: no pickle is opened;
+* the path of such a ``.json`` description (``my_policy.json``, written by ``thermopylae-export-policy``);
+* ``rllib:PATH``: a policy trained on RLlib and exported by ``thermopylae rllib`` (a data-only
+  ``.npz``, read without pickle or Ray: :func:`thermopylae_agents.rllib.load_rllib_agent`);
+* ``LABEL=SPEC``: ``SPEC`` shown as ``LABEL`` in tables, plots and records (``ppo=runs/a/final.zip``).
+
+A malformed spec raises :class:`AgentSpecError` (a ``ValueError``) with a one-line message.
+
+SB3 model files are pickles: loading one can run code. A spec names a model only when a person typed it
+(command line, API argument); nothing read from a file (a game record, a config) is turned into a loaded
+model by this module on its own.
+
+New kinds of spec (a pickle-free weights file, an RLlib export) are added with :func:`register_kind`:
+``register_kind("safe", build)`` makes ``safe:ARG`` call ``build(ARG, context)``.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import inspect
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "AgentSpec",
+    "AgentSpecError",
+    "BuildContext",
+    "COOP_ID",
+    "GREEK_ID",
+    "PERSIAN_ID",
+    "make_agent",
+    "model_path",
+    "parse_spec",
+    "register_kind",
+    "resolve_env_id",
+    "shipped_policies",
+    "shipped_policy_path",
+]
+
+COOP_ID = "thermopylae/Coop-v0"
+GREEK_ID = "thermopylae/DuelGreek-v0"
+PERSIAN_ID = "thermopylae/DuelPersian-v0"
+_ENV_ALIASES = {
+    "coop": COOP_ID,
+    "co-op": COOP_ID,
+    "duel": GREEK_ID,
+    "duel-greek": GREEK_ID,
+    "greek": GREEK_ID,
+    "duel-persian": PERSIAN_ID,
+    "persian": PERSIAN_ID,
+}
+_LABEL = re.compile(r"^([A-Za-z0-9_.+-]{1,40})=(.+)$")
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$", re.ASCII)
+_MAX_SPEC = 1000
+
+
+class AgentSpecError(ValueError):
+    """A spec string that names no agent (the message is one line and says what is expected)."""
+
+
+def resolve_env_id(name: str) -> str:
+    """The Gymnasium id of an env name (``coop``, ``duel``, ``greek``, ``persian`` or a full id)."""
+    env_id = _ENV_ALIASES.get(str(name).lower(), name)
+    if env_id not in (COOP_ID, GREEK_ID, PERSIAN_ID):
+        raise ValueError(f"unknown environment {name!r}; expected coop, duel, greek, persian or a full id")
+    return env_id
+
+
+# ------------------------------------------------------------------------------------- shipped policies
+def _policy_folder() -> Any:
+    return importlib.resources.files("thermopylae_agents") / "policies"
+
+
+def shipped_policies() -> list[str]:
+    """The names of the policies shipped with the package (file names without ``.zip``)."""
+    return sorted(entry.name[:-4] for entry in _policy_folder().iterdir() if entry.name.endswith(".zip"))
+
+
+def shipped_policy_path(name: str) -> Path:
+    """The file of the shipped policy ``name`` (``KeyError``-free: an unknown name is an
+    :class:`AgentSpecError` listing the known ones)."""
+    stem = name[:-4] if name.endswith(".zip") else name
+    if stem not in shipped_policies():
+        raise AgentSpecError(f"no shipped policy named {name!r}; shipped: {', '.join(shipped_policies())}")
+    return Path(os.fspath(_policy_folder() / f"{stem}.zip"))
+
+
+# ------------------------------------------------------------------------------------------ the grammar
+@dataclass(frozen=True)
+class AgentSpec:
+    """A parsed spec: ``kind`` (``random``, ``heuristic``, ``search``, ``model``, ``fast`` or a registered
+    kind), its ``argument`` (search options, a path, ...) and the ``label`` shown for it."""
+
+    kind: str
+    argument: str
+    label: str
+    options: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a builder knows: the env id, the agent's seed and the co-op game's options."""
+
+    env_id: str
+    seed: int | None
+    env_kwargs: dict[str, Any]
+
+
+Builder = Callable[[str, BuildContext], Any]
+_BUILT_IN_KINDS = ("random", "heuristic", "search", "fast", "model", "shipped", "weights")
+_KINDS: dict[str, Builder] = {}
+
+
+def register_kind(prefix: str, build: Builder) -> None:
+    """Make ``PREFIX:ARG`` specs call ``build(ARG, context)`` (an object with ``act(obs, mask)``)."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", prefix) or prefix in _BUILT_IN_KINDS:
+        raise ValueError(f"cannot register the spec kind {prefix!r}")
+    _KINDS[prefix] = build
+
+
+def _search_keywords() -> tuple[str, ...]:
+    from thermopylae_agents.players.coop_search import CoopSearchExpert
+
+    skip = {"self", "num_players", "persian_deck", "heuristic_params", "rng", "seed"}
+    return tuple(p for p in inspect.signature(CoopSearchExpert.__init__).parameters if p not in skip)
+
+
+def _parse_search_options(text: str, spec: str) -> dict[str, Any]:
+    """``N,K`` or ``key=value,...`` into keyword arguments; only ASCII decimal numbers are values."""
+    options: dict[str, Any] = {}
+    positional = ("n_determinizations", "rollouts")
+    keywords = _search_keywords()
+    for index, part in enumerate(p.strip() for p in text.split(",")):
+        if not part:
+            raise AgentSpecError(f"agent {spec!r}: empty search option (expected search:N,K)")
+        if "=" in part:
+            key, value = (s.strip() for s in part.split("=", 1))
+            if key not in keywords:
+                raise AgentSpecError(f"agent {spec!r}: unknown search option {key!r}; known: "
+                                     f"{', '.join(keywords)}")
+        elif index < len(positional):
+            key, value = positional[index], part
+        else:
+            raise AgentSpecError(f"agent {spec!r}: give at most N,K positionally, then key=value")
+        if not _NUMBER.match(value) or len(value) > 20:
+            raise AgentSpecError(
+                f"agent {spec!r}: search option {key} must be a decimal number, got {value!r}")
+        number = float(value)
+        options[key] = int(number) if number.is_integer() and "." not in value else number
+        if key in positional and (not isinstance(options[key], int) or options[key] < 1):
+            raise AgentSpecError(f"agent {spec!r}: {key} must be a whole number >= 1, got {value!r}")
+    return options
+
+
+def _is_model_path(text: str) -> bool:
+    return text.endswith(".zip") or os.sep in text or "/" in text or Path(text).is_file()
+
+
+def parse_spec(spec: str | os.PathLike[str]) -> AgentSpec:
+    """Check a spec string and say what it names, loading nothing (raises :class:`AgentSpecError`)."""
+    text = os.fspath(spec)
+    if not isinstance(text, str) or not text.strip():
+        raise AgentSpecError("empty agent spec: expected random, heuristic, search[:N,K], a model path, "
+                             "fast:PATH or a shipped policy name")
+    if len(text) > _MAX_SPEC or not text.isprintable():
+        raise AgentSpecError(f"agent spec {text[:60]!r}...: too long or not printable text")
+    label = None
+    match = _LABEL.match(text)
+    if match and ":" not in match.group(1) and "/" not in match.group(1):
+        label, text = match.group(1), match.group(2)
+    parsed = _parse_unlabelled(text)
+    if label is None:
+        return parsed
+    return AgentSpec(parsed.kind, parsed.argument, label, parsed.options)
+
+
+def _parse_unlabelled(text: str) -> AgentSpec:
+    name, colon, argument = text.partition(":")
+    if text in ("random", "heuristic"):
+        return AgentSpec(text, "", text)
+    if name in ("random", "heuristic"):
+        raise AgentSpecError(f"agent {text!r}: {name} takes no options")
+    if name == "search":
+        options = _parse_search_options(argument, text) if colon else {}
+        return AgentSpec("search", argument, text, options)
+    if name == "fast":
+        if argument in shipped_policies():
+            return AgentSpec("shipped", argument, text)
+        if not _is_model_path(argument):
+            raise AgentSpecError(f"agent {text!r}: fast: needs the path of a saved model (.zip) or a shipped "
+                                 "policy name")
+        return AgentSpec("fast", argument, text)
+    if colon and name in _KINDS:
+        return AgentSpec(name, argument, text)
+    if text in shipped_policies():
+        return AgentSpec("shipped", text, text)
+    if text.endswith(".json"):
+        return AgentSpec("weights", text, text)
+    if _is_model_path(text):
+        return AgentSpec("model", text, text)
+    kinds = "".join(f", {k}:ARG" for k in sorted(_KINDS))
+    raise AgentSpecError(
+        f"unknown agent {text!r}: expected random, heuristic, search[:N,K] (co-op), a model path (.zip), "
+        f"fast:PATH, a shipped policy ({', '.join(shipped_policies())}){kinds} or LABEL=SPEC"
+    )
+
+
+def model_path(argument: str) -> str:
+    """A model path as given, or the file of a shipped policy when no such path exists."""
+    if not Path(argument).exists() and not Path(argument + ".zip").exists():
+        stem = argument[:-4] if argument.endswith(".zip") else argument
+        if "/" not in stem and os.sep not in stem and stem in shipped_policies():
+            return os.fspath(shipped_policy_path(stem))
+    return argument
+
+
+# ------------------------------------------------------------------------------------------- building
+def make_agent(
+    spec: Any, env_id: str, seed: int | None = None, env_kwargs: dict[str, Any] | None = None
+) -> tuple[Any, str]:
+    """Build the agent named by ``spec`` for ``env_id``; returns ``(agent, label)``.
+
+    ``spec`` is a spec string (module docstring) or an object with an ``act`` method (returned as is).
+    ``seed`` seeds the agent's own generator where it has one. ``env_kwargs`` (co-op: ``num_players``,
+    ``persian_deck``) tell the co-op heuristic and search players which game is played.
+    """
+    env_id = resolve_env_id(env_id)
+    if not isinstance(spec, (str, os.PathLike)):
+        if hasattr(spec, "act") and callable(spec.act):
+            return spec, str(getattr(spec, "name", None) or type(spec).__name__)
+        raise AgentSpecError(
+            f"agent must be a spec string or an object with act(), got {type(spec).__name__}")
+    parsed = parse_spec(spec)
+    context = BuildContext(env_id, seed, dict(env_kwargs or {}))
+    return _build(parsed, context), parsed.label
+
+
+def _build(parsed: AgentSpec, context: BuildContext) -> Any:
+    env_id = context.env_id
+    deck = context.env_kwargs.get("persian_deck")
+    if parsed.kind == "random":
+        from thermopylae_env.opponents import RandomAgent
+
+        return RandomAgent(seed=context.seed)
+    if parsed.kind == "heuristic":
+        if env_id == COOP_ID:
+            from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+
+            return CoopHeuristic(persian_deck=deck)
+        from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian
+
+        return HeuristicGreek() if env_id == GREEK_ID else HeuristicPersian()
+    if parsed.kind == "search":
+        if env_id != COOP_ID:
+            raise AgentSpecError("the search player plays the co-op game only")
+        from thermopylae_agents.players.coop_search import CoopSearchExpert
+
+        options = {"num_players": context.env_kwargs.get("num_players", 1), "persian_deck": deck}
+        options.update(parsed.options)
+        return CoopSearchExpert(seed=context.seed, **options)
+    if parsed.kind == "fast":
+        from thermopylae_agents.policies.frozen_policy import FrozenPolicy
+        from thermopylae_agents.policies.sb3_agent import load_model
+
+        return FrozenPolicy(load_model(model_path(parsed.argument)), name=parsed.label)
+    if parsed.kind in ("shipped", "weights"):
+        return _safe_policy(parsed, env_id)
+    if parsed.kind == "model":
+        from thermopylae_agents.policies.sb3_agent import SB3Agent
+
+        return SB3Agent(model_path(parsed.argument))
+    return _KINDS[parsed.kind](parsed.argument, context)
+
+
+def _safe_policy(parsed: AgentSpec, env_id: str) -> Any:
+    """A pickle-free policy (shipped by name, or a ``.json`` path) that must have been trained on
+    ``env_id``."""
+    from thermopylae_agents.policies.safe_policy import load_safe_policy
+
+    try:
+        policy = load_safe_policy(parsed.argument)
+    except (OSError, ValueError) as err:
+        raise AgentSpecError(f"agent {parsed.label!r}: {err}") from None
+    if resolve_env_id(policy.env_id) != env_id:
+        raise AgentSpecError(f"agent {parsed.label!r} plays {policy.env_id}, not {env_id}")
+    return policy
+
+
+def _rllib_agent(argument: str, context: BuildContext) -> Any:
+    """``rllib:PATH``: an exported RLlib policy (NumPy only; Ray is not needed to play it)."""
+    from thermopylae_agents.rllib.agent import load_rllib_agent
+
+    try:
+        return load_rllib_agent(argument, seed=context.seed)
+    except ValueError as err:
+        raise AgentSpecError(f"agent 'rllib:{argument}': {err}") from None
+
+
+register_kind("rllib", _rllib_agent)
