@@ -15,12 +15,14 @@ File format (``.jsonl``, one JSON object per line, version 1)::
     ...
     {"type": "result", "steps": 17, "finished": true, "return": 1.0, "won": true, "reason": "graveyard"}
 
-``options`` are the keyword arguments of ``gymnasium.make`` (without ``render_mode`` and
-``record_events``: a replay sets those itself); they must be JSON values, so a duel opponent is recorded
-as ``"heuristic"``, ``"random"`` or the label of a model (a path), never as a Python callable. ``events``
-are the engine's event dicts (``record_events=True``; the duel's include both sides' moves and every card
-drawn: a record is for people and tests, not for an agent). ``obs`` is :func:`obs_digest` of the
-observation after the reset or step. ``agent`` (optional) says who chose the actions (a claim a replay
+``options`` are the env's keyword arguments (without ``render_mode`` and ``record_events``: a replay
+sets those itself; no argument of ``gymnasium.make`` itself such as ``max_episode_steps``); they must be
+JSON values of the types :data:`~thermopylae_env.record_format.ENV_OPTIONS` lists, so a duel opponent is
+recorded as ``"heuristic"``, ``"random"`` or the label of a model (a path), never as a Python callable,
+and a custom co-op ``persian_deck`` as its rows (``[[white, red, bonus], ...]``), never as a file name.
+``events`` are the engine's event dicts (``record_events=True``; the duel's include both sides' moves
+and every card drawn: a record is for people and tests, not for an agent). ``obs`` is :func:`obs_digest`
+of the observation after the reset or step. ``agent`` (optional) says who chose the actions (a claim a replay
 cannot check, so the replay does not show it). A game stopped before its end (a player quit) has
 ``"finished": false`` and null ``won`` and ``reason`` in its result line. Extra keys are allowed and kept.
 
@@ -210,7 +212,8 @@ class RecordEpisode(gym.Wrapper):
                                  "options=")
             env_id = env.spec.id
         self.env_id = env_id
-        self.options = _check_options(_deck_as_rows(env, _env_options(env) if options is None else dict(options)))
+        given = _env_options(env) if options is None else dict(options)
+        self.options = _check_options(_deck_as_rows(env, given))
         problem = record_options_problem(env_id, self.options)
         if problem:
             raise ValueError(f"cannot record this game: {problem}")
@@ -358,10 +361,10 @@ def make_record_env(record: GameRecord, render_mode: str | None = None, opponent
     Only this package's environments are made, and the record's options are checked against the env's
     option names and types (:func:`~thermopylae_env.record_format.record_options_problem`) before anything
     is made: a record is data, it cannot make Gymnasium import a module, set ``gymnasium.make`` arguments
-    such as ``max_episode_steps`` or name a file (a custom deck is its rows). A duel record whose ``opponent`` option is not a built-in player (``heuristic``, ``random``)
-    names a model file; it is never loaded from the record: pass ``opponent`` (an agent object or
-    callable) to replay it, else :class:`RecordNeedsOpponentError`. Options the env refuses raise
-    ``ValueError`` naming the record.
+    such as ``max_episode_steps`` or name a file (a custom deck is its rows). A duel record whose
+    ``opponent`` option is not a built-in player (``heuristic``, ``random``) names a model file; it is
+    never loaded from the record: pass ``opponent`` (an agent object or callable) to replay it, else
+    :class:`RecordNeedsOpponentError`. Options the env refuses raise ``ValueError`` naming the record.
     """
     import thermopylae_env  # noqa: F401 - registers the environments
 
