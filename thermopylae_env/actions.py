@@ -38,6 +38,7 @@ __all__ = [
     "IllegalActionError",
     "as_action_batch",
     "as_action_index",
+    "as_action_name",
     "as_game_seeds",
     "as_reset_mask",
     "as_seed",
@@ -122,6 +123,13 @@ def as_action_index(action: object, n: int) -> int:
     if not 0 <= index < n:
         raise ValueError(f"action {index} is outside the action space Discrete({n})")
     return index
+
+
+def as_action_name(name: object) -> str:
+    """Return ``name`` if it is a ``str`` (an action's readable name), else raise a one-line ``TypeError``."""
+    if not isinstance(name, str):
+        raise TypeError(f"action name must be a string, got {type(name).__name__}")
+    return name
 
 
 def as_action_batch(actions: object, num_envs: int, n: int) -> np.ndarray:

@@ -13,7 +13,10 @@ One rule for every deck file and every loader:
 * a number is an integer, or text of ASCII decimal digits with an optional minus sign: ``1e1``, ``1_0``,
   ``10.0`` and non-ASCII digits are refused;
 * a bonus is ``1``/``true``/``yes``/``y`` or ``0``/``false``/``no``/``n``; an empty bonus cell is an
-  error (no bonus is written ``0``).
+  error (no bonus is written ``0``);
+* an error about a file names the file, the line or row and the problem, and quotes nothing of the file
+  (a deck path may come from someone else: its contents must not be read out); rows given in Python are
+  quoted (shortened).
 """
 
 from __future__ import annotations
@@ -139,19 +142,21 @@ def _read_csv(source: str | os.PathLike[str], what: str) -> tuple[list[str], lis
 
 
 def _check_header(header: Sequence[str], expected: Sequence[str], what: str) -> None:
-    seen: set[str] = set()
-    for name in header:
+    """Refuse a file's header line naming only the expected columns and positions (never its text)."""
+    seen: dict[str, int] = {}
+    for position, name in enumerate(header, start=1):
         if name in seen:
-            raise DeckError(f"{what}: duplicate column {name!r} in the header")
-        seen.add(name)
+            raise DeckError(f"{what}: column {position} repeats column {seen[name]} in the header")
+        seen[name] = position
     missing = [name for name in expected if name not in seen]
-    extra = [name for name in header if name not in expected]
+    extra = [str(position) for position, name in enumerate(header, start=1) if name not in expected]
     if missing or extra:
         parts = []
         if missing:
             parts.append(f"missing column(s) {missing}")
         if extra:
-            parts.append(f"unknown column(s) {extra}")
+            which = "column at position" if len(extra) == 1 else "columns at positions"
+            parts.append(f"unknown {which} {', '.join(extra)}")
         raise DeckError(f"{what}: header must be {list(expected)}: " + ", ".join(parts))
 
 
@@ -160,22 +165,34 @@ _TRUE = ("1", "true", "yes", "y")
 _FALSE = ("0", "false", "no", "n")
 
 
-def _int_cell(value: object, column: str, where: str) -> int:
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _shown(value: object, quote: bool) -> str:
+    """``", got VALUE"`` for a message (shortened), or nothing when ``value`` comes from a file."""
+    return f", got {_short(value)}" if quote else ""
+
+
+def _int_cell(value: object, column: str, where: str, quote: bool = True) -> int:
     """A whole number: a Python/NumPy integer, or text of ASCII decimal digits with an optional ``-``
-    (``1e1``, ``1_0``, ``10.0``, ``nan`` and non-ASCII digits are refused)."""
+    (``1e1``, ``1_0``, ``10.0``, ``nan`` and non-ASCII digits are refused). ``quote``: whether the message
+    may show ``value`` (not for a file's cell)."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
-        raise DeckError(f"{where}: {column} must be a whole number, got {value!r}")
+        raise DeckError(f"{where}: {column} must be a whole number{_shown(value, quote)}")
     if isinstance(value, numbers.Integral):
         return int(value)
     text = value.strip()
     if not _WHOLE_NUMBER.fullmatch(text):
-        raise DeckError(f"{where}: {column} must be a whole number, got {value!r} (ASCII digits only)")
+        raise DeckError(f"{where}: {column} must be a whole number of ASCII digits (no sign but -, fraction "
+                        f"or exponent){_shown(value, quote)}")
     return int(text)
 
 
-def _bonus_cell(value: object, where: str) -> bool:
+def _bonus_cell(value: object, where: str, quote: bool = True) -> bool:
     """``1``/``true``/``yes``/``y`` or ``0``/``false``/``no``/``n`` (any case); an empty cell is an error
-    (write ``0`` for no bonus)."""
+    (write ``0`` for no bonus). ``quote``: whether the message may show ``value`` (not for a file's cell)."""
     if isinstance(value, bool):
         return value
     if isinstance(value, numbers.Integral) and int(value) in (0, 1):
@@ -187,7 +204,7 @@ def _bonus_cell(value: object, where: str) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise DeckError(f"{where}: bonus must be 0 or 1, got {value!r}")
+    raise DeckError(f"{where}: bonus must be 0 or 1 (or true/false, yes/no){_shown(value, quote)}")
 
 
 PersianRows = Iterable[PersianCard | Mapping[str, object] | Sequence[object]]
@@ -203,7 +220,8 @@ def load_persian_deck(source: str | os.PathLike[str] | PersianRows | None = None
     if source is None:
         return default_persian_deck()
     what = "Persian deck"
-    if isinstance(source, (str, os.PathLike)):
+    from_file = isinstance(source, (str, os.PathLike))
+    if from_file:
         what = f"{what} {os.fspath(source)}"  # every message of a file names it
         header, raw = _read_csv(source, what)
         _check_header(header, ("white", "red", "bonus"), what)
@@ -217,7 +235,7 @@ def load_persian_deck(source: str | os.PathLike[str] | PersianRows | None = None
         if not isinstance(source, Iterable) or isinstance(source, (bytes, bytearray)):
             raise DeckError(
                 f"{what}: expected a CSV path, rows (white, red, bonus) or None, got {type(source).__name__} "
-                f"{source!r}"
+                f"{_short(source)}"
             )
         entries = []
         for number, row in enumerate(source, start=1):
@@ -234,12 +252,12 @@ def load_persian_deck(source: str | os.PathLike[str] | PersianRows | None = None
                     raise DeckError(f"{where}: expected (white, red, bonus), got {len(row)} values")
                 entries.append((where, {"white": row[0], "red": row[1], "bonus": row[2]}))
             else:
-                raise DeckError(f"{where}: expected (white, red, bonus), got {row!r}")
+                raise DeckError(f"{where}: expected (white, red, bonus){_shown(row, True)}")
     cards = []
     for where, cells in entries:
-        white = _int_cell(cells["white"], "white", where)
-        red = _int_cell(cells["red"], "red", where)
-        bonus = _bonus_cell(cells["bonus"], where)
+        white = _int_cell(cells["white"], "white", where, quote=not from_file)
+        red = _int_cell(cells["red"], "red", where, quote=not from_file)
+        bonus = _bonus_cell(cells["bonus"], where, quote=not from_file)
         if not 1 <= white <= MAX_CARD_VALUE:
             raise DeckError(f"{where}: white {white} is outside 1..{MAX_CARD_VALUE}")
         if not 1 <= red <= MAX_CARD_VALUE:
@@ -266,10 +284,10 @@ def load_spartan_deck() -> tuple[int, ...]:
     _check_header(header, ("value", "count"), f"Spartan deck {path}")
     values: list[int] = []
     for number, row in enumerate(raw, start=1):
-        where = f"Spartan deck row {number}"
+        where = f"Spartan deck {path} row {number}"
         cells = dict(zip(header, row, strict=False))
-        value = _int_cell(cells.get("value", ""), "value", where)
-        count = _int_cell(cells.get("count", ""), "count", where)
+        value = _int_cell(cells.get("value", ""), "value", where, quote=False)
+        count = _int_cell(cells.get("count", ""), "count", where, quote=False)
         if value not in SPARTAN_VALUES or count < 0:
             raise DeckError(f"{where}: value must be in 10..20 and count >= 0, got {value}, {count}")
         values += [value] * count
@@ -296,9 +314,9 @@ def load_duel_deck(side: str) -> tuple[DuelCardType, ...]:
         cells = dict(zip(header, row, strict=False))
         kind = cells["kind"].strip()
         if kind not in DUEL_KINDS:
-            raise DeckError(f"{where}: kind must be one of {DUEL_KINDS}, got {kind!r}")
-        force = _int_cell(cells["force"], "force", where)
-        count = _int_cell(cells["count"], "count", where)
+            raise DeckError(f"{where}: kind must be one of {DUEL_KINDS}")
+        force = _int_cell(cells["force"], "force", where, quote=False)
+        count = _int_cell(cells["count"], "count", where, quote=False)
         types.append(DuelCardType(cells["name"].strip(), kind, force, count))
     if sum(t.count for t in types) != 52:
         raise DeckError(f"{what}: expected 52 cards, got {sum(t.count for t in types)}")

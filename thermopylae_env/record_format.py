@@ -4,6 +4,10 @@ the problem). The format itself and how records are written and replayed: :mod:`
 
 A record is data and never runs code: reading one parses JSON only (a regular file of at most
 :data:`MAX_RECORD_BYTES`, lines of at most :data:`MAX_LINE_BYTES`, nesting at most :data:`MAX_JSON_DEPTH`).
+Its header ``options`` are checked by :func:`record_options_problem` against :data:`ENV_OPTIONS`, the
+options each environment takes and their JSON types, before any environment is made: no ``gymnasium.make``
+argument of its own (``max_episode_steps``, ...), no option a replay sets itself, and no file name (a
+custom Persian deck is recorded as its rows).
 """
 
 from __future__ import annotations
@@ -22,11 +26,13 @@ __all__ = [
     "ENV_PREFIX",
     "BUILT_IN_OPPONENTS",
     "RESERVED_OPTIONS",
+    "ENV_OPTIONS",
     "MAX_RECORD_BYTES",
     "MAX_LINE_BYTES",
     "MAX_JSON_DEPTH",
     "GameRecord",
     "load_record",
+    "record_options_problem",
 ]
 
 
@@ -36,6 +42,16 @@ RESERVED_OPTIONS = ("render_mode", "record_events")
 ENV_PREFIX = "thermopylae/"
 BUILT_IN_OPPONENTS = ("heuristic", "random")  # part of the duel env's definition: no file is loaded
 
+# The options a record may give each environment and the JSON type each must have: the keyword arguments
+# of the env classes less RESERVED_OPTIONS (a test holds the two together). Values are checked by the env.
+_COMMON_OPTIONS = {"illegal_action": "string", "illegal_action_penalty": "number"}
+_DUEL_OPTIONS = {"opponent": "string", **_COMMON_OPTIONS}
+ENV_OPTIONS: dict[str, dict[str, str]] = {
+    "thermopylae/Coop-v0": {"num_players": "integer", "persian_deck": "deck rows", **_COMMON_OPTIONS,
+                            "reward_shaping": "number"},
+    "thermopylae/DuelGreek-v0": _DUEL_OPTIONS,
+    "thermopylae/DuelPersian-v0": _DUEL_OPTIONS,
+}
 
 
 @dataclass
@@ -72,6 +88,50 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _option_problem(key: str, kind: str, value: Any) -> str | None:
+    if kind == "integer" and not _is_int(value):
+        return f"{key} must be an integer, got {_shown(value)}"
+    if kind == "number" and not _is_number(value):
+        return f"{key} must be a number, got {_shown(value)}"
+    if kind == "string" and not isinstance(value, str):
+        return f"{key} must be a string, got {_shown(value)}"
+    if kind == "deck rows" and value is not None and not isinstance(value, list):
+        got = "a string (a file name?)" if isinstance(value, str) else f"a {type(value).__name__}"
+        return (f"{key} must be the deck's rows (a list of [white, red, bonus]) or null, got {got}: a record "
+                "holds its deck and never names a file")
+    return None
+
+
+def record_options_problem(env_id: Any, options: Any) -> str | None:
+    """What is wrong with a record's ``env_id`` and header ``options`` (``None``: nothing), checked before
+    any environment is made: ``env_id`` must be one of :data:`ENV_OPTIONS`, ``options`` a dict of that
+    environment's option names with values of their JSON type; :data:`RESERVED_OPTIONS` are refused."""
+    if not isinstance(env_id, str) or not env_id.startswith(ENV_PREFIX):
+        return f"env_id must name an environment of this package ({ENV_PREFIX}...), got {_shown(env_id)}"
+    if env_id not in ENV_OPTIONS:
+        return (f"unknown env_id {_shown(env_id)}: not an environment of this package "
+                f"(known: {', '.join(ENV_OPTIONS)})")
+    if not isinstance(options, dict):
+        return f"options must be an object, got {_shown(options)}"
+    reserved = [k for k in options if k in RESERVED_OPTIONS]
+    if reserved:
+        return f"options must not set {reserved} (a replay sets them)"
+    known = ENV_OPTIONS[env_id]
+    for key, value in options.items():
+        if key not in known:
+            return (f"the options do not fit {env_id}: unknown option {_shown(key)} "
+                    f"(it takes {', '.join(known)})")
+        problem = _option_problem(key, known[key], value)
+        if problem:
+            return f"the options do not fit {env_id}: {problem}"
+    return None
+
+
 def _check_header(obj: dict[str, Any]) -> str | None:
     if obj.get("type") != "header":
         return f"the first line must be the header (type 'header'), got type {obj.get('type')!r}"
@@ -84,13 +144,9 @@ def _check_header(obj: dict[str, Any]) -> str | None:
         return f"record version {version} is newer than this package reads (up to {VERSION})"
     if version < 1:
         return f"unknown record version {version}"
-    if not isinstance(obj.get("env_id"), str) or not obj["env_id"].startswith(ENV_PREFIX):
-        return f"env_id must name an environment of this package ({ENV_PREFIX}...), got {obj.get('env_id')!r}"
-    if not isinstance(obj.get("options"), dict):
-        return f"options must be an object, got {obj.get('options')!r}"
-    reserved = [k for k in obj["options"] if k in RESERVED_OPTIONS]
-    if reserved:
-        return f"options must not set {reserved} (a replay sets them)"
+    problem = record_options_problem(obj.get("env_id"), obj.get("options"))
+    if problem:
+        return problem
     if not _is_int(obj.get("seed")) or not 0 <= obj["seed"] < 2**64:
         return f"seed must be an integer in 0..2**64-1, got {obj.get('seed')!r}"
     if "agent" in obj and not isinstance(obj["agent"], str):

@@ -15,12 +15,14 @@ File format (``.jsonl``, one JSON object per line, version 1)::
     ...
     {"type": "result", "steps": 17, "finished": true, "return": 1.0, "won": true, "reason": "graveyard"}
 
-``options`` are the keyword arguments of ``gymnasium.make`` (without ``render_mode`` and
-``record_events``: a replay sets those itself); they must be JSON values, so a duel opponent is recorded
-as ``"heuristic"``, ``"random"`` or the label of a model (a path), never as a Python callable. ``events``
-are the engine's event dicts (``record_events=True``; the duel's include both sides' moves and every card
-drawn: a record is for people and tests, not for an agent). ``obs`` is :func:`obs_digest` of the
-observation after the reset or step. ``agent`` (optional) says who chose the actions (a claim a replay
+``options`` are the env's keyword arguments (without ``render_mode`` and ``record_events``: a replay
+sets those itself; no argument of ``gymnasium.make`` itself such as ``max_episode_steps``); they must be
+JSON values of the types :data:`~thermopylae_env.record_format.ENV_OPTIONS` lists, so a duel opponent is
+recorded as ``"heuristic"``, ``"random"`` or the label of a model (a path), never as a Python callable,
+and a custom co-op ``persian_deck`` as its rows (``[[white, red, bonus], ...]``), never as a file name.
+``events`` are the engine's event dicts (``record_events=True``; the duel's include both sides' moves
+and every card drawn: a record is for people and tests, not for an agent). ``obs`` is :func:`obs_digest`
+of the observation after the reset or step. ``agent`` (optional) says who chose the actions (a claim a replay
 cannot check, so the replay does not show it). A game stopped before its end (a player quit) has
 ``"finished": false`` and null ``won`` and ``reason`` in its result line. Extra keys are allowed and kept.
 
@@ -66,6 +68,7 @@ from thermopylae_env.record_format import (
     VERSION,
     GameRecord,
     load_record,
+    record_options_problem,
 )
 
 __all__ = [
@@ -121,6 +124,15 @@ def _env_options(env: gym.Env) -> dict[str, Any]:
     if spec is None:
         raise ValueError("the env has no spec (it was not made by gymnasium.make): pass env_id= and options=")
     return {k: v for k, v in (spec.kwargs or {}).items() if k not in RESERVED_OPTIONS}
+
+
+def _deck_as_rows(env: gym.Env, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with a custom Persian deck (a file name or rows) replaced by the rows the env plays
+    with: a record holds its deck and never names a file."""
+    deck = getattr(getattr(env.unwrapped, "game", None), "persian", None)
+    if options.get("persian_deck") is None or deck is None:
+        return options
+    return {**options, "persian_deck": [[card.white, card.red, int(card.bonus)] for card in deck]}
 
 
 def _check_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -200,7 +212,11 @@ class RecordEpisode(gym.Wrapper):
                                  "options=")
             env_id = env.spec.id
         self.env_id = env_id
-        self.options = _check_options(_env_options(env) if options is None else dict(options))
+        given = _env_options(env) if options is None else dict(options)
+        self.options = _check_options(_deck_as_rows(env, given))
+        problem = record_options_problem(env_id, self.options)
+        if problem:
+            raise ValueError(f"cannot record this game: {problem}")
         self.agent = agent
         self.path_template = os.fspath(path)
         check_writable(self.path_template.replace("{episode}", "0"))
@@ -342,17 +358,20 @@ class RecordNeedsOpponentError(ValueError):
 def make_record_env(record: GameRecord, render_mode: str | None = None, opponent: Any = None) -> gym.Env:
     """The environment of ``record`` (same id and options, events on), not yet reset.
 
-    Only this package's environments are made (a record is data: it cannot make Gymnasium import a
-    module). A duel record whose ``opponent`` option is not a built-in player (``heuristic``, ``random``)
-    names a model file; it is never loaded from the record: pass ``opponent`` (an agent object or
-    callable) to replay it, else :class:`RecordNeedsOpponentError`. Options the env refuses raise
-    ``ValueError`` naming the record.
+    Only this package's environments are made, and the record's options are checked against the env's
+    option names and types (:func:`~thermopylae_env.record_format.record_options_problem`) before anything
+    is made: a record is data, it cannot make Gymnasium import a module, set ``gymnasium.make`` arguments
+    such as ``max_episode_steps`` or name a file (a custom deck is its rows). A duel record whose
+    ``opponent`` option is not a built-in player (``heuristic``, ``random``) names a model file; it is
+    never loaded from the record: pass ``opponent`` (an agent object or callable) to replay it, else
+    :class:`RecordNeedsOpponentError`. Options the env refuses raise ``ValueError`` naming the record.
     """
     import thermopylae_env  # noqa: F401 - registers the environments
 
     name = record.path or "record"
-    if not record.env_id.startswith(ENV_PREFIX) or record.env_id not in gym.registry:
-        raise ValueError(f"{name}: unknown env_id {record.env_id!r} (not an environment of this package)")
+    problem = record_options_problem(record.env_id, record.options)
+    if problem:
+        raise ValueError(f"{name}: {problem}")
     kwargs = dict(record.options)
     recorded = kwargs.get("opponent")
     if opponent is not None:
@@ -366,12 +385,8 @@ def make_record_env(record: GameRecord, render_mode: str | None = None, opponent
         kwargs["render_mode"] = render_mode
     try:
         return gym.make(record.env_id, record_events=True, disable_env_checker=True, **kwargs)
-    except TypeError as err:
-        raise ValueError(f"{name}: the options {record.options} do not fit {record.env_id}: {err}") from err
-    except ValueError as err:
-        raise ValueError(
-            f"{name}: the options {record.options} are invalid for {record.env_id}: {err}"
-        ) from err
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name}: the options are invalid for {record.env_id}: {err}") from err
 
 
 @dataclass

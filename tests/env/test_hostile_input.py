@@ -510,24 +510,24 @@ def bad_deck(case: str, tmp_path: Path) -> tuple[object, str]:
         return write_csv(target, HEADER, rows), "row 5 .*red 15 is smaller than white 20"
     if case == "non-numeric cell":
         rows[2][0] = "twenty"
-        return write_csv(target, HEADER, rows), "row 3 .*white must be a whole number, got 'twenty'"
+        return write_csv(target, HEADER, rows), "row 3 .*white must be a whole number"
     if case == "fractional cell":
         rows[0][1] = "21.5"
-        return write_csv(target, HEADER, rows), "row 1 .*red must be a whole number, got '21.5'"
+        return write_csv(target, HEADER, rows), "row 1 .*red must be a whole number"
     if case == "nan cell":
         rows[0][0] = "nan"
-        return write_csv(target, HEADER, rows), "row 1 .*white must be a whole number, got 'nan'"
+        return write_csv(target, HEADER, rows), "row 1 .*white must be a whole number"
     if case == "negative value":
         rows[7] = ["-3", "5", "0"]
         return write_csv(target, HEADER, rows), r"row 8 .*white -3 is outside 1\.\.99"
     if case == "bad bonus":
         rows[1][2] = "2"
-        return write_csv(target, HEADER, rows), "row 2 .*bonus must be 0 or 1, got '2'"
+        return write_csv(target, HEADER, rows), "row 2 .*bonus must be 0 or 1"
     if case == "missing cell":
         rows[3] = rows[3][:2]
         return write_csv(target, HEADER, rows), "row 4 .*expected 3 cells, got 2"
     if case == "duplicate header":
-        return write_csv(target, ["white", "red", "red"], rows), "duplicate column 'red'"
+        return write_csv(target, ["white", "red", "red"], rows), "column 3 repeats column 2"
     if case == "wrong header":
         return write_csv(target, ["combat", "red", "bonus"], rows), r"missing column\(s\) \['white'\]"
     if case == "header only":
@@ -550,7 +550,7 @@ def bad_deck(case: str, tmp_path: Path) -> tuple[object, str]:
     if case in ("exponent", "underscore", "non-ASCII digits", "full-width digits", "float text"):
         rows[5][0] = {"exponent": "1e1", "underscore": "1_0", "non-ASCII digits": "\u0661\u0660",
                       "full-width digits": "\uff11\uff10", "float text": "10.0"}[case]
-        return write_csv(target, HEADER, rows), "row 6 .*white must be a whole number, got .*ASCII digits"
+        return write_csv(target, HEADER, rows), "row 6 .*white must be a whole number of ASCII digits"
     if case == "empty bonus":
         rows[9][2] = ""
         return write_csv(target, HEADER, rows), "row 10 .*bonus is empty: write 0 for no bonus"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from thermopylae_env.actions import as_action_index, as_action_name
 from thermopylae_env.cards import PERSIAN_DECK_SIZE, SPARTAN_VALUES
 from thermopylae_env.layout import Piece, lay_out
 
@@ -158,8 +159,11 @@ def discard_action(value: int) -> int:
 
 
 def decode_action(action: int) -> str:
-    """A readable name of an action index, e.g. ``"fight 17 +2 support"`` (inverse of encode_action)."""
-    a = int(action)
+    """A readable name of an action index, e.g. ``"fight 17 +2 support"`` (inverse of encode_action).
+
+    ``action`` is an integer (Python or NumPy, not a boolean) in ``0..NUM_ACTIONS-1``: anything else
+    raises ``TypeError`` / ``ValueError`` (:func:`thermopylae_env.actions.as_action_index`)."""
+    a = as_action_index(action, NUM_ACTIONS)
     if a == RETREAT:
         return "retreat"
     if FIGHT_BASE <= a < GIVE_BASE:
@@ -171,7 +175,7 @@ def decode_action(action: int) -> str:
         return "decline draw"
     if DISCARD_BASE <= a < NUM_ACTIONS:
         return f"discard {a - DISCARD_BASE + MIN_VALUE}"
-    raise ValueError(f"action {action!r} is outside 0..{NUM_ACTIONS - 1}")
+    raise AssertionError(f"action {a}: no block of the layout holds it")
 
 
 _FIGHT_RE = re.compile(r"fight (\d+)(?: \+(\d+) support)?")
@@ -182,9 +186,10 @@ _DISCARD_RE = re.compile(r"discard (\d+)")
 def encode_action(name: str) -> int:
     """The action index of a name written as :func:`decode_action` writes it.
 
-    Case and repeated spaces are ignored; ``"fight 17"`` means ``"fight 17 +0 support"``.
+    Case and repeated spaces are ignored; ``"fight 17"`` means ``"fight 17 +0 support"``. A name that is
+    not a ``str`` raises ``TypeError``, an unknown one ``ValueError``.
     """
-    text = " ".join(str(name).lower().split())
+    text = " ".join(as_action_name(name).lower().split())
     if text == "retreat":
         return RETREAT
     if text == "decline draw":

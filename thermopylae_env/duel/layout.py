@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from thermopylae_env.actions import as_action_index
+from thermopylae_env.actions import as_action_index, as_action_name
 from thermopylae_env.cards import DeckError, load_duel_deck
 from thermopylae_env.layout import Piece, lay_out
 
@@ -382,8 +382,9 @@ def _action_names() -> dict[str, int]:
 
 
 def encode_action(name: str) -> int:
-    """Inverse of :func:`decode_action` (any of its readings; case and outer spaces ignored)."""
+    """Inverse of :func:`decode_action` (any of its readings; case and outer spaces ignored). A name that
+    is not a ``str`` raises ``TypeError``, an unknown one ``ValueError``."""
     try:
-        return _action_names()[name.strip().lower()]
+        return _action_names()[as_action_name(name).strip().lower()]
     except KeyError:
         raise ValueError(f"unknown duel action {name!r}") from None

@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 from thermopylae_env import coop, coop_layout, coop_vector
+from thermopylae_env.coop.layout import DECLINE, NUM_ACTIONS, RETREAT, decode_action, encode_action
 from thermopylae_env.coop_env import CoopEnv
 from thermopylae_env.coop_layout import ACTION_BLOCKS, OBS, OBS_SIZE, PIECES
 
@@ -74,3 +76,28 @@ def test_a_new_game_observation_reads_back_through_the_pieces():
     hands = obs[OBS["hands"].slice].reshape(OBS["hands"].shape) * OBS["hands"].scale
     assert hands.sum() == 6 and hands[2:].sum() == 0
     assert obs[OBS["support"].offset] * OBS["support"].scale == coop_layout.NUM_SUPPORT
+
+
+@pytest.mark.parametrize(
+    ("action", "error", "message"),
+    [("3", TypeError, "action must be an integer, got str"), (2.7, TypeError, "action must be an integer"),
+     (True, TypeError, "got the boolean"), (None, TypeError, "action is None"),
+     (NUM_ACTIONS, ValueError, f"outside the action space Discrete\\({NUM_ACTIONS}\\)"),
+     (-1, ValueError, "outside the action space")],
+)
+def test_decode_action_takes_only_an_integer_action_of_the_space(action, error, message):
+    with pytest.raises(error, match=message) as caught:
+        decode_action(action)
+    assert "\n" not in str(caught.value)
+
+
+def test_decode_action_takes_numpy_integers():
+    assert decode_action(np.int64(RETREAT)) == decode_action(np.uint8(RETREAT)) == "retreat"
+    assert decode_action(np.array(DECLINE)) == "decline draw"
+
+
+@pytest.mark.parametrize("name", [None, 0, b"retreat", ["retreat"]])
+def test_encode_action_takes_only_a_string(name):
+    with pytest.raises(TypeError, match="action name must be a string") as caught:
+        encode_action(name)
+    assert "\n" not in str(caught.value)

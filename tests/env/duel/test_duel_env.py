@@ -520,3 +520,28 @@ def test_actions_outside_the_space_are_refused_and_change_nothing(env_id, action
     got, want = env.step(legal), twin.step(int(legal))
     assert np.array_equal(got[0], want[0]) and got[1:4] == want[1:4]
     assert np.array_equal(got[4]["action_mask"], want[4]["action_mask"])
+
+
+@pytest.mark.parametrize(
+    ("action", "error", "message"),
+    [("3", TypeError, "action must be an integer, got str"), (2.7, TypeError, "action must be an integer"),
+     (True, TypeError, "got the boolean"), (None, TypeError, "action is None"),
+     (NUM_ACTIONS, ValueError, "outside the action space")],
+)
+def test_duel_decode_action_takes_only_an_integer_action_of_the_space(action, error, message):
+    from thermopylae_env.duel.layout import decode_action
+
+    with pytest.raises(error, match=message) as caught:
+        decode_action(action, GREEK)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("name", [None, 0, b"commit attack", ["commit attack"]])
+def test_duel_encode_action_takes_only_a_string(name):
+    from thermopylae_env.duel.layout import encode_action
+
+    with pytest.raises(TypeError, match="action name must be a string") as caught:
+        encode_action(name)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(TypeError, match="action name must be a string"):
+        DuelGreekEnv.encode_action(name)
