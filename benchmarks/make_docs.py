@@ -137,6 +137,42 @@ def coop_bound_table() -> str:
                   ["---", "---:", "---:", "---", "---"], rows)
 
 
+def coop_bound_search_table() -> str:
+    """Each agent's gap to the bound on deals 0..299, the search expert's deals (``coop_bound_search_gaps.json``)."""
+    rows = []
+    for gap in _load(BENCH / "coop_bound_search_gaps.json")["gaps"]:
+        rows.append([f"`{gap['agent']}`", str(gap["deals"]), _pct(gap["win_rate"]["mean"]),
+                     _interval(gap["win_rate"]["low"], gap["win_rate"]["high"]),
+                     f"{_pct(gap['bound']['mean'])} {_interval(gap['bound']['low'], gap['bound']['high'])}",
+                     f"{100 * gap['gap']['mean']:.2f} {_interval(gap['gap']['low'], gap['gap']['high'])}"])
+    return _table(["player", "deals", "win rate", "95% interval", "bound on these deals",
+                   "bound - player, points [95%]"], ["---", "---:", "---:", "---", "---", "---"], rows)
+
+
+def coop_bound_speed_table() -> str:
+    """The first, second and final solo kernels on the same deals (``benchmarks/coop_bound_speed.json``)."""
+    rows = []
+    for row in _load(BENCH / "coop_bound_speed.json")["rows"]:
+        old, new, final = row["old"], row["new"], row["final"]
+        rows.append([str(row["deal"]), _count(old["states"]), f"{old['cpu_s']:.1f}", _count(new["states"]),
+                     f"{new['cpu_s']:.1f}", _count(final["states"]), f"{final['cpu_s']:.1f}",
+                     f"{row['cpu_speedup_final']:.1f}x", f"{row['abs_diff_old_final']:.0e}"])
+    return _table(["deal", "old states", "old CPU s", "new states", "new CPU s", "final states", "final CPU s",
+                   "speed-up (final)", "diff"], ["---:"] * 9, rows)
+
+
+def coop_bound_first_deals_table() -> str:
+    """Deals 0..5 of the first kernel, with the heuristic's exact value (``benchmarks/coop_bound.jsonl``)."""
+    rows = []
+    with (BENCH / "coop_bound.jsonl").open(encoding="utf-8") as handle:
+        for line in handle:
+            deal = json.loads(line)
+            rows.append([str(deal["deal"]), f"{deal['bound']:.4f}", f"{deal['heuristic']:.4f}",
+                         f"{deal['bound'] - deal['heuristic']:.4f}", _count(deal["bound_states"]),
+                         _count(deal["bound_seconds"])])
+    return _table(["deal", "bound", "heuristic (exact)", "gap", "states", "seconds (wall)"], ["---:"] * 6, rows)
+
+
 def _crossplay_players(result: dict) -> tuple[list[str], list[str], dict[tuple[str, str], dict]]:
     greeks: list[str] = []
     persians: list[str] = []
@@ -169,7 +205,7 @@ def _curve(row: dict) -> str:
     points = []
     for index, point in enumerate(runs[0]["curve"]):
         mean = sum(run["curve"][index]["win_rate"] for run in runs) / len(runs)
-        points.append(f"{point['timesteps'] // 1000}k: {100 * mean:.1f}")
+        points.append(f"{round(point['timesteps'] / 1000)}k: {100 * mean:.1f}")
     return " → ".join(points)
 
 
@@ -275,6 +311,9 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "duel-speed": duel_speed_table,
     "coop-search-40": coop_search_table,
     "coop-bound": coop_bound_table,
+    "coop-bound-search": coop_bound_search_table,
+    "coop-bound-speed": coop_bound_speed_table,
+    "coop-bound-first-deals": coop_bound_first_deals_table,
     "duel-crossplay": duel_crossplay_table,
     "duel-vec-eval": duel_vec_eval_table,
     "exploitability": exploitability_table,
