@@ -285,12 +285,12 @@ def headline_table() -> str:
     rows = [
         ["[Co-op solo, shipped MaskablePPO vs heuristic](docs/results.md#co-op-solo)",
          f"{_pct(ppo['win_rate'])} vs {_pct(heuristic['win_rate'])} on the same {ppo['games']:,} deals, "
-         f"paired {100 * pair['difference']:+.1f} points {_signed_interval(*pair['ci95'])}"],
+         f"paired {100 * pair['difference']:+.2f} points {_signed_interval(*pair['ci95'])}"],
         ["[Co-op solo, deck-clairvoyant upper bound](docs/coop_bound.md)",
          f"{_pct(bound['mean'])} {_interval(bound['low'], bound['high'])} on {bound['n']:,} deals"],
         ["[Duel, learned Persian vs heuristic Persian, against the heuristic Greek](docs/results.md#duel-cross-play)",
          f"{_pct(1 - learned['win_rate'])} vs {_pct(1 - baseline['win_rate'])} of {learned['games']:,} deals"],
-        ["[Duel exploitability, best response to the learned / heuristic Persian](docs/strength.md)",
+        ["[Duel exploitability: a best response's win rate against the learned / heuristic Persian](docs/strength.md)",
          f"{_pct(exploit['duel_persian_maskable_ppo', 'persian']['win_rate'])} vs "
          f"{_pct(exploit['heuristic', 'persian']['win_rate'])}"],
         ["[Single co-op env vs RLCard's Leduc hold'em, same run](docs/speed.md)",
