@@ -70,10 +70,18 @@ def _rows_by_name(result: dict) -> dict[str, dict]:
 
 def _benchmark_rows(path: Path) -> str:
     result = _load(path)
-    rows = [[f"`{row['name']}`", row["what"].replace("|", "\\|"), _count(row["steps_per_s"]),
-             _count(row["cpu_steps_per_s"])] for row in result["rows"]]
-    return _table(["row", "what", "steps/s (wall)", "steps/s (CPU time)"],
-                  ["---", "---", "---:", "---:"], rows)
+    rows = [
+        [
+            f"`{row['name']}`",
+            row["what"].replace("|", "\\|"),
+            _count(row["steps_per_s"]),
+            _count(row["cpu_steps_per_s"]),
+        ]
+        for row in result["rows"]
+    ]
+    return _table(
+        ["row", "what", "steps/s (wall)", "steps/s (CPU time)"], ["---", "---", "---:", "---:"], rows
+    )
 
 
 def speed_table() -> str:
@@ -82,7 +90,7 @@ def speed_table() -> str:
 
 
 def duel_speed_table() -> str:
-    """Every row of the last ``benchmark.py --duel-only --duel-ppo`` run (``benchmarks/duel_results.json``)."""
+    """Every row of the last ``benchmark.py --duel-only --duel-ppo`` run (``duel_results.json``)."""
     return _benchmark_rows(BENCH / "duel_results.json")
 
 
@@ -112,41 +120,90 @@ def coop_search_table() -> str:
             versus = ""
             if agent != policy:
                 pair = _paired(result, policy, agent)
-                versus = (f"{100 * pair['difference']:+.2f} points {_signed_interval(*pair['ci95'])}, "
-                          f"p = {_p(pair['p_value'])}")
-            rows.append([str(players), f"`{agent}`", str(entry["games"]), _pct(entry["win_rate"]),
-                         _interval(*entry["ci95"]), versus])
-    return _table(["team", "player", "games", "win rate", "95% interval", "policy - player, paired"],
-                  ["---", "---", "---:", "---:", "---", "---"], rows)
+                versus = (
+                    f"{100 * pair['difference']:+.2f} points {_signed_interval(*pair['ci95'])}, "
+                    f"p = {_p(pair['p_value'])}"
+                )
+            rows.append(
+                [
+                    str(players),
+                    f"`{agent}`",
+                    str(entry["games"]),
+                    _pct(entry["win_rate"]),
+                    _interval(*entry["ci95"]),
+                    versus,
+                ]
+            )
+    return _table(
+        ["team", "player", "games", "win rate", "95% interval", "policy - player, paired"],
+        ["---", "---", "---:", "---:", "---", "---"],
+        rows,
+    )
 
 
 def coop_bound_table() -> str:
     """The solo bound and each agent's paired gap to it on deals 0..999 (``benchmarks/coop_bound.json``)."""
     bound = _load(BENCH / "coop_bound.json")
-    rows = [["deck-clairvoyant bound `V*`", str(bound["bound"]["n"]), _pct(bound["bound"]["mean"]),
-             _interval(bound["bound"]["low"], bound["bound"]["high"]), ""],
-            ["heuristic, exact win probability", str(bound["heuristic"]["n"]),
-             _pct(bound["heuristic"]["mean"]), _interval(bound["heuristic"]["low"], bound["heuristic"]["high"]),
-             f"{100 * bound['gap_bound_minus_heuristic']['mean']:.2f} "
-             f"{_interval(bound['gap_bound_minus_heuristic']['low'], bound['gap_bound_minus_heuristic']['high'])}"]]
+    exact_gap = bound["gap_bound_minus_heuristic"]
+    rows = [
+        [
+            "deck-clairvoyant bound `V*`",
+            str(bound["bound"]["n"]),
+            _pct(bound["bound"]["mean"]),
+            _interval(bound["bound"]["low"], bound["bound"]["high"]),
+            "",
+        ],
+        [
+            "heuristic, exact win probability",
+            str(bound["heuristic"]["n"]),
+            _pct(bound["heuristic"]["mean"]),
+            _interval(bound["heuristic"]["low"], bound["heuristic"]["high"]),
+            f"{100 * exact_gap['mean']:.2f} {_interval(exact_gap['low'], exact_gap['high'])}",
+        ],
+    ]
     for gap in bound["gaps"]:
-        rows.append([f"`{gap['agent']}`, played once", str(gap["deals"]), _pct(gap["win_rate"]["mean"]),
-                     _interval(gap["win_rate"]["low"], gap["win_rate"]["high"]),
-                     f"{100 * gap['gap']['mean']:.2f} {_interval(gap['gap']['low'], gap['gap']['high'])}"])
-    return _table(["player", "deals", "win rate", "95% interval", "bound - player, points [95%]"],
-                  ["---", "---:", "---:", "---", "---"], rows)
+        rows.append(
+            [
+                f"`{gap['agent']}`, played once",
+                str(gap["deals"]),
+                _pct(gap["win_rate"]["mean"]),
+                _interval(gap["win_rate"]["low"], gap["win_rate"]["high"]),
+                f"{100 * gap['gap']['mean']:.2f} {_interval(gap['gap']['low'], gap['gap']['high'])}",
+            ]
+        )
+    return _table(
+        ["player", "deals", "win rate", "95% interval", "bound - player, points [95%]"],
+        ["---", "---:", "---:", "---", "---"],
+        rows,
+    )
 
 
 def coop_bound_search_table() -> str:
-    """Each agent's gap to the bound on deals 0..299, the search expert's deals (``coop_bound_search_gaps.json``)."""
+    """Each agent's gap to the bound on deals 0..299, the deals the search expert played."""
     rows = []
     for gap in _load(BENCH / "coop_bound_search_gaps.json")["gaps"]:
-        rows.append([f"`{gap['agent']}`", str(gap["deals"]), _pct(gap["win_rate"]["mean"]),
-                     _interval(gap["win_rate"]["low"], gap["win_rate"]["high"]),
-                     f"{_pct(gap['bound']['mean'])} {_interval(gap['bound']['low'], gap['bound']['high'])}",
-                     f"{100 * gap['gap']['mean']:.2f} {_interval(gap['gap']['low'], gap['gap']['high'])}"])
-    return _table(["player", "deals", "win rate", "95% interval", "bound on these deals",
-                   "bound - player, points [95%]"], ["---", "---:", "---:", "---", "---", "---"], rows)
+        rows.append(
+            [
+                f"`{gap['agent']}`",
+                str(gap["deals"]),
+                _pct(gap["win_rate"]["mean"]),
+                _interval(gap["win_rate"]["low"], gap["win_rate"]["high"]),
+                f"{_pct(gap['bound']['mean'])} {_interval(gap['bound']['low'], gap['bound']['high'])}",
+                f"{100 * gap['gap']['mean']:.2f} {_interval(gap['gap']['low'], gap['gap']['high'])}",
+            ]
+        )
+    return _table(
+        [
+            "player",
+            "deals",
+            "win rate",
+            "95% interval",
+            "bound on these deals",
+            "bound - player, points [95%]",
+        ],
+        ["---", "---:", "---:", "---", "---", "---"],
+        rows,
+    )
 
 
 def coop_bound_speed_table() -> str:
@@ -154,11 +211,34 @@ def coop_bound_speed_table() -> str:
     rows = []
     for row in _load(BENCH / "coop_bound_speed.json")["rows"]:
         old, new, final = row["old"], row["new"], row["final"]
-        rows.append([str(row["deal"]), _count(old["states"]), f"{old['cpu_s']:.1f}", _count(new["states"]),
-                     f"{new['cpu_s']:.1f}", _count(final["states"]), f"{final['cpu_s']:.1f}",
-                     f"{row['cpu_speedup_final']:.1f}x", f"{row['abs_diff_old_final']:.0e}"])
-    return _table(["deal", "old states", "old CPU s", "new states", "new CPU s", "final states", "final CPU s",
-                   "speed-up (final)", "diff"], ["---:"] * 9, rows)
+        rows.append(
+            [
+                str(row["deal"]),
+                _count(old["states"]),
+                f"{old['cpu_s']:.1f}",
+                _count(new["states"]),
+                f"{new['cpu_s']:.1f}",
+                _count(final["states"]),
+                f"{final['cpu_s']:.1f}",
+                f"{row['cpu_speedup_final']:.1f}x",
+                f"{row['abs_diff_old_final']:.0e}",
+            ]
+        )
+    return _table(
+        [
+            "deal",
+            "old states",
+            "old CPU s",
+            "new states",
+            "new CPU s",
+            "final states",
+            "final CPU s",
+            "speed-up (final)",
+            "diff",
+        ],
+        ["---:"] * 9,
+        rows,
+    )
 
 
 def coop_bound_first_deals_table() -> str:
@@ -167,10 +247,19 @@ def coop_bound_first_deals_table() -> str:
     with (BENCH / "coop_bound.jsonl").open(encoding="utf-8") as handle:
         for line in handle:
             deal = json.loads(line)
-            rows.append([str(deal["deal"]), f"{deal['bound']:.4f}", f"{deal['heuristic']:.4f}",
-                         f"{deal['bound'] - deal['heuristic']:.4f}", _count(deal["bound_states"]),
-                         _count(deal["bound_seconds"])])
-    return _table(["deal", "bound", "heuristic (exact)", "gap", "states", "seconds (wall)"], ["---:"] * 6, rows)
+            rows.append(
+                [
+                    str(deal["deal"]),
+                    f"{deal['bound']:.4f}",
+                    f"{deal['heuristic']:.4f}",
+                    f"{deal['bound'] - deal['heuristic']:.4f}",
+                    _count(deal["bound_states"]),
+                    _count(deal["bound_seconds"]),
+                ]
+            )
+    return _table(
+        ["deal", "bound", "heuristic (exact)", "gap", "states", "seconds (wall)"], ["---:"] * 6, rows
+    )
 
 
 def _crossplay_players(result: dict) -> tuple[list[str], list[str], dict[tuple[str, str], dict]]:
@@ -217,56 +306,92 @@ def exploitability_table() -> str:
     for row in result["rows"]:
         finals = {run["seed"]: run["final"]["win_rate"] for run in row["runs"]}
         pooled, reference = row["pooled_final"], row["reference"]
-        rows.append([f"`{row['frozen_player']}`", row["frozen_side"]]
-                    + [_pct(finals[seed]) for seed in seeds]
-                    + [f"{_pct(pooled['win_rate'])} {_interval(*pooled['ci95'])}",
-                       f"{_pct(reference['win_rate'])} {_interval(*reference['ci95'])}",
-                       _curve(row), row["measured"]["commit"]])
-    header = (["frozen player", "side"] + [f"BR seed {seed}" for seed in seeds]
-              + ["BR pooled [95%]", "other side's heuristic vs it [95%]", "BR curve, mean of seeds (%)",
-                 "commit"])
+        rows.append(
+            [f"`{row['frozen_player']}`", row["frozen_side"]]
+            + [_pct(finals[seed]) for seed in seeds]
+            + [
+                f"{_pct(pooled['win_rate'])} {_interval(*pooled['ci95'])}",
+                f"{_pct(reference['win_rate'])} {_interval(*reference['ci95'])}",
+                _curve(row),
+                row["measured"]["commit"],
+            ]
+        )
+    header = (
+        ["frozen player", "side"]
+        + [f"BR seed {seed}" for seed in seeds]
+        + ["BR pooled [95%]", "other side's heuristic vs it [95%]", "BR curve, mean of seeds (%)", "commit"]
+    )
     return _table(header, ["---", "---"] + ["---:"] * len(seeds) + ["---", "---", "---", "---"], rows)
 
 
 def duel_vec_eval_table() -> str:
-    """Each retrained duel file against the one it replaced, on the same deals (``policies/duel_vec_eval.json``)."""
+    """Each retrained duel file against the one it replaced, on the same deals (``duel_vec_eval.json``)."""
     result = _load(POLICIES / "duel_vec_eval.json")
     rows = []
     for side in ("greek", "persian"):
         block = result[side]
         for name, player in block["players"].items():
             rows.append([side, name, str(block["games"]), _pct(player["win_rate"])])
-    return _table(["side", "player", "games", "win rate against the other side's heuristic"],
-                  ["---", "---", "---:", "---:"], rows)
+    return _table(
+        ["side", "player", "games", "win rate against the other side's heuristic"],
+        ["---", "---", "---:", "---:"],
+        rows,
+    )
 
 
 def rllib_measured_table() -> str:
     """Each phase of an RLlib PPO iteration, one and two env runners (``benchmarks/rllib_scaling.json``)."""
     measured = _load(BENCH / "rllib_scaling.json")["measured"]
-    names = {"coop_native": "co-op, native vector engine", "coop_sync": "co-op, `SyncVectorEnv` of single envs",
-             "duel_self_play": "duel self-play", "duel_greek_vs_heuristic": "duel Greek vs heuristic"}
+    names = {
+        "coop_native": "co-op, native vector engine",
+        "coop_sync": "co-op, `SyncVectorEnv` of single envs",
+        "duel_self_play": "duel self-play",
+        "duel_greek_vs_heuristic": "duel Greek vs heuristic",
+    }
     rows = []
     for key, label in names.items():
         one, two = measured[key]["1"], measured[key]["2"]
         learn = _count(two["learn_steps_per_s"]) if "learn_steps_per_s" in two else "-"
-        rows.append([label, _count(one["batch"]), _count(one["sample_steps_per_s"]),
-                     _count(two["sample_steps_per_s"]), learn, _count(two["bytes_per_step"])])
-    return _table(["case", "batch", "sampled steps/s, 1 runner", "2 runners", "learner steps/s", "bytes/step"],
-                  ["---", "---:", "---:", "---:", "---:", "---:"], rows)
+        rows.append(
+            [
+                label,
+                _count(one["batch"]),
+                _count(one["sample_steps_per_s"]),
+                _count(two["sample_steps_per_s"]),
+                learn,
+                _count(two["bytes_per_step"]),
+            ]
+        )
+    return _table(
+        ["case", "batch", "sampled steps/s, 1 runner", "2 runners", "learner steps/s", "bytes/step"],
+        ["---", "---:", "---:", "---:", "---:", "---:"],
+        rows,
+    )
 
 
 def rllib_projection_table() -> str:
     """The projected throughput with more env runners (``benchmarks/rllib_scaling.json``)."""
     projection = _load(BENCH / "rllib_scaling.json")["projection"]
     rows = []
-    for key, label in (("coop_native", "co-op"), ("duel_self_play", "duel self-play"),
-                       ("duel_greek_vs_heuristic", "duel Greek vs heuristic")):
+    for key, label in (
+        ("coop_native", "co-op"),
+        ("duel_self_play", "duel self-play"),
+        ("duel_greek_vs_heuristic", "duel Greek vs heuristic"),
+    ):
         block = projection[key]
         for row in block["rows"]:
-            rows.append([label, str(row["workers"]), _count(row["steps_per_s"]),
-                         f"{60 * row['wall_hours']:.1f} min for {_count(block['total_timesteps'])} steps",
-                         f"{row['limit']} ({100 * row['learner_share']:.0f}% learner)"])
-    return _table(["case", "workers", "steps/s", "time", "limit"], ["---", "---:", "---:", "---", "---"], rows)
+            rows.append(
+                [
+                    label,
+                    str(row["workers"]),
+                    _count(row["steps_per_s"]),
+                    f"{60 * row['wall_hours']:.1f} min for {_count(block['total_timesteps'])} steps",
+                    f"{row['limit']} ({100 * row['learner_share']:.0f}% learner)",
+                ]
+            )
+    return _table(
+        ["case", "workers", "steps/s", "time", "limit"], ["---", "---:", "---:", "---", "---"], rows
+    )
 
 
 def headline_table() -> str:
@@ -279,27 +404,43 @@ def headline_table() -> str:
     _, _, cells = _crossplay_players(_load(POLICIES / "duel_eval.json"))
     learned = cells["heuristic", "duel_persian_maskable_ppo"]
     baseline = cells["heuristic", "heuristic"]
-    exploit = {(row["frozen_player"], row["frozen_side"]): row["pooled_final"]
-               for row in _load(BENCH / "exploitability.json")["rows"]}
+    exploit = {
+        (row["frozen_player"], row["frozen_side"]): row["pooled_final"]
+        for row in _load(BENCH / "exploitability.json")["rows"]
+    }
     speed = _rows_by_name(_load(BENCH / "results.json"))
     rows = [
-        ["[Co-op solo, shipped MaskablePPO vs heuristic](docs/results.md#co-op-solo)",
-         f"{_pct(ppo['win_rate'])} vs {_pct(heuristic['win_rate'])} on the same {ppo['games']:,} deals, "
-         f"paired {100 * pair['difference']:+.2f} points {_signed_interval(*pair['ci95'])}"],
-        ["[Co-op solo, deck-clairvoyant upper bound](docs/coop_bound.md)",
-         f"{_pct(bound['mean'])} {_interval(bound['low'], bound['high'])} on {bound['n']:,} deals"],
-        ["[Duel, learned Persian vs heuristic Persian, against the heuristic Greek](docs/results.md#duel-cross-play)",
-         f"{_pct(1 - learned['win_rate'])} vs {_pct(1 - baseline['win_rate'])} of {learned['games']:,} deals"],
-        ["[Duel exploitability: a best response's win rate against the learned / heuristic Persian](docs/strength.md)",
-         f"{_pct(exploit['duel_persian_maskable_ppo', 'persian']['win_rate'])} vs "
-         f"{_pct(exploit['heuristic', 'persian']['win_rate'])}"],
-        ["[Single co-op env vs RLCard's Leduc hold'em, same run](docs/speed.md)",
-         f"{_count(speed['single make']['steps_per_s'])} vs {_count(speed['peer rlcard leduc']['steps_per_s'])}"
-         " steps/s"],
-        ["[Co-op native vector engine, 8,192 games](docs/speed.md)",
-         f"{_count(speed['native 8192 numba']['steps_per_s'])} steps/s"],
-        ["[Duel engine, 8,192 games, both sides](docs/speed.md#duel-vector-engine)",
-         f"{_count(speed['duel engine 8192 parallel']['steps_per_s'])} steps/s"],
+        [
+            "[Co-op solo, shipped MaskablePPO vs heuristic](docs/results.md#co-op-solo)",
+            f"{_pct(ppo['win_rate'])} vs {_pct(heuristic['win_rate'])} on the same {ppo['games']:,} deals, "
+            f"paired {100 * pair['difference']:+.2f} points {_signed_interval(*pair['ci95'])}",
+        ],
+        [
+            "[Co-op solo, deck-clairvoyant upper bound](docs/coop_bound.md)",
+            f"{_pct(bound['mean'])} {_interval(bound['low'], bound['high'])} on {bound['n']:,} deals",
+        ],
+        [
+            "[Duel, learned vs heuristic Persian, vs the heuristic Greek](docs/results.md#duel-cross-play)",
+            f"{_pct(1 - learned['win_rate'])} vs {_pct(1 - baseline['win_rate'])} of {learned['games']:,}",
+        ],
+        [
+            "[Duel: a best response's win rate against the learned / heuristic Persian](docs/strength.md)",
+            f"{_pct(exploit['duel_persian_maskable_ppo', 'persian']['win_rate'])} vs "
+            f"{_pct(exploit['heuristic', 'persian']['win_rate'])}",
+        ],
+        [
+            "[Single co-op env vs RLCard's Leduc hold'em, same run](docs/speed.md)",
+            f"{_count(speed['single make']['steps_per_s'])} vs "
+            f"{_count(speed['peer rlcard leduc']['steps_per_s'])} steps/s",
+        ],
+        [
+            "[Co-op native vector engine, 8,192 games](docs/speed.md)",
+            f"{_count(speed['native 8192 numba']['steps_per_s'])} steps/s",
+        ],
+        [
+            "[Duel engine, 8,192 games, both sides](docs/speed.md#duel-vector-engine)",
+            f"{_count(speed['duel engine 8192 parallel']['steps_per_s'])} steps/s",
+        ],
     ]
     return _table(["result (method and command behind the link)", "measured"], ["---", "---"], rows)
 
@@ -345,8 +486,11 @@ def render(text: str, page: Path) -> tuple[str, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="change nothing; exit 1 naming each table that differs from its JSON")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="change nothing; exit 1 naming each table that differs from its JSON",
+    )
     args = parser.parse_args(argv)
     stale_pages = []
     for page in pages():
