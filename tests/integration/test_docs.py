@@ -1,7 +1,9 @@
-"""The documentation site builds with warnings as errors, and the tutorial notebook runs end to end."""
+"""The documentation site builds with warnings as errors, the tutorial notebook runs end to end, and the pages
+name only commands and files that exist."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +11,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# What scripts/ keeps; every other tool is a `thermopylae` subcommand or a file of benchmarks/.
+SCRIPTS = {"train.py", "evaluate.py", "setup.sh", "main.sh", "test.sh"}
+
+
+def _pages() -> list[Path]:
+    return [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def test_docs_site_builds_strictly_with_the_api_reference(tmp_path):
@@ -64,3 +72,25 @@ def test_tutorial_notebook_runs_and_shows_every_step():
     assert "heuristic:" in text and "of 200 games" in text
     assert "game over" in text
     assert "against the shipped Persian" in text
+
+
+def test_pages_name_only_the_scripts_that_scripts_keeps():
+    for page in _pages():
+        named = set(re.findall(r"scripts/([A-Za-z0-9_]+\.(?:py|sh))", page.read_text()))
+        assert named <= SCRIPTS, (page.name, named - SCRIPTS)
+        assert all((ROOT / "scripts" / name).is_file() for name in named), page.name
+
+
+def test_getting_started_lists_every_developer_experiment_of_benchmarks():
+    page = (ROOT / "docs" / "getting_started.md").read_text()
+    experiments = [p.name for p in (ROOT / "benchmarks").iterdir() if p.suffix in {".py", ".sh"}]
+    assert experiments
+    for name in experiments:
+        assert f"`benchmarks/{name}`" in page, name
+
+
+def test_result_files_named_in_the_pages_exist():
+    for page in _pages():
+        named = re.findall(r"`benchmarks/([\w.]+\.(?:jsonl|json|md))`", page.read_text())
+        for name in set(named):
+            assert (ROOT / "benchmarks" / name).is_file(), (page.name, name)

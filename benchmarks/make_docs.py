@@ -1,0 +1,516 @@
+"""Rewrite the generated tables of README.md and docs/ from the committed result files.
+
+A generated table sits between two markers in a Markdown page:
+
+    <!-- generated: NAME -->
+    ...
+    <!-- end generated -->
+
+and everything between them is replaced by the table that ``NAME`` builds from the JSON files of
+``benchmarks/`` and ``agents/thermopylae_agents/policies/``. The numbers in those tables are therefore
+never typed by hand: rerun a measurement, commit its JSON, then run
+
+    python benchmarks/make_docs.py            # rewrite every generated table
+    python benchmarks/make_docs.py --check    # exit 1, naming each table that is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+POLICIES = ROOT / "agents" / "thermopylae_agents" / "policies"
+
+MARKER = re.compile(
+    r"(?P<start><!-- generated: (?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(?P<end><!-- end generated -->)",
+    re.DOTALL,
+)
+
+
+def _load(path: Path) -> dict:
+    with path.open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _pct(rate: float) -> str:
+    return f"{100 * rate:.2f}%"
+
+
+def _interval(low: float, high: float) -> str:
+    return f"[{100 * low:.2f}, {100 * high:.2f}]"
+
+
+def _signed_interval(low: float, high: float) -> str:
+    return f"[{100 * low:+.2f}, {100 * high:+.2f}]"
+
+
+def _count(value: float) -> str:
+    return f"{round(value):,}"
+
+
+def _p(value: float) -> str:
+    return "0" if value == 0 else f"{value:.3g}"
+
+
+def _table(header: list[str], align: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _rows_by_name(result: dict) -> dict[str, dict]:
+    return {row["name"]: row for row in result["rows"]}
+
+
+def _benchmark_rows(path: Path) -> str:
+    result = _load(path)
+    rows = [
+        [
+            f"`{row['name']}`",
+            row["what"].replace("|", "\\|"),
+            _count(row["steps_per_s"]),
+            _count(row["cpu_steps_per_s"]),
+        ]
+        for row in result["rows"]
+    ]
+    return _table(
+        ["row", "what", "steps/s (wall)", "steps/s (CPU time)"], ["---", "---", "---:", "---:"], rows
+    )
+
+
+def speed_table() -> str:
+    """Every row of the last full ``benchmarks/benchmark.py`` run (``benchmarks/results.json``)."""
+    return _benchmark_rows(BENCH / "results.json")
+
+
+def duel_speed_table() -> str:
+    """Every row of the last ``benchmark.py --duel-only --duel-ppo`` run (``duel_results.json``)."""
+    return _benchmark_rows(BENCH / "duel_results.json")
+
+
+def speed_single_table() -> str:
+    """The single-env rows and RLCard's Leduc of the last ``--single-only`` round."""
+    return _benchmark_rows(BENCH / "results_single.json")
+
+
+def _paired(result: dict, a: str, b: str) -> dict:
+    for pair in result["paired"]:
+        if pair["a"] == a and pair["b"] == b:
+            return pair
+        if pair["a"] == b and pair["b"] == a:
+            low, high = pair["ci95"]
+            return {**pair, "difference": -pair["difference"], "ci95": [-high, -low]}
+    raise KeyError(f"no paired comparison of {a} and {b}")
+
+
+def coop_search_table() -> str:
+    """The search expert, the team policy and the heuristic on the first 40 deals of 2 and 4 players."""
+    rows = []
+    for players in (2, 4):
+        result = _load(BENCH / f"coop_{players}p_search_40.json")
+        policy = f"coop_{players}p_maskable_ppo"
+        for entry in result["results"]:
+            agent = entry["agent"]
+            versus = ""
+            if agent != policy:
+                pair = _paired(result, policy, agent)
+                versus = (
+                    f"{100 * pair['difference']:+.2f} points {_signed_interval(*pair['ci95'])}, "
+                    f"p = {_p(pair['p_value'])}"
+                )
+            rows.append(
+                [
+                    str(players),
+                    f"`{agent}`",
+                    str(entry["games"]),
+                    _pct(entry["win_rate"]),
+                    _interval(*entry["ci95"]),
+                    versus,
+                ]
+            )
+    return _table(
+        ["team", "player", "games", "win rate", "95% interval", "policy - player, paired"],
+        ["---", "---", "---:", "---:", "---", "---"],
+        rows,
+    )
+
+
+def coop_bound_table() -> str:
+    """The solo bound and each agent's paired gap to it on deals 0..999 (``benchmarks/coop_bound.json``)."""
+    bound = _load(BENCH / "coop_bound.json")
+    exact_gap = bound["gap_bound_minus_heuristic"]
+    rows = [
+        [
+            "deck-clairvoyant bound `V*`",
+            str(bound["bound"]["n"]),
+            _pct(bound["bound"]["mean"]),
+            _interval(bound["bound"]["low"], bound["bound"]["high"]),
+            "",
+        ],
+        [
+            "heuristic, exact win probability",
+            str(bound["heuristic"]["n"]),
+            _pct(bound["heuristic"]["mean"]),
+            _interval(bound["heuristic"]["low"], bound["heuristic"]["high"]),
+            f"{100 * exact_gap['mean']:.2f} {_interval(exact_gap['low'], exact_gap['high'])}",
+        ],
+    ]
+    for gap in bound["gaps"]:
+        rows.append(
+            [
+                f"`{gap['agent']}`, played once",
+                str(gap["deals"]),
+                _pct(gap["win_rate"]["mean"]),
+                _interval(gap["win_rate"]["low"], gap["win_rate"]["high"]),
+                f"{100 * gap['gap']['mean']:.2f} {_interval(gap['gap']['low'], gap['gap']['high'])}",
+            ]
+        )
+    return _table(
+        ["player", "deals", "win rate", "95% interval", "bound - player, points [95%]"],
+        ["---", "---:", "---:", "---", "---"],
+        rows,
+    )
+
+
+def coop_bound_search_table() -> str:
+    """Each agent's gap to the bound on deals 0..299, the deals the search expert played."""
+    rows = []
+    for gap in _load(BENCH / "coop_bound_search_gaps.json")["gaps"]:
+        rows.append(
+            [
+                f"`{gap['agent']}`",
+                str(gap["deals"]),
+                _pct(gap["win_rate"]["mean"]),
+                _interval(gap["win_rate"]["low"], gap["win_rate"]["high"]),
+                f"{_pct(gap['bound']['mean'])} {_interval(gap['bound']['low'], gap['bound']['high'])}",
+                f"{100 * gap['gap']['mean']:.2f} {_interval(gap['gap']['low'], gap['gap']['high'])}",
+            ]
+        )
+    return _table(
+        [
+            "player",
+            "deals",
+            "win rate",
+            "95% interval",
+            "bound on these deals",
+            "bound - player, points [95%]",
+        ],
+        ["---", "---:", "---:", "---", "---", "---"],
+        rows,
+    )
+
+
+def coop_bound_speed_table() -> str:
+    """The first, second and final solo kernels on the same deals (``benchmarks/coop_bound_speed.json``)."""
+    rows = []
+    for row in _load(BENCH / "coop_bound_speed.json")["rows"]:
+        old, new, final = row["old"], row["new"], row["final"]
+        rows.append(
+            [
+                str(row["deal"]),
+                _count(old["states"]),
+                f"{old['cpu_s']:.1f}",
+                _count(new["states"]),
+                f"{new['cpu_s']:.1f}",
+                _count(final["states"]),
+                f"{final['cpu_s']:.1f}",
+                f"{row['cpu_speedup_final']:.1f}x",
+                f"{row['abs_diff_old_final']:.0e}",
+            ]
+        )
+    return _table(
+        [
+            "deal",
+            "old states",
+            "old CPU s",
+            "new states",
+            "new CPU s",
+            "final states",
+            "final CPU s",
+            "speed-up (final)",
+            "diff",
+        ],
+        ["---:"] * 9,
+        rows,
+    )
+
+
+def coop_bound_first_deals_table() -> str:
+    """Deals 0..5 of the first kernel, with the heuristic's exact value (``benchmarks/coop_bound.jsonl``)."""
+    rows = []
+    with (BENCH / "coop_bound.jsonl").open(encoding="utf-8") as handle:
+        for line in handle:
+            deal = json.loads(line)
+            rows.append(
+                [
+                    str(deal["deal"]),
+                    f"{deal['bound']:.4f}",
+                    f"{deal['heuristic']:.4f}",
+                    f"{deal['bound'] - deal['heuristic']:.4f}",
+                    _count(deal["bound_states"]),
+                    _count(deal["bound_seconds"]),
+                ]
+            )
+    return _table(
+        ["deal", "bound", "heuristic (exact)", "gap", "states", "seconds (wall)"], ["---:"] * 6, rows
+    )
+
+
+def _crossplay_players(result: dict) -> tuple[list[str], list[str], dict[tuple[str, str], dict]]:
+    greeks: list[str] = []
+    persians: list[str] = []
+    cells = {}
+    for entry in result["results"]:
+        greek, persian = entry["agent"], entry["opponent"]
+        if greek not in greeks:
+            greeks.append(greek)
+        if persian not in persians:
+            persians.append(persian)
+        cells[greek, persian] = entry
+    return greeks, persians, cells
+
+
+def duel_crossplay_table() -> str:
+    """Greek win rates of every shipped Greek against every shipped Persian (``policies/duel_eval.json``)."""
+    greeks, persians, cells = _crossplay_players(_load(POLICIES / "duel_eval.json"))
+    rows = []
+    for greek in greeks:
+        row = [f"`{greek}`"]
+        for persian in persians:
+            cell = cells[greek, persian]
+            row.append(f"{_pct(cell['win_rate'])} {_interval(*cell['ci95'])}")
+        rows.append(row)
+    return _table(["Greek \\ Persian"] + [f"`{p}`" for p in persians], ["---"] * (len(persians) + 1), rows)
+
+
+def _curve(row: dict) -> str:
+    runs = row["runs"]
+    points = []
+    for index, point in enumerate(runs[0]["curve"]):
+        mean = sum(run["curve"][index]["win_rate"] for run in runs) / len(runs)
+        points.append(f"{round(point['timesteps'] / 1000)}k: {100 * mean:.1f}")
+    return " → ".join(points)
+
+
+def exploitability_table() -> str:
+    """Best responses to every duel player, pooled over seeds (``benchmarks/exploitability.json``)."""
+    result = _load(BENCH / "exploitability.json")
+    seeds = result["rows"][0]["seeds"]
+    rows = []
+    for row in result["rows"]:
+        finals = {run["seed"]: run["final"]["win_rate"] for run in row["runs"]}
+        pooled, reference = row["pooled_final"], row["reference"]
+        rows.append(
+            [f"`{row['frozen_player']}`", row["frozen_side"]]
+            + [_pct(finals[seed]) for seed in seeds]
+            + [
+                f"{_pct(pooled['win_rate'])} {_interval(*pooled['ci95'])}",
+                f"{_pct(reference['win_rate'])} {_interval(*reference['ci95'])}",
+                _curve(row),
+                row["measured"]["commit"],
+            ]
+        )
+    header = (
+        ["frozen player", "side"]
+        + [f"BR seed {seed}" for seed in seeds]
+        + ["BR pooled [95%]", "other side's heuristic vs it [95%]", "BR curve, mean of seeds (%)", "commit"]
+    )
+    return _table(header, ["---", "---"] + ["---:"] * len(seeds) + ["---", "---", "---", "---"], rows)
+
+
+def duel_vec_eval_table() -> str:
+    """Each retrained duel file against the one it replaced, on the same deals (``duel_vec_eval.json``)."""
+    result = _load(POLICIES / "duel_vec_eval.json")
+    rows = []
+    for side in ("greek", "persian"):
+        block = result[side]
+        for name, player in block["players"].items():
+            rows.append([side, name, str(block["games"]), _pct(player["win_rate"])])
+    return _table(
+        ["side", "player", "games", "win rate against the other side's heuristic"],
+        ["---", "---", "---:", "---:"],
+        rows,
+    )
+
+
+def rllib_measured_table() -> str:
+    """Each phase of an RLlib PPO iteration, one and two env runners (``benchmarks/rllib_scaling.json``)."""
+    measured = _load(BENCH / "rllib_scaling.json")["measured"]
+    names = {
+        "coop_native": "co-op, native vector engine",
+        "coop_sync": "co-op, `SyncVectorEnv` of single envs",
+        "duel_self_play": "duel self-play",
+        "duel_greek_vs_heuristic": "duel Greek vs heuristic",
+    }
+    rows = []
+    for key, label in names.items():
+        one, two = measured[key]["1"], measured[key]["2"]
+        learn = _count(two["learn_steps_per_s"]) if "learn_steps_per_s" in two else "-"
+        rows.append(
+            [
+                label,
+                _count(one["batch"]),
+                _count(one["sample_steps_per_s"]),
+                _count(two["sample_steps_per_s"]),
+                learn,
+                _count(two["bytes_per_step"]),
+            ]
+        )
+    return _table(
+        ["case", "batch", "sampled steps/s, 1 runner", "2 runners", "learner steps/s", "bytes/step"],
+        ["---", "---:", "---:", "---:", "---:", "---:"],
+        rows,
+    )
+
+
+def rllib_projection_table() -> str:
+    """The projected throughput with more env runners (``benchmarks/rllib_scaling.json``)."""
+    projection = _load(BENCH / "rllib_scaling.json")["projection"]
+    rows = []
+    for key, label in (
+        ("coop_native", "co-op"),
+        ("duel_self_play", "duel self-play"),
+        ("duel_greek_vs_heuristic", "duel Greek vs heuristic"),
+    ):
+        block = projection[key]
+        for row in block["rows"]:
+            rows.append(
+                [
+                    label,
+                    str(row["workers"]),
+                    _count(row["steps_per_s"]),
+                    f"{60 * row['wall_hours']:.1f} min for {_count(block['total_timesteps'])} steps",
+                    f"{row['limit']} ({100 * row['learner_share']:.0f}% learner)",
+                ]
+            )
+    return _table(
+        ["case", "workers", "steps/s", "time", "limit"], ["---", "---:", "---:", "---", "---"], rows
+    )
+
+
+def headline_table() -> str:
+    """The README's headline: one row per result, each linking the page with its method and command."""
+    coop = _load(BENCH / "coop_bound_agents_eval.json")
+    rates = {entry["agent"]: entry for entry in coop["results"]}
+    ppo, heuristic = rates["coop_maskable_ppo"], rates["heuristic"]
+    pair = _paired(coop, "coop_maskable_ppo", "heuristic")
+    bound = _load(BENCH / "coop_bound.json")["bound"]
+    _, _, cells = _crossplay_players(_load(POLICIES / "duel_eval.json"))
+    learned = cells["heuristic", "duel_persian_maskable_ppo"]
+    baseline = cells["heuristic", "heuristic"]
+    exploit = {
+        (row["frozen_player"], row["frozen_side"]): row["pooled_final"]
+        for row in _load(BENCH / "exploitability.json")["rows"]
+    }
+    speed = _rows_by_name(_load(BENCH / "results.json"))
+    rows = [
+        [
+            "[Co-op solo, shipped MaskablePPO vs heuristic](docs/results.md#co-op-solo)",
+            f"{_pct(ppo['win_rate'])} vs {_pct(heuristic['win_rate'])} on the same {ppo['games']:,} deals, "
+            f"paired {100 * pair['difference']:+.2f} points {_signed_interval(*pair['ci95'])}",
+        ],
+        [
+            "[Co-op solo, deck-clairvoyant upper bound](docs/coop_bound.md)",
+            f"{_pct(bound['mean'])} {_interval(bound['low'], bound['high'])} on {bound['n']:,} deals",
+        ],
+        [
+            "[Duel, learned vs heuristic Persian, vs the heuristic Greek](docs/results.md#duel-cross-play)",
+            f"{_pct(1 - learned['win_rate'])} vs {_pct(1 - baseline['win_rate'])} of {learned['games']:,}",
+        ],
+        [
+            "[Duel: a best response's win rate against the learned / heuristic Persian](docs/strength.md)",
+            f"{_pct(exploit['duel_persian_maskable_ppo', 'persian']['win_rate'])} vs "
+            f"{_pct(exploit['heuristic', 'persian']['win_rate'])}",
+        ],
+        [
+            "[Single co-op env vs RLCard's Leduc hold'em, same run](docs/speed.md)",
+            f"{_count(speed['single make']['steps_per_s'])} vs "
+            f"{_count(speed['peer rlcard leduc']['steps_per_s'])} steps/s",
+        ],
+        [
+            "[Co-op native vector engine, 8,192 games](docs/speed.md)",
+            f"{_count(speed['native 8192 numba']['steps_per_s'])} steps/s",
+        ],
+        [
+            "[Duel engine, 8,192 games, both sides](docs/speed.md#duel-vector-engine)",
+            f"{_count(speed['duel engine 8192 parallel']['steps_per_s'])} steps/s",
+        ],
+    ]
+    return _table(["result (method and command behind the link)", "measured"], ["---", "---"], rows)
+
+
+GENERATORS: dict[str, Callable[[], str]] = {
+    "headline": headline_table,
+    "speed": speed_table,
+    "speed-single": speed_single_table,
+    "duel-speed": duel_speed_table,
+    "coop-search-40": coop_search_table,
+    "coop-bound": coop_bound_table,
+    "coop-bound-search": coop_bound_search_table,
+    "coop-bound-speed": coop_bound_speed_table,
+    "coop-bound-first-deals": coop_bound_first_deals_table,
+    "duel-crossplay": duel_crossplay_table,
+    "duel-vec-eval": duel_vec_eval_table,
+    "exploitability": exploitability_table,
+    "rllib-measured": rllib_measured_table,
+    "rllib-projection": rllib_projection_table,
+}
+
+
+def pages() -> list[Path]:
+    """README.md and every Markdown page of docs/."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def render(text: str, page: Path) -> tuple[str, list[str]]:
+    """The page with every generated table rewritten, and the names of the tables that changed."""
+    stale: list[str] = []
+
+    def replace(match: re.Match[str]) -> str:
+        name = match["name"]
+        if name not in GENERATORS:
+            raise SystemExit(f"make_docs.py: error: {page.relative_to(ROOT)} names an unknown table {name!r}")
+        body = GENERATORS[name]()
+        if body != match["body"]:
+            stale.append(name)
+        return match["start"] + body + match["end"]
+
+    return MARKER.sub(replace, text), stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="change nothing; exit 1 naming each table that differs from its JSON",
+    )
+    args = parser.parse_args(argv)
+    stale_pages = []
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        new, stale = render(text, page)
+        if not stale:
+            continue
+        where = page.relative_to(ROOT).as_posix()
+        stale_pages += [f"{where}: {name}" for name in stale]
+        if not args.check:
+            page.write_text(new, encoding="utf-8")
+    if args.check and stale_pages:
+        for entry in stale_pages:
+            print(f"stale generated table: {entry}", file=sys.stderr)
+        print("run: python benchmarks/make_docs.py", file=sys.stderr)
+        return 1
+    for entry in stale_pages:
+        print(f"rewrote {entry}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
