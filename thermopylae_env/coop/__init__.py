@@ -16,6 +16,7 @@ module that defines it.
 
 from __future__ import annotations
 
+from thermopylae_env.cards import PERSIAN_DECK_SIZE
 from thermopylae_env.coop.layout import (
     DECLINE,
     DISCARD_BASE,
@@ -30,7 +31,6 @@ from thermopylae_env.coop.layout import (
     NUM_VALUES,
     OBS,
     OBS_SIZE,
-    PERSIAN_DECK_SIZE,
     RETREAT,
     SPARTAN_DECK_SIZE,
     VALUE_SCALE,

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from thermopylae_env.cards import PERSIAN_DECK_SIZE
 from thermopylae_env.coop.kernel import (
     _U_GAMMA,
     CHANCE_WORDS,
@@ -19,7 +20,7 @@ from thermopylae_env.coop.kernel import (
     TIE_WORDS,
     WORDS_PER_EPISODE,
 )
-from thermopylae_env.coop.layout import PERSIAN_DECK_SIZE, SPARTAN_DECK_SIZE
+from thermopylae_env.coop.layout import SPARTAN_DECK_SIZE
 
 __all__ = ["ChanceFn", "check_chance", "seed_keys", "splitmix_chance"]
 

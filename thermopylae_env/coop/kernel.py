@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from thermopylae_env.cards import PERSIAN_DECK_SIZE
 from thermopylae_env.coop.layout import (
     GRAVEYARD_WIN,
     LOSS_MARKER,
@@ -46,7 +47,6 @@ from thermopylae_env.coop.layout import (
     NUM_SUPPORT,
     NUM_VALUES,
     OBS,
-    PERSIAN_DECK_SIZE,
     SPARTAN_DECK_SIZE,
 )
 

@@ -13,6 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
+from thermopylae_env.cards import PERSIAN_DECK_SIZE
 from thermopylae_env.coop.layout import (
     DECLINE,
     GIVE_BASE,
@@ -25,7 +26,6 @@ from thermopylae_env.coop.layout import (
     NUM_VALUES,
     OBS,
     OBS_SIZE,
-    PERSIAN_DECK_SIZE,
     SPARTAN_DECK_SIZE,
 )
 from thermopylae_env.coop.state import _DISCARD, _DRAW_OFFER, _MAIN, CoopState

@@ -80,6 +80,7 @@ import numpy as np
 
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.cards import (
+    PERSIAN_DECK_SIZE,
     SPARTAN_VALUES,
     PersianCard,
     PersianRows,
@@ -100,7 +101,6 @@ from thermopylae_env.coop.layout import (
     NUM_VALUES,
     OBS,
     OBS_SIZE,
-    PERSIAN_DECK_SIZE,
     RETREAT,
     SPARTAN_DECK_SIZE,
     VALUE_SCALE,

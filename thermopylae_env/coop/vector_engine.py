@@ -55,7 +55,7 @@ from thermopylae_env.actions import (
     check_illegal_action_penalty,
     check_reward_shaping,
 )
-from thermopylae_env.cards import PersianRows, load_persian_deck, load_spartan_deck
+from thermopylae_env.cards import PERSIAN_DECK_SIZE, PersianRows, load_persian_deck, load_spartan_deck
 from thermopylae_env.coop import kernel as _coop_kernel
 from thermopylae_env.coop.chance import ChanceFn, check_chance, seed_keys, splitmix_chance
 from thermopylae_env.coop.kernel import (
@@ -91,7 +91,6 @@ from thermopylae_env.coop.layout import (
     NUM_VALUES,
     OBS,
     OBS_SIZE,
-    PERSIAN_DECK_SIZE,
     SPARTAN_DECK_SIZE,
     VALUE_SCALE,
 )
