@@ -15,7 +15,9 @@ other seeds or jobs sharing the cores. The workloads:
 * ``coop_single``: ``gymnasium.make("thermopylae/Coop-v0")``, recorded random legal actions replayed under
   one timer;
 * ``ppo``: ``learn()`` of the default co-op training config (agents/thermopylae_agents/configs/coop.yaml,
-  built as ``scripts/train.py coop`` builds it, no warm start) for ``--rollouts`` rollouts, steps/s.
+  built as ``scripts/train.py coop`` builds it, no warm start) for ``--rollouts`` rollouts, steps/s;
+* ``ppo_native``: ``thermopylae-ppo-native`` (the torch-only PPO on ``CoopVectorEnv``) for ``--rollouts``
+  rollouts of its defaults, no evaluation, its end-to-end steps/s.
 
 The settings (environment variables of the row's process; the caller's thread variables are removed):
 
@@ -45,7 +47,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 N = 8192
-WORKLOADS = ("coop_vector", "duel_vector", "coop_single", "ppo")
+WORKLOADS = ("coop_vector", "duel_vector", "coop_single", "ppo", "ppo_native")
 VECTOR = ("coop_vector", "duel_vector")
 THREAD_VARIABLES = ("THERMOPYLAE_NUM_THREADS", "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER",
                     "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME",
@@ -138,6 +140,19 @@ def run_ppo(rollouts: int) -> dict:
     return {"steps": int(model.num_timesteps), "steps_per_s": model.num_timesteps / wall}
 
 
+def run_ppo_native(rollouts: int) -> dict:
+    import tempfile
+
+    from thermopylae_agents import ppo_native
+
+    defaults = ppo_native.Args()
+    steps = rollouts * defaults.num_envs * defaults.num_steps
+    with tempfile.TemporaryDirectory() as run_dir:
+        summary = ppo_native.main(["--total-timesteps", str(steps), "--eval-games", "0",
+                                   "--run-dir", run_dir])
+    return {"steps": steps, "steps_per_s": summary["steps_per_s"]}
+
+
 def child(workload: str, seconds: float, rollouts: int) -> dict:
     from thermopylae_env import threads  # first, as a user's script would: before NumPy loads
 
@@ -147,8 +162,10 @@ def child(workload: str, seconds: float, rollouts: int) -> dict:
         result = run_vector("thermopylae/DuelGreek-v0", seconds)
     elif workload == "coop_single":
         result = run_single(seconds)
-    else:
+    elif workload == "ppo":
         result = run_ppo(rollouts)
+    else:
+        result = run_ppo_native(rollouts)
     import numba
 
     result["kernel_threads"] = threads.free_threads()

@@ -232,3 +232,32 @@ def test_games_are_the_same_on_one_thread_and_on_two() -> None:
     assert results[0]["threads"] == [1, 1]
     assert results[1]["threads"] == [2, 2]  # the parallel kernels really ran on two threads
     assert results[0]["sha256"] == results[1]["sha256"]
+
+
+TORCH_AFTER_KERNEL = r"""
+import json
+import thermopylae_env
+import torch
+from thermopylae_env.coop_vector import CoopVectorEnv
+from thermopylae_env.threads import configure_torch
+
+torch.set_num_threads(1)  # before numba's pool starts (the first kernel call starts it) ...
+torch.get_num_threads()  # ... and torch's own threads started (as any torch call does)
+env = CoopVectorEnv(4096)
+env.reset(seed=0)
+set_first = torch.get_num_threads()
+configure_torch(1)
+env.step(env.engine.masks.argmax(axis=1))
+print(json.dumps([set_first, torch.get_num_threads()]))
+"""
+
+
+def test_torchs_thread_count_survives_the_start_of_numbas_pool() -> None:
+    # numba's omp pool and torch share GNU's OpenMP runtime; starting the pool resets its thread count.
+    pytest.importorskip("numba")
+    pytest.importorskip("torch")
+    out = subprocess.run(
+        [sys.executable, "-c", TORCH_AFTER_KERNEL],
+        env=_child_env(THERMOPYLAE_NUM_THREADS="2", NUMBA_NUM_THREADS="2"),
+        capture_output=True, text=True, timeout=300, check=True, cwd=ROOT)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [1, 1]

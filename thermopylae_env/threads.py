@@ -16,8 +16,10 @@ cores only adds hand-overs. So:
   average every :data:`REFRESH_SECONDS`, so a long run follows the machine.
 * ``THERMOPYLAE_NUM_THREADS`` fixes the count; so does a ``NUMBA_NUM_THREADS`` that the user set.
   ``numba.set_num_threads`` stays an upper bound.
-* torch: :func:`configure_torch`, called by the training setup (this module imports neither torch nor
-  numba: importing the environments stays light).
+* torch: :func:`configure_torch`, called by the training setup (importing this module imports neither
+  torch nor numba: importing the environments stays light). numba's ``omp`` pool and torch share GNU's
+  OpenMP runtime, and starting the pool resets the runtime's thread count: the pool is started before
+  torch's count is set, and a count set earlier is put back (see :func:`_numba`).
 
 Numba's other threading layers were measured against ``omp`` with passive waiting (see
 ``benchmarks/load_benchmark.py``); ``tbb`` is not installed with numba, and ``workqueue`` may not be
@@ -49,6 +51,7 @@ REFRESH_SECONDS = 10.0  # how long one reading of the load average is used
 _PASSIVE = {"OMP_WAIT_POLICY": "passive", "KMP_BLOCKTIME": "0"}
 
 _cache: list[float] = []  # [time read, threads chosen]
+_launched: list[bool] = []  # [True] once numba's thread pool is started
 
 
 def _positive(name: str, value: str) -> int:
@@ -103,14 +106,34 @@ def free_threads(now: float | None = None) -> int:
     return int(_cache[1])
 
 
+def _numba():  # noqa: ANN202
+    """numba with its thread pool started, or ``None`` without numba.
+
+    Starting numba's ``omp`` pool sets the OpenMP thread count of the calling thread, and torch reads its
+    own count from the same OpenMP runtime when both load GNU's: a torch limited to one thread before the
+    first kernel ran would train on every core afterwards, its threads competing with the engines. The
+    pool is started here, once, and torch's count put back."""
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - numba is optional
+        return None
+    if not _launched:
+        torch = sys.modules.get("torch")
+        kept = torch.get_num_threads() if torch is not None else None
+        numba.get_num_threads()  # starts the pool
+        if kept is not None and torch.get_num_threads() != kept:
+            torch.set_num_threads(kept)
+        _launched.append(True)
+    return numba
+
+
 @contextlib.contextmanager
 def kernel_threads(chunks: int) -> Iterator[int]:
     """Run numba's parallel kernels inside on :func:`free_threads` threads, at most ``chunks`` (the tasks of
     the kernel's loop) and at most ``numba.get_num_threads()``; yields that count. Where it is 1 the caller
     runs its serial path (or the parallel kernel runs on this thread alone): no thread pool is woken."""
-    try:
-        import numba
-    except ImportError:  # pragma: no cover - the interpreted kernels have no threads
+    numba = _numba()
+    if numba is None:  # pragma: no cover - the interpreted kernels have no threads
         yield 1
         return
     before = numba.get_num_threads()
@@ -146,5 +169,6 @@ def configure_torch(threads: int | None = None) -> int | None:
     count = free_threads() if threads is None else threads
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ValueError(f"threads must be a positive integer, got {count!r}")
+    _numba()  # numba's pool first: starting it later would reset torch's count (see _numba)
     torch.set_num_threads(count)
     return count
