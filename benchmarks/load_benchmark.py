@@ -27,8 +27,13 @@ The settings (environment variables of the row's process; the caller's thread va
 * ``old``: the behaviour before ``thermopylae_env.threads``: kernel threads on every CPU
   (``THERMOPYLAE_NUM_THREADS`` = the CPU count) and GNU OpenMP's own default waiting (it spins a while
   before it sleeps; an ``OMP_WAIT_POLICY`` it does not know selects that default, with a warning);
+* ``every_cpu``: passive waiting and kernel threads on every CPU (``THERMOPYLAE_NUM_THREADS`` = the CPU
+  count): what ``default`` does while the load average still lags behind a load that just started
+  (vector engines only);
 * ``workqueue``: ``default`` with numba's ``workqueue`` threading layer instead of ``omp`` (vector
   engines only).
+
+The single env has no threads of its own: its rows run ``default`` and ``serial`` only.
 
 The JSON records per row the setting, the threads the kernels chose, the load average before and after,
 and the machine (CPU count, git commit).
@@ -60,6 +65,7 @@ def settings(cpus: int) -> dict[str, dict[str, str]]:
         "default": {},
         "serial": {"THERMOPYLAE_NUM_THREADS": "1"},
         "old": {"THERMOPYLAE_NUM_THREADS": str(cpus), "OMP_WAIT_POLICY": "libgomp-default"},
+        "every_cpu": {"THERMOPYLAE_NUM_THREADS": str(cpus)},
         "workqueue": {"NUMBA_THREADING_LAYER": "workqueue"},
     }
 
@@ -248,11 +254,11 @@ def markdown(report: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--child", choices=WORKLOADS, help=argparse.SUPPRESS)
-    parser.add_argument("--seconds", type=float, default=3.0, help="timed seconds per engine row")
+    parser.add_argument("--seconds", type=float, default=1.5, help="timed seconds per engine row")
     parser.add_argument("--rollouts", type=int, default=2, help="PPO rollouts per PPO row")
     parser.add_argument("--busy", type=int, default=2, help="busy-loop processes beside the second column")
     parser.add_argument("--only", nargs="*", choices=WORKLOADS, default=list(WORKLOADS))
-    parser.add_argument("--row-timeout", type=float, default=120.0, help="seconds before a row is given up")
+    parser.add_argument("--row-timeout", type=float, default=90.0, help="seconds before a row is given up")
     parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "load_benchmark.json")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the table here")
     args = parser.parse_args(argv)
@@ -264,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     started = time.perf_counter()
     for workload in args.only:
-        names = [s for s in table if s != "workqueue" or workload in VECTOR]
+        names = [s for s in table if workload in VECTOR or s in ("default", "serial")
+                 or (s == "old" and workload != "coop_single")]
         for where in ("alone", "busy"):
             procs = _busy(args.busy) if where == "busy" else []
             try:
