@@ -30,7 +30,7 @@ The settings (environment variables of the row's process; the caller's thread va
 * ``every_cpu``: passive waiting and kernel threads on every CPU (``THERMOPYLAE_NUM_THREADS`` = the CPU
   count): what ``default`` does while the load average still lags behind a load that just started
   (vector engines only);
-* ``workqueue``: ``default`` with numba's ``workqueue`` threading layer instead of ``omp`` (vector
+* ``workqueue``: ``every_cpu`` with numba's ``workqueue`` threading layer instead of ``omp`` (vector
   engines only).
 
 The single env has no threads of its own: its rows run ``default`` and ``serial`` only.
@@ -66,7 +66,7 @@ def settings(cpus: int) -> dict[str, dict[str, str]]:
         "serial": {"THERMOPYLAE_NUM_THREADS": "1"},
         "old": {"THERMOPYLAE_NUM_THREADS": str(cpus), "OMP_WAIT_POLICY": "libgomp-default"},
         "every_cpu": {"THERMOPYLAE_NUM_THREADS": str(cpus)},
-        "workqueue": {"NUMBA_THREADING_LAYER": "workqueue"},
+        "workqueue": {"THERMOPYLAE_NUM_THREADS": str(cpus), "NUMBA_THREADING_LAYER": "workqueue"},
     }
 
 
