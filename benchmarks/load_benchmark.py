@@ -24,9 +24,12 @@ The settings (environment variables of the row's process; the caller's thread va
 * ``default``: nothing set: what ``thermopylae_env.threads`` chooses (passive OpenMP waiting, kernel
   threads from the free cores);
 * ``serial``: ``THERMOPYLAE_NUM_THREADS=1``;
-* ``old``: the behaviour before ``thermopylae_env.threads``: kernel threads on every CPU
-  (``THERMOPYLAE_NUM_THREADS`` = the CPU count) and GNU OpenMP's own default waiting (it spins a while
-  before it sleeps; an ``OMP_WAIT_POLICY`` it does not know selects that default, with a warning);
+* ``old``: the behaviour before ``thermopylae_env.threads``, reproduced by running the code of
+  ``--old-commit`` (default: where this branch left ``main``; its ``thermopylae_env``, ``agents`` and
+  ``seeds`` extracted once to a temporary folder, its kernels compiled there before the first row): numba's
+  threads on every CPU, GNU OpenMP's default waiting (it spins before it sleeps) unless the duel kernel
+  was imported, and torch's thread count reset to every CPU when numba's pool started. Environment
+  variables alone do not reproduce the last;
 * ``every_cpu``: passive waiting and kernel threads on every CPU (``THERMOPYLAE_NUM_THREADS`` = the CPU
   count): what ``default`` does while the load average still lags behind a load that just started
   (vector engines only);
@@ -47,6 +50,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -64,7 +68,7 @@ def settings(cpus: int) -> dict[str, dict[str, str]]:
     return {
         "default": {},
         "serial": {"THERMOPYLAE_NUM_THREADS": "1"},
-        "old": {"THERMOPYLAE_NUM_THREADS": str(cpus), "OMP_WAIT_POLICY": "libgomp-default"},
+        "old": {},  # the code of --old-commit, run as it was
         "every_cpu": {"THERMOPYLAE_NUM_THREADS": str(cpus)},
         "workqueue": {"THERMOPYLAE_NUM_THREADS": str(cpus), "NUMBA_THREADING_LAYER": "workqueue"},
     }
@@ -160,7 +164,11 @@ def run_ppo_native(rollouts: int) -> dict:
 
 
 def child(workload: str, seconds: float, rollouts: int) -> dict:
-    from thermopylae_env import threads  # first, as a user's script would: before NumPy loads
+    try:
+        from thermopylae_env import threads  # first, as a user's script would: before NumPy loads
+    except ImportError:  # the code of --old-commit
+        threads = None
+        import thermopylae_env  # noqa: F401
 
     if workload == "coop_vector":
         result = run_vector("thermopylae/Coop-v0", seconds)
@@ -174,7 +182,7 @@ def child(workload: str, seconds: float, rollouts: int) -> dict:
         result = run_ppo_native(rollouts)
     import numba
 
-    result["kernel_threads"] = threads.free_threads()
+    result["kernel_threads"] = threads.free_threads() if threads else numba.get_num_threads()
     try:
         result["numba_layer"] = numba.threading_layer()
     except ValueError:  # no parallel kernel ran
@@ -188,10 +196,11 @@ def child(workload: str, seconds: float, rollouts: int) -> dict:
 # ---------------------------------------------------------------------------------------- the table (parent)
 
 
-def _row(workload: str, setting: str, env_vars: dict[str, str], args: argparse.Namespace) -> dict:
+def _row(workload: str, setting: str, env_vars: dict[str, str], args: argparse.Namespace,
+         root: Path = ROOT) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
     env.update(env_vars)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "agents"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "agents"), env.get("PYTHONPATH", "")])
     before = os.getloadavg()[0]
     t0 = time.perf_counter()
     try:
@@ -220,17 +229,35 @@ def _stop(procs: list[subprocess.Popen]) -> None:
         proc.wait()
 
 
-def _commit() -> str:
+def _git(*argv: str) -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+        return subprocess.run(["git", *argv], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
 
 
+def old_tree(commit: str, args: argparse.Namespace) -> Path:
+    """``thermopylae_env``, ``agents`` and ``seeds`` (the card data) of ``commit`` in a temporary folder
+    (kept between runs), with their kernels compiled (a row that compiled would time the compiler)."""
+    folder = Path(tempfile.gettempdir()) / f"thermopylae_load_benchmark_{commit[:12]}"
+    if not (folder / "seeds").is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "archive", commit, "thermopylae_env", "agents", "seeds"], cwd=ROOT,
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    warm = argparse.Namespace(**{**vars(args), "seconds": 0.01, "row_timeout": 600.0})
+    for workload in ("coop_vector", "duel_vector"):
+        row = _row(workload, "old", {}, warm, folder)
+        if "error" in row:
+            raise RuntimeError(f"the code of {commit} does not run: {row['error']}")
+    return folder
+
+
 def markdown(report: dict) -> str:
     rows = report["rows"]
-    lines = [f"Machine: {report['machine']['cpus']} CPUs, commit {report['machine']['commit'][:7]}, "
+    lines = [f"Machine: {report['machine']['cpus']} CPUs, commit {report['machine']['commit'][:7]} (old: "
+             f"{report['machine']['old_commit'][:7]}), "
              f"{report['machine']['busy']} busy loops beside the second column. Steps/s (threads the "
              "kernels chose; load average before the row).", "",
              "| workload | setting | alone | beside busy loops |", "|---|---|---:|---:|"]
@@ -259,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--busy", type=int, default=2, help="busy-loop processes beside the second column")
     parser.add_argument("--only", nargs="*", choices=WORKLOADS, default=list(WORKLOADS))
     parser.add_argument("--row-timeout", type=float, default=90.0, help="seconds before a row is given up")
+    parser.add_argument("--old-commit", default=_git("merge-base", "HEAD", "main") or "HEAD",
+                        help="the code of the 'old' rows (default: where this branch left main)")
     parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "load_benchmark.json")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the table here")
     args = parser.parse_args(argv)
@@ -269,6 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     table = settings(cpus)
     rows = []
     started = time.perf_counter()
+    old_commit = _git("rev-parse", args.old_commit)
+    if not old_commit:
+        parser.error(f"--old-commit {args.old_commit}: not a commit of this repository")
+    old_root = old_tree(old_commit, args)
+    print(f"old: {old_commit[:12]} in {old_root} ({time.perf_counter() - started:.0f} s)", flush=True)
     for workload in args.only:
         names = [s for s in table if workload in VECTOR or s in ("default", "serial")
                  or (s == "old" and workload != "coop_single")]
@@ -276,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
             procs = _busy(args.busy) if where == "busy" else []
             try:
                 for name in names:
-                    row = _row(workload, name, table[name], args)
+                    row = _row(workload, name, table[name], args, old_root if name == "old" else ROOT)
                     row["where"] = where
                     rows.append(row)
                     speed = f"{row['steps_per_s']:,.0f}" if "steps_per_s" in row else row["error"]
@@ -286,7 +320,9 @@ def main(argv: list[str] | None = None) -> int:
                 _stop(procs)
     report = {
         "machine": {"cpus": cpus, "nproc": os.cpu_count(), "platform": platform.platform(),
-                    "python": platform.python_version(), "commit": _commit(), "busy": args.busy},
+                    "python": platform.python_version(), "commit": _git("rev-parse", "HEAD"),
+                    "old_commit": old_commit, "busy": args.busy,
+                    "dirty": bool(_git("status", "--porcelain", "--untracked-files=no"))},
         "arguments": {"seconds": args.seconds, "rollouts": args.rollouts, "num_envs": N},
         "settings": table, "workloads": args.only, "rows": rows,
         "total_seconds": round(time.perf_counter() - started, 1),
