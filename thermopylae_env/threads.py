@@ -21,9 +21,9 @@ cores only adds hand-overs. So:
   OpenMP runtime, and starting the pool resets the runtime's thread count: the pool is started before
   torch's count is set, and a count set earlier is put back (see :func:`_numba`).
 
-Numba's other threading layers were measured against ``omp`` with passive waiting (see
-``benchmarks/load_benchmark.py``); ``tbb`` is not installed with numba, and ``workqueue`` may not be
-entered from two threads at once, so ``omp`` stays numba's choice.
+numba's threading layer stays its own choice (``omp`` where GNU OpenMP is installed): ``tbb`` does not come
+with numba, and ``workqueue``, which does not spin either, showed no consistent gain over ``omp`` with
+passive waiting (``benchmarks/load_benchmark.md``) and may not be entered from two threads at once.
 """
 
 from __future__ import annotations
