@@ -260,10 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.load0 = _load()
     import ray
-    import torch
+    import torch  # noqa: F401  (configure_torch sets the threads of an imported torch)
+
+    from thermopylae_env.threads import configure_torch
 
     # The learner runs in this process, as in scripts/train_rllib.py (--torch-threads 1).
-    torch.set_num_threads(args.torch_threads)
+    configure_torch(args.torch_threads)
 
     ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)
     try:

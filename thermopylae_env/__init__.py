@@ -12,7 +12,12 @@ Importing the package registers the environments::
 
 from __future__ import annotations
 
-from gymnasium.envs.registration import register, registry
+# Before Gymnasium (and so NumPy, numba, torch) load: their thread runtimes read the settings once.
+from thermopylae_env.threads import configure_environment
+
+configure_environment()
+
+from gymnasium.envs.registration import register, registry  # noqa: E402
 
 from thermopylae_env import _moved
 

@@ -94,6 +94,7 @@ from thermopylae_env.coop.layout import (
     SPARTAN_DECK_SIZE,
     VALUE_SCALE,
 )
+from thermopylae_env.threads import kernel_threads
 
 __all__ = ["BACKENDS", "CoopVectorEngine", "StepResult", "Stepper", "illegal_reason", "resolve_backend"]
 
@@ -465,20 +466,10 @@ class CoopVectorEngine:
         actions = np.ascontiguousarray(actions, dtype=np.intp)
         _announce_compilation()
         if self.backend == "numba":
-            if self.num_envs > _coop_kernel.CHUNK:
+            # As many threads as there are chunks and free cores (one chunk: this thread alone).
+            with kernel_threads(-(-self.num_envs // _coop_kernel.CHUNK)):
                 return _coop_kernel.step(actions, restart, draw, self.keys, self.episodes,
                                          self._state_args(), self._kernel_tables)
-            # One chunk: run it on this thread. Handing a single task to numba's thread pool costs more
-            # than the work, and far more on cores that other processes share (its workers spin).
-            import numba
-
-            threads = numba.get_num_threads()
-            numba.set_num_threads(1)
-            try:
-                return _coop_kernel.step(actions, restart, draw, self.keys, self.episodes,
-                                         self._state_args(), self._kernel_tables)
-            finally:
-                numba.set_num_threads(threads)
         with np.errstate(over="ignore"):  # SplitMix64 wraps on purpose; NumPy scalars warn about it
             return _coop_kernel.step(actions, restart, draw, self.keys, self.episodes, self._state_args(),
                                      self._kernel_tables)

@@ -33,13 +33,7 @@ is masked to 32 bits so that it gives the same values in both.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
-
-# OpenMP's default is to spin while waiting for work: on cores shared with other processes the parallel
-# loop then runs slower than the serial one. Waiting passively keeps its gain (a user's setting wins).
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 try:  # numba is the fast path; the source below is also plain Python
     from numba import njit, prange

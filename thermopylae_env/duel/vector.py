@@ -56,6 +56,7 @@ from thermopylae_env.core import ResetNeeded
 from thermopylae_env.duel import kernel as K
 from thermopylae_env.duel.layout import decode_action
 from thermopylae_env.duel.rules import DuelGame, DuelState
+from thermopylae_env.threads import kernel_threads
 
 __all__ = [
     "BatchOpponent",
@@ -133,7 +134,6 @@ class DuelVectorEngine:
         self._what = np.zeros(n, np.int64)
         self._actions = np.zeros(n, np.int64)
         self.seeded = False
-        self._step = K.step_parallel if self.parallel else K.step_serial
 
     # --- chance ---------------------------------------------------------------------------------------
 
@@ -168,8 +168,14 @@ class DuelVectorEngine:
         obs_side: int,
     ) -> None:
         """Kernel step of ``games`` (``what``/``actions`` indexed by game: see ``_duel_kernel.step_game``)."""
-        self._step(self.states, games, what, actions, opp_mode, opp_side, obs_side, self.card_kinds,
-                   self.obs, self.masks)
+        if not self.parallel:
+            K.step_serial(self.states, games, what, actions, opp_mode, opp_side, obs_side, self.card_kinds,
+                          self.obs, self.masks)
+            return
+        with kernel_threads(-(-len(games) // K.CHUNK)) as threads:  # one thread: the serial loop
+            (K.step_parallel if threads > 1 else K.step_serial)(
+                self.states, games, what, actions, opp_mode, opp_side, obs_side, self.card_kinds, self.obs,
+                self.masks)
 
     def phase(self) -> np.ndarray:
         """Phase of every game (0..3, :data:`thermopylae_env._duel_kernel.OVER` once over), a copy."""

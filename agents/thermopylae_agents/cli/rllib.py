@@ -139,14 +139,15 @@ def _machine() -> dict[str, Any]:
 
 
 def _run_training(args: argparse.Namespace) -> dict[str, Any]:
-    import torch
+    import torch  # noqa: F401  (configure_torch sets the threads of an imported torch)
 
     from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, PERSIAN_ID
+    from thermopylae_env.threads import configure_torch
 
     if args.torch_threads < 1:
         raise ValueError(f"--torch-threads must be a positive integer, got {args.torch_threads}")
     # The local learner runs in this process; more threads than free cores makes every update crawl.
-    torch.set_num_threads(args.torch_threads)
+    configure_torch(args.torch_threads)
 
     if args.command == "coop":
         settings = _settings(args, COOP_DEFAULTS)

@@ -42,6 +42,7 @@ import torch.nn as nn
 from torch.utils.tensorboard import SummaryWriter
 
 from thermopylae_env.coop_vector import CoopVectorEnv
+from thermopylae_env.threads import configure_torch
 
 
 @dataclass
@@ -191,7 +192,7 @@ def train(args: Args) -> dict:
     random.seed(args.seed)
     rng = np.random.default_rng(args.seed)  # minibatch shuffles
     torch.manual_seed(args.seed)
-    torch.set_num_threads(args.torch_threads)
+    configure_torch(args.torch_threads)
     device = torch.device(args.device)
 
     envs = make_env(args, args.num_envs)

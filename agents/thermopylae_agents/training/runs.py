@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch as th
+import torch as th  # noqa: F401  (configure_torch sets the threads of an imported torch)
 import yaml
 
 from thermopylae_agents.players.kernels import PINNED, kernel_settings
 from thermopylae_agents.training.callbacks import LearnProgress
 from thermopylae_agents.training.config import COOP_ID, Config, env_ids_of, resolve_config
 from thermopylae_agents.training.progress import format_seconds, log
+from thermopylae_env.threads import configure_torch
 
 __all__ = [
     "Experiment",
@@ -62,7 +63,7 @@ def setup_torch(seed: int) -> None:
 
     # These MLPs are tiny: one thread beats two on a 2-core machine (no oversubscription with the envs),
     # and a fixed thread count keeps the floating-point reductions, hence the weights, the same.
-    th.set_num_threads(1)
+    configure_torch(1)
     set_random_seed(seed)
 
 

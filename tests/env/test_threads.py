@@ -1,0 +1,263 @@
+"""The process-wide thread settings (thermopylae_env.threads): the thread count chosen from the machine,
+passive OpenMP waiting set before any OpenMP runtime loads, and games that do not depend on the count."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from thermopylae_env import threads
+from thermopylae_env.threads import OVERRIDE, choose_threads, configure_environment, configure_torch
+
+ROOT = Path(__file__).resolve().parent.parent
+THREAD_VARIABLES = ("THERMOPYLAE_NUM_THREADS", "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER",
+                    "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME",
+                    "OPENBLAS_NUM_THREADS")
+
+
+def _child_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env.update(extra)
+    return env
+
+
+# --------------------------------------------------------------------------------- the thread count
+
+
+def test_quiet_machine_gets_every_cpu() -> None:
+    assert choose_threads(2, 0.0, {}) == 2
+    assert choose_threads(16, 0.3, {}) == 16
+
+
+def test_own_runnable_thread_is_not_counted_as_other_load() -> None:
+    assert choose_threads(2, 1.0, {}) == 2
+    assert choose_threads(8, 1.4, {}) == 8
+
+
+def test_loaded_machine_gets_the_free_cores_rounded() -> None:
+    assert choose_threads(8, 3.0, {}) == 6
+    assert choose_threads(8, 3.6, {}) == 5
+    assert choose_threads(2, 2.0, {}) == 1
+
+
+def test_saturated_machine_gets_one_thread() -> None:
+    assert choose_threads(2, 3.0, {}) == 1
+    assert choose_threads(2, 7.0, {}) == 1
+    assert choose_threads(16, 40.0, {}) == 1
+
+
+def test_override_fixes_the_count_whatever_the_load() -> None:
+    assert choose_threads(2, 7.0, {OVERRIDE: "2"}) == 2
+    assert choose_threads(16, 0.0, {OVERRIDE: "1"}) == 1
+    assert choose_threads(2, 0.0, {OVERRIDE: "4"}) == 4  # numba's own limit still bounds the kernels
+
+
+def test_users_numba_num_threads_is_respected_and_override_wins_over_it() -> None:
+    assert choose_threads(8, 7.0, {"NUMBA_NUM_THREADS": "3"}) == 3
+    assert choose_threads(8, 0.0, {"NUMBA_NUM_THREADS": "3", OVERRIDE: "5"}) == 5
+    assert choose_threads(8, 0.0, {"NUMBA_NUM_THREADS": " "}) == 8  # blank: unset
+
+
+def test_choice_is_a_function_of_its_inputs_only() -> None:
+    cases = [(cpus, load, env) for cpus in (1, 2, 3, 8) for load in (0.0, 0.9, 2.5, 6.7)
+             for env in ({}, {OVERRIDE: "2"}, {"NUMBA_NUM_THREADS": "1"})]
+    first = [choose_threads(*case) for case in cases]
+    assert first == [choose_threads(*case) for case in cases]
+    assert all(count >= 1 for count in first)
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
+def test_bad_override_is_refused_naming_the_variable(value: str) -> None:
+    with pytest.raises(ValueError, match=f"{OVERRIDE} must be a positive integer, got '{value}'"):
+        choose_threads(2, 0.0, {OVERRIDE: value})
+    with pytest.raises(ValueError, match="NUMBA_NUM_THREADS must be a positive integer"):
+        choose_threads(2, 0.0, {"NUMBA_NUM_THREADS": value})
+
+
+def test_bad_machine_readings_are_refused() -> None:
+    with pytest.raises(ValueError, match="cpus must be a positive integer"):
+        choose_threads(0, 0.0, {})
+    with pytest.raises(ValueError, match="load must not be negative"):
+        choose_threads(2, -1.0, {})
+
+
+def test_free_threads_reads_the_machine_again_after_the_refresh_period(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    readings = iter([(4, 0.0), (4, 4.0)])
+    monkeypatch.setattr(threads, "machine", lambda: next(readings))
+    monkeypatch.setattr(threads, "_cache", [])
+    for name in (OVERRIDE, "NUMBA_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    assert threads.free_threads(now=100.0) == 4
+    assert threads.free_threads(now=100.0 + threads.REFRESH_SECONDS / 2) == 4  # the same reading
+    assert threads.free_threads(now=100.0 + threads.REFRESH_SECONDS) == 1  # load 4 on 4 CPUs
+
+
+def test_kernel_threads_never_exceeds_the_chunks_and_restores_numbas_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    numba = pytest.importorskip("numba")
+    monkeypatch.setattr(threads, "free_threads", lambda now=None: 64)
+    before = numba.get_num_threads()
+    with threads.kernel_threads(1) as count:
+        assert count == 1
+        assert numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
+    with threads.kernel_threads(10_000) as count:
+        assert count == before  # numba's own count bounds it
+    monkeypatch.setattr(threads, "free_threads", lambda now=None: 1)
+    with pytest.raises(RuntimeError, match="inside"), threads.kernel_threads(8):
+        raise RuntimeError("inside")
+    assert numba.get_num_threads() == before
+
+
+# --------------------------------------------------------------------------------- environment and torch
+
+
+def test_configure_environment_sets_passive_waiting_and_keeps_the_users_values() -> None:
+    env: dict[str, str] = {}
+    configure_environment(env)
+    assert env["OMP_WAIT_POLICY"] == "passive"
+    assert env["KMP_BLOCKTIME"] == "0"
+    mine = {"OMP_WAIT_POLICY": "active", "KMP_BLOCKTIME": "200", "OPENBLAS_NUM_THREADS": "3"}
+    env = dict(mine)
+    assert configure_environment(env) == mine
+    assert env == mine
+
+
+def test_configure_torch_leaves_an_unimported_torch_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    assert configure_torch(1) is None
+    assert "torch" not in sys.modules
+
+
+def test_configure_torch_refuses_a_bad_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    class FakeTorch:
+        threads = 0
+
+        def set_num_threads(self, count: int) -> None:
+            self.threads = count
+
+    fake = FakeTorch()
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises(ValueError, match="threads must be a positive integer"):
+            configure_torch(bad)  # type: ignore[arg-type]
+    assert fake.threads == 0
+    assert configure_torch(3) == 3
+    assert fake.threads == 3
+
+
+IMPORT_ORDER = r"""
+import json, os, sys
+def openmp_loaded():
+    with open("/proc/self/maps") as maps:
+        return any(name in line for line in maps for name in ("libgomp", "libiomp", "libomp"))
+before = openmp_loaded()
+import thermopylae_env
+from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv
+env = DuelSelfPlayVectorEnv(1024)
+obs, infos = env.reset(seed=1)
+env.step(infos["action_mask"].argmax(axis=1))
+import numba
+print(json.dumps({"before": before, "policy": os.environ.get("OMP_WAIT_POLICY"),
+                  "layer": numba.threading_layer(), "loaded": openmp_loaded()}))
+"""
+
+
+def test_importing_the_package_sets_passive_waiting_before_any_openmp_runtime_loads() -> None:
+    pytest.importorskip("numba")
+    out = subprocess.run(
+        [sys.executable, "-c", IMPORT_ORDER],
+        env=_child_env(OMP_DISPLAY_ENV="VERBOSE", THERMOPYLAE_NUM_THREADS="2", NUMBA_NUM_THREADS="2"),
+        capture_output=True, text=True, timeout=300, check=True, cwd=ROOT)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["before"] is False
+    assert got["policy"] == "passive"
+    if got["layer"] != "omp":
+        pytest.skip(f"numba's threading layer here is {got['layer']}, not OpenMP")
+    assert got["loaded"] is True
+    # GNU OpenMP prints its settings when it loads: a spin count of 0 is passive waiting (its default
+    # without the variable is to spin).
+    spin = [line for line in out.stderr.splitlines() if "GOMP_SPINCOUNT" in line]
+    assert spin, out.stderr
+    assert all(line.split("=")[1].strip() == "'0'" for line in spin), spin
+
+
+# --------------------------------------------------------------------------------- games vs thread count
+
+GAMES = r"""
+import hashlib, json, sys
+import numpy as np
+import thermopylae_env
+from thermopylae_env import threads
+from thermopylae_env._coop_kernel import CHUNK as COOP_CHUNK
+from thermopylae_env._duel_kernel import CHUNK as DUEL_CHUNK
+from thermopylae_env.coop_vector import CoopVectorEnv
+from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv
+
+digest = hashlib.sha256()
+used = []
+rng = np.random.default_rng(5)
+for env in (CoopVectorEnv(2 * COOP_CHUNK + 37, num_players=2), DuelSelfPlayVectorEnv(3 * DUEL_CHUNK + 5)):
+    obs, infos = env.reset(seed=9)
+    with threads.kernel_threads(8) as count:
+        used.append(count)
+    for _ in range(60):
+        masks = infos["action_mask"]
+        actions = (rng.random(masks.shape) * masks).argmax(axis=1)
+        obs, rewards, terminated, truncated, infos = env.step(actions)
+        for array in (obs, rewards, terminated, truncated, infos["action_mask"]):
+            digest.update(np.ascontiguousarray(array).tobytes())
+print(json.dumps({"sha256": digest.hexdigest(), "threads": used}))
+"""
+
+
+def test_games_are_the_same_on_one_thread_and_on_two() -> None:
+    pytest.importorskip("numba")
+    results = []
+    for count in ("1", "2"):
+        out = subprocess.run(
+            [sys.executable, "-c", GAMES],
+            env=_child_env(THERMOPYLAE_NUM_THREADS=count, NUMBA_NUM_THREADS="2"),
+            capture_output=True, text=True, timeout=600, check=True, cwd=ROOT)
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert results[0]["threads"] == [1, 1]
+    assert results[1]["threads"] == [2, 2]  # the parallel kernels really ran on two threads
+    assert results[0]["sha256"] == results[1]["sha256"]
+
+
+TORCH_AFTER_KERNEL = r"""
+import json
+import thermopylae_env
+import torch
+from thermopylae_env.coop_vector import CoopVectorEnv
+from thermopylae_env.threads import configure_torch
+
+torch.set_num_threads(1)  # before numba's pool starts (the first kernel call starts it) ...
+torch.get_num_threads()  # ... and torch's own threads started (as any torch call does)
+env = CoopVectorEnv(4096)
+env.reset(seed=0)
+set_first = torch.get_num_threads()
+configure_torch(1)
+env.step(env.engine.masks.argmax(axis=1))
+print(json.dumps([set_first, torch.get_num_threads()]))
+"""
+
+
+def test_torchs_thread_count_survives_the_start_of_numbas_pool() -> None:
+    # numba's omp pool and torch share GNU's OpenMP runtime; starting the pool resets its thread count.
+    pytest.importorskip("numba")
+    pytest.importorskip("torch")
+    out = subprocess.run(
+        [sys.executable, "-c", TORCH_AFTER_KERNEL],
+        env=_child_env(THERMOPYLAE_NUM_THREADS="2", NUMBA_NUM_THREADS="2"),
+        capture_output=True, text=True, timeout=300, check=True, cwd=ROOT)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [1, 1]
