@@ -214,7 +214,7 @@ def test_the_registry_plays_a_shipped_policy_name_without_unpickling(name, no_un
     from thermopylae_agents.policies.registry import make_agent
 
     for spec in (name, f"fast:{name}"):
-        agent, label = make_agent(spec, SHIPPED_ENV_IDS[name])
+        agent, label = make_agent(spec, SHIPPED_ENV_IDS[name], env_kwargs=_env_kwargs(name))
         assert label == spec and agent.env_id == SHIPPED_ENV_IDS[name]
 
 

@@ -47,6 +47,8 @@ __all__ = [
     "shipped_policy_names",
     "SHIPPED_ENV_IDS",
     "SHIPPED_ENV_OPTIONS",
+    "description_path",
+    "is_path",
     "read_description",
 ]
 
@@ -227,7 +229,7 @@ def _check_description(d: Any, where: str) -> None:
         _check_layer(layer, f"{where} layer {index}")
     parameters = sum((layer["in"] + 1) * layer["out"] for layer in layers if layer["type"] == "linear")
     if parameters > _MAX_PARAMETERS:
-        raise _fail(where, f"the layers have {parameters} parameters, more than the {_MAX_PARAMETERS} allowed")
+        raise _fail(where, f"the layers have {parameters} parameters, more than {_MAX_PARAMETERS}")
     if layers[-1]["type"] != "linear" or layers[-1]["out"] != d["num_actions"]:
         raise _fail(where, f"the last layer must be linear with {d['num_actions']} outputs (the logits)")
     if not isinstance(d["arrays_sha256"], str) or len(d["arrays_sha256"]) != 64:
@@ -270,7 +272,8 @@ def _check_chain(d: Mapping[str, Any], where: str) -> None:
     for index, layer in enumerate(d["layers"]):
         if layer["type"] == "linear":
             if layer["in"] != size:
-                raise _fail(where, f"layer {index} takes {layer['in']} inputs, the previous layer gives {size}")
+                raise _fail(where, f"layer {index} takes {layer['in']} inputs, the previous layer gives "
+                                   f"{size}")
             size = layer["out"]
 
 
@@ -312,8 +315,9 @@ def is_path(text: str) -> bool:
         Path(text).suffix != ""
 
 
-def _resolve(path_or_name: str | os.PathLike[str]) -> Path:
-    """The ``.json`` file of a path (``.json``, ``.npz`` or no suffix) or of a shipped policy's name."""
+def description_path(path_or_name: str | os.PathLike[str]) -> Path:
+    """The ``.json`` file of a path (``.json``, ``.npz`` or no suffix) or of a shipped policy's name
+    (``ValueError`` when there is no such pair)."""
     text = os.fspath(path_or_name)
     if not is_path(text):
         if text in shipped_policy_names():
@@ -443,7 +447,7 @@ def load_safe_policy(path_or_name: str | os.PathLike[str], deterministic: bool =
     anything is read or expanded. Raises one ``ValueError`` naming the file and the problem when the files
     are missing, malformed, do not match (SHA-256), or describe a network that does not fit its arrays.
     """
-    json_path = _resolve(path_or_name)
+    json_path = description_path(path_or_name)
     where = os.fspath(json_path)
     description = read_description(json_path)
     _check_chain(description, where)
