@@ -515,7 +515,8 @@ def test_play_refuses_hints_from_a_policy_of_another_team_size():
     [
         (["model.zip", "--env-id", "thermopylae/Nope-v0"], "unknown environment"),
         (["model.zip"], "--env-id"),
-        (["no-such-model.zip", "--env-id", "coop"], "no-such-model.zip"),
+        (["no-such-model.zip", "--env-id", "greek"], "no-such-model.zip"),
+        (["model.zip", "--env-id", "coop"], "--players"),
         (["--shipped", "--out-dir", "/dev/null"], "--out-dir"),
         (["--shipped", "--env-id", "coop"], "--env-id"),
         (["model.zip", "--env-id", "greek", "--players", "2"], "--players"),
@@ -532,3 +533,13 @@ def test_export_refuses_bad_arguments_with_one_line_before_writing(tmp_path, arg
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert problem in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.zip"]
+
+
+def test_export_records_the_game_the_model_was_trained_on(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    zip_path = ROOT / "agents" / "thermopylae_agents" / "policies" / "coop_2p_maskable_ppo.zip"
+    done = run_cli("export", str(zip_path), "--env-id", "coop", "--players", "2", "--out-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    description = json.loads((tmp_path / "coop_2p_maskable_ppo.json").read_text())
+    assert description["env_id"] == "thermopylae/Coop-v0"
+    assert description["env_options"] == {"num_players": 2}

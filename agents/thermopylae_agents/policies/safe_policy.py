@@ -211,12 +211,7 @@ def _check_description(d: Any, where: str) -> None:
                            f"this code reads {FORMAT!r} version {FORMAT_VERSION}")
     if not isinstance(d["env_id"], str) or not d["env_id"]:
         raise _fail(where, "env_id must be a non-empty string")
-    options = d.get("env_options", {})
-    if not isinstance(options, Mapping) or len(options) > _MAX_OPTIONS:
-        raise _fail(where, f"env_options must be an object of at most {_MAX_OPTIONS} game options")
-    for key, value in options.items():
-        if value is not None and not isinstance(value, (str, int, float)):
-            raise _fail(where, f"env_options {key!r} must be a number, a string or null, not {value!r}")
+    _check_env_options(d.get("env_options", {}), where)
     if d["features"] not in FEATURES:
         raise _fail(where, f"features must be one of {FEATURES}, not {d['features']!r}")
     for key in ("observation_size", "num_actions"):
@@ -234,6 +229,14 @@ def _check_description(d: Any, where: str) -> None:
         raise _fail(where, f"the last layer must be linear with {d['num_actions']} outputs (the logits)")
     if not isinstance(d["arrays_sha256"], str) or len(d["arrays_sha256"]) != 64:
         raise _fail(where, "arrays_sha256 must be a hex SHA-256 digest")
+
+
+def _check_env_options(options: Any, where: str) -> None:
+    if not isinstance(options, Mapping) or len(options) > _MAX_OPTIONS:
+        raise _fail(where, f"env_options must be an object of at most {_MAX_OPTIONS} game options")
+    for key, value in options.items():
+        if value is not None and not isinstance(value, (str, int, float)):
+            raise _fail(where, f"env_options {key!r} must be a number, a string or null, not {value!r}")
 
 
 def _check_layer(layer: Any, where: str) -> None:
@@ -494,13 +497,24 @@ def _extract_layers(model: Any) -> tuple[str, list[dict[str, Any]], dict[str, np
 
 
 def export_sb3_policy(
-    model: Any, out: str | os.PathLike[str], env_id: str, source: str | None = None
+    model: Any,
+    out: str | os.PathLike[str],
+    env_id: str,
+    source: str | None = None,
+    env_options: Mapping[str, Any] | None = None,
 ) -> tuple[Path, Path]:
     """Write the actor of a loaded (Maskable)PPO ``model`` as ``OUT.json`` + ``OUT.npz``; returns both paths.
 
-    ``env_id`` is recorded (SB3 files do not say which environment they were trained on); ``source``
-    (e.g. the zip's name) too, when given. The written pair is loaded back and checked before returning.
+    ``env_id`` (one of the package's envs) and ``env_options`` (the game options the model was trained
+    with, e.g. ``{"num_players": 2}``; omitted options are the env's defaults) are recorded: SB3 files do
+    not say which game they were trained on. ``source`` (e.g. the zip's name) too, when given. The written
+    pair is loaded back and checked before returning.
     """
+    known = sorted(set(SHIPPED_ENV_IDS.values()))
+    if env_id not in known:
+        raise ValueError(f"unknown env id {env_id!r}; expected one of {', '.join(known)}")
+    options = dict(env_options or {})
+    _check_env_options(options, "to export")
     stem = Path(out)
     if stem.suffix in (".json", ".npz"):
         stem = stem.with_suffix("")
@@ -515,6 +529,7 @@ def export_sb3_policy(
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "env_id": env_id,
+        "env_options": options,
         "features": features,
         "observation_size": int(obs_shape[0]),
         "num_actions": int(model.action_space.n),
