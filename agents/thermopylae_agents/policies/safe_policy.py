@@ -3,21 +3,27 @@
 An SB3 ``.zip`` is a pickle: loading one can run any code. The shipped policies are therefore also
 stored in a form that cannot: for a policy named ``NAME``,
 
-* ``NAME.json`` describes the network: the format and its version, the environment id, the features
-  the network reads (``"flat"``: the observation itself; ``"coop_fight"``: the co-op observation plus
-  the fight odds of :meth:`thermopylae_agents.players.fight_features.CoopFightFeatures.numpy_features`), the
-  observation size, the number of actions, the layers in order (``linear`` with the names of its weight
-  and bias arrays, ``tanh``, ``relu``), and the SHA-256 of the array file;
-* ``NAME.npz`` holds the float32 arrays, read with ``numpy.load(allow_pickle=False)``.
+* ``NAME.json`` describes the network: the format and its version, the environment id and the game
+  options it was trained with (``env_options``, e.g. ``{"num_players": 2}``; options not recorded are
+  the env's defaults), the features the network reads (``"flat"``: the observation itself;
+  ``"coop_fight"``: the co-op observation plus the fight odds of
+  :meth:`thermopylae_agents.players.fight_features.CoopFightFeatures.numpy_features`), the observation
+  size, the number of actions, the layers in order (``linear`` with the names of its weight and bias
+  arrays, ``tanh``, ``relu``), and the SHA-256 of the array file;
+* ``NAME.npz`` holds the float32 arrays (a zip of ``.npy`` files), read from their headers and raw bytes,
+  never with pickle.
 
 The network is the actor of a (Maskable)PPO policy: features, the actor MLP
 (``mlp_extractor.policy_net``) and the action head (``action_net``); its outputs are the action logits.
 :class:`SafePolicy` plays the most likely legal action, the action an SB3 model plays with
 ``deterministic=True`` (``tests/agents/test_safe_policy.py`` checks this game for game on hundreds of games).
 
-:func:`load_safe_policy` loads a policy by path (either file of the pair) or by the name of a shipped
-policy (:func:`shipped_policy_names`); :func:`export_sb3_policy` writes the pair from a loaded SB3 model
-(``thermopylae export``, ``thermopylae-export-policy``, which needs the ``train`` extra).
+:func:`load_safe_policy` loads a policy by path (either file of the pair; see :func:`is_path`) or by the
+name of a shipped policy (:func:`shipped_policy_names`; a name never means a file of the working folder).
+Every malformed file is one ``ValueError`` naming the file and the problem, and every size (the files, the
+zip members, the ``.npy`` headers) is checked against the description before anything is read or
+expanded. :func:`export_sb3_policy` writes the pair from a loaded SB3 model (``thermopylae export``,
+``thermopylae-export-policy``, which needs the ``train`` extra).
 """
 
 from __future__ import annotations
