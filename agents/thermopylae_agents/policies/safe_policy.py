@@ -420,7 +420,8 @@ def _read_arrays(npz_path: Path, d: Mapping[str, Any], where: str) -> dict[str, 
         if str(err).startswith("policy description"):
             raise
         raise _fail(where, f"{name}: cannot read the arrays without pickle ({err})") from None
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, KeyError) as err:
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError,
+            KeyError) as err:  # RuntimeError: an encrypted member; NotImplementedError: an unknown method
         raise _fail(where, f"{name} is not a zip archive of arrays ({type(err).__name__}: {err})") from None
     return arrays
 
