@@ -29,8 +29,8 @@ the working folder is named by its path: ``./mine.json``, ``mine.json``, ``model
 
 The game a policy was trained on: a pickle-free policy's description records its env id and game options
 (``env_options``, e.g. ``{"num_players": 2}``; options it does not record are the env's defaults), and an
-SB3 zip is known by the description beside it (``NAME.json`` of ``NAME.zip``, as
-``thermopylae export`` writes it). :func:`make_agent` refuses such a policy for any other game (another
+SB3 zip is known by the exported pair beside it (``NAME.json`` + ``NAME.npz`` of ``NAME.zip``, as
+``thermopylae export`` writes them). :func:`make_agent` refuses such a policy for any other game (another
 env, another team size) with a one-line :class:`AgentSpecError` naming both games, before loading it. A
 zip with no description beside it does not say what it was trained on and is not checked. The Persian
 deck is not compared (a deck is data, not a recorded option).
@@ -294,8 +294,8 @@ def _trained_game(parsed: AgentSpec) -> tuple[str, dict[str, Any]] | None:
         model = Path(model_path(parsed.argument))
         stem = model.with_suffix("") if model.suffix == ".zip" else model
         json_path = stem.with_name(stem.name + ".json")
-        if not json_path.is_file():
-            return None
+        if not (json_path.is_file() and json_path.with_suffix(".npz").is_file()):
+            return None  # no exported pair beside the zip: nothing says what it was trained on
     else:
         return None
     description = read_description(json_path)
