@@ -543,3 +543,24 @@ def test_export_records_the_game_the_model_was_trained_on(tmp_path):
     description = json.loads((tmp_path / "coop_2p_maskable_ppo.json").read_text())
     assert description["env_id"] == "thermopylae/Coop-v0"
     assert description["env_options"] == {"num_players": 2}
+
+
+def test_a_record_that_cannot_be_written_during_the_game_is_a_one_line_error(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from thermopylae_env.records import RecordEpisode
+
+    written = []
+
+    def full_disk(self, obj):
+        written.append(obj)
+        if len(written) > 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(RecordEpisode, "_write", full_disk)
+    out = io.StringIO()
+    code = main(["play", "coop", "--seed", "3", "--record", str(tmp_path / "game.jsonl")],
+                stdin=io.StringIO("1\n" * 400), stdout=out)
+    assert code == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "No space left on device" in error and "--record" in error

@@ -15,6 +15,7 @@ names: a duel played against a model replays with ``--opponent MODEL``. The pars
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
 import stat
@@ -338,6 +339,8 @@ def _play_loop(
     except ValueError as err:  # the record file could not be opened
         env.close()
         raise UsageError(str(err)) from None
+    except OSError as err:
+        raise _record_failed(env, record, err) from None
     events = list(info.get("events", [])) if first_events is None else first_events
     try:
         while True:
@@ -348,7 +351,11 @@ def _play_loop(
             options = [(int(a), label(state, int(a))) for a in np.flatnonzero(info["action_mask"])]
             marks = _show_hints(term, hinter, obs, info["action_mask"], options)
             term.print(_numbered(options, marks))
-            obs, _, _, _, info = env.step(choose(term, options, help_text))
+            action = choose(term, options, help_text)
+            try:
+                obs, _, _, _, info = env.step(action)
+            except OSError as err:  # the record could not be written (a full disk)
+                raise _record_failed(env, record, err) from None
             events = list(info.get("events", []))
     except _Quit as stop:
         term.print("End of input: quitting." if str(stop) == "end of input" else "Quit.")
@@ -362,8 +369,20 @@ def _play_loop(
     return 0
 
 
+def _record_failed(env: Any, path: str | None, err: OSError) -> Exception:
+    """The error to raise when writing the record failed (the env is closed; nothing else is written)."""
+    if path is None:
+        return err
+    with contextlib.suppress(OSError):  # the write error is the one to report
+        env.close()
+    return UsageError(f"--record {path}: cannot write the record: {err.strerror or err}")
+
+
 def _close_record(env: Any, term: Terminal, path: str | None, finished: bool) -> None:
-    env.close()
+    try:
+        env.close()
+    except OSError as err:
+        raise _record_failed(env, path, err) from None
     if path:
         term.print(f"Game record written to {path}" + ("" if finished else " (game not finished)")
                    + f"; replay it with: thermopylae replay {path}")
