@@ -132,7 +132,7 @@ def test_quitting_a_recorded_game_leaves_an_unfinished_record(tmp_path):
 
 
 def test_replay_steps_on_enter_and_stops_on_q(coop_game_record):
-    done = run_cli("replay", str(coop_game_record), stdin="\n\nq\n")
+    done = run_cli("replay", str(coop_game_record), "--step", stdin="\n\nq\n")
     assert done.returncode == 0, done.stderr
     assert "--- step 2/" in done.stdout and "--- step 3/" not in done.stdout
     assert "Replay stopped." in done.stdout
@@ -436,3 +436,131 @@ def test_the_command_answers_its_version(capsys):
         main(["--version"])
     assert stop.value.code == 0
     assert capsys.readouterr().out.strip() == f"thermopylae {__version__}"
+
+
+# ------------------------------------------------------------------ replays without a terminal (issue 28)
+
+
+def test_replay_without_a_terminal_replays_the_whole_record(coop_game_record):
+    done = run_cli("replay", str(coop_game_record))
+    assert done.returncode == 0, done.stderr
+    total = len(load_record(coop_game_record).steps)
+    assert done.stdout.count("--- step ") == total
+    assert "the replay matches the record" in done.stdout
+
+
+def test_replay_without_a_terminal_fails_on_a_tampered_record(tmp_path, coop_game_record):
+    objects = [json.loads(line) for line in coop_game_record.read_text().splitlines()]
+    objects[-2]["reward"] = 99.0  # the last step's reward: only a replay to the end sees it
+    bad = tmp_path / "tampered.jsonl"
+    bad.write_text("".join(json.dumps(o) + "\n" for o in objects))
+    done = run_cli("replay", str(bad))
+    assert done.returncode == 1, done.stdout
+    assert "does not replay to the same game" in done.stdout
+
+
+def test_replay_stepping_through_a_pipe_checks_the_rest_at_the_end_of_the_input(tmp_path, coop_game_record):
+    objects = [json.loads(line) for line in coop_game_record.read_text().splitlines()]
+    objects[-2]["reward"] = 99.0
+    bad = tmp_path / "tampered.jsonl"
+    bad.write_text("".join(json.dumps(o) + "\n" for o in objects))
+    done = run_cli("replay", str(bad), "--step", stdin="\n")
+    assert done.returncode == 1, done.stdout
+
+
+# ---------------------------------------------------------------------- --record targets (issue 28 D10)
+
+
+@pytest.mark.parametrize("target", ["", "/dev/full", "fifo", "folder"])
+def test_play_refuses_a_record_target_that_is_not_a_regular_file_before_playing(tmp_path, target):
+    import os
+
+    if target == "fifo":
+        target = str(tmp_path / "pipe.jsonl")
+        os.mkfifo(target)
+    elif target == "folder":
+        target = str(tmp_path)
+    elif target == "/dev/full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    done = run_cli("play", "coop", "--seed", "3", "--record", target, stdin="1\n" * 400, timeout=30)
+    assert done.returncode == 2, done.stdout[-500:]
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "--record" in done.stderr
+    assert "Marker track" not in done.stdout  # nothing was played
+
+
+# ----------------------------------------------------------------------- policies and their games (D9)
+
+
+def test_evaluate_refuses_a_two_player_policy_in_a_solo_game():
+    done = run_cli("evaluate", "--env", "coop", "heuristic", "coop_2p_maskable_ppo", "--games", "3",
+                   "--no-progress")
+    assert done.returncode == 2, done.stdout
+    line = done.stderr.strip()
+    assert len(line.splitlines()) == 1 and "Traceback" not in line
+    assert "num_players=2" in line and "num_players=1" in line
+
+
+def test_play_refuses_hints_from_a_policy_of_another_team_size():
+    done = run_cli("play", "coop", "--players", "3", "--hints", "coop_2p_maskable_ppo", stdin="q\n")
+    assert done.returncode == 2
+    assert "num_players=2" in done.stderr and "num_players=3" in done.stderr
+
+
+# ---------------------------------------------------------------------------- export arguments (D13)
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["model.zip", "--env-id", "thermopylae/Nope-v0"], "unknown environment"),
+        (["model.zip"], "--env-id"),
+        (["no-such-model.zip", "--env-id", "greek"], "no-such-model.zip"),
+        (["model.zip", "--env-id", "coop"], "--players"),
+        (["--shipped", "--out-dir", "/dev/null"], "--out-dir"),
+        (["--shipped", "--env-id", "coop"], "--env-id"),
+        (["model.zip", "--env-id", "greek", "--players", "2"], "--players"),
+        (["model.zip", "--env-id", "coop", "--players", "9"], "--players"),
+    ],
+)
+def test_export_refuses_bad_arguments_with_one_line_before_writing(tmp_path, args, problem):
+    (tmp_path / "model.zip").write_bytes(b"not read before the arguments are checked")
+    done = subprocess.run([sys.executable, "-m", "thermopylae_agents", "export", *args], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path,
+                          env={**__import__("os").environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'agents'}"})
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert problem in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.zip"]
+
+
+def test_export_records_the_game_the_model_was_trained_on(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    zip_path = ROOT / "agents" / "thermopylae_agents" / "policies" / "coop_2p_maskable_ppo.zip"
+    done = run_cli("export", str(zip_path), "--env-id", "coop", "--players", "2", "--out-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    description = json.loads((tmp_path / "coop_2p_maskable_ppo.json").read_text())
+    assert description["env_id"] == "thermopylae/Coop-v0"
+    assert description["env_options"] == {"num_players": 2}
+
+
+def test_a_record_that_cannot_be_written_during_the_game_is_a_one_line_error(tmp_path, monkeypatch, capsys):
+    import errno
+
+    from thermopylae_env.records import RecordEpisode
+
+    written = []
+
+    def full_disk(self, obj):
+        written.append(obj)
+        if len(written) > 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(RecordEpisode, "_write", full_disk)
+    out = io.StringIO()
+    code = main(["play", "coop", "--seed", "3", "--record", str(tmp_path / "game.jsonl")],
+                stdin=io.StringIO("1\n" * 400), stdout=out)
+    assert code == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "No space left on device" in error and "--record" in error

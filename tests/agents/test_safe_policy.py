@@ -214,7 +214,7 @@ def test_the_registry_plays_a_shipped_policy_name_without_unpickling(name, no_un
     from thermopylae_agents.policies.registry import make_agent
 
     for spec in (name, f"fast:{name}"):
-        agent, label = make_agent(spec, SHIPPED_ENV_IDS[name])
+        agent, label = make_agent(spec, SHIPPED_ENV_IDS[name], env_kwargs=_env_kwargs(name))
         assert label == spec and agent.env_id == SHIPPED_ENV_IDS[name]
 
 
@@ -296,3 +296,169 @@ def test_every_shipped_sb3_zip_still_loads(name):
     assert model.observation_space.shape == env.observation_space.shape
     if name.startswith("coop"):
         assert isinstance(extractor, CoopFightFeatures)
+
+
+# ------------------------------------------------------------------ the game a policy was trained for
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_ENV_IDS))
+def test_every_shipped_description_records_the_game_it_was_trained_on(name):
+    description = json.loads((POLICY_DIR / f"{name}.json").read_text())
+    assert description["env_id"] == SHIPPED_ENV_IDS[name]
+    expected = {"num_players": _env_kwargs(name).get("num_players", 1)} if name.startswith("coop") else {}
+    assert description["env_options"] == expected
+
+
+@pytest.mark.parametrize(("spec", "players"), [("coop_2p_maskable_ppo", 1), ("coop_2p_maskable_ppo", 3),
+                                               ("coop_maskable_ppo", 2), ("fast:coop_4p_maskable_ppo", 1)])
+def test_the_registry_refuses_a_policy_for_another_team_size(spec, players, no_unpickling):
+    from thermopylae_agents.policies.registry import AgentSpecError, make_agent
+
+    kwargs = {} if players == 1 else {"num_players": players}
+    with pytest.raises(AgentSpecError) as caught:
+        make_agent(spec, "coop", env_kwargs=kwargs)
+    message = str(caught.value)
+    assert "\n" not in message
+    trained = json.loads((POLICY_DIR / f"{spec.removeprefix('fast:')}.json").read_text())
+    assert f"num_players={trained['env_options']['num_players']}" in message
+    assert f"num_players={players}" in message
+
+
+def test_an_sb3_zip_beside_its_description_is_refused_for_another_team_size_before_unpickling(no_unpickling):
+    from thermopylae_agents.policies.registry import AgentSpecError, make_agent
+
+    with pytest.raises(AgentSpecError, match="num_players=2"):
+        make_agent(str(POLICY_DIR / "coop_2p_maskable_ppo.zip"), "coop", env_kwargs={"num_players": 4})
+
+
+def test_a_description_without_env_options_was_trained_on_the_default_game(tmp_path):
+    from thermopylae_agents.policies.registry import AgentSpecError, make_agent
+
+    json_path, _ = _copy_pair(tmp_path)
+    description = json.loads(json_path.read_text())
+    description.pop("env_options")
+    json_path.write_text(json.dumps(description))
+    assert make_agent(str(json_path), "coop")[0].env_id == "thermopylae/Coop-v0"
+    with pytest.raises(AgentSpecError, match="num_players=1"):
+        make_agent(str(json_path), "coop", env_kwargs={"num_players": 2})
+
+
+# -------------------------------------------------------------- shipped names are never local files
+
+
+def _fake_pair(folder: Path, name: str) -> None:
+    """A valid pair named ``name`` in ``folder`` that is not the shipped policy of that name (the duel
+    Greek network, which also plays another game)."""
+    (folder / f"{name}.npz").write_bytes((POLICY_DIR / "duel_greek_maskable_ppo.npz").read_bytes())
+    (folder / f"{name}.json").write_bytes((POLICY_DIR / "duel_greek_maskable_ppo.json").read_bytes())
+
+
+def test_a_pair_in_the_working_folder_does_not_replace_a_shipped_policy(tmp_path, monkeypatch):
+    from thermopylae_agents.policies.registry import make_agent
+
+    _fake_pair(tmp_path, "coop_maskable_ppo")
+    monkeypatch.chdir(tmp_path)
+    shipped = json.loads((POLICY_DIR / "coop_maskable_ppo.json").read_text())
+    assert load_safe_policy("coop_maskable_ppo").description["arrays_sha256"] == shipped["arrays_sha256"]
+    assert make_agent("coop_maskable_ppo", "coop")[0].env_id == "thermopylae/Coop-v0"
+    # a path means the path
+    assert load_safe_policy("./coop_maskable_ppo.json").env_id == "thermopylae/DuelGreek-v0"
+    assert load_safe_policy("coop_maskable_ppo.json").env_id == "thermopylae/DuelGreek-v0"
+
+
+def test_a_bare_name_that_is_not_shipped_is_not_looked_up_in_the_working_folder(tmp_path, monkeypatch):
+    _fake_pair(tmp_path, "mine")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="no shipped policy"):
+        load_safe_policy("mine")
+    assert load_safe_policy("mine.json").name == "mine"
+
+
+# ------------------------------------------------------------------------------------- hostile files
+
+
+def _rehash(json_path: Path, npz_path: Path, change=None) -> None:
+    description = json.loads(json_path.read_text())
+    if change is not None:
+        change(description)
+    description["arrays_sha256"] = safe_policy._sha256(npz_path)
+    json_path.write_text(json.dumps(description))
+
+
+def _write_npz_bytes(tmp_path: Path, data: bytes) -> Path:
+    json_path, npz_path = _copy_pair(tmp_path)
+    npz_path.write_bytes(data)
+    _rehash(json_path, npz_path)
+    return json_path
+
+
+def _single_value_error(json_path: Path) -> str:
+    with pytest.raises(Exception) as caught:  # noqa: PT011 - the type is what is checked
+        load_safe_policy(json_path)
+    assert type(caught.value) is ValueError, f"{type(caught.value).__name__}: {caught.value}"
+    message = str(caught.value)
+    assert "\n" not in message and json_path.name in message
+    return message
+
+
+def test_an_array_file_that_is_not_a_zip_is_one_value_error(tmp_path):
+    assert "not a zip" in _single_value_error(_write_npz_bytes(tmp_path, b"PK\x03\x04" + b"\0" * 200))
+
+
+def test_a_truncated_array_file_is_one_value_error(tmp_path):
+    data = (POLICY_DIR / "coop_maskable_ppo.npz").read_bytes()
+    _single_value_error(_write_npz_bytes(tmp_path, data[: len(data) // 2]))
+
+
+def test_a_deeply_nested_description_is_one_value_error(tmp_path):
+    json_path, _ = _copy_pair(tmp_path)
+    json_path.write_text("[" * 100_000 + "]" * 100_000)
+    _single_value_error(json_path)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.update(features="coop_fight", observation_size=3),   # too short for the fight odds
+        lambda d: d.update(observation_size=10**12),                      # would allocate terabytes
+        lambda d: d["layers"][0].update({"in": 10**9}),
+        lambda d: d.update(env_options={"num_players": [[1]]}),
+        lambda d: d.update(env_options=[]),
+    ],
+)
+def test_a_hostile_description_is_one_value_error(tmp_path, change):
+    json_path, _ = _copy_pair(tmp_path)
+    description = json.loads(json_path.read_text())
+    change(description)
+    json_path.write_text(json.dumps(description))
+    _single_value_error(json_path)
+
+
+def test_a_compressed_array_larger_than_its_description_is_refused_before_it_is_expanded(tmp_path):
+    import tracemalloc
+
+    json_path, npz_path = _copy_pair(tmp_path)
+    with np.load(npz_path) as data:
+        arrays = {key: data[key] for key in data.files}
+    arrays["linear0.weight"] = np.zeros((335, 128 * 600), np.float32)  # ~100 MB, a few hundred KB zipped
+    np.savez_compressed(npz_path, **arrays)
+    assert npz_path.stat().st_size < 2_000_000
+    _rehash(json_path, npz_path)
+    tracemalloc.start()
+    try:
+        message = _single_value_error(json_path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "linear0.weight" in message
+    assert peak < 20_000_000
+
+
+def test_an_npy_header_with_another_shape_is_refused(tmp_path):
+    json_path, npz_path = _copy_pair(tmp_path)
+    with np.load(npz_path) as data:
+        arrays = {key: data[key] for key in data.files}
+    arrays["linear0.bias"] = arrays["linear0.bias"][:64]
+    np.savez(npz_path, **arrays)
+    _rehash(json_path, npz_path)
+    assert "linear0.bias" in _single_value_error(json_path)

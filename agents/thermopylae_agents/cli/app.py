@@ -91,8 +91,11 @@ def build_parser(prog: str = "thermopylae") -> argparse.ArgumentParser:
     rep.add_argument("file", metavar="FILE", help="a record written by --record or thermopylae_env.records")
     mode = rep.add_mutually_exclusive_group()
     mode.add_argument("--step", action="store_true",
-                      help="pause after each step (default): Enter for the next, q to quit")
-    mode.add_argument("--all", action="store_true", help="print the whole game without pausing")
+                      help="pause after each step (the default on a terminal): Enter for the next, q to "
+                      "quit; at the end of the input the rest is checked without pausing")
+    mode.add_argument("--all", action="store_true",
+                      help="print the whole game without pausing (the default when standard input is not a "
+                      "terminal); a record that does not replay to the same game exits with 1")
     rep.add_argument("--opponent", default=None, metavar="SPEC",
                      help="duel: the model opponent the game was played against (a replay never loads a "
                      "model that the record names)")

@@ -1,18 +1,32 @@
 """``thermopylae export``: export SB3 (Maskable)PPO zips to the pickle-free ``.json`` + ``.npz`` policy format
-(:mod:`thermopylae_agents.policies.safe_policy`)."""
+(:mod:`thermopylae_agents.policies.safe_policy`).
+
+Every argument is checked before any model is read or any file written (known env ids only, the team size
+of a co-op model, model files that exist, an output folder that can be written); a bad one ends with one
+line on standard error and exit code 2. The description written records the env id and the game options
+(``env_options``) the model was trained with, so that the registry refuses it for another game.
+"""
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
+from thermopylae_agents.policies.registry import COOP_ID, resolve_env_id
 from thermopylae_agents.policies.safe_policy import (
     POLICY_DIR,
     SHIPPED_ENV_IDS,
+    SHIPPED_ENV_OPTIONS,
     export_sb3_policy,
 )
+from thermopylae_env.render import safe_text
+
+__all__ = ["build_parser", "main"]
 
 
 def _version() -> str:
@@ -21,15 +35,27 @@ def _version() -> str:
     return __version__
 
 
+class _Parser(argparse.ArgumentParser):
+    """Argument errors in one line (no usage block), exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {safe_text(message, newlines=False)}\n")
+        raise SystemExit(2)
+
+
 def build_parser(prog: str | None = "thermopylae-export-policy") -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=prog,
         description="Export SB3 (Maskable)PPO zips to the pickle-free .json + .npz policy format. "
         "Reading a zip unpickles it: export only files you trust.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     parser.add_argument("models", nargs="*", help="SB3 zip files to export (with --env-id)")
-    parser.add_argument("--env-id", help="the environment id the model plays (recorded in the JSON)")
+    parser.add_argument("--env-id", help="the environment the models were trained on: coop, greek, persian "
+                        "or a full id (recorded in the JSON)")
+    parser.add_argument("--players", default=None, metavar="N",
+                        help="co-op: the team size (1..4) the models were trained with (recorded in the "
+                        "JSON; required for co-op models)")
     parser.add_argument("--out-dir", help="where to write NAME.json / NAME.npz (default: beside the zip)")
     parser.add_argument("--shipped", action="store_true",
                         help=f"export every shipped zip of {POLICY_DIR} beside it")
@@ -45,25 +71,79 @@ def _require_train_extra() -> None:
                          "pip install 'thermopylae-env[train]'") from None
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    args = build_parser(prog or "thermopylae-export-policy").parse_args(argv)
-    jobs: list[tuple[Path, str]] = []
+Job = tuple[Path, str, dict[str, Any]]
+
+
+def _jobs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Job]:
+    """What to export: (zip, env id, game options) each; every argument checked, nothing read yet."""
+    jobs: list[Job] = []
     if args.shipped:
-        jobs += [(POLICY_DIR / f"{name}.zip", env_id) for name, env_id in SHIPPED_ENV_IDS.items()]
+        if args.env_id is not None or args.players is not None:
+            parser.error("--env-id and --players are for the models named; the shipped ones are known")
+        jobs += [(POLICY_DIR / f"{name}.zip", env_id, SHIPPED_ENV_OPTIONS[name])
+                 for name, env_id in SHIPPED_ENV_IDS.items()]
     if args.models:
         if not args.env_id:
-            raise SystemExit("thermopylae-export-policy: give --env-id for the models named")
-        jobs += [(Path(m), args.env_id) for m in args.models]
+            parser.error("give --env-id (coop, greek, persian or a full id) for the models named")
+        try:
+            env_id = resolve_env_id(args.env_id)
+        except ValueError as err:
+            parser.error(str(err))
+        options: dict[str, Any] = {}
+        if env_id == COOP_ID:
+            if args.players is None:
+                parser.error("give --players N (1..4), the team size the co-op models were trained with")
+            if args.players not in ("1", "2", "3", "4"):
+                parser.error(f"--players must be 1, 2, 3 or 4, not {args.players!r}")
+            options = {"num_players": int(args.players)}
+        elif args.players is not None:
+            parser.error("--players is for co-op models only")
+        for model in args.models:
+            path = Path(model)
+            if not path.is_file():
+                parser.error(f"{model}: no such model file (a regular .zip file)")
+            jobs.append((path, env_id, options))
+    elif args.players is not None and not args.shipped:
+        parser.error("--players is for the models named")
     if not jobs:
-        raise SystemExit("thermopylae-export-policy: nothing to export (name models or give --shipped)")
+        parser.error("nothing to export (name models or give --shipped)")
+    if args.out_dir is not None:
+        _check_out_dir(parser, args.out_dir)
+    outputs = [(Path(args.out_dir) if args.out_dir else zip_path.parent) / zip_path.stem
+               for zip_path, _, _ in jobs]
+    if len(set(outputs)) != len(outputs):
+        parser.error("two models would be written to the same NAME.json / NAME.npz")
+    return jobs
+
+
+def _check_out_dir(parser: argparse.ArgumentParser, out_dir: str) -> None:
+    if not out_dir.strip():
+        parser.error("--out-dir is empty")
+    folder = Path(out_dir)
+    if folder.exists() and not folder.is_dir():
+        parser.error(f"--out-dir {out_dir}: not a folder")
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        parser.error(f"--out-dir {out_dir}: cannot write there")
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    parser = build_parser(prog or "thermopylae-export-policy")
+    args = parser.parse_args(argv)
+    jobs = _jobs(parser, args)
     _require_train_extra()
     from thermopylae_agents.policies.sb3_agent import load_model
 
-    for zip_path, env_id in jobs:
+    for zip_path, env_id, options in jobs:
         out_dir = Path(args.out_dir) if args.out_dir else zip_path.parent
-        json_path, npz_path = export_sb3_policy(
-            load_model(zip_path), out_dir / zip_path.stem, env_id, source=zip_path.name
-        )
+        try:
+            json_path, npz_path = export_sb3_policy(load_model(zip_path), out_dir / zip_path.stem, env_id,
+                                                    source=zip_path.name, env_options=options)
+        except (ValueError, OSError) as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            parser.error(f"{zip_path}: {first}")
         size = npz_path.stat().st_size + json_path.stat().st_size
         print(f"{zip_path} -> {json_path} + {npz_path.name} ({math.ceil(size / 1024)} KB)")
     return 0

@@ -15,7 +15,10 @@ names: a duel played against a model replays with ``--opponent MODEL``. The pars
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import secrets
+import stat
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -154,16 +157,36 @@ class UsageError(Exception):
     """A bad argument found after parsing (a path, a spec): one line on standard error, exit code 2."""
 
 
-def _hint_agent(hints: str, env_id: str, env: Any) -> Any:
+def _hint_agent(hints: str, env_id: str, env: Any, env_kwargs: dict[str, Any]) -> Any:
     """The hint player: a shipped policy by name or an exported ``.json`` (pickle-free), else the SB3
-    model file the user named."""
-    from thermopylae_agents.policies.registry import make_agent, model_path, shipped_policies
+    model file the user named; a policy trained on another game (``env_kwargs``: its options) is refused."""
+    from thermopylae_agents.policies.registry import (
+        check_agent_game,
+        make_agent,
+        model_path,
+        shipped_policies,
+    )
 
     if hints in shipped_policies() or hints.endswith(".json"):
-        return make_agent(hints, env_id)[0]
+        return make_agent(hints, env_id, env_kwargs=env_kwargs)[0]
     from thermopylae_agents.policies.sb3_agent import SB3Agent
 
+    check_agent_game(hints, env_id, env_kwargs)
     return SB3Agent(model_path(hints), env=env)
+
+
+def _check_record_target(path: str) -> None:
+    """A ``--record`` target is a new path or a regular file: not empty, not a device (``/dev/full``),
+    not a named pipe (opening one waits for a reader forever), not a folder."""
+    if not path.strip():
+        raise UsageError("--record '': cannot write the record: the file name is empty")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # a new path; whether it can be created is check_writable's question
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"--record {path}: cannot write the record there: not a regular file (a folder, a "
+                         "device or a pipe); give the path of a new or existing file")
 
 
 def _make_play_env(env_id: str, hints: str | None, record: str | None, **options: Any) -> tuple[Any, Any]:
@@ -177,7 +200,8 @@ def _make_play_env(env_id: str, hints: str | None, record: str | None, **options
     from thermopylae_env.records import RecordEpisode, check_writable
 
     try:
-        if record:
+        if record is not None:
+            _check_record_target(record)
             check_writable(record)  # before anything is loaded or played
         recorded = dict(options)
         if "opponent" in options:
@@ -187,8 +211,9 @@ def _make_play_env(env_id: str, hints: str | None, record: str | None, **options
         env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
         hinter = None
         if hints is not None:
-            hinter = _hint_agent(hints, env_id, env)
-        if record:
+            game_options = {key: options[key] for key in ("num_players",) if options.get(key) is not None}
+            hinter = _hint_agent(hints, env_id, env, game_options)
+        if record is not None:
             env = RecordEpisode(env, record, env_id=env_id, options=recorded, agent="human")
     except (ValueError, TypeError, OSError) as err:
         raise UsageError(str(err)) from None
@@ -314,6 +339,8 @@ def _play_loop(
     except ValueError as err:  # the record file could not be opened
         env.close()
         raise UsageError(str(err)) from None
+    except OSError as err:
+        raise _record_failed(env, record, err) from None
     events = list(info.get("events", [])) if first_events is None else first_events
     try:
         while True:
@@ -324,7 +351,11 @@ def _play_loop(
             options = [(int(a), label(state, int(a))) for a in np.flatnonzero(info["action_mask"])]
             marks = _show_hints(term, hinter, obs, info["action_mask"], options)
             term.print(_numbered(options, marks))
-            obs, _, _, _, info = env.step(choose(term, options, help_text))
+            action = choose(term, options, help_text)
+            try:
+                obs, _, _, _, info = env.step(action)
+            except OSError as err:  # the record could not be written (a full disk)
+                raise _record_failed(env, record, err) from None
             events = list(info.get("events", []))
     except _Quit as stop:
         term.print("End of input: quitting." if str(stop) == "end of input" else "Quit.")
@@ -338,8 +369,20 @@ def _play_loop(
     return 0
 
 
+def _record_failed(env: Any, path: str | None, err: OSError) -> Exception:
+    """The error to raise when writing the record failed (the env is closed; nothing else is written)."""
+    if path is None:
+        return err
+    with contextlib.suppress(OSError):  # the write error is the one to report
+        env.close()
+    return UsageError(f"--record {path}: cannot write the record: {err.strerror or err}")
+
+
 def _close_record(env: Any, term: Terminal, path: str | None, finished: bool) -> None:
-    env.close()
+    try:
+        env.close()
+    except OSError as err:
+        raise _record_failed(env, path, err) from None
     if path:
         term.print(f"Game record written to {path}" + ("" if finished else " (game not finished)")
                    + f"; replay it with: thermopylae replay {path}")
@@ -477,7 +520,9 @@ def replay(args: argparse.Namespace, term: Terminal) -> int:
     except ValueError as err:
         raise UsageError(f"not a valid game record: {err}") from None
     total = len(record.steps)
-    pause = not args.all
+    # Without a terminal (a pipe, a CI job) nobody presses Enter: the record is replayed and checked to
+    # the end, as with --all, unless --step asks for prompts.
+    pause = bool(getattr(args, "step", False)) or (not args.all and term.interactive_in)
     outcome = None
     try:
         moments = iter_replay(record, opponent=args.opponent)
@@ -502,8 +547,10 @@ def replay(args: argparse.Namespace, term: Terminal) -> int:
                 term.print("\n".join(lines))
             if pause and moment.index < total:
                 answer = term.ask("Enter: next step, q: quit: ")
-                if answer is None or answer.strip().lower() in ("q", "quit", "exit"):
-                    term.print("Replay stopped.")
+                if answer is None:  # the input ended: check the rest of the record without pausing
+                    pause = False
+                elif answer.strip().lower() in ("q", "quit", "exit"):
+                    term.print("Replay stopped. The rest of the record was not checked.")
                     return 0
     except RecordNeedsOpponentError as err:
         raise UsageError(str(err)) from None

@@ -51,6 +51,7 @@ from thermopylae_agents.policies.registry import (
     COOP_ID,
     GREEK_ID,
     PERSIAN_ID,
+    check_agent_game,
     make_agent,
     parse_spec,
     resolve_env_id,
@@ -258,8 +259,13 @@ def evaluate(
     standard error); ``stage`` is put in front of what it says.
     """
     env_id = resolve_env_id(env_id)
+    opponent_env = PERSIAN_ID if env_id == GREEK_ID else GREEK_ID
+    for spec in agents:  # every policy fits this game, before any game is played
+        check_agent_game(spec, env_id, env_kwargs)
+    if opponent is not None and env_id != COOP_ID:
+        check_agent_game(opponent, opponent_env)
     results = []
-    opp = None if opponent is None else _label(opponent, PERSIAN_ID if env_id == GREEK_ID else GREEK_ID)
+    opp = None if opponent is None else _label(opponent, opponent_env)
     for spec in agents:
         label = _label(spec, env_id)
         what = f"{stage}{label}" + (f" vs {opp}" if opp is not None else "")

@@ -9,7 +9,7 @@ Spec strings (:func:`parse_spec` checks one without loading anything; :func:`mak
 * ``search`` or ``search:N,K`` or ``search:key=value,...``: the co-op search player
   (:class:`~thermopylae_agents.players.coop_search.CoopSearchExpert`; ``N`` determinizations, ``K`` rollouts);
   values are ASCII decimal numbers and keys the player's keyword arguments;
-* a model path (``.zip``, or any path containing ``/`` or naming an existing file): an SB3 model played
+* a model path (anything with a folder separator or a suffix, ``.zip`` mostly): an SB3 model played
   by :class:`~thermopylae_agents.policies.sb3_agent.SB3Agent`;
 * ``fast:PATH``: the model at ``PATH`` played through its NumPy copy
   (:class:`thermopylae_agents.policies.frozen_policy.FrozenPolicy`);
@@ -21,6 +21,19 @@ Spec strings (:func:`parse_spec` checks one without loading anything; :func:`mak
 * ``rllib:PATH``: a policy trained on RLlib and exported by ``thermopylae rllib`` (a data-only
   ``.npz``, read without pickle or Ray: :func:`thermopylae_agents.rllib.load_rllib_agent`);
 * ``LABEL=SPEC``: ``SPEC`` shown as ``LABEL`` in tables, plots and records (``ppo=runs/a/final.zip``).
+
+Names and paths: a spec with a folder separator (``/``) or a suffix (``.json``, ``.zip``, ...) is a path
+and means that file; anything else is a name, and a name is never looked up in the working folder (a
+``NAME.json`` / ``NAME.npz`` pair lying there does not replace the shipped policy ``NAME``). A file of
+the working folder is named by its path: ``./mine.json``, ``mine.json``, ``model.zip``.
+
+The game a policy was trained on: a pickle-free policy's description records its env id and game options
+(``env_options``, e.g. ``{"num_players": 2}``; options it does not record are the env's defaults), and an
+SB3 zip is known by the exported pair beside it (``NAME.json`` + ``NAME.npz`` of ``NAME.zip``, as
+``thermopylae export`` writes them). :func:`make_agent` refuses such a policy for any other game (another
+env, another team size) with a one-line :class:`AgentSpecError` naming both games, before loading it. A
+zip with no description beside it does not say what it was trained on and is not checked. The Persian
+deck is not compared (a deck is data, not a recorded option).
 
 A malformed spec raises :class:`AgentSpecError` (a ``ValueError``) with a one-line message.
 
@@ -48,6 +61,7 @@ __all__ = [
     "AgentSpecError",
     "BuildContext",
     "COOP_ID",
+    "check_agent_game",
     "GREEK_ID",
     "PERSIAN_ID",
     "make_agent",
@@ -175,7 +189,9 @@ def _parse_search_options(text: str, spec: str) -> dict[str, Any]:
 
 
 def _is_model_path(text: str) -> bool:
-    return text.endswith(".zip") or os.sep in text or "/" in text or Path(text).is_file()
+    from thermopylae_agents.policies.safe_policy import is_path
+
+    return is_path(text)
 
 
 def parse_spec(spec: str | os.PathLike[str]) -> AgentSpec:
@@ -254,7 +270,59 @@ def make_agent(
             f"agent must be a spec string or an object with act(), got {type(spec).__name__}")
     parsed = parse_spec(spec)
     context = BuildContext(env_id, seed, dict(env_kwargs or {}))
+    check_agent_game(parsed, env_id, context.env_kwargs)
     return _build(parsed, context), parsed.label
+
+
+# The options that change the game a policy sees, with the env's defaults (only the co-op game has any).
+_GAME_OPTIONS: dict[str, dict[str, Any]] = {COOP_ID: {"num_players": 1}}
+
+
+def _game_text(env_id: str, options: dict[str, Any]) -> str:
+    shown = [f"{key}={options.get(key, default)}" for key, default in _GAME_OPTIONS.get(env_id, {}).items()]
+    return env_id + (f" ({', '.join(shown)})" if shown else "")
+
+
+def _trained_game(parsed: AgentSpec) -> tuple[str, dict[str, Any]] | None:
+    """The env id and game options the policy of ``parsed`` was trained on, read from its description
+    (no model is loaded); ``None`` for built-in players and for zips without a description beside them."""
+    from thermopylae_agents.policies.safe_policy import description_path, read_description
+
+    if parsed.kind in ("shipped", "weights"):
+        json_path = description_path(parsed.argument)
+    elif parsed.kind in ("model", "fast"):
+        model = Path(model_path(parsed.argument))
+        stem = model.with_suffix("") if model.suffix == ".zip" else model
+        json_path = stem.with_name(stem.name + ".json")
+        if not (json_path.is_file() and json_path.with_suffix(".npz").is_file()):
+            return None  # no exported pair beside the zip: nothing says what it was trained on
+    else:
+        return None
+    description = read_description(json_path)
+    return str(description["env_id"]), dict(description.get("env_options", {}))
+
+
+def check_agent_game(spec: Any, env_id: str, env_kwargs: dict[str, Any] | None = None) -> None:
+    """Refuse (:class:`AgentSpecError`, one line naming both games) a policy trained on another game than
+    ``env_id`` with ``env_kwargs``; built-in players and agent objects pass. Loads no model."""
+    if not isinstance(spec, (str, os.PathLike, AgentSpec)):
+        return
+    parsed = spec if isinstance(spec, AgentSpec) else parse_spec(spec)
+    env_id = resolve_env_id(env_id)
+    try:
+        trained = _trained_game(parsed)
+    except ValueError as err:
+        raise AgentSpecError(f"agent {parsed.label!r}: {err}") from None
+    if trained is None:
+        return
+    trained_id, trained_options = trained
+    played = dict(env_kwargs or {})
+    defaults = _GAME_OPTIONS.get(env_id, {})
+    same = trained_id == env_id and all(
+        trained_options.get(key, default) == played.get(key, default) for key, default in defaults.items())
+    if not same:
+        raise AgentSpecError(f"agent {parsed.label!r} plays {_game_text(trained_id, trained_options)}, not "
+                             f"{_game_text(env_id, played)}: it was trained on that game only")
 
 
 def _build(parsed: AgentSpec, context: BuildContext) -> Any:

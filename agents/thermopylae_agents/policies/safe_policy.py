@@ -3,21 +3,27 @@
 An SB3 ``.zip`` is a pickle: loading one can run any code. The shipped policies are therefore also
 stored in a form that cannot: for a policy named ``NAME``,
 
-* ``NAME.json`` describes the network: the format and its version, the environment id, the features
-  the network reads (``"flat"``: the observation itself; ``"coop_fight"``: the co-op observation plus
-  the fight odds of :meth:`thermopylae_agents.players.fight_features.CoopFightFeatures.numpy_features`), the
-  observation size, the number of actions, the layers in order (``linear`` with the names of its weight
-  and bias arrays, ``tanh``, ``relu``), and the SHA-256 of the array file;
-* ``NAME.npz`` holds the float32 arrays, read with ``numpy.load(allow_pickle=False)``.
+* ``NAME.json`` describes the network: the format and its version, the environment id and the game
+  options it was trained with (``env_options``, e.g. ``{"num_players": 2}``; options not recorded are
+  the env's defaults), the features the network reads (``"flat"``: the observation itself;
+  ``"coop_fight"``: the co-op observation plus the fight odds of
+  :meth:`thermopylae_agents.players.fight_features.CoopFightFeatures.numpy_features`), the observation
+  size, the number of actions, the layers in order (``linear`` with the names of its weight and bias
+  arrays, ``tanh``, ``relu``), and the SHA-256 of the array file;
+* ``NAME.npz`` holds the float32 arrays (a zip of ``.npy`` files), read from their headers and raw bytes,
+  never with pickle.
 
 The network is the actor of a (Maskable)PPO policy: features, the actor MLP
 (``mlp_extractor.policy_net``) and the action head (``action_net``); its outputs are the action logits.
 :class:`SafePolicy` plays the most likely legal action, the action an SB3 model plays with
 ``deterministic=True`` (``tests/agents/test_safe_policy.py`` checks this game for game on hundreds of games).
 
-:func:`load_safe_policy` loads a policy by path (either file of the pair) or by the name of a shipped
-policy (:func:`shipped_policy_names`); :func:`export_sb3_policy` writes the pair from a loaded SB3 model
-(``thermopylae export``, ``thermopylae-export-policy``, which needs the ``train`` extra).
+:func:`load_safe_policy` loads a policy by path (either file of the pair; see :func:`is_path`) or by the
+name of a shipped policy (:func:`shipped_policy_names`; a name never means a file of the working folder).
+Every malformed file is one ``ValueError`` naming the file and the problem, and every size (the files, the
+zip members, the ``.npy`` headers) is checked against the description before anything is read or
+expanded. :func:`export_sb3_policy` writes the pair from a loaded SB3 model (``thermopylae export``,
+``thermopylae-export-policy``, which needs the ``train`` extra).
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
+import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -44,6 +52,10 @@ __all__ = [
     "load_safe_policy",
     "shipped_policy_names",
     "SHIPPED_ENV_IDS",
+    "SHIPPED_ENV_OPTIONS",
+    "description_path",
+    "is_path",
+    "read_description",
 ]
 
 FORMAT = "thermopylae-policy"
@@ -64,9 +76,31 @@ SHIPPED_ENV_IDS = {
     "selfplay_persian_maskable_ppo": "thermopylae/DuelPersian-v0",
 }
 
-_TOP_KEYS = {"format", "format_version", "env_id", "features", "observation_size", "num_actions",
-             "layers", "arrays_sha256", "source"}
-_REQUIRED_KEYS = _TOP_KEYS - {"source"}
+# The game options each shipped policy was trained with: the env_kwargs of its configs/*.yaml that change
+# the game (the duel configs' ``opponent`` is the training partner, not a rule of the game).
+SHIPPED_ENV_OPTIONS: dict[str, dict[str, Any]] = {
+    "coop_maskable_ppo": {"num_players": 1},
+    "coop_2p_maskable_ppo": {"num_players": 2},
+    "coop_3p_maskable_ppo": {"num_players": 3},
+    "coop_4p_maskable_ppo": {"num_players": 4},
+    "duel_greek_maskable_ppo": {},
+    "duel_persian_maskable_ppo": {},
+    "selfplay_greek_maskable_ppo": {},
+    "selfplay_persian_maskable_ppo": {},
+}
+
+_TOP_KEYS = {"format", "format_version", "env_id", "env_options", "features", "observation_size",
+             "num_actions", "layers", "arrays_sha256", "source"}
+_REQUIRED_KEYS = _TOP_KEYS - {"source", "env_options"}
+# Bounds that no policy of these games comes near; they keep a hostile description from making the
+# loader allocate or read without limit before anything is checked.
+_MAX_DIMENSION = 1 << 16
+_MAX_PARAMETERS = 1 << 25
+_MAX_LAYERS = 64
+_MAX_DESCRIPTION_BYTES = 1 << 20
+_MAX_OPTIONS = 16
+_NPY_HEADER_BYTES = 4096  # the .npy magic and header of one array, at most (numpy pads it to 64 bytes)
+_ZIP_ENTRY_BYTES = 4096   # the zip headers of one member, at most
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -100,6 +134,7 @@ class SafePolicy:
         self.name = name
         self.deterministic = deterministic
         self.env_id: str = description["env_id"]
+        self.env_options: dict[str, Any] = dict(description.get("env_options", {}))
         self.features_kind: str = description["features"]
         self.observation_size: int = description["observation_size"]
         self.num_actions: int = description["num_actions"]
@@ -182,20 +217,32 @@ def _check_description(d: Any, where: str) -> None:
                            f"this code reads {FORMAT!r} version {FORMAT_VERSION}")
     if not isinstance(d["env_id"], str) or not d["env_id"]:
         raise _fail(where, "env_id must be a non-empty string")
+    _check_env_options(d.get("env_options", {}), where)
     if d["features"] not in FEATURES:
         raise _fail(where, f"features must be one of {FEATURES}, not {d['features']!r}")
     for key in ("observation_size", "num_actions"):
-        if not _is_int(d[key]) or d[key] < 1:
-            raise _fail(where, f"{key} must be a positive integer, not {d[key]!r}")
+        if not _is_int(d[key]) or not 1 <= d[key] <= _MAX_DIMENSION:
+            raise _fail(where, f"{key} must be a positive integer up to {_MAX_DIMENSION}, not {d[key]!r}")
     layers = d["layers"]
-    if not isinstance(layers, list) or not layers:
-        raise _fail(where, "layers must be a non-empty list")
+    if not isinstance(layers, list) or not 1 <= len(layers) <= _MAX_LAYERS:
+        raise _fail(where, f"layers must be a non-empty list of at most {_MAX_LAYERS}")
     for index, layer in enumerate(layers):
         _check_layer(layer, f"{where} layer {index}")
+    parameters = sum((layer["in"] + 1) * layer["out"] for layer in layers if layer["type"] == "linear")
+    if parameters > _MAX_PARAMETERS:
+        raise _fail(where, f"the layers have {parameters} parameters, more than {_MAX_PARAMETERS}")
     if layers[-1]["type"] != "linear" or layers[-1]["out"] != d["num_actions"]:
         raise _fail(where, f"the last layer must be linear with {d['num_actions']} outputs (the logits)")
     if not isinstance(d["arrays_sha256"], str) or len(d["arrays_sha256"]) != 64:
         raise _fail(where, "arrays_sha256 must be a hex SHA-256 digest")
+
+
+def _check_env_options(options: Any, where: str) -> None:
+    if not isinstance(options, Mapping) or len(options) > _MAX_OPTIONS:
+        raise _fail(where, f"env_options must be an object of at most {_MAX_OPTIONS} game options")
+    for key, value in options.items():
+        if value is not None and not isinstance(value, (str, int, float)):
+            raise _fail(where, f"env_options {key!r} must be a number, a string or null, not {value!r}")
 
 
 def _check_layer(layer: Any, where: str) -> None:
@@ -210,23 +257,38 @@ def _check_layer(layer: Any, where: str) -> None:
         raise _fail(where, f"type must be linear or one of {ACTIVATIONS}, not {kind!r}")
     if set(layer) != {"type", "in", "out", "weight", "bias"}:
         raise _fail(where, f"a linear layer has keys type, in, out, weight, bias; got {sorted(layer)}")
-    if not (_is_int(layer["in"]) and _is_int(layer["out"]) and layer["in"] > 0 and layer["out"] > 0):
-        raise _fail(where, "in and out must be positive integers")
+    if not all(_is_int(layer[key]) and 1 <= layer[key] <= _MAX_DIMENSION for key in ("in", "out")):
+        raise _fail(where, f"in and out must be positive integers up to {_MAX_DIMENSION}")
     if not (isinstance(layer["weight"], str) and isinstance(layer["bias"], str)):
         raise _fail(where, "weight and bias name arrays of the .npz file")
 
 
-def _features_size(features: str, observation_size: int) -> int:
+def _features_size(features: str, observation_size: int, where: str) -> int:
     if features == "flat":
         return observation_size
     from thermopylae_agents.players.fight_odds import coop_fight_features
 
-    return int(coop_fight_features(np.zeros(observation_size, np.float32)).shape[0])
+    try:
+        return int(coop_fight_features(np.zeros(observation_size, np.float32)).shape[0])
+    except (IndexError, ValueError):
+        raise _fail(where, f"coop_fight features need a co-op observation, not {observation_size} numbers") \
+            from None
+
+
+def _check_chain(d: Mapping[str, Any], where: str) -> None:
+    """Each linear layer takes as many inputs as the features or the layer before it give."""
+    size = _features_size(d["features"], d["observation_size"], where)
+    for index, layer in enumerate(d["layers"]):
+        if layer["type"] == "linear":
+            if layer["in"] != size:
+                raise _fail(where, f"layer {index} takes {layer['in']} inputs, the previous layer gives "
+                                   f"{size}")
+            size = layer["out"]
 
 
 def _check_arrays(d: Mapping[str, Any], arrays: Mapping[str, np.ndarray], where: str) -> None:
     """Every named array exists, is finite float32 of its layer's shape, and the layers chain."""
-    size = _features_size(d["features"], d["observation_size"])
+    size = _features_size(d["features"], d["observation_size"], where)
     named = set()
     for index, layer in enumerate(d["layers"]):
         if layer["type"] != "linear":
@@ -254,48 +316,152 @@ def shipped_policy_names() -> list[str]:
     return sorted(p.stem for p in POLICY_DIR.glob("*.json") if p.with_suffix(".npz").is_file())
 
 
-def _resolve(path_or_name: str | os.PathLike[str]) -> Path:
-    """The ``.json`` file of a path (``.json``, ``.npz`` or no suffix) or of a shipped policy's name."""
+def is_path(text: str) -> bool:
+    """Whether a policy argument names a file: it has a folder separator or a suffix (``.json``,
+    ``.npz``, ``.zip``, ...). Anything else is a name, looked up among the shipped policies only, so a
+    file of the working folder never stands in for a shipped policy of the same name."""
+    return os.sep in text or "/" in text or (os.altsep is not None and os.altsep in text) or \
+        Path(text).suffix != ""
+
+
+def description_path(path_or_name: str | os.PathLike[str]) -> Path:
+    """The ``.json`` file of a path (``.json``, ``.npz`` or no suffix) or of a shipped policy's name
+    (``ValueError`` when there is no such pair)."""
     text = os.fspath(path_or_name)
+    if not is_path(text):
+        if text in shipped_policy_names():
+            return POLICY_DIR / f"{text}.json"
+        raise ValueError(f"no shipped policy named {text!r} (shipped: {', '.join(shipped_policy_names())}); "
+                         f"a policy file is named by its path, e.g. ./{text}.json")
     p = Path(text)
-    pair = p.with_suffix(".json").is_file() and p.with_suffix(".npz").is_file()
-    if p.suffix in (".json", ".npz", "") and pair:
-        return p.with_suffix(".json")
-    if os.sep not in text and "/" not in text and text in shipped_policy_names():
-        return POLICY_DIR / f"{text}.json"
     if p.suffix == ".zip":
         raise ValueError(f"{text}: an SB3 zip is a pickle; export it first (thermopylae export) "
                          "and load the .json/.npz pair")
-    raise ValueError(f"no safe policy {text!r}: give a NAME.json / NAME.npz pair (both files) or the name "
-                     f"of a shipped policy: {', '.join(shipped_policy_names()) or 'none'}")
+    json_path = p.with_suffix(".json") if p.suffix in (".json", ".npz") else p.with_name(p.name + ".json")
+    npz_path = json_path.with_suffix(".npz")
+    if not (json_path.is_file() and npz_path.is_file()):
+        raise ValueError(f"no safe policy {text!r}: give a NAME.json / NAME.npz pair (both files, regular "
+                         f"files) or the name of a shipped policy: {', '.join(shipped_policy_names())}")
+    return json_path
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_description(json_path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The checked description of a policy (its ``.json`` file), reading no array: what it plays, its
+    network. Raises one ``ValueError`` naming the file and the problem for any malformed file."""
+    path = Path(json_path)
+    where = os.fspath(path)
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            raise _fail(where, "not a regular file")
+        if size > _MAX_DESCRIPTION_BYTES:
+            raise _fail(where, f"{size} bytes, more than a description's {_MAX_DESCRIPTION_BYTES}")
+        with path.open("rb") as stream:
+            text = stream.read(_MAX_DESCRIPTION_BYTES + 1).decode("utf-8")
+        description = json.loads(text)
+    except OSError as err:
+        raise _fail(where, f"cannot be read ({err.strerror or type(err).__name__})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        problem = "nested too deeply" if isinstance(err, RecursionError) else str(err)
+        raise _fail(where, f"not valid JSON ({problem})") from None
+    _check_description(description, where)
+    return description
+
+
+def _expected_arrays(d: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    shapes: dict[str, tuple[int, ...]] = {}
+    for layer in d["layers"]:
+        if layer["type"] == "linear":
+            shapes[layer["weight"]] = (layer["in"], layer["out"])
+            shapes[layer["bias"]] = (layer["out"],)
+    return shapes
+
+
+def _read_arrays(npz_path: Path, d: Mapping[str, Any], where: str) -> dict[str, np.ndarray]:
+    """The arrays of ``npz_path``, every size checked against the description before it is read: the
+    file's, each zip member's (its central directory entry) and each array's (its ``.npy`` header)."""
+    shapes = _expected_arrays(d)
+    array_bytes = {name: 4 * int(np.prod(shape)) for name, shape in shapes.items()}
+    limit = sum(array_bytes.values()) + (len(shapes) + 1) * (_NPY_HEADER_BYTES + _ZIP_ENTRY_BYTES)
+    name = npz_path.name
+    try:
+        size = npz_path.stat().st_size
+    except OSError as err:
+        raise _fail(where, f"{name} cannot be read ({err.strerror or type(err).__name__})") from None
+    if not npz_path.is_file() or size > limit:
+        raise _fail(where, f"{name} is not a regular file of at most {limit} bytes (the arrays described)")
+    if _sha256(npz_path) != d["arrays_sha256"]:
+        raise _fail(where, f"{name} does not match its description (SHA-256 differs)")
+    arrays: dict[str, np.ndarray] = {}
+    try:
+        with zipfile.ZipFile(npz_path) as archive:
+            members = archive.infolist()
+            if len(members) > len(shapes) or len({m.filename for m in members}) != len(members):
+                raise _fail(where, f"{name} holds {len(members)} members (repeated or more than the "
+                                   f"{len(shapes)} arrays described)")
+            for member in members:
+                key = member.filename.removesuffix(".npy")
+                if key not in shapes or not member.filename.endswith(".npy"):
+                    raise _fail(where, f"{name} holds {member.filename!r}, an array no layer uses")
+                if member.file_size > array_bytes[key] + _NPY_HEADER_BYTES:
+                    raise _fail(where, f"array {key!r} expands to {member.file_size} bytes, more than its "
+                                       f"float32 {shapes[key]} needs")
+                with archive.open(member) as stream:
+                    arrays[key] = _read_npy(stream, key, shapes[key], where)
+    except ValueError as err:
+        if str(err).startswith("policy description"):
+            raise
+        raise _fail(where, f"{name}: cannot read the arrays without pickle ({err})") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, RuntimeError,
+            KeyError) as err:  # RuntimeError: an encrypted member; NotImplementedError: an unknown method
+        raise _fail(where, f"{name} is not a zip archive of arrays ({type(err).__name__}: {err})") from None
+    return arrays
+
+
+def _read_npy(stream: Any, key: str, shape: tuple[int, ...], where: str) -> np.ndarray:
+    """One array of its ``.npy`` stream, its header checked (float32, C order, ``shape``) first."""
+    from numpy.lib import format as npy
+
+    version = npy.read_magic(stream)
+    if version == (1, 0):
+        header = npy.read_array_header_1_0(stream, max_header_size=_NPY_HEADER_BYTES)
+    elif version in ((2, 0), (3, 0)):
+        header = npy.read_array_header_2_0(stream, max_header_size=_NPY_HEADER_BYTES)
+    else:
+        raise ValueError(f"array {key!r}: unknown .npy version {version}")
+    found_shape, fortran, dtype = header
+    if dtype.hasobject:
+        raise ValueError(f"array {key!r} holds Python objects")
+    if dtype != np.dtype("<f4") or fortran or tuple(found_shape) != shape:
+        raise _fail(where, f"array {key!r} is {dtype} {tuple(found_shape)}, need float32 {shape}")
+    data = stream.read(4 * int(np.prod(shape)) + 1)
+    if len(data) != 4 * int(np.prod(shape)):
+        raise _fail(where, f"array {key!r} holds {len(data)} bytes, not the {4 * int(np.prod(shape))} "
+                           "of its header")
+    return np.frombuffer(data, dtype="<f4").reshape(shape).copy()
 
 
 def load_safe_policy(path_or_name: str | os.PathLike[str], deterministic: bool = True) -> SafePolicy:
-    """Load a policy from its ``.json`` / ``.npz`` pair (either path, or the stem) or a shipped name.
+    """Load a policy from its ``.json`` / ``.npz`` pair (a path: see :func:`is_path`) or a shipped name.
 
-    Nothing here can run code from the files: the description is JSON, the arrays are read with
-    ``allow_pickle=False``. Raises ``ValueError`` naming the problem when the files are missing, do not
-    match (SHA-256), or describe a network that does not fit its arrays.
+    Nothing here can run code from the files: the description is JSON, the arrays are read from their
+    ``.npy`` headers and raw bytes (never pickle). Every size is checked against the description before
+    anything is read or expanded. Raises one ``ValueError`` naming the file and the problem when the files
+    are missing, malformed, do not match (SHA-256), or describe a network that does not fit its arrays.
     """
-    json_path = _resolve(path_or_name)
-    npz_path = json_path.with_suffix(".npz")
+    json_path = description_path(path_or_name)
     where = os.fspath(json_path)
-    try:
-        description = json.loads(json_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise _fail(where, f"not valid JSON ({err})") from None
-    _check_description(description, where)
-    if _sha256(npz_path) != description["arrays_sha256"]:
-        raise _fail(where, f"{npz_path.name} does not match its description (SHA-256 differs)")
-    try:
-        with np.load(npz_path, allow_pickle=False) as data:
-            arrays = {key: data[key] for key in data.files}
-    except ValueError as err:
-        raise ValueError(f"{npz_path}: cannot read the arrays without pickle ({err})") from None
+    description = read_description(json_path)
+    _check_chain(description, where)
+    arrays = _read_arrays(json_path.with_suffix(".npz"), description, where)
     _check_arrays(description, arrays, where)
     return SafePolicy(description, arrays, name=json_path.stem, deterministic=deterministic)
 
@@ -338,13 +504,24 @@ def _extract_layers(model: Any) -> tuple[str, list[dict[str, Any]], dict[str, np
 
 
 def export_sb3_policy(
-    model: Any, out: str | os.PathLike[str], env_id: str, source: str | None = None
+    model: Any,
+    out: str | os.PathLike[str],
+    env_id: str,
+    source: str | None = None,
+    env_options: Mapping[str, Any] | None = None,
 ) -> tuple[Path, Path]:
     """Write the actor of a loaded (Maskable)PPO ``model`` as ``OUT.json`` + ``OUT.npz``; returns both paths.
 
-    ``env_id`` is recorded (SB3 files do not say which environment they were trained on); ``source``
-    (e.g. the zip's name) too, when given. The written pair is loaded back and checked before returning.
+    ``env_id`` (one of the package's envs) and ``env_options`` (the game options the model was trained
+    with, e.g. ``{"num_players": 2}``; omitted options are the env's defaults) are recorded: SB3 files do
+    not say which game they were trained on. ``source`` (e.g. the zip's name) too, when given. The written
+    pair is loaded back and checked before returning.
     """
+    known = sorted(set(SHIPPED_ENV_IDS.values()))
+    if env_id not in known:
+        raise ValueError(f"unknown env id {env_id!r}; expected one of {', '.join(known)}")
+    options = dict(env_options or {})
+    _check_env_options(options, "to export")
     stem = Path(out)
     if stem.suffix in (".json", ".npz"):
         stem = stem.with_suffix("")
@@ -359,6 +536,7 @@ def export_sb3_policy(
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "env_id": env_id,
+        "env_options": options,
         "features": features,
         "observation_size": int(obs_shape[0]),
         "num_actions": int(model.action_space.n),
