@@ -109,34 +109,78 @@ def _paired(result: dict, a: str, b: str) -> dict:
     raise KeyError(f"no paired comparison of {a} and {b}")
 
 
+def _team_rows(players: int, result: dict, policy: str) -> list[list[str]]:
+    """One row per agent of a paired co-op evaluation, with the policy's paired difference to it."""
+    rows = []
+    for entry in result["results"]:
+        agent = entry["agent"]
+        versus = ""
+        if agent != policy:
+            pair = _paired(result, policy, agent)
+            versus = (
+                f"{100 * pair['difference']:+.2f} points {_signed_interval(*pair['ci95'])}, "
+                f"p = {_p(pair['p_value'])}"
+            )
+        rows.append(
+            [
+                str(players),
+                f"`{agent}`",
+                f"{entry['games']:,}",
+                _pct(entry["win_rate"]),
+                _interval(*entry["ci95"]),
+                f"{entry['mean_turns']:.1f}",
+                versus,
+            ]
+        )
+    return rows
+
+
+def _team_table(files: dict[int, str]) -> str:
+    """The rows of each team size's file of ``benchmarks/``; ``coop_{N}p_maskable_ppo`` is the policy of
+    ``N`` players, ``coop_maskable_ppo`` the solo one, whose table has no team column."""
+    rows = []
+    for players, name in files.items():
+        policy = "coop_maskable_ppo" if players == 1 else f"coop_{players}p_maskable_ppo"
+        rows += _team_rows(players, _load(BENCH / name), policy)
+    header = ["team", "player", "games", "win rate", "95% interval", "mean turns", "policy - player, paired"]
+    align = ["---", "---", "---:", "---:", "---", "---:", "---"]
+    if set(files) == {1}:
+        return _table(header[1:], align[1:], [row[1:] for row in rows])
+    return _table(header, align, rows)
+
+
+def coop_solo_table() -> str:
+    """Random, the heuristic and the shipped solo policy on the same deals (``coop_solo_eval.json``)."""
+    return _team_table({1: "coop_solo_eval.json"})
+
+
+def coop_team_sizes_table() -> str:
+    """Random, the heuristic and each team-size policy on the same deals (``coop_{N}p_eval.json``)."""
+    return _team_table({players: f"coop_{players}p_eval.json" for players in (2, 3, 4)})
+
+
 def coop_search_table() -> str:
     """The search expert, the team policy and the heuristic on the first 40 deals of 2 and 4 players."""
-    rows = []
-    for players in (2, 4):
-        result = _load(BENCH / f"coop_{players}p_search_40.json")
-        policy = f"coop_{players}p_maskable_ppo"
-        for entry in result["results"]:
-            agent = entry["agent"]
-            versus = ""
-            if agent != policy:
-                pair = _paired(result, policy, agent)
-                versus = (
-                    f"{100 * pair['difference']:+.2f} points {_signed_interval(*pair['ci95'])}, "
-                    f"p = {_p(pair['p_value'])}"
-                )
-            rows.append(
-                [
-                    str(players),
-                    f"`{agent}`",
-                    str(entry["games"]),
-                    _pct(entry["win_rate"]),
-                    _interval(*entry["ci95"]),
-                    versus,
-                ]
-            )
+    return _team_table({players: f"coop_{players}p_search_40.json" for players in (2, 4)})
+
+
+def duel_baselines_table() -> str:
+    """The built-in duel players against each other (``thermopylae duel-table``, ``duel_table.json``)."""
+    result = _load(BENCH / "duel_table.json")
+    rows = [
+        [
+            f"`{row['greek']}`",
+            f"`{row['persian']}`",
+            f"{row['games']:,}",
+            _pct(row["greek_win_rate"]),
+            _interval(*row["greek_win_rate_ci95"]),
+            f"{row['mean_turns']:.1f}",
+        ]
+        for row in result["results"]
+    ]
     return _table(
-        ["team", "player", "games", "win rate", "95% interval", "policy - player, paired"],
-        ["---", "---", "---:", "---:", "---", "---"],
+        ["Greek", "Persian", "games", "Greek wins", "95% interval", "mean turns"],
+        ["---", "---", "---:", "---:", "---", "---:"],
         rows,
     )
 
@@ -450,7 +494,10 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "speed": speed_table,
     "speed-single": speed_single_table,
     "duel-speed": duel_speed_table,
+    "coop-solo": coop_solo_table,
+    "coop-team-sizes": coop_team_sizes_table,
     "coop-search-40": coop_search_table,
+    "duel-baselines": duel_baselines_table,
     "coop-bound": coop_bound_table,
     "coop-bound-search": coop_bound_search_table,
     "coop-bound-speed": coop_bound_speed_table,

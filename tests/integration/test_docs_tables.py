@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -87,3 +88,23 @@ def test_readme_names_the_two_commands_and_links_only_existing_pages():
     assert links
     for link in links:
         assert (ROOT / link).is_file(), link
+
+
+def _generated_names() -> list[str]:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    marker = re.compile(r"<!-- generated: ([a-z0-9-]+) -->")
+    return [name for page in pages for name in marker.findall(page.read_text())]
+
+
+def test_every_generator_writes_a_table_on_some_page():
+    spec = importlib.util.spec_from_file_location("make_docs", ROOT / MAKE_DOCS)
+    make_docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_docs)
+    used = _generated_names()
+    assert sorted(set(make_docs.GENERATORS)) == sorted(set(used))
+
+
+def test_the_win_rate_tables_of_the_results_page_are_generated():
+    results = (ROOT / "docs" / "results.md").read_text()
+    for name in ("coop-solo", "coop-team-sizes", "coop-search-40", "duel-baselines", "duel-crossplay"):
+        assert f"<!-- generated: {name} -->" in results, name
