@@ -117,6 +117,9 @@ def run_command(command: str, argv: Sequence[str]) -> int:
             raise
         sys.stderr.write(message + "\n")
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for SIGINT, no traceback
+        sys.stderr.write(f"\n{prog}: interrupted\n")
+        return 130
     return result if isinstance(result, int) else 0
 
 
