@@ -39,6 +39,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from thermopylae_agents.cli.args import check_output_path
 from thermopylae_agents.evaluation.coop_bound import DeckClairvoyantSolver, deal_orders, policy_value
 from thermopylae_agents.evaluation.games import results_from_json
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
@@ -293,6 +294,17 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     for path in (args.merge or []) + (args.gaps or []):
         if not path.is_file():
             parser.error(f"no such file: {path}")
+    # Every file this run writes, checked before hours of solving (a crash at the end loses them).
+    outputs = [("--json", args.json)]
+    if args.merge is None:
+        outputs.append(("--progress", args.progress or args.json.with_suffix(".jsonl")))
+    if args.add_heuristic is not None:
+        outputs.append(("--add-heuristic", args.add_heuristic))
+    for flag, path in outputs:
+        try:
+            check_output_path(path, flag)
+        except ValueError as err:
+            parser.error(str(err))
     deadline = _parse_until(parser, args.until)
     evaluations = []
     for path in args.gaps or []:

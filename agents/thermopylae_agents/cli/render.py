@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from thermopylae_agents.cli.args import check_output_path
 from thermopylae_agents.evaluation.render_game import (
     play,
     save_gif,
@@ -43,6 +44,11 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     suffix = out.suffix.lower()
     if suffix not in (".gif", ".png"):
         print(f"render_game: --out must end in .gif or .png, got {out}", file=sys.stderr)
+        return 2
+    try:  # before the game is played: a path that cannot be written would lose the frames
+        check_output_path(out, "--out")
+    except ValueError as err:
+        print(f"render_game: {err}", file=sys.stderr)
         return 2
     limit = args.max_frames if args.max_frames is not None else (300 if suffix == ".gif" else 24)
     try:
