@@ -161,3 +161,25 @@ def test_ctrl_c_is_one_line_and_exit_130_in_each_command(command, work, args, al
     assert alias(args) == 130
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].endswith(": interrupted") and err[0].startswith("thermopylae-")
+
+
+@pytest.mark.parametrize(("command", "work", "flag", "value"), [
+    ("bound", "cli.bound._solve_deals", "--deals", "0"),
+    ("bound", "cli.bound._solve_deals", "--start", "-1"),
+    ("bound", "cli.bound._solve_deals", "--players", "9"),
+    ("bound", "cli.bound._solve_deals", "--max-states", "-5"),
+    ("render", "cli.render.play", "--players", "0"),
+    ("render", "cli.render.play", "--seed", "-1"),
+    ("render", "cli.render.play", "--every", "0"),
+    ("render", "cli.render.play", "--max-frames", "-1"),
+    ("render", "cli.render.play", "--fps", "nan"),
+    ("render", "cli.render.play", "--fps", "0"),
+    ("render", "cli.render.play", "--columns", "0"),
+    ("render", "cli.render.play", "--scale", "inf"),
+])
+def test_bound_and_render_refuse_each_bad_number_in_one_line(command, work, flag, value, tmp_path,
+                                                             monkeypatch, capsys):
+    monkeypatch.setattr(f"thermopylae_agents.{work}", _no_work)
+    out = ["--json", str(tmp_path / "b.json")] if command == "bound" else ["--out", str(tmp_path / "g.gif")]
+    status, err = _run([command, *out, f"{flag}={value}"], capsys)
+    assert status == 2 and err[-1].startswith(f"thermopylae {command}: error:") and flag in err[-1]
