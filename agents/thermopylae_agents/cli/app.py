@@ -22,7 +22,8 @@ optional dependency). A missing optional dependency ends with one line naming th
 
 Every bad argument (a seed that is not an integer in 0..2**64-1, a ``--record`` path that cannot be
 written, a record that is not a record, a malformed agent spec) ends with a one-line message and exit
-code 2.
+code 2. Ctrl-C in a subcommand ends with the line ``thermopylae COMMAND: interrupted`` and exit code 130
+(here, for every subcommand at once), not a traceback.
 """
 
 from __future__ import annotations
@@ -120,6 +121,9 @@ def run_command(command: str, argv: Sequence[str]) -> int:
             raise
         sys.stderr.write(message + "\n")
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for SIGINT, no traceback
+        sys.stderr.write(f"\n{prog}: interrupted\n")
+        return 130
     return result if isinstance(result, int) else 0
 
 

@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from thermopylae_env.actions import as_seed
 from thermopylae_env.render import safe_text
 
-__all__ = ["SEED_HELP", "error", "int_argument", "seed_argument"]
+__all__ = [
+    "SEED_HELP",
+    "check_output_path",
+    "device_argument",
+    "error",
+    "float_argument",
+    "int_argument",
+    "output_path_argument",
+    "seed_argument",
+    "signed_int_argument",
+]
 
 SEED_HELP = "shuffle seed, an integer in 0..2**64-1 (default: random, shown on screen)"
 
@@ -38,6 +51,90 @@ def int_argument(low: int, high: int) -> Any:
 
     parse.__name__ = "integer"  # argparse names the type in its messages
     return parse
+
+
+def signed_int_argument(low: int, high: int) -> Any:
+    """As :func:`int_argument`, for a range that may hold negative numbers (``-5`` is accepted)."""
+
+    def parse(text: str) -> int:
+        digits = text[1:] if text[:1] in "+-" else text
+        if (not (digits.isascii() and digits.isdigit()) or len(digits) > 18
+                or not low <= int(text) <= high):
+            shown = safe_text(text[:40], newlines=False)
+            raise argparse.ArgumentTypeError(f"{shown!r} is not a whole number in {low}..{high}")
+        return int(text)
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def float_argument(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> Any:
+    """An argparse ``type`` for a finite number in the interval ``low..high`` (each end excluded when its
+    ``*_open`` is set); ``nan``, ``inf`` and text that is not a number are refused."""
+    left, right = "(" if low_open else "[", ")" if high_open else "]"
+    interval = f"{left}{low:g}, {high:g}{right}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text) if text.isascii() and len(text) <= 40 else math.nan
+        except ValueError:
+            value = math.nan
+        inside = (math.isfinite(value) and (low < value if low_open else low <= value)
+                  and (value < high if high_open else value <= high))
+        if not inside:
+            shown = safe_text(text[:40], newlines=False)
+            raise argparse.ArgumentTypeError(f"{shown!r} is not a finite number in {interval}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+DEVICE_KINDS = ("cpu", "cuda", "mps")
+
+
+def device_argument(text: str) -> str:
+    """An argparse ``type`` for a torch device: ``cpu``, ``cuda``, ``cuda:N`` or ``mps`` (checked by name
+    only; whether the machine has it is the caller's to check, as torch is not imported here)."""
+    kind, sep, index = text.partition(":")
+    if kind not in DEVICE_KINDS or (sep and not (index.isascii() and index.isdigit() and len(index) < 4)):
+        shown = safe_text(text[:40], newlines=False)
+        raise argparse.ArgumentTypeError(f"{shown!r} is not a torch device (cpu, cuda, cuda:N or mps)")
+    return text
+
+
+def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Path:
+    """``path`` as a :class:`Path` if a file can be written there: not empty, not a folder, and its
+    folder exists or can be made (its nearest existing ancestor is a writable folder). Raises
+    ``ValueError`` with a one-line message otherwise. Commands call it before any work, so that a run
+    never ends in a crash that loses its results."""
+    text = os.fspath(path)
+    if not text.strip():
+        raise ValueError(f"{what}: empty path")
+    out = Path(text)
+    if out.is_dir():
+        raise ValueError(f"{what} {out}: is a folder, not a file")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise ValueError(f"{what} {out}: not writable")
+    ancestor = out.absolute().parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ValueError(f"{what} {out}: {ancestor} is not a folder")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {out}: folder {ancestor} is not writable")
+    return out
+
+
+def output_path_argument(text: str) -> Path:
+    """An argparse ``type`` for a file to write (see :func:`check_output_path`)."""
+    try:
+        return check_output_path(text, "file")
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+output_path_argument.__name__ = "path"
 
 
 def error(prog: str, message: str) -> None:

@@ -39,6 +39,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from thermopylae_agents.cli.args import check_output_path, int_argument
 from thermopylae_agents.evaluation.coop_bound import DeckClairvoyantSolver, deal_orders, policy_value
 from thermopylae_agents.evaluation.games import results_from_json
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
@@ -263,13 +264,16 @@ def _print_summary(summary: dict, gaps: list[dict]) -> None:
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--deals", type=int, default=1000, help="number of deals (default 1000)")
-    parser.add_argument("--start", type=int, default=0, help="first deal (default 0)")
-    parser.add_argument("--players", type=int, default=1, help="team size 1..4 (default 1; 2-4: slow)")
+    parser.add_argument("--deals", type=int_argument(1, 10**7), default=1000,
+                        help="number of deals (default 1000)")
+    parser.add_argument("--start", type=int_argument(0, 2**63 - 1), default=0, help="first deal (default 0)")
+    parser.add_argument("--players", type=int_argument(1, 4), default=1,
+                        help="team size 1..4 (default 1; 2-4: slow)")
     parser.add_argument("--mode", choices=("expect", "lucky"), default="expect",
                         help="expect: dice unknown (the bound); lucky: best dice outcome")
     parser.add_argument("--no-heuristic", action="store_true", help="skip the heuristic's exact value")
-    parser.add_argument("--max-states", type=int, default=40_000_000, help="memo limit per deal")
+    parser.add_argument("--max-states", type=int_argument(1, 10**10), default=40_000_000,
+                        help="memo limit per deal")
     parser.add_argument("--json", type=Path, default=Path("benchmarks/coop_bound.json"))
     parser.add_argument("--progress", type=Path, default=None,
                         help="JSONL of finished deals (default: the JSON path with .jsonl)")
@@ -293,6 +297,17 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     for path in (args.merge or []) + (args.gaps or []):
         if not path.is_file():
             parser.error(f"no such file: {path}")
+    # Every file this run writes, checked before hours of solving (a crash at the end loses them).
+    outputs = [("--json", args.json)]
+    if args.merge is None:
+        outputs.append(("--progress", args.progress or args.json.with_suffix(".jsonl")))
+    if args.add_heuristic is not None:
+        outputs.append(("--add-heuristic", args.add_heuristic))
+    for flag, path in outputs:
+        try:
+            check_output_path(path, flag)
+        except ValueError as err:
+            parser.error(str(err))
     deadline = _parse_until(parser, args.until)
     evaluations = []
     for path in args.gaps or []:

@@ -3,8 +3,8 @@ aliases of ``thermopylae <subcommand>``, kept for the commands users already typ
 
 Each alias runs its subcommand's module of :mod:`thermopylae_agents.cli`; the wrapper only answers
 ``--version`` before that module is imported (so it works without the optional dependencies) and turns an
-``ImportError`` of an optional dependency into one line naming the extra to install, instead of a
-traceback.
+``ImportError`` of an optional dependency into one line naming the extra to install, and Ctrl-C into the
+line ``interrupted`` with exit status 130, instead of a traceback.
 """
 
 from __future__ import annotations
@@ -85,6 +85,9 @@ def run(prog: str, target: str, argv: Sequence[str] | None = None) -> int:
             raise
         print(message, file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for SIGINT, no traceback
+        print(f"\n{prog}: interrupted", file=sys.stderr)
+        return 130
     return result if isinstance(result, int) else 0
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
-from pathlib import Path
 
+from thermopylae_agents.cli.args import int_argument, output_path_argument, seed_argument
 from thermopylae_agents.evaluation.duel_table import (
     PAIRINGS,
     play_pairing,
@@ -15,15 +15,17 @@ from thermopylae_agents.evaluation.duel_table import (
 
 __all__ = ["main"]
 
+MAX_GAMES = 10**8  # games are played one after another: the bound is on time, not memory
+
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=10_000, help="games per pairing (default 10,000)")
-    parser.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
-    parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="also write JSON there")
+    parser.add_argument("--games", type=int_argument(1, MAX_GAMES), default=10_000,
+                        help=f"games per pairing, 1..{MAX_GAMES:,} (default 10,000)")
+    parser.add_argument("--seed", type=seed_argument, default=0, help="base seed, 0..2**64-1 (default 0)")
+    parser.add_argument("--json", type=output_path_argument, default=None, metavar="PATH",
+                        help="also write JSON there")
     args = parser.parse_args(argv)
-    if args.games < 1:
-        parser.error("--games must be at least 1")
     rows = []
     print(f"Thermopylae duel: {args.games} games per pairing, seed {args.seed}")
     header = (

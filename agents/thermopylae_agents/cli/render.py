@@ -8,6 +8,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from thermopylae_agents.cli.args import (
+    check_output_path,
+    float_argument,
+    int_argument,
+    seed_argument,
+)
 from thermopylae_agents.evaluation.render_game import (
     play,
     save_gif,
@@ -21,19 +27,24 @@ __all__ = ["build_parser", "main"]
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", choices=("coop", "duel"), default="coop")
-    parser.add_argument("--players", type=int, default=1, help="co-op: number of seats (1..4)")
+    parser.add_argument("--players", type=int_argument(1, 4), default=1, help="co-op: number of seats (1..4)")
     parser.add_argument("--side", choices=("greek", "persian"), default="greek",
                         help="duel: the agent's side")
     parser.add_argument("--opponent", default="heuristic", help="duel: heuristic, random or a model path")
     parser.add_argument("--agent", default="heuristic", help="random, heuristic or a model path (.zip)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_argument, default=0,
+                        help="shuffle seed, an integer in 0..2**64-1 (default 0)")
     parser.add_argument("--out", required=True, help="output file: .gif (animation) or .png (strip)")
-    parser.add_argument("--every", type=int, default=1, help="keep every N-th frame (default 1: all)")
-    parser.add_argument("--max-frames", type=int, default=None,
+    parser.add_argument("--every", type=int_argument(1, 10**6), default=1,
+                        help="keep every N-th frame (default 1: all)")
+    parser.add_argument("--max-frames", type=int_argument(1, 10**5), default=None,
                         help="at most this many frames (default: 300 for a GIF, 24 for a PNG strip)")
-    parser.add_argument("--fps", type=float, default=2.0, help="GIF frames per second (default 2)")
-    parser.add_argument("--columns", type=int, default=4, help="PNG strip: frames per row (default 4)")
-    parser.add_argument("--scale", type=float, default=0.5, help="PNG strip: frame scale (default 0.5)")
+    parser.add_argument("--fps", type=float_argument(0.0, 100.0, low_open=True), default=2.0,
+                        help="GIF frames per second (default 2)")
+    parser.add_argument("--columns", type=int_argument(1, 100), default=4,
+                        help="PNG strip: frames per row (default 4)")
+    parser.add_argument("--scale", type=float_argument(0.0, 4.0, low_open=True), default=0.5,
+                        help="PNG strip: frame scale (default 0.5)")
     return parser
 
 
@@ -43,6 +54,11 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     suffix = out.suffix.lower()
     if suffix not in (".gif", ".png"):
         print(f"render_game: --out must end in .gif or .png, got {out}", file=sys.stderr)
+        return 2
+    try:  # before the game is played: a path that cannot be written would lose the frames
+        check_output_path(out, "--out")
+    except ValueError as err:
+        print(f"render_game: {err}", file=sys.stderr)
         return 2
     limit = args.max_frames if args.max_frames is not None else (300 if suffix == ".gif" else 24)
     try:

@@ -11,12 +11,19 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from thermopylae_agents.training.config import ALGOS, TARGETS, VEC_KINDS
+from thermopylae_agents.training.config import (
+    ALGOS,
+    MAX_ENVS,
+    MAX_GAMES,
+    MAX_SEED,
+    MAX_TIMESTEPS,
+    TARGETS,
+    VEC_KINDS,
+)
 
 __all__ = ["build_parser", "main"]
 
 PROG = "thermopylae-train"
-MAX_SEED = 2**31 - 1  # torch, NumPy's legacy seeding and the per-side offsets stay within 32 bits
 
 
 def _integer(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
@@ -45,24 +52,27 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("--config", default=None, help="YAML config (default: the shipped one)")
     parser.add_argument(
         "--timesteps",
-        type=_integer(1),
+        type=_integer(1, MAX_TIMESTEPS),
         default=None,
         help="total env steps, rounded up to whole rollouts (self-play: per side; with "
         "--resume: the total to reach); below the config's, the warm start and the report "
         "shrink in proportion",
     )
     parser.add_argument("--seed", type=_integer(0, MAX_SEED), default=None, help="default: 0")
-    parser.add_argument("--n-envs", type=_integer(1), default=None, help="parallel environments")
+    parser.add_argument("--n-envs", type=_integer(1, MAX_ENVS), default=None,
+                        help=f"parallel environments (1..{MAX_ENVS})")
     parser.add_argument("--out", default=None, help="run folder (default: runs/<target>-<algo>-seed<seed>)")
     parser.add_argument("--resume", default=None, help="a run folder or a saved model (.zip) to continue")
     parser.add_argument(
-        "--eval-freq", type=_integer(0), default=None, help="env steps between evaluations (0: none)"
+        "--eval-freq", type=_integer(0, MAX_TIMESTEPS), default=None,
+        help="env steps between evaluations (0: none)",
     )
     parser.add_argument(
-        "--eval-episodes", type=_integer(0), default=None, help="games per periodic evaluation"
+        "--eval-episodes", type=_integer(0, MAX_GAMES), default=None, help="games per periodic evaluation"
     )
     parser.add_argument("--vec", choices=VEC_KINDS, default=None, help="native (default) | dummy | subproc")
-    parser.add_argument("--bc-episodes", type=_integer(0), default=None, help="expert games for BC (0: none)")
+    parser.add_argument("--bc-episodes", type=_integer(0, MAX_GAMES), default=None,
+                        help="expert games for BC (0: none)")
     parser.add_argument("--no-progress", action="store_true", help="log lines instead of progress bars")
     parser.add_argument(
         "--no-report",
@@ -80,6 +90,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     prog = prog or PROG
     parser = build_parser(prog)
     args = parser.parse_args(argv)
+    for flag, value in (("--out", args.out), ("--config", args.config), ("--resume", args.resume)):
+        if value is not None and not value.strip():
+            parser.error(f"{flag}: empty path")
     kwargs = dict(
         algo=args.algo,
         config=args.config,

@@ -9,8 +9,9 @@ the final report's win rates.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +21,43 @@ from thermopylae_agents.training.config import Config
 from thermopylae_agents.training.progress import Stage
 
 __all__ = [
+    "AtomicCheckpointCallback",
     "LearnProgress",
     "ThroughputCallback",
     "build_callbacks",
     "hparam_dict",
+    "save_atomically",
     "scalar_writer",
     "write_summary",
 ]
+
+
+def save_atomically(model: Any, path: str | os.PathLike[str], exclude: Sequence[str] | None = None) -> Path:
+    """``model.save(path)`` such that ``path`` is either the old file or the whole new one: the zip is
+    written to a temporary file of the same folder (``<name>.part``, which ``--resume`` never picks) and
+    moved over ``path`` once complete. A crash or Ctrl-C mid-save leaves no truncated model behind."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(f"{path.name}.part")
+    try:
+        with open(part, "wb") as handle:
+            model.save(handle, exclude=list(exclude) if exclude is not None else None)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(part, path)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    return path
+
+
+class AtomicCheckpointCallback(CheckpointCallback):
+    """SB3's checkpoints (``<prefix>_<steps>_steps.zip``), each written by :func:`save_atomically`."""
+
+    def _on_step(self) -> bool:
+        if self.n_calls % self.save_freq == 0:
+            save_atomically(self.model, self._checkpoint_path(extension="zip"))
+        return True
 
 
 class ThroughputCallback(BaseCallback):
@@ -175,7 +206,7 @@ def build_callbacks(
     callbacks: list[BaseCallback] = [clock]
     checkpoint_freq = int(hp.get("checkpoint_freq", 0))
     if checkpoint_freq > 0:
-        checkpoints = CheckpointCallback(
+        checkpoints = AtomicCheckpointCallback(
             max(checkpoint_freq // n_envs, 1), str(run_dir / "checkpoints"), "model"
         )
         callbacks.append(_timed(checkpoints, clock))

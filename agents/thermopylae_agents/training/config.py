@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import reprlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import yaml
 
 __all__ = [
     "algo_class",
+    "check_device",
     "ALGOS",
     "CONFIG_DIR",
     "CONFIG_FILES",
@@ -230,13 +232,171 @@ def _validate_block(block: Mapping[str, Any], where: str, extra: tuple[str, ...]
             raise ValueError(f"{where}.policy_kwargs: unknown key(s) {bad}; known: {list(POLICY_KWARGS)}")
     if "vec" in block and block["vec"] not in VEC_KINDS:
         raise ValueError(f"{where}.vec must be one of {VEC_KINDS}, got {block['vec']!r}")
-    for key in ("n_envs", "n_timesteps", "n_steps", "batch_size", "n_epochs"):
-        if key in block and not _is_count(block[key], minimum=1):
-            raise ValueError(f"{where}.{key} must be a positive integer, got {block[key]!r}")
+    _validate_values(block, where)
+
+
+# Bounds of a config's numbers: far above any useful run, low enough that a typo (an extra zero, 1e9)
+# is refused with a clear message instead of exhausting memory or hanging before the first step.
+MAX_ENVS = 4096
+MAX_SEED = 2**31 - 1  # torch, NumPy's legacy seeding and the per-side offsets stay within 32 bits
+MAX_TIMESTEPS = 10**11
+MAX_ROLLOUT = 2**24  # n_envs * n_steps: the rollout buffer holds that many observations
+MAX_LAYERS = 16
+MAX_LAYER_WIDTH = 4096
+MAX_GAMES = 10**7
+MAX_EPOCHS = 10_000
+MAX_WORKERS = 256
+# (key, minimum, maximum) of the whole numbers of a block and of its sections.
+COUNT_BOUNDS: dict[str, tuple[int, int]] = {
+    "n_envs": (1, MAX_ENVS),
+    "n_timesteps": (1, MAX_TIMESTEPS),
+    "n_steps": (1, MAX_ROLLOUT),
+    "batch_size": (2, MAX_ROLLOUT),  # SB3 normalizes advantages over a batch: one sample is refused
+    "n_epochs": (1, MAX_EPOCHS),
+    "stats_window_size": (1, 10**6),
+    "checkpoint_freq": (0, MAX_TIMESTEPS),
+    "eval.freq": (0, MAX_TIMESTEPS),
+    "eval.episodes": (0, MAX_GAMES),
+    "bc.episodes": (0, MAX_GAMES),
+    "bc.epochs": (0, MAX_EPOCHS),
+    "bc.batch_size": (1, MAX_ROLLOUT),
+    "bc.workers": (1, MAX_WORKERS),
+    "bc.dagger_rounds": (0, 1000),
+    "bc.dagger_episodes": (0, MAX_GAMES),
+    "bc.dagger_epochs": (0, MAX_EPOCHS),
+    "report.episodes": (0, MAX_GAMES),
+    "report.search_episodes": (0, MAX_GAMES),
+}
+# (key, minimum, maximum, minimum excluded) of the real numbers.
+NUMBER_BOUNDS: dict[str, tuple[float, float, bool]] = {
+    "gamma": (0.0, 1.0, False),
+    "gae_lambda": (0.0, 1.0, False),
+    "ent_coef": (0.0, 1000.0, False),
+    "vf_coef": (0.0, 1000.0, False),
+    "max_grad_norm": (0.0, 1e6, True),
+    "target_kl": (0.0, 1000.0, True),
+    "learning_rate": (0.0, 10.0, True),
+    "clip_range": (0.0, 1000.0, True),
+    "clip_range_vf": (0.0, 1000.0, True),
+    "bc.learning_rate": (0.0, 10.0, True),
+    "bc.value_coef": (0.0, 1000.0, False),
+}
+BOOLEAN_KEYS = ("normalize_advantage", "eval.deterministic", "policy_kwargs.ortho_init",
+                "policy_kwargs.share_features_extractor")
+TEXT_KEYS = ("policy", "bc.expert", "report.search")
+# May be null in a config (SB3's default: no limit / no value clipping).
+NULLABLE_KEYS = ("target_kl", "clip_range_vf")
+SCHEDULE_KEYS = ("learning_rate", "clip_range", "clip_range_vf")  # a number or lin_<number>
+SCALAR_TYPES = (bool, int, float, str, type(None))
+
+
+def _lookup(block: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
+    section, _, key = dotted.rpartition(".")
+    where = block.get(section) if section else block
+    if not isinstance(where, Mapping) or key not in where:
+        return False, None
+    return True, where[key]
+
+
+def _validate_values(block: Mapping[str, Any], where: str) -> None:
+    """Every value of a hyperparameter block: its type, and numbers finite and within bounds."""
+    for name, (low, high) in COUNT_BOUNDS.items():
+        present, value = _lookup(block, name)
+        if present and not (_is_count(value, low) and value <= high):
+            raise ValueError(f"{where}.{name} must be an integer in {low}..{high:,}, got {_short(value)}")
+    for name, (low, high, low_open) in NUMBER_BOUNDS.items():
+        present, value = _lookup(block, name)
+        if not present or (value is None and name in NULLABLE_KEYS):
+            continue
+        if name.rpartition(".")[2] in SCHEDULE_KEYS and isinstance(value, str):
+            parsed = parse_schedule(value, f"{where}.{name}")
+            value = parsed.initial if isinstance(parsed, LinearSchedule) else parsed
+        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+        if not (math.isfinite(number) and (low < number if low_open else low <= number) and number <= high):
+            interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+            raise ValueError(f"{where}.{name} must be a finite number in {interval}, got {_short(value)}")
+    for name in BOOLEAN_KEYS:
+        present, value = _lookup(block, name)
+        if present and not isinstance(value, bool):
+            raise ValueError(f"{where}.{name} must be true or false, got {_short(value)}")
+    for name in TEXT_KEYS:
+        present, value = _lookup(block, name)
+        if present and not (isinstance(value, str) and 0 < len(value) <= 1000):
+            raise ValueError(f"{where}.{name} must be a name (text), got {_short(value)}")
+    env_kwargs = block.get("env_kwargs")
+    if env_kwargs is not None and (not isinstance(env_kwargs, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, SCALAR_TYPES) for k, v in env_kwargs.items()
+    )):
+        raise ValueError(f"{where}.env_kwargs must map names to numbers, text or booleans, got "
+                         f"{_short(env_kwargs)}")
+    kwargs = block.get("policy_kwargs")
+    if isinstance(kwargs, Mapping):
+        if "net_arch" in kwargs:
+            _validate_net_arch(kwargs["net_arch"], f"{where}.policy_kwargs.net_arch")
+        name = kwargs.get("activation_fn")
+        if "activation_fn" in kwargs and (not isinstance(name, str) or name.lower() not in ACTIVATIONS):
+            raise ValueError(f"{where}.policy_kwargs.activation_fn must be one of {sorted(ACTIVATIONS)}, "
+                             f"got {_short(name)}")
+        name = kwargs.get("features_extractor")
+        if "features_extractor" in kwargs and name not in FEATURE_EXTRACTORS:
+            raise ValueError(f"{where}.policy_kwargs.features_extractor must be one of "
+                             f"{FEATURE_EXTRACTORS}, got {_short(name)}")
+
+
+def _validate_net_arch(value: Any, where: str) -> None:
+    """A list of layer widths, or ``{pi: [...], vf: [...]}`` (SB3's two forms)."""
+    if isinstance(value, Mapping):
+        if not value or set(value) - {"pi", "vf"}:
+            raise ValueError(f"{where} must be a list of layer widths or {{pi: [...], vf: [...]}}, "
+                             f"got {_short(value)}")
+        for key, layers in value.items():
+            _validate_layers(layers, f"{where}.{key}")
+    else:
+        _validate_layers(value, where)
+
+
+def _validate_layers(layers: Any, where: str) -> None:
+    if not isinstance(layers, list) or len(layers) > MAX_LAYERS or not all(
+        _is_count(width, 1) and width <= MAX_LAYER_WIDTH for width in layers
+    ):
+        raise ValueError(f"{where} must be a list of at most {MAX_LAYERS} layer widths, integers in "
+                         f"1..{MAX_LAYER_WIDTH}, got {_short(layers)}")
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a config's value may be huge)."""
+    text = reprlib.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _is_count(value: Any, minimum: int = 0) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+MAX_CONFIG_BYTES = 1_000_000
+MAX_CONFIG_DEPTH = 32
+
+
+class _DataLoader(yaml.SafeLoader):
+    """YAML's safe loader without aliases: a config is data, and an alias (``*name``) lets a small file
+    expand into a structure of any size (the "billion laughs"), which the run would then walk. Nesting is
+    bounded too."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"aliases (*{event.anchor}) are not allowed in a config", event.start_mark
+            )
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_CONFIG_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {MAX_CONFIG_DEPTH} levels", self.peek_event().start_mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 def env_ids_of(target: str) -> list[str]:
@@ -255,11 +415,16 @@ def load_config(target: str, path: str | os.PathLike[str] | None = None) -> dict
     path = Path(path) if path is not None else CONFIG_FILES[target]
     if not path.is_file():
         raise FileNotFoundError(f"config file {path}: no such file")
-    with open(path, encoding="utf-8") as handle:
-        try:
-            data = yaml.safe_load(handle)
-        except yaml.YAMLError as error:
-            raise ValueError(f"{path}: not a YAML file ({str(error).splitlines()[0]})") from None
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ValueError(f"{path}: a config file is at most {MAX_CONFIG_BYTES:,} bytes")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a UTF-8 text file") from None
+    try:
+        data = yaml.load(text, Loader=_DataLoader)  # noqa: S506  (a SafeLoader that refuses aliases)
+    except yaml.YAMLError as error:
+        raise ValueError(f"{path}: not a YAML config ({str(error).strip().splitlines()[0]})") from None
     if not isinstance(data, Mapping):
         raise ValueError(f"{path}: a config file must be a mapping of environment id to hyperparameters")
     expected = env_ids_of(target)
@@ -292,9 +457,21 @@ def _validate_selfplay(block: Mapping[str, Any], where: str) -> None:
         value = block.get(key)
         if key in block and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
             raise ValueError(f"{where}.{key} must be a positive number, got {value!r}")
-    for key in ("generations", "max_pool"):
-        if key in block and not _is_count(block[key], minimum=1):
-            raise ValueError(f"{where}.{key} must be a positive integer, got {block[key]!r}")
+    for key, high in (("generations", 10_000), ("max_pool", 1000), ("heuristic_generations", 10_000),
+                      ("report_episodes", MAX_GAMES)):
+        low = 0 if key in ("heuristic_generations", "report_episodes") else 1
+        if key in block and not (_is_count(block[key], minimum=low) and block[key] <= high):
+            raise ValueError(f"{where}.{key} must be an integer in {low}..{high:,}, got {_short(block[key])}")
+    for key in ("pfsp_power", "pfsp_prior_games"):
+        if key in block and not math.isfinite(block[key]):
+            raise ValueError(f"{where}.{key} must be a finite number, got {block[key]!r}")
+    for key in ("latest_prob", "heuristic_prob"):
+        value = block.get(key)
+        if key in block and (isinstance(value, bool) or not isinstance(value, (int, float))
+                             or not 0 <= value <= 1):
+            raise ValueError(f"{where}.{key} must be a probability in [0, 1], got {_short(value)}")
+    if "snapshot_deterministic" in block and not isinstance(block["snapshot_deterministic"], bool):
+        raise ValueError(f"{where}.snapshot_deterministic must be true or false")
     if block.get("vec", "native") == "native" and block.get("snapshot_deterministic", True) is not True:
         raise ValueError(f"{where}: snapshot_deterministic: false needs vec: dummy (the native engine's "
                          "snapshots play their most likely legal action)")
@@ -324,7 +501,7 @@ def size_to_budget(data: dict[str, Any], target: str, timesteps: int) -> dict[st
     scales = []
     for env_id in env_ids_of(target):
         hp = data[env_id]
-        full = int(hp["n_timesteps"])
+        full = int(hp.get("n_timesteps", timesteps))  # a config without n_timesteps: --timesteps is all
         scale = min(1.0, timesteps / full)
         scales.append(scale)
         hp["n_timesteps"] = int(timesteps)
@@ -381,7 +558,9 @@ def resolve_config(
     run["algo"] = algo or run.get("algo", "maskable_ppo")
     if run["algo"] not in ALGOS:
         raise ValueError(f"algo must be one of {ALGOS}, got {run['algo']!r}")
-    run["seed"] = int(seed if seed is not None else run.get("seed", 0))
+    run["seed"] = seed if seed is not None else run.get("seed", 0)
+    if not (_is_count(run["seed"]) and run["seed"] <= MAX_SEED):
+        raise ValueError(f"seed must be an integer in 0..{MAX_SEED}, got {_short(run['seed'])}")
     run["device"] = device or run.get("device", "cpu")
     if timesteps is not None:
         _restore_full_size(data, run.get("sized_to_budget") or {})
@@ -401,8 +580,38 @@ def resolve_config(
         if bc_episodes is not None:
             hp.setdefault("bc", {})["episodes"] = int(bc_episodes)
         _validate_block(hp, f"{target}:{env_id}")
+        if "n_timesteps" not in hp:
+            raise ValueError(f"{target}:{env_id}: no n_timesteps in the config; give it there or --timesteps")
+        rollout = int(hp.get("n_envs", 8)) * int(hp.get("n_steps", 2048))
+        if not 2 <= rollout <= MAX_ROLLOUT:
+            raise ValueError(f"{target}:{env_id}: n_envs x n_steps = {rollout:,} steps per rollout, not in "
+                             f"2..{MAX_ROLLOUT:,}")
+    run["device"] = check_device(run["device"])
     data["run"] = run
     return data
+
+
+def check_device(device: Any) -> str:
+    """``device`` if torch can train on it here (``cpu``, ``cuda``, ``cuda:N``, ``mps``, ``auto``), else a
+    one-line ``ValueError``."""
+    if not isinstance(device, str) or not device:
+        raise ValueError(f"device must be a torch device name such as cpu or cuda, got {_short(device)}")
+    if device == "auto":
+        return device
+    try:
+        parsed = th.device(device)
+    except (RuntimeError, ValueError):
+        raise ValueError(f"device {_short(device)} is not a torch device (cpu, cuda, cuda:N, mps, auto)") \
+            from None
+    if parsed.type == "cuda" and (
+        not th.cuda.is_available() or (parsed.index or 0) >= th.cuda.device_count()
+    ):
+        raise ValueError(f"device {device!r}: no such CUDA device on this machine")
+    if parsed.type == "mps" and not th.backends.mps.is_available():
+        raise ValueError(f"device {device!r}: MPS is not available on this machine")
+    if parsed.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"device {device!r}: training runs on cpu, cuda or mps")
+    return device
 
 
 def policy_kwargs(raw: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from thermopylae_agents.training.runs import (
     finish,
     learn,
     rollout_size,
+    save_interrupted,
     save_trained_model,
     setup_experiment,
     setup_torch,
@@ -187,7 +188,13 @@ def train(
     callbacks = build_callbacks(exp.algo, hp, exp.run_dir, eval_env, n, clock, progress)
     if remaining > 0:
         log(f"training {exp.algo} on {env_id}: {remaining:,} steps ({n} envs, {vec_kind}) -> {exp.run_dir}")
-        learn(model, remaining, callbacks, exp, f"PPO {target}")
+        try:
+            learn(model, remaining, callbacks, exp, f"PPO {target}")
+        except KeyboardInterrupt:
+            env.close()
+            eval_env.close()
+            save_interrupted(model, exp, f"thermopylae train {target} --resume {exp.run_dir}")
+            raise
     else:
         log(f"the model has {model.num_timesteps:,} steps already (target {total:,}); nothing to train")
     env.close()

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ import torch as th  # noqa: F401  (configure_torch sets the threads of an import
 import yaml
 
 from thermopylae_agents.players.kernels import PINNED, kernel_settings
-from thermopylae_agents.training.callbacks import LearnProgress
+from thermopylae_agents.training.callbacks import LearnProgress, save_atomically
 from thermopylae_agents.training.config import COOP_ID, Config, env_ids_of, resolve_config
 from thermopylae_agents.training.progress import format_seconds, log
 from thermopylae_env.threads import configure_torch
@@ -31,6 +32,8 @@ __all__ = [
     "Experiment",
     "find_resume",
     "finish",
+    "model_zip_problem",
+    "save_interrupted",
     "learn",
     "rollout_size",
     "save_for_play",
@@ -81,7 +84,8 @@ def write_yaml(path: Path, data: dict[str, Any]) -> None:
 
 
 def find_resume(resume: str | os.PathLike[str]) -> tuple[Path, Path]:
-    """``(run_dir, model_zip)`` for ``--resume``: a run folder (its newest model) or a model file."""
+    """``(run_dir, model_zip)`` for ``--resume``: a run folder (its newest complete model: a truncated
+    newest checkpoint is skipped, with a warning naming it) or a model file."""
     path = Path(resume)
     if path.is_dir():
         candidates = list((path / "checkpoints").glob("*.zip")) + [
@@ -89,11 +93,34 @@ def find_resume(resume: str | os.PathLike[str]) -> tuple[Path, Path]:
         ]
         if not candidates:
             raise FileNotFoundError(f"--resume {path}: no checkpoints/*.zip nor final_model.zip there")
-        return path, max(candidates, key=lambda p: p.stat().st_mtime)
+        for candidate in sorted(candidates, key=lambda p: p.stat().st_mtime, reverse=True):
+            problem = model_zip_problem(candidate)
+            if problem is None:
+                return path, candidate
+            log(f"warning: --resume skips {candidate}: {problem}")
+        raise ValueError(f"--resume {path}: no complete model there (every checkpoint is damaged)")
     if path.is_file():
+        problem = model_zip_problem(path)
+        if problem is not None:
+            raise ValueError(f"--resume {path}: {problem}")
         run_dir = path.parent.parent if path.parent.name in ("checkpoints", "eval") else path.parent
         return run_dir, path
     raise FileNotFoundError(f"--resume {path}: no such run folder or model file")
+
+
+def model_zip_problem(path: Path) -> str | None:
+    """Why ``path`` is not a complete SB3 model zip (truncated, not a zip, no ``data`` entry), or
+    ``None``. Every entry's checksum is verified, so a file cut short by a crash is caught here."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            if "data" not in archive.namelist():
+                return "not an SB3 model (no 'data' entry)"
+            bad = archive.testzip()
+            if bad is not None:
+                return f"damaged entry {bad!r}"
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as error:
+        return f"not a complete zip file (truncated?): {' '.join(str(error).split())}"
+    return None
 
 
 def check_players(data: dict[str, Any], target: str) -> None:
@@ -145,6 +172,8 @@ def setup_experiment(
     run = data["run"]
     algo, seed, device = run["algo"], run["seed"], run["device"]
     if out is not None:
+        if not os.fspath(out).strip():
+            raise ValueError("out: empty path (give a run folder)")
         run_dir = Path(out)
     elif resume_dir is not None:
         run_dir = resume_dir
@@ -222,7 +251,7 @@ def save_for_play(model: Any, path: str | os.PathLike[str]) -> Path:
         policy.parameters(), lr=optimizer.param_groups[0]["lr"], **policy.optimizer_kwargs
     )
     try:
-        model.save(path, exclude=_TRAINING_LEFTOVERS)
+        save_atomically(model, path, exclude=_TRAINING_LEFTOVERS)
     finally:
         policy.optimizer = optimizer
     return Path(path)
@@ -230,9 +259,16 @@ def save_for_play(model: Any, path: str | os.PathLike[str]) -> Path:
 
 def save_trained_model(model: Any, run_dir: Path, stem: str) -> Path:
     """``<stem>.zip`` (everything, for ``--resume``) and ``<stem without _model>_policy.zip`` (for play)."""
-    path = run_dir / f"{stem}.zip"
-    model.save(path)
+    path = save_atomically(model, run_dir / f"{stem}.zip")
     save_for_play(model, run_dir / f"{stem.removesuffix('_model')}_policy.zip")
+    return path
+
+
+def save_interrupted(model: Any, exp: Experiment, resume_hint: str) -> Path:
+    """On Ctrl-C: the model as it is, ``interrupted_model.zip`` (atomically, for ``--resume``), and a line
+    saying how to go on."""
+    path = save_atomically(model, exp.run_dir / "interrupted_model.zip")
+    log(f"interrupted at {int(model.num_timesteps):,} steps: saved {path}; resume with: {resume_hint}")
     return path
 
 

@@ -25,6 +25,7 @@ from thermopylae_agents.training.callbacks import (
     ThroughputCallback,
     build_callbacks,
     hparam_dict,
+    save_atomically,
     write_summary,
 )
 from thermopylae_agents.training.config import GREEK_ID, PERSIAN_ID, algo_class
@@ -435,14 +436,20 @@ def train_selfplay(
                 pools[side].use_heuristic = g <= heuristic_generations
             entry = sides[side]
             log(f"generation {g}/{generations}: {side} trains against [{_pool_line(pools[side])}]")
-            learn(
-                entry["model"],
-                entry["per_generation"],
-                entry["callbacks"],
-                exp,
-                f"self-play generation {g}/{generations}, {side}",
-            )
-            entry["model"].save(snap_dir / f"{side}_gen{g}.zip")
+            try:
+                learn(
+                    entry["model"],
+                    entry["per_generation"],
+                    entry["callbacks"],
+                    exp,
+                    f"self-play generation {g}/{generations}, {side}",
+                )
+            except KeyboardInterrupt:
+                # A resume restarts the unfinished generation from the snapshots of the finished ones.
+                log(f"interrupted in generation {g}/{generations}: generations 1..{g - 1} are saved in "
+                    f"{snap_dir}; resume with: thermopylae train selfplay --resume {exp.run_dir}")
+                raise
+            save_atomically(entry["model"], snap_dir / f"{side}_gen{g}.zip")
             pools[other].add(FrozenPolicy(entry["model"], f"{side}_gen{g}", deterministic))
 
     # 4. Save.

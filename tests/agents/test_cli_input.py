@@ -1,0 +1,185 @@
+"""Hostile arguments of ``ppo-native``, ``exploitability`` and ``duel-table``, output paths checked before
+any work (``exploitability``, ``bound``, ``duel-table``, ``render``) and Ctrl-C as one line with exit
+status 130 in every command (issue 28)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from thermopylae_agents.cli import console
+from thermopylae_agents.cli.app import main
+
+
+def _run(args: list[str], capsys) -> tuple[int, list[str]]:
+    try:
+        status = main(args)
+    except SystemExit as stop:  # argparse's own refusals
+        status = stop.code
+    return status, capsys.readouterr().err.strip().splitlines()
+
+
+def _no_work(*args, **kwargs):
+    raise AssertionError("the work started before the arguments were checked")
+
+
+@pytest.fixture
+def unwritable(tmp_path) -> Path:
+    """A path whose folder is a file: no file can be written there (even by root)."""
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("not a folder\n")
+    return blocker / "out.json"
+
+
+# ------------------------------------------------------------------------------------ hostile values
+
+PPO_NATIVE_BAD = [
+    ("--total-timesteps", "-1"), ("--total-timesteps", "0"), ("--total-timesteps", "1e99"),
+    ("--gamma", "inf"), ("--gamma", "nan"), ("--gamma", "-0.1"), ("--gamma", "1.5"),
+    ("--gae-lambda", "nan"), ("--learning-rate", "0"), ("--learning-rate", "-inf"),
+    ("--learning-rate", "abc"), ("--time-budget", "-5"), ("--time-budget", "inf"),
+    ("--num-envs", "0"), ("--num-envs", "99999999999"), ("--num-steps", "-3"),
+    ("--num-minibatches", "0"), ("--update-epochs", "0"), ("--clip-coef", "0"), ("--ent-coef", "nan"),
+    ("--vf-coef", "-1"), ("--max-grad-norm", "0"), ("--target-kl", "inf"), ("--num-players", "5"),
+    ("--reward-shaping", "-1"), ("--torch-threads", "0"), ("--eval-games", "-1"), ("--seed", "-1"),
+    ("--seed", "x"), ("--device", "bogus"), ("--device", ""), ("--backend", "numpy"), ("--run-dir", " "),
+]
+
+
+@pytest.mark.parametrize(("flag", "value"), PPO_NATIVE_BAD)
+def test_ppo_native_refuses_each_bad_value_in_one_line(flag, value, monkeypatch, capsys):
+    monkeypatch.setattr("thermopylae_agents.cli.ppo_native.train", _no_work)
+    status, err = _run(["ppo-native", f"{flag}={value}"], capsys)
+    assert status == 2 and err[-1].startswith("thermopylae ppo-native: error:") and flag in err[-1]
+
+
+def test_ppo_native_refuses_a_rollout_too_big_and_a_run_dir_that_is_a_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("thermopylae_agents.cli.ppo_native.train", _no_work)
+    status, err = _run(["ppo-native", "--num-envs", "65536", "--num-steps", "65536"], capsys)
+    assert status == 2 and "num_envs * num_steps" in err[-1]
+    file = tmp_path / "file"
+    file.write_text("x")
+    status, err = _run(["ppo-native", "--run-dir", str(file)], capsys)
+    assert status == 2 and "--run-dir" in err[-1]
+
+
+EXPLOITABILITY_BAD = [
+    ("--budget", "-1"), ("--budget", "0"), ("--budget", "nan"), ("--seeds", "-1"), ("--seeds", "1.5"),
+    ("--num-envs", "0"), ("--num-envs", "1e9"), ("--curve-points", "0"), ("--eval-games", "0"),
+    ("--eval-games", "100000000000"), ("--bc-games", "-5"), ("--bc-epochs", "inf"), ("--json", ""),
+    ("--markdown", ""),
+]
+
+
+@pytest.mark.parametrize(("flag", "value"), EXPLOITABILITY_BAD)
+def test_exploitability_refuses_each_bad_value_in_one_line(flag, value, monkeypatch, capsys):
+    monkeypatch.setattr("thermopylae_agents.cli.exploitability.run", _no_work)
+    status, err = _run(["exploitability", "heuristic", "--side", "greek", f"{flag}={value}"], capsys)
+    assert status == 2 and err[-1].startswith("thermopylae exploitability: error:") and flag in err[-1]
+
+
+@pytest.mark.parametrize("args", [["no_such_policy", "--side", "greek"], ["missing.zip", "--side", "persian"],
+                                  ["--table", "--players", "no_such_policy:greek"], ["", "--side", "greek"]])
+def test_exploitability_refuses_a_policy_that_does_not_load_in_one_line(args, monkeypatch, capsys):
+    monkeypatch.setattr("thermopylae_agents.cli.exploitability.best_response", _no_work, raising=False)
+    monkeypatch.setattr("thermopylae_agents.evaluation.exploitability.best_response", _no_work)
+    status, err = _run(["exploitability", *args], capsys)
+    assert status == 2 and err[-1].startswith("thermopylae exploitability: error:")
+    assert "Traceback" not in "\n".join(err)
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--games", "0"), ("--games", "-1"), ("--games", "1e3"),
+                                              ("--games", "10000000000000"), ("--seed", "-1"),
+                                              ("--seed", "nan"), ("--json", "")])
+def test_duel_table_refuses_each_bad_value_in_one_line(flag, value, monkeypatch, capsys):
+    monkeypatch.setattr("thermopylae_agents.cli.duel_table.play_pairing", _no_work)
+    status, err = _run(["duel-table", f"{flag}={value}"], capsys)
+    assert status == 2 and err[-1].startswith("thermopylae duel-table: error:") and flag in err[-1]
+
+
+# ------------------------------------------------------------------- output paths before the work
+
+
+@pytest.mark.parametrize("case", ["parent is a file", "a folder"])
+@pytest.mark.parametrize(
+    ("command", "work"),
+    [
+        (["exploitability", "heuristic", "--side", "greek", "--json"], "cli.exploitability.run"),
+        (["exploitability", "--table", "--markdown"], "cli.exploitability.run_table"),
+        (["duel-table", "--games", "1", "--json"], "cli.duel_table.play_pairing"),
+        (["bound", "--deals", "1", "--json"], "cli.bound._solve_deals"),
+    ],
+)
+def test_an_output_path_that_cannot_be_written_is_refused_before_any_work(command, work, case, unwritable,
+                                                                          tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(f"thermopylae_agents.{work}", _no_work)
+    path = unwritable if case == "parent is a file" else tmp_path
+    status, err = _run([*command, str(path)], capsys)
+    assert status == 2 and "error:" in err[-1] and str(path) in err[-1]
+    assert "Traceback" not in "\n".join(err)
+
+
+def test_bound_checks_its_progress_file_before_solving(unwritable, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("thermopylae_agents.cli.bound._solve_deals", _no_work)
+    status, err = _run(["bound", "--deals", "1", "--json", str(tmp_path / "b.json"), "--progress",
+                        str(unwritable)], capsys)
+    assert status == 2 and "--progress" in err[-1]
+
+
+def test_render_checks_its_output_before_playing(unwritable, monkeypatch, capsys):
+    pytest.importorskip("PIL")
+    monkeypatch.setattr("thermopylae_agents.cli.render.play", _no_work)
+    gif = unwritable.with_name("game.gif")
+    status, err = _run(["render", "--out", str(gif)], capsys)
+    assert status == 2 and str(gif) in err[-1]
+
+
+# ---------------------------------------------------------------------------------------------- Ctrl-C
+
+
+def _interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+CTRL_C = [
+    ("evaluate", "cli.evaluate.evaluate", ["random", "--games", "2", "--no-progress"], console.evaluate),
+    ("duel-table", "cli.duel_table.play_pairing", ["--games", "1"], console.duel_table),
+    ("bound", "cli.bound._solve_deals", ["--deals", "1", "--json", "{tmp}/b.json"], console.coop_bound),
+    ("exploitability", "cli.exploitability.run", ["heuristic", "--side", "greek"], console.exploitability),
+]
+
+
+@pytest.mark.parametrize(("command", "work", "args", "alias"), CTRL_C, ids=[c[0] for c in CTRL_C])
+def test_ctrl_c_is_one_line_and_exit_130_in_each_command(command, work, args, alias, tmp_path, monkeypatch,
+                                                          capsys):
+    monkeypatch.setattr(f"thermopylae_agents.{work}", _interrupt)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    assert main([command, *args]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"thermopylae {command}: interrupted"]
+    assert alias(args) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith(": interrupted") and err[0].startswith("thermopylae-")
+
+
+@pytest.mark.parametrize(("command", "work", "flag", "value"), [
+    ("bound", "cli.bound._solve_deals", "--deals", "0"),
+    ("bound", "cli.bound._solve_deals", "--start", "-1"),
+    ("bound", "cli.bound._solve_deals", "--players", "9"),
+    ("bound", "cli.bound._solve_deals", "--max-states", "-5"),
+    ("render", "cli.render.play", "--players", "0"),
+    ("render", "cli.render.play", "--seed", "-1"),
+    ("render", "cli.render.play", "--every", "0"),
+    ("render", "cli.render.play", "--max-frames", "-1"),
+    ("render", "cli.render.play", "--fps", "nan"),
+    ("render", "cli.render.play", "--fps", "0"),
+    ("render", "cli.render.play", "--columns", "0"),
+    ("render", "cli.render.play", "--scale", "inf"),
+])
+def test_bound_and_render_refuse_each_bad_number_in_one_line(command, work, flag, value, tmp_path,
+                                                             monkeypatch, capsys):
+    monkeypatch.setattr(f"thermopylae_agents.{work}", _no_work)
+    out = ["--json", str(tmp_path / "b.json")] if command == "bound" else ["--out", str(tmp_path / "g.gif")]
+    status, err = _run([command, *out, f"{flag}={value}"], capsys)
+    assert status == 2 and err[-1].startswith(f"thermopylae {command}: error:") and flag in err[-1]

@@ -1,0 +1,222 @@
+"""``thermopylae train`` on hostile input: whole-config checks before anything is written, YAML without
+aliases, atomic checkpoints with a fallback for a damaged one, and Ctrl-C saving the model (issue 28)."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("sb3_contrib")
+
+from thermopylae_agents.training import COOP_ID, PERSIAN_ID, load_config, main  # noqa: E402
+from thermopylae_agents.training.callbacks import save_atomically  # noqa: E402
+from thermopylae_agents.training.config import resolve_config  # noqa: E402
+from thermopylae_agents.training.runs import find_resume, model_zip_problem  # noqa: E402
+
+
+def _config(tmp_path: Path, edit=None, target: str = "coop", env_id: str = COOP_ID) -> Path:
+    """The shipped config of ``target`` made tiny (a bad value that got through would train seconds),
+    then ``edit`` applied to its block."""
+    data = load_config(target)
+    data[env_id].update(n_envs=2, n_steps=16, batch_size=32, n_timesteps=32, checkpoint_freq=0)
+    data[env_id]["bc"]["episodes"] = 0
+    data[env_id]["eval"]["freq"] = 0
+    if edit is not None:
+        edit(data[env_id])
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _refused(args: list[str], out: Path, capsys) -> str:
+    """Run the command; assert exit 2, one line on stderr, no traceback, nothing written; the line."""
+    try:
+        status = main(args)
+    except SystemExit as stop:  # argparse's own refusals
+        status = stop.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2, err
+    assert err and "Traceback" not in "\n".join(err)
+    assert not out.exists(), "refused only after writing"
+    return err[-1]
+
+
+def _set(path: str, value):
+    def edit(hp):
+        where = hp
+        *sections, key = path.split(".")
+        for section in sections:
+            where = where.setdefault(section, {})
+        where[key] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("policy_kwargs.net_arch", ["a", "b"]),
+        ("policy_kwargs.net_arch", {"pi": [10**9], "vf": [64]}),
+        ("policy_kwargs.net_arch", [64] * 1000),
+        ("policy_kwargs.activation_fn", "sigmoid"),
+        ("n_envs", 10**9),
+        ("n_steps", 10**9),
+        ("gamma", float("nan")),
+        ("gamma", 2.0),
+        ("learning_rate", float("inf")),
+        ("learning_rate", "lin_nan"),
+        ("ent_coef", "much"),
+        ("batch_size", 1),
+        ("eval.episodes", -1),
+        ("eval.deterministic", "yes"),
+        ("bc.expert", [1, 2, 3]),
+        ("bc.workers", 10**6),
+        ("report.episodes", 10**12),
+        ("env_kwargs", {"opponent": {"nested": [1]}}),
+        ("normalize_advantage", "no"),
+    ],
+)
+def test_a_bad_config_value_is_one_line_before_anything_is_written(key, value, tmp_path, capsys):
+    config = _config(tmp_path, _set(key, value))
+    out = tmp_path / "run"
+    line = _refused(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--no-report"], out,
+                    capsys)
+    assert line.startswith("thermopylae-train: error:") and key.rpartition(".")[2] in line
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--device", "bogus"], "device"),
+        (["--device", "cuda:99"], "device"),
+        (["--n-envs", "1000000000"], "--n-envs"),
+        (["--n-envs", "1e9"], "--n-envs"),
+        (["--timesteps", "10" * 10], "--timesteps"),
+        (["--eval-episodes", "99999999999"], "--eval-episodes"),
+    ],
+)
+def test_bad_arguments_are_refused_before_anything_is_written(args, message, tmp_path, capsys):
+    out = tmp_path / "run"
+    config = _config(tmp_path)
+    line = _refused(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--no-report",
+                     *args], out, capsys)
+    assert message in line
+
+
+def test_an_empty_out_is_refused_instead_of_training_into_the_current_folder(tmp_path, monkeypatch, capsys):
+    config = _config(tmp_path)
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    line = _refused(["coop", "--config", str(config), "--out", "", "--no-progress", "--no-report"],
+                    here / "config.yaml", capsys)
+    assert "--out" in line
+    assert list(here.iterdir()) == []
+
+
+def test_a_config_without_n_timesteps_takes_the_command_lines(tmp_path, capsys):
+    config = _config(tmp_path, lambda hp: hp.pop("n_timesteps"))
+    resolved = resolve_config("coop", config, timesteps=64)
+    assert resolved[COOP_ID]["n_timesteps"] == 64
+    out = tmp_path / "run"
+    line = _refused(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--no-report"], out,
+                    capsys)
+    assert "n_timesteps" in line
+
+
+def _billion_laughs(levels: int = 9) -> str:
+    """A flow list whose level ``k`` (anchor ``&k``) lists level ``k - 1`` nine times: a few hundred bytes
+    of YAML, 9**levels strings once the aliases are expanded."""
+    names = "abcdefghijklmnopqrstuvwxyz"[:levels]
+    items = ["&a [" + ",".join(["lol"] * 9) + "]"]
+    pairs = zip(names, names[1:], strict=False)
+    items += [f"&{name} [" + ",".join([f"*{prev}"] * 9) + "]" for prev, name in pairs]
+    return "[" + ", ".join(items) + "]"
+
+
+def test_a_yaml_alias_bomb_in_the_config_is_refused_at_once(tmp_path, capsys):
+    config = _config(tmp_path, None, "duel-persian", PERSIAN_ID)
+    config.write_text(config.read_text().replace("expert: heuristic", f"expert: {_billion_laughs()}", 1))
+    assert config.stat().st_size < 2000
+    out = tmp_path / "run"
+    line = _refused(["duel-persian", "--config", str(config), "--out", str(out), "--bc-episodes", "0",
+                     "--no-progress", "--no-report"], out, capsys)
+    assert "alias" in line
+
+
+def test_a_config_nested_too_deep_is_refused(tmp_path, capsys):
+    config = _config(tmp_path)
+    config.write_text(config.read_text().replace("expert: heuristic", "expert: " + "[" * 200 + "]" * 200, 1))
+    out = tmp_path / "run"
+    line = _refused(["coop", "--config", str(config), "--out", str(out), "--no-report"], out, capsys)
+    assert "nested" in line
+
+
+# ------------------------------------------------------------------------------- saving and resuming
+
+
+class _FakeModel:
+    """Writes a model zip through SB3's ``save(file, exclude)`` signature; optionally dies half-way."""
+
+    def __init__(self, die: bool = False) -> None:
+        self.die = die
+
+    def save(self, handle, exclude=None) -> None:
+        with zipfile.ZipFile(handle, "w") as archive:
+            archive.writestr("data", "{}" * 1000)
+            if self.die:
+                handle.flush()
+                raise KeyboardInterrupt
+
+
+def test_a_save_cut_short_leaves_the_previous_model_whole(tmp_path):
+    path = tmp_path / "final_model.zip"
+    save_atomically(_FakeModel(), path)
+    before = path.read_bytes()
+    with pytest.raises(KeyboardInterrupt):
+        save_atomically(_FakeModel(die=True), path)
+    assert path.read_bytes() == before and model_zip_problem(path) is None
+    assert [p.name for p in tmp_path.iterdir()] == ["final_model.zip"]  # no temporary file left
+
+
+def test_resume_falls_back_from_a_truncated_newest_checkpoint_with_a_warning(tmp_path, capsys):
+    import os
+
+    checkpoints = tmp_path / "checkpoints"
+    good = save_atomically(_FakeModel(), checkpoints / "model_100_steps.zip")
+    bad = checkpoints / "model_200_steps.zip"
+    save_atomically(_FakeModel(), bad)
+    bad.write_bytes(bad.read_bytes()[: bad.stat().st_size // 2])
+    os.utime(good, (1, 1))  # the truncated file is the newest
+    assert find_resume(tmp_path) == (tmp_path, good)
+    out = capsys.readouterr().out
+    assert "warning" in out and str(bad) in out
+
+
+def test_resume_of_a_truncated_model_file_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "final_model.zip"
+    bad.write_bytes(b"PK\x03\x04 cut")
+    out = tmp_path / "other"
+    line = _refused(["coop", "--resume", str(bad), "--out", str(out), "--no-progress"], out, capsys)
+    assert str(bad) in line
+
+
+def test_ctrl_c_during_training_saves_an_interrupted_model_to_resume_from(tmp_path, monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    config = _config(tmp_path, None, "duel-persian", PERSIAN_ID)
+    out = tmp_path / "run"
+    monkeypatch.setattr("thermopylae_agents.training.ppo.learn", interrupted)
+    status = main(["duel-persian", "--config", str(config), "--out", str(out), "--no-progress",
+                   "--no-report"])
+    assert status == 130
+    saved = out / "interrupted_model.zip"
+    assert saved.is_file() and model_zip_problem(saved) is None
+    captured = capsys.readouterr()
+    assert f"--resume {out}" in captured.out
+    assert captured.err.strip().splitlines() == ["thermopylae-train: interrupted"]
+    assert find_resume(out) == (out, saved)
