@@ -13,8 +13,9 @@ player), or a registry spec of a policy: a shipped policy's name (its pickle-fre
 weights), the path of such a ``.json``, or ``fast:MODEL.zip`` (a pickle: only files you trust). Default:
 random, heuristic and the shipped duel policies of each side.
 
-Each pairing plays ``--games`` games at once (:func:`thermopylae_agents.duel_batch.play_native`), game
-``i`` from the engine's seed ``--seed + i``, so every pairing sees the same deals (shuffles and discards;
+Each pairing plays ``--games`` games at once
+(:func:`thermopylae_agents.evaluation.duel_batch.play_native`), game ``i`` from the engine's seed
+``--seed + i``, so every pairing sees the same deals (shuffles and discards;
 the random players then go their own ways). The table gives the Greek win rate with its 95% Wilson
 interval; the JSON holds the summaries in :func:`thermopylae_agents.evaluation.results_json`'s form
 (``scripts/evaluate.py --replot`` redraws it) plus the paired comparisons (McNemar's exact test,
@@ -23,8 +24,8 @@ Newcombe's interval) of two Greeks against the same Persian and of two Persians 
 ``--check-games N`` checks the first ``N`` games of every pairing against the single-env path
 (``thermopylae/DuelGreek-v0`` with the Persian as its opponent, the players through the registry): game
 for game (winner, turns, Greek decisions) where neither player is random, replaying each game's shuffles
-and discards (:class:`thermopylae_agents.duel_batch.ReplayChance`); by win rate on ``evaluate.py``'s own
-deals where one is (a random player's moves are drawn from another stream there).
+and discards (:class:`thermopylae_agents.evaluation.duel_batch.ReplayChance`); by win rate on
+``evaluate.py``'s own deals where one is (a random player's moves are drawn from another stream there).
 """
 
 from __future__ import annotations
@@ -44,12 +45,17 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from thermopylae_agents.duel_batch import NativeGames, ReplayChance, batched_player, play_native  # noqa: E402
 from thermopylae_agents.evaluation import EvalResult, GameRecord, paired_comparisons  # noqa: E402
-from thermopylae_agents.provenance import git_commit  # noqa: E402
-from thermopylae_agents.registry import GREEK_ID, PERSIAN_ID, make_agent  # noqa: E402
-from thermopylae_agents.stats import paired_comparison, wilson_interval  # noqa: E402
-from thermopylae_env.duel import GREEK, PERSIAN  # noqa: E402
+from thermopylae_agents.evaluation.duel_batch import (  # noqa: E402
+    NativeGames,
+    ReplayChance,
+    batched_player,
+    play_native,
+)
+from thermopylae_agents.evaluation.stats import paired_comparison, wilson_interval  # noqa: E402
+from thermopylae_agents.policies.provenance import git_commit  # noqa: E402
+from thermopylae_agents.policies.registry import GREEK_ID, PERSIAN_ID, make_agent  # noqa: E402
+from thermopylae_env.duel.layout import GREEK, PERSIAN  # noqa: E402
 
 GREEKS = ("random", "heuristic", "duel_greek_maskable_ppo", "selfplay_greek_maskable_ppo")
 PERSIANS = ("random", "heuristic", "duel_persian_maskable_ppo", "selfplay_persian_maskable_ppo")
@@ -106,7 +112,7 @@ def persian_comparisons(played: dict[tuple[str, str], NativeGames], greeks: list
 
 # --------------------------------------------------------------------------------- the single-env check
 def _single_env_game(greek_agent: Any, persian_agent: Any, base: int) -> tuple[bool, int, int]:
-    from thermopylae_env.duel_env import DuelGreekEnv
+    from thermopylae_env.duel.env import DuelGreekEnv
 
     env = DuelGreekEnv(opponent=persian_agent)
     env.np_random = ReplayChance(base)
@@ -259,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
         "title": title,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": git_commit(ROOT), "command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
-        "engine": "thermopylae_env.duel_vector (native), thermopylae_agents.duel_batch.play_native",
+        "engine": ("thermopylae_env.duel.vector (native), "
+                   "thermopylae_agents.evaluation.duel_batch.play_native"),
         "games_per_pairing": args.games, "seed": args.seed, "agent_seed": args.agent_seed, "seconds": seconds,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                     "load_average_at_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None},

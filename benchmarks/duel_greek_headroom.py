@@ -36,9 +36,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from thermopylae_agents.duel_heuristic import HeuristicGreek, HeuristicPersian
-from thermopylae_agents.stats import wilson_interval
-from thermopylae_env.duel import (
+from thermopylae_agents.evaluation.stats import wilson_interval
+from thermopylae_env.duel.layout import (
     ADD_BASE,
     COMMIT,
     DECK_SIZE,
@@ -51,10 +50,9 @@ from thermopylae_env.duel import (
     PERSIAN,
     PLAY_DISCARD_CARD,
     STRATEGY_KINDS,
-    DuelGame,
-    DuelState,
-    Phase,
 )
+from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
+from thermopylae_env.duel.rules import DuelGame, DuelState, Phase
 
 GAME = DuelGame()
 

@@ -14,9 +14,9 @@ import time
 import numpy as np
 from sb3_contrib import MaskablePPO
 
-from thermopylae_agents.frozen_policy import FrozenPolicy
-from thermopylae_agents.stats import paired_comparison, wilson_interval
-from thermopylae_env.duel_vector import DuelGreekVectorEnv, DuelPersianVectorEnv
+from thermopylae_agents.evaluation.stats import paired_comparison, wilson_interval
+from thermopylae_agents.policies.frozen_policy import FrozenPolicy
+from thermopylae_env.duel.vector import DuelGreekVectorEnv, DuelPersianVectorEnv
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 10000
 OLD, RUNS = "runs/old_policies", "runs"

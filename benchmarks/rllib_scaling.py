@@ -129,7 +129,7 @@ def project(
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from thermopylae_agents.rllib.train import COOP_DEFAULTS, DUEL_DEFAULTS, coop_config, duel_config
+    from thermopylae_agents.rllib.config import COOP_DEFAULTS, DUEL_DEFAULTS, coop_config, duel_config
 
     quick = args.quick
     coop = COOP_DEFAULTS if not quick else replace(COOP_DEFAULTS, train_batch_size=2048, minibatch_size=512)
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from thermopylae_env.threads import configure_torch
 
-    # The learner runs in this process, as in scripts/train_rllib.py (--torch-threads 1).
+    # The learner runs in this process, as in `thermopylae rllib` (--torch-threads 1).
     configure_torch(args.torch_threads)
 
     ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)

@@ -19,8 +19,8 @@ from collections import Counter
 
 import numpy as np
 
-from thermopylae_agents.stats import wilson_interval
-from thermopylae_env.coop_env import CoopEnv
+from thermopylae_agents.evaluation.stats import wilson_interval
+from thermopylae_env.coop.env import CoopEnv
 
 
 def rollout(players: int, episodes: int, seed: int, unmasked: bool, persian_deck: str | None) -> None:

@@ -290,7 +290,7 @@ def run_aec(report: Report, steps: int, illegal_rate: float, seed: int) -> None:
 
 def vector_problems(eng: Any) -> list[str]:
     """Conservation and ranges of every game of a CoopVectorEngine, computed from its arrays."""
-    from thermopylae_env.coop_vector import OVER
+    from thermopylae_env.coop.kernel import OVER
 
     problems = []
     n = eng.num_envs
@@ -350,7 +350,7 @@ def pick_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def run_vector(report: Report, steps: int, illegal_rate: float, seed: int, num_players: int,
                mode: str) -> None:
-    from thermopylae_env.coop_vector import CoopVectorEnv
+    from thermopylae_env.coop.vector import CoopVectorEnv
 
     k = VECTOR_GAMES
     env = CoopVectorEnv(num_envs=k, num_players=num_players, autoreset_mode=mode,
@@ -416,7 +416,7 @@ def run_vector(report: Report, steps: int, illegal_rate: float, seed: int, num_p
 
 
 def run_sb3_vector(report: Report, steps: int, illegal_rate: float, seed: int) -> None:
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     k = VECTOR_GAMES
     num_players = 2
@@ -517,9 +517,8 @@ ENVIRONMENTS: dict[str, Callable[[Report, int, float, int], None]] = {
 def soak_one(name: str, steps: int, illegal_rate: float, seed: int) -> Report:
     report = Report(name)
     if "sb3" in name:
-        import thermopylae_env.sb3_vec  # noqa: F401 - imports torch: not part of the measured time
-    import thermopylae_agents.duel_heuristic  # noqa: F401 - likewise
-    import thermopylae_agents.random_agent  # noqa: F401
+        import thermopylae_env.coop.sb3  # noqa: F401 - imports torch: not part of the measured time
+    import thermopylae_env.duel.opponents  # noqa: F401 - likewise
     start = time.perf_counter()
     try:
         ENVIRONMENTS[name](report, steps, illegal_rate, seed)
@@ -573,13 +572,13 @@ def main(argv: list[str] | None = None) -> int:
     names = args.envs or list(ENVIRONMENTS)
     # Import every module up front: the whole run then uses one version of the code, even if the files
     # change while it runs (gym.make would otherwise import the duel modules only when their turn comes).
-    import thermopylae_env.coop_env  # noqa: F401
-    import thermopylae_env.coop_vector  # noqa: F401
-    import thermopylae_env.duel_env  # noqa: F401
+    import thermopylae_env.coop.env  # noqa: F401
+    import thermopylae_env.coop.vector  # noqa: F401
+    import thermopylae_env.duel.env  # noqa: F401
     import thermopylae_env.duel_v0  # noqa: F401
 
     if any("sb3" in name for name in names):
-        import thermopylae_env.sb3_vec  # noqa: F401
+        import thermopylae_env.coop.sb3  # noqa: F401
     per_env = max(1, total // len(names))
     jobs = [(name, per_env, args.illegal_rate, args.seed + index) for index, name in enumerate(names)]
     print(f"soak: {len(names)} environments, {per_env:,} steps each, illegal rate {args.illegal_rate}, "

@@ -19,7 +19,7 @@ configure_environment()
 
 from gymnasium.envs.registration import register, registry  # noqa: E402
 
-from thermopylae_env import _moved
+from thermopylae_env import _moved  # noqa: E402
 
 __version__ = "0.1.0"
 

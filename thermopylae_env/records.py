@@ -33,8 +33,8 @@ names: a game played against a model opponent is replayed by passing that oppone
 
 API: :class:`RecordEpisode` (a Gymnasium wrapper that writes one record per episode), :func:`record_game`
 (play a callable or agent object for one game and record it; agent spec strings are built by
-``thermopylae_agents.replay.record_game``), :func:`load_record` (read and validate: a malformed file
-raises ``ValueError`` naming the line and the problem; defined with :class:`GameRecord` in
+``thermopylae_agents.evaluation.replay.record_agent_game``), :func:`load_record` (read and validate: a
+malformed file raises ``ValueError`` naming the line and the problem; defined with :class:`GameRecord` in
 :mod:`thermopylae_env.record_format`), :func:`iter_replay` / :func:`replay_record`
 (re-create the env, re-apply the actions, recompute every recorded field and raise
 :class:`RecordMismatchError` at the first difference), :func:`describe_event` (one line of text per event).
@@ -307,7 +307,8 @@ def _as_act(agent: Any) -> tuple[AgentFn, str]:
         return agent, getattr(agent, "__name__", type(agent).__name__)
     raise TypeError(
         f"agent must be a callable act(observation, mask) -> int or an object with such an act method, got "
-        f"{agent!r} (agent specs such as 'heuristic' are built by thermopylae_agents.replay.record_game)"
+        f"{agent!r} (agent specs such as 'heuristic' are built by "
+        "thermopylae_agents.evaluation.replay.record_agent_game)"
     )
 
 

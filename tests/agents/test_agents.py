@@ -26,7 +26,7 @@ from thermopylae_agents.players.coop_search import CoopSearchExpert
 from thermopylae_agents.policies.sb3_agent import SB3Agent, load_model
 from thermopylae_env import coop
 from thermopylae_env.coop import OBS_SIZE, CoopGame, fight_action
-from thermopylae_env.opponents import RandomAgent
+from thermopylae_env.duel.opponents import RandomAgent
 
 COOP_SETTINGS = [{"num_players": n} for n in (1, 2, 3, 4)]
 
@@ -166,7 +166,7 @@ def test_coop_agents_return_legal_actions(kwargs):
 
 @pytest.mark.parametrize("env_id", ["thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"])
 def test_duel_agents_return_legal_actions(env_id):
-    from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian
+    from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
 
     env = gym.make(env_id)
     side_heuristic = HeuristicGreek() if env_id.endswith("Greek-v0") else HeuristicPersian()

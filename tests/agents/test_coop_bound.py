@@ -23,7 +23,7 @@ from thermopylae_agents.evaluation.coop_bound import (
 from thermopylae_agents.evaluation.games import EvalResult, GameResult, results_json
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
 from thermopylae_env.coop import SPARTAN_DECK_SIZE, CoopGame, CoopState
-from thermopylae_env.coop_env import CoopEnv
+from thermopylae_env.coop.env import CoopEnv
 
 
 def _cards_left(state: CoopState) -> int:

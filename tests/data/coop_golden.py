@@ -82,7 +82,7 @@ def vector_digest(num_players: int, backend: str | None, mode: str, illegal_ever
                   shaping: float = 0.0, deck: str | None = None) -> dict:
     """``CoopVectorEnv(VECTOR_GAMES)`` reset with seed 7 then stepped VECTOR_STEPS times by random legal
     play (every ``illegal_every``-th step game 0 plays a random action of the whole space instead)."""
-    from thermopylae_env.coop_vector import CoopVectorEnv
+    from thermopylae_env.coop.vector import CoopVectorEnv
 
     kwargs = {} if backend is None else {"backend": backend}
     env = CoopVectorEnv(VECTOR_GAMES, num_players=num_players, autoreset_mode=mode, reward_shaping=shaping,
@@ -111,7 +111,7 @@ def vector_digest(num_players: int, backend: str | None, mode: str, illegal_ever
 
 def sb3_digest(num_players: int) -> dict:
     """``CoopSB3VecEnv(VECTOR_GAMES, seed=3)`` under random legal play (SB3's same-step autoreset)."""
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     env = CoopSB3VecEnv(VECTOR_GAMES, num_players=num_players, seed=3)
     policy = np.random.default_rng(5 + num_players)

@@ -117,7 +117,7 @@ def vector_hash(seed: int) -> str:
 
 
 def sb3_vector_hash(seed: int) -> str:
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     envs = CoopSB3VecEnv(num_envs=4, num_players=3, seed=seed)
     hasher = Hasher()
@@ -254,7 +254,7 @@ def test_deepcopy_and_pickle_of_the_pettingzoo_env_mid_game_continue_identically
 
 @pytest.mark.parametrize("how", ["deepcopy", "pickle"])
 def test_copies_of_the_vector_env_mid_game_continue_identically(how):
-    from thermopylae_env.coop_vector import CoopVectorEnv
+    from thermopylae_env.coop.vector import CoopVectorEnv
 
     env = CoopVectorEnv(num_envs=4, num_players=2)
     env.reset(seed=13)
@@ -278,7 +278,7 @@ def test_copies_of_the_vector_env_mid_game_continue_identically(how):
 
 @pytest.mark.parametrize("how", ["deepcopy", "pickle"])
 def test_copies_of_the_sb3_adapter_mid_game_continue_identically(how):
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     env = CoopSB3VecEnv(num_envs=4, num_players=3, seed=13)
     env.reset()

@@ -73,8 +73,8 @@ def test_importing_and_playing_every_env_loads_no_agents_module():
 
 
 def test_the_agents_package_re_exports_the_built_in_players():
-    from thermopylae_env import opponents
-    from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
+    from thermopylae_env.duel import opponents
+    from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
 
     assert (HeuristicGreek, HeuristicPersian, RandomAgent) == (
         opponents.HeuristicGreek, opponents.HeuristicPersian, opponents.RandomAgent)

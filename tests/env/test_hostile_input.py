@@ -25,10 +25,10 @@ import thermopylae_env  # noqa: F401  (registers the environments)
 from thermopylae_env import duel_v0
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.cards import DeckError, default_persian_deck
-from thermopylae_env.coop_env import CoopEnv
-from thermopylae_env.coop_vector import CoopVectorEnv
-from thermopylae_env.duel_env import DuelGreekEnv, DuelPersianEnv
-from thermopylae_env.sb3_vec import CoopSB3VecEnv
+from thermopylae_env.coop.env import CoopEnv
+from thermopylae_env.coop.sb3 import CoopSB3VecEnv
+from thermopylae_env.coop.vector import CoopVectorEnv
+from thermopylae_env.duel.env import DuelGreekEnv, DuelPersianEnv
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -44,9 +44,9 @@ import thermopylae_env  # noqa: F401  (registers the environments)
 from thermopylae_env import coop, duel, duel_v0
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.coop import CoopGame
-from thermopylae_env.coop_env import CoopEnv
+from thermopylae_env.coop.env import CoopEnv
 from thermopylae_env.duel import DuelGame
-from thermopylae_env.duel_env import DuelGreekEnv, DuelPersianEnv
+from thermopylae_env.duel.env import DuelGreekEnv, DuelPersianEnv
 
 MAX_FIGHTS = coop.SPARTAN_DECK_SIZE  # each fight discards one of the 20 Spartan cards
 MAX_RETREATS = coop.LOSS_MARKER - 1  # marker 1 -> 7
@@ -446,7 +446,7 @@ def test_pettingzoo_view_random_legal_play(seed, data):
 
 def check_vector_engine(eng) -> None:
     """Conservation and ranges of every game of a :class:`CoopVectorEngine`, from its arrays."""
-    from thermopylae_env.coop_vector import OVER
+    from thermopylae_env.coop.vector import OVER
 
     value_of = eng.t.spartan_value
     rows = len(eng.persian)
@@ -490,7 +490,7 @@ def check_vector_engine(eng) -> None:
 @given(num_players=st.integers(1, 4), deck=persian_decks, num_envs=st.integers(1, 6),
        mode=st.sampled_from(["NextStep", "SameStep"]), seed=seeds, data=st.data())
 def test_coop_vector_env_random_play_with_illegal_actions(num_players, deck, num_envs, mode, seed, data):
-    from thermopylae_env.coop_vector import OVER, CoopVectorEnv
+    from thermopylae_env.coop.vector import OVER, CoopVectorEnv
 
     env = CoopVectorEnv(num_envs=num_envs, num_players=num_players, persian_deck=deck, autoreset_mode=mode,
                         illegal_action_penalty=-2.0)

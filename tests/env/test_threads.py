@@ -162,7 +162,7 @@ def openmp_loaded():
         return any(name in line for line in maps for name in ("libgomp", "libiomp", "libomp"))
 before = openmp_loaded()
 import thermopylae_env
-from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv
+from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv
 env = DuelSelfPlayVectorEnv(1024)
 obs, infos = env.reset(seed=1)
 env.step(infos["action_mask"].argmax(axis=1))
@@ -198,10 +198,10 @@ import hashlib, json, sys
 import numpy as np
 import thermopylae_env
 from thermopylae_env import threads
-from thermopylae_env._coop_kernel import CHUNK as COOP_CHUNK
-from thermopylae_env._duel_kernel import CHUNK as DUEL_CHUNK
-from thermopylae_env.coop_vector import CoopVectorEnv
-from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv
+from thermopylae_env.coop.kernel import CHUNK as COOP_CHUNK
+from thermopylae_env.duel.kernel import CHUNK as DUEL_CHUNK
+from thermopylae_env.coop.vector import CoopVectorEnv
+from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv
 
 digest = hashlib.sha256()
 used = []
@@ -238,7 +238,7 @@ TORCH_AFTER_KERNEL = r"""
 import json
 import thermopylae_env
 import torch
-from thermopylae_env.coop_vector import CoopVectorEnv
+from thermopylae_env.coop.vector import CoopVectorEnv
 from thermopylae_env.threads import configure_torch
 
 torch.set_num_threads(1)  # before numba's pool starts (the first kernel call starts it) ...

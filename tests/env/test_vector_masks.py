@@ -10,7 +10,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import thermopylae_env  # noqa: F401  (registers the ids)
-from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv
+from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv
 
 
 def _masked_sample(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
@@ -59,8 +59,8 @@ def test_every_vector_mask_row_can_be_sampled_through_whole_episodes(name: str, 
 
 def _sb3_envs() -> list[tuple[str, object]]:
     pytest.importorskip("stable_baselines3")
-    from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv, DuelSelfPlaySB3VecEnv
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
+    from thermopylae_env.duel.sb3 import DuelSB3VecEnv, DuelSelfPlaySB3VecEnv
 
     return [("duel-greek", lambda: DuelSB3VecEnv(32, side="greek", opponent="random", seed=3)),
             ("duel-persian", lambda: DuelSB3VecEnv(32, side="persian", seed=3)),
@@ -84,8 +84,8 @@ def test_every_sb3_mask_row_can_be_sampled_through_whole_episodes(name: str) -> 
 
 
 def test_the_heuristic_moves_a_finished_row_with_its_one_allowed_action() -> None:
-    from thermopylae_env import _duel_kernel as K
-    from thermopylae_env.duel_vector import DuelGreekVectorEnv
+    from thermopylae_env.duel import kernel as K
+    from thermopylae_env.duel.vector import DuelGreekVectorEnv
 
     env = DuelGreekVectorEnv(32, opponent="heuristic")
     _, info = env.reset(seed=2)

@@ -254,3 +254,44 @@ def test_every_name_the_training_package_exported_resolves_to_its_defining_modul
         assert getattr(training, name) is getattr(importlib.import_module(module), name), name
     with pytest.raises(AttributeError):
         training.no_such_name  # noqa: B018
+
+
+def _former_names() -> set[str]:
+    """The deprecated module names of both packages' ``_moved.py`` (read from their source)."""
+    names = set()
+    for folder in PACKAGES.values():
+        tree = ast.parse((folder / "_moved.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "MOVED":
+                for key in node.value.keys:
+                    if isinstance(key, ast.Constant):
+                        names.add(key.value)
+                    elif isinstance(key, ast.JoinedStr):  # f"{_P}.base" in the agents' map
+                        tail = "".join(v.value for v in key.values if isinstance(v, ast.Constant))
+                        names.add("thermopylae_agents" + tail)
+    return names
+
+
+FORMER_NAMES = _former_names()
+OWN_CODE = sorted(
+    [path for _, (path, _) in MODULES.items() if path.name != "_moved.py"]
+    + [p for folder in ("scripts", "benchmarks") for p in (ROOT / folder).glob("*.py")]
+    + [p for p in (ROOT / "tests").rglob("*.py") if p.name != "test_moved_modules.py"]
+)
+
+
+def test_the_former_module_names_are_known():
+    assert "thermopylae_env.coop_vector" in FORMER_NAMES and "thermopylae_agents.registry" in FORMER_NAMES
+
+
+@pytest.mark.parametrize("path", OWN_CODE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_project_imports_no_former_module_name(path: Path):
+    """The old flat names stay importable for users (with a warning); the project's own code, scripts and
+    tests use the new ones, so that the cycle check above sees every real edge."""
+    used = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
+            for name in _imported_names("", False, node):
+                parts = name.split(".")
+                used |= {".".join(parts[:i]) for i in range(2, len(parts) + 1)} & FORMER_NAMES
+    assert not used, f"{path.relative_to(ROOT)} imports former module names {sorted(used)}"

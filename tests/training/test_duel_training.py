@@ -47,7 +47,7 @@ def small_model(side: str = "greek"):
     import torch as th
     from sb3_contrib import MaskablePPO
 
-    from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv
+    from thermopylae_env.duel.sb3 import DuelSB3VecEnv
 
     env = DuelSB3VecEnv(4, side=side, seed=0)
     model = MaskablePPO("MlpPolicy", env, seed=1, policy_kwargs={"net_arch": [32, 32]})
@@ -92,7 +92,7 @@ def test_frozen_policy_act_batch_refuses_a_row_without_legal_action():
 
 
 def test_frozen_policy_is_a_batched_opponent_of_the_native_engine():
-    from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv
+    from thermopylae_env.duel.sb3 import DuelSB3VecEnv
 
     model, _ = small_model("persian")
     env = DuelSB3VecEnv(6, side="greek", opponent=training.FrozenPolicy(model, "persian"), seed=3)
@@ -224,7 +224,7 @@ def test_selfplay_config_checks_the_pfsp_keys(tmp_path):
 
 @pytest.mark.parametrize("target", ["duel-greek", "duel-persian"])
 def test_duel_target_trains_on_the_native_engine_saves_and_reports(tmp_path, target):
-    from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv
+    from thermopylae_env.duel.sb3 import DuelSB3VecEnv
 
     out = tmp_path / "run"
     result = training.train(target, config=tiny_config(target, tmp_path), out=out, progress=False)

@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.utils.tensorboard")
 
-from thermopylae_env.coop_vector import CoopVectorEnv  # noqa: E402
+from thermopylae_env.coop.vector import CoopVectorEnv  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMAND = [sys.executable, "-m", "thermopylae_agents", "ppo-native"]

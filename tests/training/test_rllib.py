@@ -146,7 +146,7 @@ def test_an_agent_refuses_observations_and_masks_of_the_wrong_shape():
 
 # --------------------------------------------------------------------------------------------- the envs
 def test_the_masked_envs_carry_the_games_observations_and_masks_unchanged():
-    from thermopylae_env.coop_vector import CoopVectorEnv
+    from thermopylae_env.coop.vector import CoopVectorEnv
 
     vec, bare_vec = make_coop({"num_envs": 3, "backend": "auto"}), CoopVectorEnv(3, backend="auto")
     single, bare = make_coop({}), gym.make(COOP_ID)

@@ -293,7 +293,7 @@ def test_models_train_with_the_one_pass_distribution_and_save_sb3_contribs(tmp_p
     from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
 
     from thermopylae_agents.training import OnePassMaskableCategoricalDistribution
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     hp = Config(load_config("coop")[COOP_ID])
     model = training.build_model("maskable_ppo", CoopSB3VecEnv(4, seed=0), hp, 0, None, "cpu")
@@ -307,7 +307,7 @@ def test_models_train_with_the_one_pass_distribution_and_save_sb3_contribs(tmp_p
 def test_adapter_masks_for_sb3_contrib_are_a_copy_of_the_engines():
     from sb3_contrib.common.maskable.utils import get_action_masks
 
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     env = CoopSB3VecEnv(6, seed=2)
     env.reset()
@@ -322,7 +322,7 @@ def test_adapter_masks_for_sb3_contrib_are_a_copy_of_the_engines():
 
 
 def test_adapter_runs_on_the_engine_backend_it_is_given():
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     envs = [CoopSB3VecEnv(3, seed=5, backend=backend) for backend in ("numba", "auto")]
     assert envs[0].engine.backend == "numba"
@@ -342,7 +342,7 @@ def test_behaviour_cloning_increases_agreement_with_the_expert():
     from sb3_contrib import MaskablePPO
 
     from thermopylae_agents.training.imitation import agreement, behaviour_cloning
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     data = training.collect_bc_data(COOP_ID, {}, "heuristic", 60, seed=0, gamma=1.0, workers=1)
     held = training.collect_bc_data(COOP_ID, {}, "heuristic", 20, seed=1000, gamma=1.0, workers=1)
@@ -367,7 +367,7 @@ def test_frozen_numpy_policy_plays_what_sb3_agent_plays(extractor):
     from sb3_contrib import MaskablePPO
 
     from thermopylae_agents.policies.sb3_agent import SB3Agent
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     kwargs = training.policy_kwargs({"net_arch": [32, 32], "features_extractor": extractor})
     model = MaskablePPO("MlpPolicy", CoopSB3VecEnv(2, seed=0), seed=1, policy_kwargs=kwargs)
@@ -435,7 +435,7 @@ def test_fight_features_table_lookup_equals_the_direct_computation_bit_for_bit()
     points of the observation box."""
     import torch as th
 
-    from thermopylae_env.coop_vector import CoopVectorEnv
+    from thermopylae_env.coop.vector import CoopVectorEnv
 
     env = CoopVectorEnv(256)
     env.reset(seed=4)
@@ -466,7 +466,7 @@ def gym_box():
 
 def test_dagger_records_the_expert_labels_on_the_actors_games():
     from thermopylae_agents.players.coop_heuristic import CoopHeuristic
-    from thermopylae_env.opponents import RandomAgent
+    from thermopylae_env.duel.opponents import RandomAgent
 
     data = training.collect_bc_data(COOP_ID, {}, "heuristic", 30, seed=5, gamma=1.0, actor=RandomAgent(0))
     assert data.wins == 0  # random play (the actor) never wins the co-op game

@@ -1,5 +1,5 @@
 """The compiled rules of the co-op game for many games at once: the kernel of
-:class:`thermopylae_env.coop_vector.CoopVectorEngine`.
+:class:`thermopylae_env.coop.vector_engine.CoopVectorEngine`.
 
 There are two implementations of the rules: the readable reference :class:`thermopylae_env.coop.CoopGame`
 and this kernel. :func:`step` advances every game by one action (or deals it a new game) in one loop over

@@ -2,7 +2,7 @@
 
 ``CoopSB3VecEnv(num_envs)`` replaces ``DummyVecEnv([lambda: Monitor(gym.make("thermopylae/Coop-v0"))] * n)``
 for SB3 and sb3-contrib's ``MaskablePPO``, with the games stepped together by
-:class:`thermopylae_env.coop_vector.CoopVectorEngine`::
+:class:`thermopylae_env.coop.vector_engine.CoopVectorEngine`::
 
     from sb3_contrib import MaskablePPO
     from thermopylae_env.coop.sb3 import CoopSB3VecEnv
@@ -53,7 +53,7 @@ class CoopSB3VecEnv(VecEnv):
     Arguments: ``num_envs``; ``num_players``, ``persian_deck``, ``illegal_action``,
     ``illegal_action_penalty``, ``reward_shaping`` as for ``thermopylae/Coop-v0``; ``seed`` (int, the seed
     of game 0 at the first reset, or ``None``); ``chance`` (a
-    :data:`thermopylae_env.coop_vector.ChanceFn`, for tests and replays); ``backend`` of the engine
+    :data:`thermopylae_env.coop.chance.ChanceFn`, for tests and replays); ``backend`` of the engine
     (``"auto"``: numba where it is installed, else NumPy; the games are the same either way).
     """
 

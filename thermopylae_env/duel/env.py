@@ -92,7 +92,8 @@ def make_opponent(opponent: Any, side: int, env: gym.Env) -> tuple[OpponentFn, s
         shown = os.fsdecode(opponent) if not isinstance(opponent, bytes) else repr(opponent)
         raise ValueError(
             f"opponent {shown[:200]!r} is not 'heuristic' or 'random', and the env loads no model file: "
-            "load a saved policy with thermopylae_agents (e.g. thermopylae_agents.sb3_agent.SB3Agent(path)) "
+            "load a saved policy with thermopylae_agents "
+            "(e.g. thermopylae_agents.policies.sb3_agent.SB3Agent(path)) "
             f"and pass the object; {_OPPONENT_CHOICES}"
         )
     if isinstance(opponent, type):

@@ -1,4 +1,4 @@
-"""The compiled per-game kernel of the duel's vector engine (:mod:`thermopylae_env.duel_vector`).
+"""The compiled per-game kernel of the duel's vector engine (:mod:`thermopylae_env.duel.vector`).
 
 Each function below is one step of :class:`thermopylae_env.duel.DuelGame`, written for one game whose whole
 state is one int32 row ``s`` (columns named below): :func:`deal` (``DuelGame.new_state``), :func:`draw`,
@@ -7,7 +7,7 @@ state is one int32 row ``s`` (columns named below): :func:`deal` (``DuelGame.new
 :func:`resolve` (the combat: ``DuelGame._resolve``), :func:`end`, :func:`apply` (``DuelGame.step``),
 :func:`mask_row` (``legal_action_mask``) and :func:`observe` (``DuelGame.observe``). The built-in opponents
 are here too: :func:`heuristic_persian` / :func:`heuristic_greek` are the compiled twins of
-``thermopylae_env.opponents`` (compiled, for the loop over games), and
+``thermopylae_env.duel.opponents`` (compiled, for the loop over games), and
 :func:`random_legal` the random player. ``tests/env/duel/test_duel_vector.py`` plays thousands of games
 through this kernel and through ``DuelGame`` with the same shuffles and discards and compares every
 observation, mask, reward and result, and checks the twins move for move against the Python heuristics.

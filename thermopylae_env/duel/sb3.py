@@ -181,7 +181,7 @@ class DuelSB3VecEnv(_DuelSB3Base):
     """``num_envs`` games of one side (``side``: ``GREEK``/``PERSIAN`` or ``"greek"``/``"persian"``) against
     ``opponent`` (``"heuristic"``, ``"random"`` or an object with ``act_batch``), as one SB3 ``VecEnv``.
     ``illegal_action``, ``illegal_action_penalty``, ``parallel`` as for
-    :class:`thermopylae_env.duel_vector.DuelVectorEnv`; ``seed``: the seed of game 0 at the first reset."""
+    :class:`thermopylae_env.duel.vector.DuelVectorEnv`; ``seed``: the seed of game 0 at the first reset."""
 
     def __init__(self, num_envs: int, side: int | str = GREEK, opponent: Any = "heuristic",
                  illegal_action: str = "loss", illegal_action_penalty: float = -1.0,

@@ -1,8 +1,8 @@
 """The duel for many games at once (``gymnasium.make_vec("thermopylae/DuelGreek-v0", num_envs=N)``).
 
 :class:`DuelVectorEngine` holds ``N`` games as one int32 array of shape ``(N, WIDTH)`` (one row per game,
-columns named in :mod:`thermopylae_env._duel_kernel`), one float32 observation buffer and one boolean mask
-buffer, and advances them with the compiled per-game kernel :mod:`thermopylae_env._duel_kernel` (numba;
+columns named in :mod:`thermopylae_env.duel.kernel`), one float32 observation buffer and one boolean mask
+buffer, and advances them with the compiled per-game kernel :mod:`thermopylae_env.duel.kernel` (numba;
 where the batch is large its loop over games runs on all cores, writing exactly what the serial loop
 writes). The rules, the action layout (21 actions), the observation layout (56 float32 values) and the
 masks are those of :mod:`thermopylae_env.duel`; ``tests/env/duel/test_duel_vector.py`` plays thousands of
@@ -14,7 +14,7 @@ Three environments sit on the engine:
 * :class:`DuelGreekVectorEnv` / :class:`DuelPersianVectorEnv` (the ``vector_entry_point`` of
   ``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0``): one side against a built-in opponent
   whose moves happen inside ``step``: ``"heuristic"`` (the compiled twin of
-  ``thermopylae_env.opponents``, checked move for move against it), ``"random"``, or a batched
+  ``thermopylae_env.duel.opponents``, checked move for move against it), ``"random"``, or a batched
   policy, any object with ``act_batch(observations, masks) -> actions`` (:class:`BatchOpponent`), called
   once for all the games waiting on it, as many times as the opponent has consecutive micro-actions.
 * :class:`DuelSelfPlayVectorEnv`: both sides, no built-in opponent; each row's ``to_move`` says whose turn
@@ -24,9 +24,9 @@ Three environments sit on the engine:
 Chance: game ``i`` is keyed by its own seed (``reset(seed=s)`` gives it ``s + i``, ``reset(seed=[...])``
 one seed per game, ``None`` entries keeping their stream); its ``e``-th game and every random choice in it
 (shuffles, the cards hit by a discard card, the random opponent's moves) are a fixed function of that key
-and ``e`` (see :mod:`thermopylae_env._duel_kernel`), so what a game plays never depends on the other games
+and ``e`` (see :mod:`thermopylae_env.duel.kernel`), so what a game plays never depends on the other games
 or on when they reset. :meth:`DuelVectorEngine.chance_base` with
-:func:`thermopylae_env._duel_kernel.chance_orders` and :func:`thermopylae_env._duel_kernel.discard_pick`
+:func:`thermopylae_env.duel.kernel.chance_orders` and :func:`thermopylae_env.duel.kernel.discard_pick`
 replay a game on :class:`thermopylae_env.duel.DuelGame`. (The streams are not those of the single
 environment's ``numpy.random.Generator``: the same seed gives other, equally distributed games.)
 """
@@ -156,7 +156,7 @@ class DuelVectorEngine:
 
     def chance_base(self, game: int) -> int:
         """The 64-bit chance base of the game now running in row ``game``, as a signed integer (see
-        ``thermopylae_env._duel_kernel``: ``chance_orders`` and ``discard_pick`` take it)."""
+        ``thermopylae_env.duel.kernel``: ``chance_orders`` and ``discard_pick`` take it)."""
         row = self.states[game]
         value = (int(row[K.BASE_HI]) & 0xFFFFFFFF) << 32 | int(row[K.BASE]) & 0xFFFFFFFF
         return value - (1 << 64) if value >= 1 << 63 else value
@@ -178,7 +178,7 @@ class DuelVectorEngine:
                 self.masks)
 
     def phase(self) -> np.ndarray:
-        """Phase of every game (0..3, :data:`thermopylae_env._duel_kernel.OVER` once over), a copy."""
+        """Phase of every game (0..3, :data:`thermopylae_env.duel.kernel.OVER` once over), a copy."""
         return self.states[:, K.PHASE].copy()
 
     def to_move(self) -> np.ndarray:
@@ -492,7 +492,7 @@ class DuelVectorEnv(_DuelVectorBase):
 
     ## Arguments
     * ``num_envs`` (int): number of games.
-    * ``opponent``: ``"heuristic"`` (default: the compiled twin of ``thermopylae_env.opponents``),
+    * ``opponent``: ``"heuristic"`` (default: the compiled twin of ``thermopylae_env.duel.opponents``),
       ``"random"`` (uniform over the legal actions, from the game's chance stream), or an object with
       ``act_batch(observations, masks) -> actions`` (:class:`BatchOpponent`, e.g. a NumPy copy of a
       trained actor), called once per round for all the games waiting on it; an illegal answer raises

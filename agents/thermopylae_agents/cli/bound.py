@@ -44,7 +44,7 @@ from thermopylae_agents.evaluation.coop_bound import DeckClairvoyantSolver, deal
 from thermopylae_agents.evaluation.games import results_from_json
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
 from thermopylae_agents.policies.provenance import git_commit
-from thermopylae_env.coop import CoopGame
+from thermopylae_env.coop.rules import CoopGame
 
 
 def mean_interval(values: list[float]) -> dict[str, float]:

@@ -234,8 +234,9 @@ How to play (co-op, the team against the Persian deck):
 
 
 def _coop_screen(game: Any, state: Any, seed: int, events: Sequence[dict]) -> str:
-    from thermopylae_env.coop import GRAVEYARD_WIN, LOSS_MARKER, NUM_SUPPORT, Phase
-    from thermopylae_env.coop_env import marker_track
+    from thermopylae_env.coop.env import marker_track
+    from thermopylae_env.coop.layout import GRAVEYARD_WIN, LOSS_MARKER, NUM_SUPPORT
+    from thermopylae_env.coop.state import Phase
     from thermopylae_env.records import describe_event
 
     lines = [f"=== Thermopyles (co-op) | {game.num_players} player(s) | turn {state.turn} | seed {seed} ==="]
@@ -279,16 +280,16 @@ def _coop_screen(game: Any, state: Any, seed: int, events: Sequence[dict]) -> st
 
 
 def _coop_label(game: Any, state: Any, action: int) -> str:
-    from thermopylae_env.coop import (
+    from thermopylae_env.coop.layout import (
         DECLINE,
         DISCARD_BASE,
         FIGHT_BASE,
         GIVE_BASE,
-        LOCATION_DIE_MARKERS,
         LOSS_MARKER,
         NUM_SUPPORT,
         RETREAT,
     )
+    from thermopylae_env.coop.state import LOCATION_DIE_MARKERS
 
     if action == RETREAT:
         after = state.marker + 1
@@ -418,7 +419,8 @@ def _group(game: Any, cards: Sequence[int]) -> str:
 
 
 def _duel_screen(game: Any, state: Any, side: int, opponent: str, seed: int, events: Sequence[dict]) -> str:
-    from thermopylae_env.duel import PLAYER_NAMES, START_TOKENS, Phase, combat_total
+    from thermopylae_env.duel.layout import PLAYER_NAMES, START_TOKENS
+    from thermopylae_env.duel.rules import Phase, combat_total
     from thermopylae_env.records import describe_event
 
     me = PLAYER_NAMES[side].capitalize()
@@ -462,7 +464,8 @@ def _duel_screen(game: Any, state: Any, side: int, opponent: str, seed: int, eve
 
 
 def _duel_label(game: Any, state: Any, side: int, action: int) -> str:
-    from thermopylae_env.duel import ADD_BASE, COMMIT, DONE_DISCARDING, combat_total, decode_action
+    from thermopylae_env.duel.layout import ADD_BASE, COMMIT, DONE_DISCARDING, decode_action
+    from thermopylae_env.duel.rules import combat_total
 
     name = decode_action(action, side)
     if action == DONE_DISCARDING:
@@ -496,7 +499,7 @@ def _render_moment(moment: Any) -> str:
     base = moment.env.unwrapped
     if hasattr(base, "side"):
         return base.game.render(base.state)
-    from thermopylae_env.coop_env import render_text
+    from thermopylae_env.coop.env import render_text
 
     return render_text(base.game, base.state).rstrip("\n")
 
@@ -505,12 +508,12 @@ def replay(args: argparse.Namespace, term: Terminal) -> int:
     """Replay a record; everything shown is recomputed by the replay and checked against the record
     first (the record's ``agent`` claim cannot be checked, so it is not shown)."""
     from thermopylae_agents.evaluation.replay import iter_replay
+    from thermopylae_env.record_format import load_record
     from thermopylae_env.records import (
         RecordMismatchError,
         RecordNeedsOpponentError,
         describe_event,
         end_reason,
-        load_record,
     )
 
     try:

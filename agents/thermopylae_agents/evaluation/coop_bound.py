@@ -30,17 +30,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from thermopylae_env.coop import (
+from thermopylae_env.coop.layout import (
     FIGHT_BASE,
     GRAVEYARD_WIN,
-    HAND_LIMIT,
     LOSS_MARKER,
     NUM_SUPPORT,
     RETREAT,
     SPARTAN_DECK_SIZE,
-    CoopGame,
-    CoopState,
 )
+from thermopylae_env.coop.rules import CoopGame
+from thermopylae_env.coop.state import HAND_LIMIT, CoopState
 
 __all__ = [
     "DeckClairvoyantSolver",
@@ -115,7 +114,7 @@ def deal_orders(seed: int, num_players: int = 1) -> tuple[tuple[int, ...], tuple
     """The deck orders ``(spartan_order, persian_order)`` of evaluation deal ``seed``: exactly what
     ``thermopylae/Coop-v0``'s ``reset(seed=seed)`` deals (the evaluation plays game ``i`` with seed
     ``base_seed + i``)."""
-    from thermopylae_env.coop_env import CoopEnv
+    from thermopylae_env.coop.env import CoopEnv
 
     env = CoopEnv(num_players=num_players)
     env.reset(seed=int(seed))

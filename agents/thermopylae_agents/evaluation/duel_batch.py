@@ -3,10 +3,10 @@ once, for the cross-play matrix (``benchmarks/duel_crossplay.py``) and the explo
 (``thermopylae exploitability --table``).
 
 A batched player answers ``actions(engine, rows, observations, masks)`` for the games ``rows`` of a
-:class:`thermopylae_env.duel_vector.DuelVectorEngine` where its side is to move:
+:class:`thermopylae_env.duel.vector.DuelVectorEngine` where its side is to move:
 
 * :class:`HeuristicPlayer`: the engine's compiled heuristic (the twin of
-  :class:`thermopylae_env.opponents.HeuristicGreek` / ``HeuristicPersian``, checked move for move);
+  :class:`thermopylae_env.duel.opponents.HeuristicGreek` / ``HeuristicPersian``, checked move for move);
 * :class:`RandomPlayer`: uniform over the legal actions, from its own generator;
 * :class:`PolicyPlayer`: any object with ``act_batch(observations, masks)`` (a
   :class:`~thermopylae_agents.policies.frozen_policy.FrozenPolicy`) or batched ``logits(observations)`` (a
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from thermopylae_agents.policies.registry import GREEK_ID, PERSIAN_ID, make_agent
-from thermopylae_env import _duel_kernel as K
-from thermopylae_env.duel import GREEK, PERSIAN
-from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv, DuelVectorEngine
+from thermopylae_env.duel import kernel as K
+from thermopylae_env.duel.layout import GREEK, PERSIAN
+from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv, DuelVectorEngine
 
 __all__ = [
     "HeuristicPlayer",

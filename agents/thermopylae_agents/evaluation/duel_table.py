@@ -18,8 +18,9 @@ from collections import Counter
 import numpy as np
 
 from thermopylae_agents.evaluation.stats import wilson_interval
-from thermopylae_env.duel import GREEK, PERSIAN, DuelGame
-from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
+from thermopylae_env.duel.layout import GREEK, PERSIAN
+from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
+from thermopylae_env.duel.rules import DuelGame
 
 PAIRINGS = (  # (Greek agent, Persian agent)
     ("random", "random"),

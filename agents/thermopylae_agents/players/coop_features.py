@@ -6,7 +6,7 @@ on. The module also holds exact dice-sum distributions and cached fight-outcome 
 card value ``v`` with ``k`` dice against the line ``(slot 1, slot 2)`` depends on nothing else, so its
 expected result is computed once per distinct matchup and reused.
 
-The layout constants and observation offsets come from their one home, :mod:`thermopylae_env.coop_layout`
+The layout constants and observation offsets come from their one home, :mod:`thermopylae_env.coop.layout`
 (through :mod:`thermopylae_env.coop` for the action constants); the action codec (``fight_action``,
 ``give_action``, ``discard_action``) is the env's, :mod:`thermopylae_env.coop`.
 """
@@ -18,23 +18,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from thermopylae_env.coop import (
+from thermopylae_env.coop.layout import (
     DECLINE,
     DISCARD_BASE,
     FIGHT_BASE,
     GIVE_BASE,
     GRAVEYARD_WIN,
-    HAND_LIMIT,
-    LOCATION_DIE_MARKERS,
     LOSS_MARKER,
-    MAX_DICE,
     MAX_PLAYERS,
     NUM_ACTIONS,
     NUM_SUPPORT,
+    OBS,
     OBS_SIZE,
     RETREAT,
+    VALUE_SCALE,
 )
-from thermopylae_env.coop_layout import OBS, VALUE_SCALE
+from thermopylae_env.coop.state import HAND_LIMIT, LOCATION_DIE_MARKERS, MAX_DICE
 
 __all__ = [
     "NUM_ACTIONS",

@@ -45,18 +45,17 @@ from thermopylae_agents.players.coop_features import (
     fight_win_prob,
     location_dice,
 )
-from thermopylae_env.coop import (
+from thermopylae_env.coop.layout import (
     DECLINE,
     FIGHT_BASE,
     GIVE_BASE,
     GRAVEYARD_WIN,
-    HAND_LIMIT,
-    MAX_DICE,
     MAX_PLAYERS,
     NUM_SUPPORT,
     RETREAT,
     discard_action,
 )
+from thermopylae_env.coop.state import HAND_LIMIT, MAX_DICE
 
 __all__ = ["CoopHeuristic", "DEFAULT_PARAMS"]
 

@@ -45,14 +45,8 @@ from thermopylae_agents.players.coop_features import (
     location_dice,
 )
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
-from thermopylae_env.coop import (
-    DECLINE,
-    FIGHT_BASE,
-    GIVE_BASE,
-    LOSS_MARKER,
-    MAX_DICE,
-    RETREAT,
-)
+from thermopylae_env.coop.layout import DECLINE, FIGHT_BASE, GIVE_BASE, LOSS_MARKER, RETREAT
+from thermopylae_env.coop.state import MAX_DICE
 
 __all__ = ["CoopSearchExpert"]
 
@@ -97,7 +91,7 @@ class CoopSearchExpert:
         rng: np.random.Generator | None = None,
         seed: int | None = None,
     ) -> None:
-        from thermopylae_env.coop import CoopGame
+        from thermopylae_env.coop.rules import CoopGame
 
         if n_determinizations < 1 or rollouts < 1 or max_candidates < 1:
             raise ValueError("n_determinizations, rollouts and max_candidates must be at least 1")

@@ -30,8 +30,8 @@ from thermopylae_agents.players.fight_odds import (
     fight_rows,
     numpy_odds,
 )
-from thermopylae_env.coop import MAX_DICE
-from thermopylae_env.coop_layout import NUM_SUPPORT
+from thermopylae_env.coop.layout import NUM_SUPPORT
+from thermopylae_env.coop.state import MAX_DICE
 
 __all__ = ["CoopFightFeatures"]
 

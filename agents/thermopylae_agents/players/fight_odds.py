@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_env.coop import LOCATION_DIE_MARKERS, MAX_DICE
-from thermopylae_env.coop_layout import MIN_VALUE, NUM_SUPPORT, NUM_VALUES, OBS, VALUE_SCALE
+from thermopylae_env.coop.layout import MIN_VALUE, NUM_SUPPORT, NUM_VALUES, OBS, VALUE_SCALE
+from thermopylae_env.coop.state import LOCATION_DIE_MARKERS, MAX_DICE
 
 __all__ = [
     "CARD_VALUES",

@@ -72,7 +72,7 @@ class FrozenPolicy:
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The most likely legal action of every row (``observations`` ``(k, obs)``, ``masks`` bool
         ``(k, actions)``, each row with a legal action): the batched player of the native duel engine
-        (:class:`thermopylae_env.duel_vector.BatchOpponent`), always greedy, as ``act`` with
+        (:class:`thermopylae_env.duel.vector.BatchOpponent`), always greedy, as ``act`` with
         ``deterministic=True``. Returns int64 ``(k,)``."""
         legal = np.asarray(masks, dtype=bool)
         obs = np.asarray(observations, dtype=np.float32)

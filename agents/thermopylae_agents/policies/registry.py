@@ -5,7 +5,7 @@ Spec strings (:func:`parse_spec` checks one without loading anything; :func:`mak
 * ``random``: a uniformly random legal player (any game);
 * ``heuristic``: the hand-written player of the game (co-op:
   :class:`~thermopylae_agents.players.coop_heuristic.
-  CoopHeuristic`; duel: the side's :mod:`~thermopylae_env.opponents` player);
+  CoopHeuristic`; duel: the side's :mod:`~thermopylae_env.duel.opponents` player);
 * ``search`` or ``search:N,K`` or ``search:key=value,...``: the co-op search player
   (:class:`~thermopylae_agents.players.coop_search.CoopSearchExpert`; ``N`` determinizations, ``K`` rollouts);
   values are ASCII decimal numbers and keys the player's keyword arguments;
@@ -329,7 +329,7 @@ def _build(parsed: AgentSpec, context: BuildContext) -> Any:
     env_id = context.env_id
     deck = context.env_kwargs.get("persian_deck")
     if parsed.kind == "random":
-        from thermopylae_env.opponents import RandomAgent
+        from thermopylae_env.duel.opponents import RandomAgent
 
         return RandomAgent(seed=context.seed)
     if parsed.kind == "heuristic":
@@ -337,7 +337,7 @@ def _build(parsed: AgentSpec, context: BuildContext) -> Any:
             from thermopylae_agents.players.coop_heuristic import CoopHeuristic
 
             return CoopHeuristic(persian_deck=deck)
-        from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian
+        from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
 
         return HeuristicGreek() if env_id == GREEK_ID else HeuristicPersian()
     if parsed.kind == "search":

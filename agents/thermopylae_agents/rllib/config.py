@@ -200,7 +200,7 @@ def duel_config(
 
     from thermopylae_agents.rllib.envs import DUEL_ENV, masked_space, register_envs
     from thermopylae_agents.rllib.modules import DuelHeuristicRLModule, MaskedPPOTorchRLModule
-    from thermopylae_env.duel import NUM_ACTIONS, OBS_SIZE
+    from thermopylae_env.duel.layout import NUM_ACTIONS, OBS_SIZE
 
     _check_runners(num_env_runners, envs_per_runner)
     table, to_train = duel_modules(mode)

@@ -1,7 +1,7 @@
 """The package's environments in the shapes RLlib wants.
 
 * :class:`MaskedCoopEnv` / :class:`MaskedCoopVectorEnv`: ``thermopylae/Coop-v0`` (one game) and the native
-  vector engine :class:`thermopylae_env.coop_vector.CoopVectorEnv` (``num_envs`` games stepped together)
+  vector engine :class:`thermopylae_env.coop.vector.CoopVectorEnv` (``num_envs`` games stepped together)
   with the observation ``{"observations": Box(115), "action_mask": Box(72)}``, the layout RLlib's
   action-masking RLModules read.
 * :class:`DuelMultiAgentEnv`: the duel (the PettingZoo AEC game :mod:`thermopylae_env.duel_v0`) as an RLlib
@@ -21,10 +21,10 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
 
 import thermopylae_env  # noqa: F401 - registers the Gymnasium ids
-from thermopylae_env.coop import NUM_ACTIONS as COOP_ACTIONS
-from thermopylae_env.coop import OBS_SIZE as COOP_OBS
-from thermopylae_env.duel import NUM_ACTIONS as DUEL_ACTIONS
-from thermopylae_env.duel import OBS_SIZE as DUEL_OBS
+from thermopylae_env.coop.layout import NUM_ACTIONS as COOP_ACTIONS
+from thermopylae_env.coop.layout import OBS_SIZE as COOP_OBS
+from thermopylae_env.duel.layout import NUM_ACTIONS as DUEL_ACTIONS
+from thermopylae_env.duel.layout import OBS_SIZE as DUEL_OBS
 
 __all__ = [
     "COOP_ENV",
@@ -83,13 +83,13 @@ class MaskedCoopEnv(gym.Wrapper):
 class MaskedCoopVectorEnv(VectorEnv):
     """``num_envs`` co-op games on the native vector engine, with dict observations (see the module).
 
-    Wraps :class:`thermopylae_env.coop_vector.CoopVectorEnv` in its default ``NEXT_STEP`` autoreset mode,
+    Wraps :class:`thermopylae_env.coop.vector.CoopVectorEnv` in its default ``NEXT_STEP`` autoreset mode,
     which RLlib's ``SingleAgentEnvRunner`` expects: the step after a game ends ignores that game's action
     and returns its new first observation. Keyword arguments go to ``CoopVectorEnv``.
     """
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        from thermopylae_env.coop_vector import CoopVectorEnv
+        from thermopylae_env.coop.vector import CoopVectorEnv
 
         self.env = CoopVectorEnv(num_envs=num_envs, **kwargs)
         self.num_envs = self.env.num_envs

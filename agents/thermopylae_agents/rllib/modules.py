@@ -5,7 +5,7 @@
   sampling, greedy play and the PPO loss all see only legal actions. The critic reads the same
   observation without the mask.
 * :class:`DuelHeuristicRLModule`: the duel's hand-written player of one side
-  (:mod:`thermopylae_env.opponents`) as a module that is never trained: the built-in
+  (:mod:`thermopylae_env.duel.opponents`) as a module that is never trained: the built-in
   opponent of a learning side, reached through RLlib's policy mapping.
 """
 
@@ -91,7 +91,7 @@ class DuelHeuristicRLModule(RLModule):
     """
 
     def setup(self) -> None:
-        from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian
+        from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
 
         side = (self.model_config or {}).get("side")
         if side not in ("greek", "persian"):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# COOP_DEFAULTS .. duel_config: scripts/rllib_scaling.py imports them from here
+# COOP_DEFAULTS .. duel_config: benchmarks/rllib_scaling.py imports them from here
 from thermopylae_agents.rllib.config import (  # noqa: F401
     COOP_DEFAULTS,
     DUEL_DEFAULTS,

@@ -45,7 +45,7 @@ def build_vec_env(
     """``n_envs`` copies of ``env_id`` as one SB3 ``VecEnv`` (episode statistics recorded), seeded.
 
     ``vec="native"`` uses the vector engines, which record episode statistics themselves
-    (:class:`thermopylae_env.sb3_vec.CoopSB3VecEnv`, :class:`thermopylae_env.duel_sb3_vec.DuelSB3VecEnv`
+    (:class:`thermopylae_env.coop.sb3.CoopSB3VecEnv`, :class:`thermopylae_env.duel.sb3.DuelSB3VecEnv`
     with the duel's built-in opponent; a model path opponent plays greedily through a
     :class:`~thermopylae_agents.policies.frozen_policy.FrozenPolicy`); ``"dummy"`` / ``"subproc"`` stack
     single environments in this process / in worker processes. Environment ``i`` is seeded with ``seed + i``.
@@ -62,7 +62,7 @@ def build_vec_env(
         if env_id in DUEL_SIDES:
             venv = build_duel_native(env_id, env_kwargs, n_envs)
         else:
-            from thermopylae_env.sb3_vec import CoopSB3VecEnv
+            from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
             venv = CoopSB3VecEnv(n_envs, **dict(env_kwargs))
     else:
@@ -77,7 +77,7 @@ DUEL_SIDES = {GREEK_ID: "greek", PERSIAN_ID: "persian"}
 
 def build_duel_native(env_id: str, env_kwargs: Mapping[str, Any], n_envs: int):
     """``n_envs`` games of ``env_id``'s side on the native duel engine, as one SB3 ``VecEnv``."""
-    from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv
+    from thermopylae_env.duel.sb3 import DuelSB3VecEnv
 
     kwargs = dict(env_kwargs)
     kwargs["opponent"] = native_opponent(kwargs.get("opponent", "heuristic"))

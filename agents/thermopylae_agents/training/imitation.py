@@ -294,7 +294,7 @@ def make_expert(env_id: str, name: str, seed: int = 0) -> Any:
 
             return CoopSearchExpert(seed=seed)
     elif env_id in (GREEK_ID, PERSIAN_ID) and name == "heuristic":
-        from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian
+        from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
 
         return HeuristicGreek() if env_id == GREEK_ID else HeuristicPersian()
     raise ValueError(

@@ -6,7 +6,7 @@
     tensorboard --logdir runs                                  # charts/, losses/
 
 Read it top to bottom: the config (a dataclass, every field a command-line flag), the actor-critic, the
-rollout on ``thermopylae_env.coop_vector.CoopVectorEnv``, generalized advantage estimation, the clipped
+rollout on ``thermopylae_env.coop.vector.CoopVectorEnv``, generalized advantage estimation, the clipped
 PPO update, and a greedy evaluation on fixed deals. No Stable-Baselines3: only torch, NumPy and the env.
 
 Masking: the policy's logits of illegal actions are set to a large negative number before the softmax,
@@ -41,7 +41,7 @@ import torch  # torch and tensorboard: the train extra (the console script names
 import torch.nn as nn
 from torch.utils.tensorboard import SummaryWriter
 
-from thermopylae_env.coop_vector import CoopVectorEnv
+from thermopylae_env.coop.vector import CoopVectorEnv
 from thermopylae_env.threads import configure_torch
 
 

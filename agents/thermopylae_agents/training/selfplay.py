@@ -4,7 +4,7 @@ of frozen snapshots of the other side.
 Reads top to bottom: set up the experiment, build both sides (env, model cloned from the heuristic or
 loaded to resume), then per generation each side learns against the other's pool and leaves a snapshot
 in it, save both, report the cross-play matrix. ``selfplay.vec: native`` (the default) collects on the
-native duel engine (:class:`thermopylae_env.duel_sb3_vec.DuelSB3VecEnv`, one per side) and draws the
+native duel engine (:class:`thermopylae_env.duel.sb3.DuelSB3VecEnv`, one per side) and draws the
 opponent per rollout from a :class:`PFSPPool`; ``dummy`` keeps single envs and the fixed-probability
 :class:`OpponentPool`, drawn per episode. The skeleton (setup, learn, save, finish) is the one of
 :mod:`thermopylae_agents.training.ppo`.
@@ -263,7 +263,7 @@ def _side_envs(exp, side: str, env_id: str, pool: Any, n: int, vec: str):
     env_kwargs = exp.cfg[env_id].plain("env_kwargs", {})
     eval_kwargs = dict(eval_env_kwargs(env_kwargs), opponent="heuristic")
     if vec == "native":
-        from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv
+        from thermopylae_env.duel.sb3 import DuelSB3VecEnv
 
         kwargs = {k: v for k, v in env_kwargs.items() if k != "opponent"}
         env = DuelSB3VecEnv(n, side=side, opponent="heuristic", **kwargs)
@@ -329,7 +329,7 @@ def _make_pools(sp: Any, vec: str) -> dict[str, Any]:
             "prior_games": float(sp.get("pfsp_prior_games", 2.0)),
         }
         return {"greek": PFSPPool(**kwargs), "persian": PFSPPool(**kwargs)}
-    from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian
+    from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
 
     args = (
         float(sp.get("latest_prob", 0.4)),

@@ -835,7 +835,7 @@ def _a_mid_game_observation() -> tuple[CoopGame, np.ndarray]:
     ("unseen_persian", 0.5, "counts"),
 ])
 def test_state_from_observation_refuses_entries_no_game_can_show(piece, value, message):
-    from thermopylae_env.coop_layout import OBS
+    from thermopylae_env.coop.layout import OBS
 
     game, obs = _a_mid_game_observation()
     bad = obs.copy()
@@ -846,7 +846,7 @@ def test_state_from_observation_refuses_entries_no_game_can_show(piece, value, m
 
 
 def test_state_from_observation_refuses_a_count_that_breaks_the_rules():
-    from thermopylae_env.coop_layout import OBS
+    from thermopylae_env.coop.layout import OBS
 
     game, obs = _a_mid_game_observation()
     bad = obs.copy()

@@ -13,7 +13,7 @@ import thermopylae_env  # noqa: F401  (registers the environments)
 from thermopylae_env import coop
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.coop import DECLINE, RETREAT, Phase, fight_action, give_action
-from thermopylae_env.coop_env import CoopEnv, decode_action, encode_action
+from thermopylae_env.coop.env import CoopEnv, decode_action, encode_action
 
 EASY_DECK = [(1, 1, 0)] * 28  # every fight sends both Persian cards to the graveyard
 BONUS_DECK = [(1, 40, 1)] * 28  # every fight beats both cards to the discard pile, two draw offers

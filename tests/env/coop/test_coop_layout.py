@@ -8,10 +8,21 @@ import re
 import numpy as np
 import pytest
 
-from thermopylae_env import coop, coop_layout, coop_vector
-from thermopylae_env.coop.layout import DECLINE, NUM_ACTIONS, RETREAT, decode_action, encode_action
-from thermopylae_env.coop_env import CoopEnv
-from thermopylae_env.coop_layout import ACTION_BLOCKS, OBS, OBS_SIZE, PIECES
+from thermopylae_env import coop
+from thermopylae_env.coop import layout as coop_layout
+from thermopylae_env.coop import vector as coop_vector
+from thermopylae_env.coop.env import CoopEnv
+from thermopylae_env.coop.layout import (
+    ACTION_BLOCKS,
+    DECLINE,
+    NUM_ACTIONS,
+    OBS,
+    OBS_SIZE,
+    PIECES,
+    RETREAT,
+    decode_action,
+    encode_action,
+)
 
 
 def test_pieces_tile_the_observation_in_order():

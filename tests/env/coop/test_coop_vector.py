@@ -1,4 +1,4 @@
-"""The vectorized co-op engine and its environments (thermopylae_env.coop_vector, thermopylae_env.sb3_vec).
+"""The vectorized co-op engine and its environments (thermopylae_env.coop.vector, thermopylae_env.coop.sb3).
 
 The core check: fed the same shuffles and dice, the vector engine's kernel and the single engine
 (``thermopylae_env.coop``) play identical games, observation for observation, mask for mask. The kernel's
@@ -18,12 +18,12 @@ from conftest import ScriptedChance, assert_same_engines, assert_same_snapshot, 
 from gymnasium.vector import AutoresetMode
 
 import thermopylae_env  # noqa: F401  (registers the environments)
-import thermopylae_env.coop_vector as coop_vector
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.coop import CoopGame, vector_engine
+from thermopylae_env.coop import vector as coop_vector
 from thermopylae_env.coop.chance import _permutations
-from thermopylae_env.coop_env import CoopEnv
-from thermopylae_env.coop_vector import (
+from thermopylae_env.coop.env import CoopEnv
+from thermopylae_env.coop.vector import (
     DICE_PER_GAME,
     NOOP_ACTION,
     CoopVectorEngine,
@@ -549,7 +549,7 @@ def test_parallel_chunks_give_the_results_of_one_thread():
     # More games than one chunk: all cores, then one thread; every array equal at every step, and a few
     # games equal to the same seeds played alone.
     numba = pytest.importorskip("numba")
-    from thermopylae_env._coop_kernel import CHUNK
+    from thermopylae_env.coop.kernel import CHUNK
 
     n = 2 * CHUNK + 37
     engines = [CoopVectorEngine(n, num_players=2, persian_deck=MIXED_DECK) for _ in range(2)]
@@ -594,7 +594,7 @@ import coop_golden
 case = json.loads(sys.argv[1])
 got = coop_golden.vector_digest(case["num_players"], None, case["mode"], case["illegal_every"],
                                 case["shaping"], case["deck"])
-from thermopylae_env.coop_vector import CoopVectorEnv
+from thermopylae_env.coop.vector import CoopVectorEnv
 print(json.dumps({{"sha256": got["sha256"], "ends": got["ends"], "backend": CoopVectorEnv(1).backend}}))
 """
 
@@ -664,7 +664,7 @@ def test_sb3_adapter_follows_the_vecenv_api():
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
     from stable_baselines3.common.vec_env import VecEnv
 
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     n = 6
     env = CoopSB3VecEnv(n, seed=3, persian_deck=MIXED_DECK)
@@ -723,7 +723,7 @@ def test_maskable_ppo_learns_on_the_adapter():
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     env = CoopSB3VecEnv(8, seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
@@ -845,7 +845,7 @@ def test_a_cleanrl_masked_sampler_never_meets_an_empty_mask_row_over_many_autore
 
 def test_sb3_adapter_mask_rows_always_have_a_legal_action():
     pytest.importorskip("stable_baselines3")
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     env = CoopSB3VecEnv(16, seed=0)
     env.reset()

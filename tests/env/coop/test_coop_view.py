@@ -11,7 +11,7 @@ import pytest
 
 from thermopylae_env.coop import CoopGame, CoopView, roll_dice
 from thermopylae_env.coop import state as coop_state
-from thermopylae_env.coop_env import CoopEnv
+from thermopylae_env.coop.env import CoopEnv
 
 
 def assert_view_matches(env: CoopEnv, obs: np.ndarray, info: dict) -> None:

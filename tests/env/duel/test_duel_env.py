@@ -20,8 +20,8 @@ from thermopylae_env.duel import (
     PERSIAN,
     check_invariants,
 )
-from thermopylae_env.duel_env import DuelGreekEnv, DuelPersianEnv
-from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
+from thermopylae_env.duel.env import DuelGreekEnv, DuelPersianEnv
+from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
 
 ENVS = [DuelGreekEnv, DuelPersianEnv]
 
@@ -311,7 +311,7 @@ def _doc_table(doc: str, header: str) -> list[list[str]]:
 
 @pytest.mark.parametrize("cls", ENVS)
 def test_env_docstring_tables_match_the_layout_pieces(cls):
-    from thermopylae_env.duel_layout import ACTION_PIECES, OBSERVATION_PIECES
+    from thermopylae_env.duel.layout import ACTION_PIECES, OBSERVATION_PIECES
 
     observation = _doc_table(cls.__doc__, "| slice | piece | content | scale |")
     assert [row[1] for row in observation] == [p.name for p in OBSERVATION_PIECES]
@@ -327,7 +327,7 @@ def test_env_docstring_tables_match_the_layout_pieces(cls):
 
 def test_layout_pieces_tile_the_vectors_and_name_the_engine_constants():
     from thermopylae_env import duel
-    from thermopylae_env.duel_layout import ACTION_PIECES, OBS_PIECE, OBS_SCALE, OBSERVATION_PIECES
+    from thermopylae_env.duel.layout import ACTION_PIECES, OBS_PIECE, OBS_SCALE, OBSERVATION_PIECES
 
     for pieces, size in ((OBSERVATION_PIECES, duel.OBS_SIZE), (ACTION_PIECES, duel.NUM_ACTIONS)):
         assert pieces[0].offset == 0 and pieces[-1].stop == size
@@ -339,7 +339,7 @@ def test_layout_pieces_tile_the_vectors_and_name_the_engine_constants():
 
 
 def test_each_observation_piece_holds_its_quantity():
-    from thermopylae_env.duel_layout import OBS_PIECE
+    from thermopylae_env.duel.layout import OBS_PIECE
 
     env = DuelGreekEnv(opponent="heuristic")
     rng = np.random.default_rng(4)

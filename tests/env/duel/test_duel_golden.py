@@ -59,7 +59,7 @@ def _pick(rng: np.random.Generator, mask: np.ndarray) -> int:
 
 
 def _heuristics() -> tuple:
-    from thermopylae_env.opponents import HeuristicGreek, HeuristicPersian
+    from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
 
     return HeuristicGreek(), HeuristicPersian()
 

@@ -13,12 +13,12 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import thermopylae_env  # noqa: F401
-from thermopylae_env import _duel_kernel as K
-from thermopylae_env import opponents as heuristics  # noqa: E402  (the Python heuristics the kernel twins)
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.duel import GREEK, NUM_ACTIONS, PERSIAN, DuelGame
-from thermopylae_env.duel_env import DuelGreekEnv, DuelPersianEnv
-from thermopylae_env.duel_vector import (
+from thermopylae_env.duel import kernel as K
+from thermopylae_env.duel import opponents as heuristics  # noqa: E402  (the Python heuristics the kernel twins)
+from thermopylae_env.duel.env import DuelGreekEnv, DuelPersianEnv
+from thermopylae_env.duel.vector import (
     DuelGreekVectorEnv,
     DuelPersianVectorEnv,
     DuelSelfPlayVectorEnv,
@@ -388,7 +388,7 @@ def test_a_partial_reset_after_a_failed_opponent_lets_it_move_in_every_waiting_g
 def test_the_kernel_source_runs_without_numba_and_plays_the_same_games() -> None:
     code = (
         "import numpy as np\n"
-        "from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv\n"
+        "from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv\n"
         "env = DuelSelfPlayVectorEnv(3, parallel=False)\n"
         "obs, _ = env.reset(seed=5)\n"
         "rng = np.random.default_rng(5)\n"

@@ -6,14 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from thermopylae_env.coop_env import CoopEnv
-from thermopylae_env.coop_vector import CoopVectorEnv
-from thermopylae_env.duel_env import DuelGreekEnv, DuelPersianEnv
-from thermopylae_env.duel_vector import (
-    DuelGreekVectorEnv,
-    DuelPersianVectorEnv,
-    DuelSelfPlayVectorEnv,
-)
+from thermopylae_env.coop.env import CoopEnv
+from thermopylae_env.coop.vector import CoopVectorEnv
+from thermopylae_env.duel.env import DuelGreekEnv, DuelPersianEnv
+from thermopylae_env.duel.vector import DuelGreekVectorEnv, DuelPersianVectorEnv, DuelSelfPlayVectorEnv
 
 
 def _state(env: object) -> tuple:
@@ -93,8 +89,8 @@ def test_vector_envs_refuse_masked_actions_seeds_and_reset_masks(cls: type) -> N
 
 def _adapters() -> dict[str, object]:
     pytest.importorskip("stable_baselines3")
-    from thermopylae_env.duel_sb3_vec import DuelSB3VecEnv, DuelSelfPlaySB3VecEnv
-    from thermopylae_env.sb3_vec import CoopSB3VecEnv
+    from thermopylae_env.coop.sb3 import CoopSB3VecEnv
+    from thermopylae_env.duel.sb3 import DuelSB3VecEnv, DuelSelfPlaySB3VecEnv
 
     return {"duel": DuelSB3VecEnv, "selfplay": DuelSelfPlaySB3VecEnv, "coop": CoopSB3VecEnv}
 
@@ -134,7 +130,7 @@ def _parts_state(env: object) -> list[tuple]:
 def test_a_self_play_sb3_call_the_persian_half_refuses_changes_nothing_and_names_the_row() -> None:
     pytest.importorskip("stable_baselines3")
     from thermopylae_env.actions import IllegalActionError
-    from thermopylae_env.duel_sb3_vec import DuelSelfPlaySB3VecEnv
+    from thermopylae_env.duel.sb3 import DuelSelfPlaySB3VecEnv
 
     env, twin = (DuelSelfPlaySB3VecEnv(4, illegal_action="raise", seed=9) for _ in range(2))
     env.reset()
@@ -156,7 +152,7 @@ def test_a_self_play_sb3_call_the_persian_half_refuses_changes_nothing_and_names
 def test_a_self_play_sb3_call_refused_with_reset_needed_leaves_the_greek_half_alone() -> None:
     pytest.importorskip("stable_baselines3")
     from thermopylae_env.core import ResetNeeded
-    from thermopylae_env.duel_sb3_vec import DuelSelfPlaySB3VecEnv
+    from thermopylae_env.duel.sb3 import DuelSelfPlaySB3VecEnv
 
     class Fails:
         def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -198,7 +194,7 @@ class _Flaky:
 def _check_rows(env: DuelGreekVectorEnv, info: dict) -> np.ndarray:
     """Every row is a running game waiting on the agent, or an ended one whose row allows only the
     ignored action 0; returns which rows are over."""
-    from thermopylae_env import _duel_kernel as K
+    from thermopylae_env.duel import kernel as K
 
     masks = env.action_masks()
     assert np.array_equal(masks, info["action_mask"].astype(bool))
@@ -214,7 +210,7 @@ def _check_rows(env: DuelGreekVectorEnv, info: dict) -> np.ndarray:
 @pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
 @pytest.mark.parametrize("cls", [DuelGreekVectorEnv, DuelPersianVectorEnv])
 def test_a_partial_reset_after_a_failed_opponent_leaves_every_row_consistent(cls: type, mode: str) -> None:
-    from thermopylae_env import _duel_kernel as K
+    from thermopylae_env.duel import kernel as K
 
     env = cls(24, opponent=_Flaky(3), autoreset_mode=mode)
     rng = np.random.default_rng(3)
@@ -258,7 +254,7 @@ def test_a_partial_reset_after_a_failed_opponent_leaves_every_row_consistent(cls
 def _chance_states(num_envs: int, resets: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The chance base of every game started by ``resets`` resets of ``num_envs`` games, and the full deck
     orders of the first ten resets' games."""
-    from thermopylae_env import _duel_kernel as K
+    from thermopylae_env.duel import kernel as K
 
     env = DuelSelfPlayVectorEnv(num_envs, parallel=False)
     bases, decks = [], []
@@ -284,7 +280,7 @@ def test_the_same_seed_plays_the_same_games_in_another_process() -> None:
     import subprocess
     import sys
 
-    code = ("from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv\n"
+    code = ("from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv\n"
             "env = DuelSelfPlayVectorEnv(5, parallel=False)\n"
             "env.reset(seed=[2**64 - 1, 0, 7, 123456789, 2**63])\n"
             "env.reset()\n"
