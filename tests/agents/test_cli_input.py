@@ -83,7 +83,7 @@ def test_exploitability_refuses_each_bad_value_in_one_line(flag, value, monkeypa
                                   ["--table", "--players", "no_such_policy:greek"], ["", "--side", "greek"]])
 def test_exploitability_refuses_a_policy_that_does_not_load_in_one_line(args, monkeypatch, capsys):
     monkeypatch.setattr("thermopylae_agents.cli.exploitability.best_response", _no_work, raising=False)
-    monkeypatch.setattr("thermopylae_agents.evaluation.exploitability.best_response", _no_work)
+    monkeypatch.setattr("thermopylae_agents.training.exploitability.best_response", _no_work)
     status, err = _run(["exploitability", *args], capsys)
     assert status == 2 and err[-1].startswith("thermopylae exploitability: error:")
     assert "Traceback" not in "\n".join(err)

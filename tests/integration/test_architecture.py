@@ -295,3 +295,25 @@ def test_the_project_imports_no_former_module_name(path: Path):
                 parts = name.split(".")
                 used |= {".".join(parts[:i]) for i in range(2, len(parts) + 1)} & FORMER_NAMES
     assert not used, f"{path.relative_to(ROOT)} imports former module names {sorted(used)}"
+
+
+# The agents' layers, lowest first: a layer imports only from layers before it (and from the env package).
+AGENT_LAYERS = ("players", "policies", "evaluation", "training", "rllib", "cli")
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "thermopylae_agents" or len(parts) < 2 or parts[1] not in AGENT_LAYERS:
+        return None
+    return parts[1]
+
+
+def test_the_agents_layers_import_only_downwards():
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in _graph().items()
+        for target in targets
+        if _layer(module) and _layer(target)
+        and AGENT_LAYERS.index(_layer(target)) > AGENT_LAYERS.index(_layer(module))
+    )
+    assert not upward, "imports that point up the agents' layers:\n" + "\n".join(upward)

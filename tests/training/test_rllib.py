@@ -24,7 +24,12 @@ import thermopylae_env  # noqa: F401,E402
 from thermopylae_agents.cli.rllib import main  # noqa: E402
 from thermopylae_agents.evaluation.games import evaluate  # noqa: E402
 from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, PERSIAN_ID, make_agent  # noqa: E402
-from thermopylae_agents.rllib.agent import RLlibAgent, export_rl_module, load_rllib_agent, save_policy  # noqa: E402
+from thermopylae_agents.policies.rllib_policy import (  # noqa: E402
+    RLlibAgent,
+    export_rl_module,
+    load_rllib_agent,
+    save_policy,
+)
 from thermopylae_agents.rllib.config import (  # noqa: E402
     AUDIT_ACTIONS,
     AUDIT_ILLEGAL,

@@ -378,7 +378,7 @@ def _safe_policy(parsed: AgentSpec, env_id: str) -> Any:
 
 def _rllib_agent(argument: str, context: BuildContext) -> Any:
     """``rllib:PATH``: an exported RLlib policy (NumPy only; Ray is not needed to play it)."""
-    from thermopylae_agents.rllib.agent import load_rllib_agent
+    from thermopylae_agents.policies.rllib_policy import load_rllib_agent
 
     try:
         return load_rllib_agent(argument, seed=context.seed)

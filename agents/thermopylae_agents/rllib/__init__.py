@@ -1,11 +1,10 @@
 """Training on Ray RLlib (PPO with action masking, the duel as a multi-agent game) and sweeps on Ray Tune.
 
-Everything here except :mod:`thermopylae_agents.rllib.agent` needs the ``rllib`` extra
-(``pip install -e '.[rllib]'``): Ray with RLlib and Tune. Modules:
+Everything here needs the ``rllib`` extra (``pip install -e '.[rllib]'``): Ray with RLlib and Tune. A
+trained policy is exported to a data-only ``.npz`` file that needs only NumPy to play
+(:mod:`thermopylae_agents.policies.rllib_policy`: :class:`RLlibAgent`, :func:`load_rllib_agent`), so
+evaluation, play and hints use it without Ray; its names are re-exported here. Modules:
 
-* :mod:`~thermopylae_agents.rllib.agent`: :class:`RLlibAgent`, a NumPy copy of a trained RLlib policy
-  (the package's agent interface), saved as a data-only ``.npz`` file; :func:`load_rllib_agent`. Needs only
-  NumPy, so evaluation, play and hints use an exported policy without Ray.
 * :mod:`~thermopylae_agents.rllib.envs`: the co-op game with dict observations ``{"observations",
   "action_mask"}`` (single and native vector engine) and the duel as an RLlib ``MultiAgentEnv``.
 * :mod:`~thermopylae_agents.rllib.modules`: the masked PPO RLModule and the duel's heuristic RLModule.
@@ -19,6 +18,6 @@ The command line is ``thermopylae rllib {coop,duel,sweep}`` (:mod:`thermopylae_a
 
 from __future__ import annotations
 
-from thermopylae_agents.rllib.agent import RLlibAgent, load_rllib_agent
+from thermopylae_agents.policies.rllib_policy import RLlibAgent, load_rllib_agent
 
 __all__ = ["RLlibAgent", "load_rllib_agent"]

@@ -5,9 +5,9 @@ learning rate, an entropy coefficient and a train batch size drawn from the give
 trials of random search over them). ASHA (``ray.tune.schedulers.ASHAScheduler``) compares trials on the
 mean episode return (``env_runners/episode_return_mean``: in the co-op game ``2 * win rate - 1``) at rungs
 of env steps and stops the worse ones early. The best trial's last checkpoint is exported
-(:mod:`thermopylae_agents.rllib.agent`) and evaluated greedily on fixed seeded deals, with its 95% Wilson
-interval. Trial results and checkpoints go to ``STORAGE/NAME`` (``RunConfig(storage_path=...)``: a local
-directory; on a cluster of several machines a directory that every node mounts at the same path, e.g.
+(:mod:`thermopylae_agents.policies.rllib_policy`) and evaluated greedily on fixed seeded deals, with its
+95% Wilson interval. Trial results and checkpoints go to ``STORAGE/NAME``
+(``RunConfig(storage_path=...)``: a local directory; on a cluster of several machines a directory that every node mounts at the same path, e.g.
 NFS).
 
 Command line (:mod:`thermopylae_agents.cli.rllib`)::
@@ -68,7 +68,7 @@ def run_sweep(
     from ray.tune.schedulers import ASHAScheduler
 
     from thermopylae_agents.policies.registry import COOP_ID
-    from thermopylae_agents.rllib.agent import export_rl_module
+    from thermopylae_agents.policies.rllib_policy import export_rl_module
     from thermopylae_agents.rllib.config import COOP_DEFAULTS, coop_config
     from thermopylae_agents.rllib.train import evaluate_policy
 

@@ -11,10 +11,11 @@ The configs are in :mod:`thermopylae_agents.rllib.config`; the command line is `
 Without ``--address`` the script starts a local Ray (``--num-cpus``, default: all cores) and stops it at
 the end; with ``--address`` (``auto``, ``HOST:6379`` or ``ray://HOST:10001``) it joins a running cluster.
 Checkpoints (``Algorithm.save_to_path``) go to ``STORAGE/checkpoints/iter_NNNNN`` and ``STORAGE/final``;
-the trained policies are exported to ``STORAGE/<module>.npz`` (:mod:`thermopylae_agents.rllib.agent`,
-loadable without Ray by :func:`~thermopylae_agents.rllib.agent.load_rllib_agent`) and evaluated on fixed
-seeded deals; ``STORAGE/summary.json`` records the run. RLlib checkpoints contain pickled objects:
-restore only checkpoints you made.
+the trained policies are exported to ``STORAGE/<module>.npz``
+(:mod:`thermopylae_agents.policies.rllib_policy`, loadable without Ray by
+:func:`~thermopylae_agents.policies.rllib_policy.load_rllib_agent`) and evaluated on fixed seeded deals;
+``STORAGE/summary.json`` records the run. RLlib checkpoints contain pickled objects: restore only
+checkpoints you made.
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def export_policies(
     algo: Any, directory: str | os.PathLike[str], env_ids: Mapping[str, str]
 ) -> dict[str, str]:
     """Export each module of ``env_ids`` (module id -> Gymnasium id) of ``algo`` to ``directory/<id>.npz``."""
-    from thermopylae_agents.rllib.agent import export_rl_module
+    from thermopylae_agents.policies.rllib_policy import export_rl_module
 
     out = {}
     for module_id, env_id in env_ids.items():
@@ -165,7 +166,7 @@ def evaluate_policy(
     """Win rate of the exported policy at ``path`` on ``games`` fixed seeded deals (seeds ``base_seed`` ..),
     with its 95% Wilson interval, through :func:`thermopylae_agents.evaluation.games.evaluate`."""
     from thermopylae_agents.evaluation.games import evaluate
-    from thermopylae_agents.rllib.agent import load_rllib_agent
+    from thermopylae_agents.policies.rllib_policy import load_rllib_agent
 
     agent = load_rllib_agent(path)
     result = evaluate(env_id, [agent], games, base_seed, env_kwargs=dict(env_kwargs or {}))[0]
