@@ -7,8 +7,8 @@ mean episode return (``env_runners/episode_return_mean``: in the co-op game ``2 
 of env steps and stops the worse ones early. The best trial's last checkpoint is exported
 (:mod:`thermopylae_agents.policies.rllib_policy`) and evaluated greedily on fixed seeded deals, with its
 95% Wilson interval. Trial results and checkpoints go to ``STORAGE/NAME``
-(``RunConfig(storage_path=...)``: a local directory; on a cluster of several machines a directory that every node mounts at the same path, e.g.
-NFS).
+(``RunConfig(storage_path=...)``: a local directory; on a cluster of several machines a directory that
+every node mounts at the same path, e.g. NFS).
 
 Command line (:mod:`thermopylae_agents.cli.rllib`)::
 
