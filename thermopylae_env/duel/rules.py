@@ -581,6 +581,10 @@ class DuelGame:
         self.resolve_combat(state, 0, events)
 
     def resolve_combat(self, state: DuelState, defence: int, events: list | None) -> None:
+        """The combat of a turn: the Persian attack on the table against the Greek ``defence`` total. Each
+        full 10 points by which the attack exceeds the defence cost the Greeks one troop token; the
+        attack's cards go to the Persian discard pile; the Persians win when no token is left, otherwise the
+        next turn begins."""
         attack = state.attack_total
         lost = (attack - defence) // 10 if attack > defence else 0
         state.tokens = max(0, state.tokens - lost)
