@@ -538,7 +538,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="change nothing; exit 1 naming each table that differs from its JSON",
     )
+    parser.add_argument("--list", action="store_true", help="print the name of every table it writes; stop")
     args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(GENERATORS))
+        return 0
     stale_pages = []
     for page in pages():
         text = page.read_text(encoding="utf-8")

@@ -19,6 +19,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 import warnings
+from collections.abc import Mapping
 from types import ModuleType
 
 __all__ = ["MOVED", "PUBLIC", "MovedModuleFinder", "install"]
@@ -66,18 +67,25 @@ class _AliasLoader(importlib.abc.Loader):
 
 
 class MovedModuleFinder(importlib.abc.MetaPathFinder):
-    """Finds the names of :data:`MOVED` and :data:`PUBLIC` (and nothing else)."""
+    """Finds the old names of ``moved`` (deprecated: a warning) and ``public`` (other names of a module,
+    without a warning), and nothing else; by default this package's :data:`MOVED` and :data:`PUBLIC`. The
+    agents package installs one of its own with its maps."""
+
+    def __init__(self, moved: Mapping[str, str] = MOVED, public: Mapping[str, str] = PUBLIC) -> None:
+        self.moved = moved
+        self.public = public
 
     def find_spec(self, fullname: str, path: object = None, target: object = None
                   ) -> importlib.machinery.ModuleSpec | None:
-        if fullname in MOVED:
-            return importlib.machinery.ModuleSpec(fullname, _AliasLoader(MOVED[fullname], deprecated=True))
-        if fullname in PUBLIC:
-            return importlib.machinery.ModuleSpec(fullname, _AliasLoader(PUBLIC[fullname], deprecated=False))
+        for names, deprecated in ((self.moved, True), (self.public, False)):
+            if fullname in names:
+                return importlib.machinery.ModuleSpec(fullname, _AliasLoader(names[fullname], deprecated))
         return None
 
 
-def install() -> None:
-    """Put one :class:`MovedModuleFinder` on ``sys.meta_path`` (a second call adds none)."""
-    if not any(isinstance(finder, MovedModuleFinder) for finder in sys.meta_path):
-        sys.meta_path.append(MovedModuleFinder())
+def install(finder: MovedModuleFinder | None = None) -> None:
+    """Put ``finder`` (default: one for this package's names) on ``sys.meta_path``; a second call with the
+    same maps adds none."""
+    finder = finder if finder is not None else MovedModuleFinder()
+    if not any(isinstance(f, MovedModuleFinder) and f.moved is finder.moved for f in sys.meta_path):
+        sys.meta_path.append(finder)

@@ -5,8 +5,8 @@ Saved SB3 models pickle the classes they use by module path (``thermopylae_agent
 scripts and notebooks written before the package was split into ``players``, ``policies``, ``evaluation``,
 ``training`` and ``cli`` import the flat names. A finder on :data:`sys.meta_path` answers exactly the names
 of :data:`MOVED`; the two old modules whose names are now packages (``evaluation``, ``cli``) forward
-their old attributes through :func:`forward_attributes`. Imports nothing from the package, so that the
-package ``__init__`` can install it before anything else is loaded.
+their old attributes through :func:`forward_attributes`. Imports nothing from this package (only the env
+package's alias finder), so that the package ``__init__`` can install it before anything else is loaded.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
-import sys
 import warnings
-from collections.abc import Callable, Sequence
-from types import ModuleType
+from collections.abc import Callable
 from typing import Any
+
+from thermopylae_env._moved import MovedModuleFinder
+from thermopylae_env._moved import install as install_finder
 
 __all__ = ["MOVED", "MOVED_ATTRIBUTES", "PICKLED", "RENAMED", "forward_attributes", "install"]
 
@@ -27,12 +28,12 @@ _P = "thermopylae_agents"
 # old module -> new module
 MOVED: dict[str, str] = {
     f"{_P}.base": f"{_P}.players.base",
-    f"{_P}.random_agent": "thermopylae_env.opponents",
+    f"{_P}.random_agent": "thermopylae_env.duel.opponents",
     f"{_P}.coop_heuristic": f"{_P}.players.coop_heuristic",
     f"{_P}.coop_search": f"{_P}.players.coop_search",
     f"{_P}.coop_features": f"{_P}.players.coop_features",
     f"{_P}.fight_features": f"{_P}.players.fight_features",
-    f"{_P}.duel_heuristic": "thermopylae_env.opponents",
+    f"{_P}.duel_heuristic": "thermopylae_env.duel.opponents",
     f"{_P}.duel_batch": f"{_P}.evaluation.duel_batch",
     f"{_P}.kernels": f"{_P}.players.kernels",
     f"{_P}.registry": f"{_P}.policies.registry",
@@ -77,34 +78,17 @@ def _warn(old: str, new: str) -> None:
     warnings.warn(f"{old} moved to {new}; import it from there", DeprecationWarning, stacklevel=3)
 
 
-class _AliasLoader(importlib.abc.Loader):
-    """Loads an old name as its new module (the same module object under both names)."""
-
-    def __init__(self, new: str) -> None:
-        self.new = new
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        if spec.name not in PICKLED:
-            _warn(spec.name, self.new)
-        return importlib.import_module(self.new)
-
-    def exec_module(self, module: ModuleType) -> None:
-        """The new module ran when it was imported."""
-
-
-class _AliasFinder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-                  ) -> importlib.machinery.ModuleSpec | None:
-        new = MOVED.get(fullname)
-        if new is None:
-            return None
-        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(new))
+# Every old name loads its new module through the env package's one alias finder; the pickled names as
+# other names of a module, without a warning.
+_FINDER = MovedModuleFinder(
+    moved={old: new for old, new in MOVED.items() if old not in PICKLED},
+    public={old: MOVED[old] for old in PICKLED},
+)
 
 
 def install() -> None:
     """Put the finder of the old names on :data:`sys.meta_path` (once)."""
-    if not any(isinstance(finder, _AliasFinder) for finder in sys.meta_path):
-        sys.meta_path.append(_AliasFinder())
+    install_finder(_FINDER)
 
 
 def forward_attributes(package: str) -> Callable[[str], Any]:
