@@ -18,7 +18,7 @@ second of this process (``time.process_time``): on a shared machine the second n
 
 Rows:
 
-* ``single raw``: ``thermopylae_env.coop_env.CoopEnv`` called directly.
+* ``single raw``: ``thermopylae_env.coop.env.CoopEnv`` called directly.
 * ``single make``: ``gymnasium.make("thermopylae/Coop-v0")`` (with Gymnasium's checker and order wrappers).
 * ``sync N``: ``gymnasium.make_vec(..., vectorization_mode="sync")``, a ``SyncVectorEnv`` of N single envs.
 * ``native N numba``: ``CoopVectorEnv`` (what ``gymnasium.make_vec`` builds), played by the compiled
@@ -37,13 +37,13 @@ Rows:
   time: ``collect_rollouts`` (env steps, policy forward, masks, buffer) as collection steps/s, and ``train``
   (the gradient epochs) as seconds per rollout; ``ppo adapter / dummy`` is the ratio of the two rows'
   medians.
-* ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel_env.py`` exists.
+* ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel/env.py`` exists.
 * ``peer rlcard leduc``: RLCard's Leduc hold'em (``rlcard.make("leduc-holdem")``), played the same way
   (random legal actions drawn outside the timer; its ``step`` builds the next observation and legal
   actions), as a yardstick for the single env; ``single make / rlcard leduc`` is the ratio of the medians
   (wall clock and CPU time).
   Skipped when rlcard is not installed (``pip install thermopylae-env[bench]``).
-* ``duel engine N``: the native vector duel engine (``thermopylae_env.duel_vector.DuelSelfPlayVectorEnv``),
+* ``duel engine N``: the native vector duel engine (``thermopylae_env.duel.vector.DuelSelfPlayVectorEnv``),
   random legal micro-actions of both sides, masks and observations included, with numba's serial and
   parallel loops over games; ``duel heuristic N`` / ``duel policy N``: ``gymnasium.make_vec`` of the
   Greek side with the built-in heuristic Persian inside ``step`` / with a batched policy opponent (a NumPy
@@ -98,8 +98,8 @@ if str(ROOT) not in sys.path:
 import gymnasium as gym  # noqa: E402
 
 import thermopylae_env  # noqa: E402, F401  (registers the environments)
-from thermopylae_env.coop_env import CoopEnv  # noqa: E402
-from thermopylae_env.coop_vector import CoopVectorEnv  # noqa: E402
+from thermopylae_env.coop.env import CoopEnv  # noqa: E402
+from thermopylae_env.coop.vector import CoopVectorEnv  # noqa: E402
 
 Timer = tuple[float, float]  # (wall seconds, CPU seconds)
 PPO_ROLLOUTS = 4  # whole rollouts of the co-op config per PPO run (16384 steps each by default)
@@ -401,7 +401,7 @@ def _duel_masks(env: gym.vector.VectorEnv, infos: dict) -> np.ndarray:
 
 def add_duel_vector_rows(add: Callable, scale: float, seed: int) -> None:
     """The native vector duel engine's rows (compiled outside the timer) and the SyncVectorEnv row."""
-    from thermopylae_env.duel_vector import DuelGreekVectorEnv, DuelSelfPlayVectorEnv
+    from thermopylae_env.duel.vector import DuelGreekVectorEnv, DuelSelfPlayVectorEnv
 
     for parallel in (False, True):  # compile or load both loops before any timer
         DuelSelfPlayVectorEnv(4, parallel=parallel).reset(seed=0)
@@ -591,7 +591,7 @@ def paired_ratio(repeats: int, fn_a: Callable[[int], Timer], fn_b: Callable[[int
 def duel_paired_ratios(repeats: int, scale: float, seed: int) -> dict[str, dict]:
     """The duel targets as ratios of alternating runs: the engine against Pgx's Leduc, the built-in
     heuristic env against the SyncVectorEnv of single envs."""
-    from thermopylae_env.duel_vector import DuelSelfPlayVectorEnv
+    from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv
 
     steps = max(10, int(200 * scale))
     out: dict[str, dict] = {}
@@ -732,12 +732,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.ppo_only or args.memory_only:
         print("  (--ppo-only / --memory-only: environment and duel rows skipped)")
-    elif (ROOT / "thermopylae_env" / "duel_env.py").exists():
+    elif (ROOT / "thermopylae_env" / "duel" / "env.py").exists():
         for env_id in ("thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"):
             add(f"duel {env_id.split('/')[1].replace('-v0', '')}", f'gymnasium.make("{env_id}")', 1,
                 lambda r, env_id=env_id: bench_single(gym.make(env_id), int(5000 * scale), args.seed + r))
     else:
-        print("  (thermopylae_env/duel_env.py not found: duel rows skipped)")
+        print("  (thermopylae_env/duel/env.py not found: duel rows skipped)")
     if not (args.ppo_only or args.single_only or args.memory_only):
         add_duel_vector_rows(add, scale, args.seed)
         add_peer_rows(add, scale, args.seed, rlcard=args.duel_only)
@@ -866,7 +866,7 @@ import numpy as np
 sys.path.insert(0, {root!r})
 import gymnasium
 import thermopylae_env
-from thermopylae_env.coop_vector import CoopVectorEnv
+from thermopylae_env.coop.vector import CoopVectorEnv
 {extra_import}
 CoopVectorEnv(2).reset(seed=0)  # the kernel compiled or loaded, before the first reading
 
@@ -899,7 +899,7 @@ def resident_memory_rows(n: int, steps: int = 5) -> list[dict]:
 
     kinds = [("CoopVectorEnv", "", "CoopVectorEnv(n)", "env.reset(seed=0)")]
     if importlib.util.find_spec("stable_baselines3") is not None:
-        kinds.append(("CoopSB3VecEnv", "from thermopylae_env.sb3_vec import CoopSB3VecEnv",
+        kinds.append(("CoopSB3VecEnv", "from thermopylae_env.coop.sb3 import CoopSB3VecEnv",
                       "CoopSB3VecEnv(n, seed=0)", "env.reset()"))
     rows = []
     for name, extra, make, reset in kinds:
