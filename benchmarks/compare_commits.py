@@ -21,6 +21,11 @@ Cases (``--repeats`` is each row's repeats inside one run, whose median the run 
   is imported and its ``median_of`` / ``bench_vector`` called exactly as its ``main`` calls them.
 * ``duel``: ``benchmark.py --duel-only`` (the duel vector engine and heuristic env, the peers).
 * ``ppo``: ``benchmark.py --ppo-only --ppo-repeats 1`` (``learn()`` of the default co-op config).
+
+``--threads N`` sets ``NUMBA_NUM_THREADS`` for both checkouts' runs: a fixed kernel thread count that the
+old code and the new one's ``thermopylae_env.threads`` both take as given, so that those rows compare the
+code alone; without it each checkout chooses its threads as a user's process would. ``--add`` keeps the
+runs of the other cases already in ``--json`` (each run records its checkout's commit).
 """
 
 from __future__ import annotations
@@ -89,9 +94,12 @@ def derived_rows(case: str, rows: dict[str, dict]) -> dict[str, dict]:
     return out
 
 
-def run_once(case: str, checkout: Path, script: Path, repeats: int, timeout: float) -> dict:
+def run_once(case: str, checkout: Path, script: Path, repeats: int, timeout: float,
+             threads: int | None = None) -> dict:
     """One run of a case in one checkout: its rows (name -> steps/s wall and CPU), load and time."""
     env = dict(os.environ)
+    if threads is not None:
+        env["NUMBA_NUM_THREADS"] = str(threads)
     env["PYTHONPATH"] = os.pathsep.join([str(checkout), str(checkout / "agents")])
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
@@ -107,7 +115,8 @@ def run_once(case: str, checkout: Path, script: Path, repeats: int, timeout: flo
     rows = {r["name"]: {"steps_per_s": r["steps_per_s"], "cpu_steps_per_s": r["cpu_steps_per_s"]}
             for r in result["rows"]}
     rows.update(derived_rows(case, rows))
-    return {"load_before": load_before, "load_after": load_after, "seconds": round(seconds, 1), "rows": rows}
+    return {"commit": _git(checkout, "rev-parse", "HEAD"), "load_before": load_before,
+            "load_after": load_after, "seconds": round(seconds, 1), "rows": rows}
 
 
 def summarize(runs: list[dict]) -> list[dict]:
@@ -144,14 +153,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--case", action="append", choices=CASES, help="cases to run (repeatable)")
     parser.add_argument("--rounds", type=int, default=3, help="old/new rounds per case (default 3)")
     parser.add_argument("--repeats", type=int, default=3, help="repeats of each row inside one run")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="set NUMBA_NUM_THREADS for the runs (both checkouts take it as a fixed "
+                        "count); the cases are recorded as 'CASE, NUMBA_NUM_THREADS=N'")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds one run may take")
     parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "restructure_speed.json")
     parser.add_argument("--add", action="store_true",
-                        help="keep the runs of other cases already in --json (same commits) and add these")
+                        help="keep the runs of other cases already in --json (each run names its commit)")
     args = parser.parse_args(argv)
-    if args.rounds < 1 or args.repeats < 1:
-        parser.error("--rounds and --repeats must be positive")
-    cases = args.case or ["single", "native", "duel"]
+    if args.rounds < 1 or args.repeats < 1 or (args.threads is not None and args.threads < 1):
+        parser.error("--rounds, --repeats and --threads must be positive")
+    kinds = args.case or ["single", "native", "duel"]
+    suffix = "" if args.threads is None else f", NUMBA_NUM_THREADS={args.threads}"
+    cases = [kind + suffix for kind in kinds]
     sides = {}
     for side, checkout, script in (("old", args.old, args.old_script), ("new", args.new, args.new_script)):
         checkout = checkout.resolve()
@@ -163,26 +177,24 @@ def main(argv: list[str] | None = None) -> int:
     kept_cases: dict[str, str] = {}
     if args.add and args.json.is_file():
         before = json.loads(args.json.read_text(encoding="utf-8"))
-        for side, (checkout, _) in sides.items():
-            if before["commits"][side]["commit"] != describe(checkout)["commit"]:
-                parser.error(f"--add: {args.json} was measured on another {side} commit")
-        runs = [r for r in before["runs"] if r["case"] not in cases]
+        runs = [{"commit": before["commits"][r["side"]]["commit"], **r} for r in before["runs"]
+                if r["case"] not in cases]
         kept_cases = {k: v for k, v in before["config"]["cases"].items() if k not in cases}
-    for case in cases:
+    for kind, case in zip(kinds, cases, strict=True):
         for round_ in range(args.rounds):
             for side in ("old", "new"):
                 checkout, script = sides[side]
-                got = run_once(case, checkout, script, args.repeats, args.timeout)
+                got = run_once(kind, checkout, script, args.repeats, args.timeout, args.threads)
                 runs.append({"case": case, "round": round_, "side": side, **got})
                 headline = ", ".join(f"{k} {v['steps_per_s']:,.2f}" for k, v in list(got["rows"].items())[:4])
                 print(f"{case} round {round_} {side}: load {got['load_before'][0]:.2f} -> "
                       f"{got['load_after'][0]:.2f}, {got['seconds']:.0f} s; {headline}", flush=True)
     summary = summarize(runs)
     commands = {}
-    for case in cases:
-        line = command_for(case, Path("<script>"), args.repeats, Path("<out>"))[1:]
+    for kind, case in zip(kinds, cases, strict=True):
+        line = command_for(kind, Path("<script>"), args.repeats, Path("<out>"))[1:]
         commands[case] = f"native 8192 numba row of benchmark.py, median of {args.repeats}" \
-            if case == "native" else " ".join(line)
+            if kind == "native" else " ".join(line)
     result = {
         "benchmark": "thermopylae-env speed before and after a change: alternating old/new rounds",
         "config": {
@@ -190,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             "rounds": args.rounds,
             "repeats": args.repeats,
             "order": "per case, per round: old, then new",
-            "thread_settings": {k: os.environ[k] for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS",
+            "caller_thread_variables": {k: os.environ[k] for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS",
                                                            "THERMOPYLAE_NUM_THREADS") if k in os.environ},
         },
         "commits": {side: describe(checkout) | {"script": str(script.relative_to(checkout))}

@@ -117,9 +117,12 @@ def restructure_speed_table() -> str:
     loads = [load[0] for run in result["runs"] for load in (run["load_before"], run["load_after"])]
     rounds = {case: max(r["round"] for r in result["runs"] if r["case"] == case) + 1
               for case in config["cases"]}
+    measured = {side: ", ".join(dict.fromkeys(r.get("commit", commits[side]["commit"])[:7]
+                                              for r in result["runs"] if r["side"] == side))
+                for side in ("old", "new")}
     text = (
-        f"Old: commit {commits['old']['commit'][:7]} (`{commits['old']['script']}`); new: commit "
-        f"{commits['new']['commit'][:7]} (`{commits['new']['script']}`). {result['machine']['nproc']} CPUs; "
+        f"Old: commit {measured['old']} (`{commits['old']['script']}`); new: commit "
+        f"{measured['new']} (`{commits['new']['script']}`). {result['machine']['nproc']} CPUs; "
         f"rounds per case: " + ", ".join(f"{case} {n}" for case, n in rounds.items())
         + f"; 1-minute load average {_load_range(loads)} around the runs (each run's in the JSON). "
         "Steps/s are medians over the rounds of each run's median; ratio rows are medians of each run's "
