@@ -304,7 +304,10 @@ def markdown(report: dict) -> str:
                 elif "steps_per_s" not in row:
                     cells.append(f"error: {row.get('error') or row['errors'][0]}")
                 else:
-                    cells.append(f"{row['steps_per_s']:,.0f} ({row['kernel_threads']}; {row['load_before']})")
+                    threads, before = row["kernel_threads"], row["load_before"]
+                    threads = ",".join(map(str, threads)) if isinstance(threads, list) else threads
+                    before = ", ".join(map(str, before)) if isinstance(before, list) else before
+                    cells.append(f"{row['steps_per_s']:,.0f} ({threads}; {before})")
             if any(cells):
                 lines.append(f"| {workload} | {setting} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines) + "\n"
