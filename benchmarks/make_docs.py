@@ -123,7 +123,8 @@ def restructure_speed_table() -> str:
     text = (
         f"Old: commit {measured['old']} (`{commits['old']['script']}`); new: commit "
         f"{measured['new']} (`{commits['new']['script']}`). {result['machine']['nproc']} CPUs; "
-        f"rounds per case: " + ", ".join(f"{case} {n}" for case, n in rounds.items())
+        + (f"{min(rounds.values())} rounds per case" if len(set(rounds.values())) == 1
+           else "rounds per case: " + "; ".join(f"{case}: {n}" for case, n in rounds.items()))
         + f"; 1-minute load average {_load_range(loads)} around the runs (each run's in the JSON). "
         "Steps/s are medians over the rounds of each run's median; ratio rows are medians of each run's "
         "ratio.\n\n"
