@@ -162,15 +162,16 @@ def run_ppo(rollouts: int) -> dict:
 def run_ppo_native(rollouts: int) -> dict:
     import tempfile
 
-    try:
-        from thermopylae_agents.training import ppo_native
-    except ImportError:  # the code of --old-commit
-        from thermopylae_agents import ppo_native
+    try:  # the command's entry point and its arguments' defaults
+        from thermopylae_agents.cli.ppo_native import main
+        from thermopylae_agents.training.ppo_native import Args
+    except ImportError:  # the code of --old-commit: one module
+        from thermopylae_agents.ppo_native import Args, main
 
-    defaults = ppo_native.Args()
+    defaults = Args()
     steps = rollouts * defaults.num_envs * defaults.num_steps
     with tempfile.TemporaryDirectory() as run_dir:
-        summary = ppo_native.main(["--total-timesteps", str(steps), "--eval-games", "0",
+        summary = main(["--total-timesteps", str(steps), "--eval-games", "0",
                                    "--run-dir", run_dir])
     return {"steps": steps, "steps_per_s": summary["steps_per_s"]}
 
@@ -344,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     if not old_commit:
         parser.error(f"--old-commit {args.old_commit}: not a commit of this repository")
     old_root = old_tree(old_commit, args) if "old" in table else ROOT
-    print(f"old: {old_commit[:12]} in {old_root} ({time.perf_counter() - started:.0f} s)", flush=True)
+    if "old" in table:
+        print(f"old: {old_commit[:12]} in {old_root} ({time.perf_counter() - started:.0f} s)", flush=True)
     for workload in args.only:
         names = [s for s in table if workload in VECTOR or s in ("default", "serial")
                  or (s == "old" and workload != "coop_single")]
