@@ -121,7 +121,7 @@ def restructure_speed_table() -> str:
                                               for r in result["runs"] if r["side"] == side))
                 for side in ("old", "new")}
     text = (
-        f"Old: commit {measured['old']} (`{commits['old']['script']}`); new: commit "
+        f"Old: commit {measured['old']} (its own `{Path(commits['old']['script']).name}`); new: commit "
         f"{measured['new']} (`{commits['new']['script']}`). {result['machine']['nproc']} CPUs; "
         + (f"{min(rounds.values())} rounds per case" if len(set(rounds.values())) == 1
            else "rounds per case: " + "; ".join(f"{case}: {n}" for case, n in rounds.items()))
