@@ -37,7 +37,7 @@ Rows:
   time: ``collect_rollouts`` (env steps, policy forward, masks, buffer) as collection steps/s, and ``train``
   (the gradient epochs) as seconds per rollout; ``ppo adapter / dummy`` is the ratio of the two rows'
   medians.
-* ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel_env.py`` exists.
+* ``duel ...``: the duel environments through ``gymnasium.make``, if ``thermopylae_env/duel/env.py`` exists.
 * ``peer rlcard leduc``: RLCard's Leduc hold'em (``rlcard.make("leduc-holdem")``), played the same way
   (random legal actions drawn outside the timer; its ``step`` builds the next observation and legal
   actions), as a yardstick for the single env; ``single make / rlcard leduc`` is the ratio of the medians
@@ -732,12 +732,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.ppo_only or args.memory_only:
         print("  (--ppo-only / --memory-only: environment and duel rows skipped)")
-    elif (ROOT / "thermopylae_env" / "duel_env.py").exists():
+    elif (ROOT / "thermopylae_env" / "duel" / "env.py").exists():
         for env_id in ("thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"):
             add(f"duel {env_id.split('/')[1].replace('-v0', '')}", f'gymnasium.make("{env_id}")', 1,
                 lambda r, env_id=env_id: bench_single(gym.make(env_id), int(5000 * scale), args.seed + r))
     else:
-        print("  (thermopylae_env/duel_env.py not found: duel rows skipped)")
+        print("  (thermopylae_env/duel/env.py not found: duel rows skipped)")
     if not (args.ppo_only or args.single_only or args.memory_only):
         add_duel_vector_rows(add, scale, args.seed)
         add_peer_rows(add, scale, args.seed, rlcard=args.duel_only)

@@ -2,6 +2,7 @@
 
     python benchmarks/load_benchmark.py            # minutes; writes benchmarks/load_benchmark.json
     python benchmarks/load_benchmark.py --seconds 1 --only coop_vector --json /tmp/look.json
+    python benchmarks/load_benchmark.py --rounds 3 --settings default serial old   # the docs' table
 
 A developer script, not a test. Each row is one workload under one thread setting, in a fresh process
 (the thread runtimes read their settings once, when they load), run first with nothing else of ours on the
@@ -36,10 +37,17 @@ The settings (environment variables of the row's process; the caller's thread va
 * ``workqueue``: ``every_cpu`` with numba's ``workqueue`` threading layer instead of ``omp`` (vector
   engines only).
 
-The single env has no threads of its own: its rows run ``default`` and ``serial`` only.
+The single env has no threads of its own: its rows run ``default`` and ``serial`` only. ``--settings``
+picks some of the settings.
 
-The JSON records per row the setting, the threads the kernels chose, the load average before and after,
-and the machine (CPU count, git commit).
+``--rounds N`` runs every (workload, setting, alone/busy) row N times, interleaved: within one workload and
+one of alone/busy (the busy loops stay up for the whole block), round 1 runs each setting once, then round
+2 each again, and so on, each round in a rotated order, so that a change of the machine's load falls on
+every setting alike. The table reports the median of the rounds.
+
+The JSON records every round's row (the setting, the round, the threads the kernels chose, the load
+average before and after), the medians and the machine (CPU count, git commit, the load averages at the
+start and the end); ``benchmarks/make_docs.py`` renders it in docs/speed.md.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -153,12 +162,16 @@ def run_ppo(rollouts: int) -> dict:
 def run_ppo_native(rollouts: int) -> dict:
     import tempfile
 
-    from thermopylae_agents import ppo_native
+    try:  # the command's entry point and its arguments' defaults
+        from thermopylae_agents.cli.ppo_native import main
+        from thermopylae_agents.training.ppo_native import Args
+    except ImportError:  # the code of --old-commit: one module
+        from thermopylae_agents.ppo_native import Args, main
 
-    defaults = ppo_native.Args()
+    defaults = Args()
     steps = rollouts * defaults.num_envs * defaults.num_steps
     with tempfile.TemporaryDirectory() as run_dir:
-        summary = ppo_native.main(["--total-timesteps", str(steps), "--eval-games", "0",
+        summary = main(["--total-timesteps", str(steps), "--eval-games", "0",
                                    "--run-dir", run_dir])
     return {"steps": steps, "steps_per_s": summary["steps_per_s"]}
 
@@ -254,8 +267,28 @@ def old_tree(commit: str, args: argparse.Namespace) -> Path:
     return folder
 
 
+def medians(rows: list[dict]) -> list[dict]:
+    """Per (workload, setting, alone/busy): the median steps/s of its rounds that ran, with each round's."""
+    keys = list(dict.fromkeys((r["workload"], r["setting"], r["where"]) for r in rows))
+    out = []
+    for workload, setting, where in keys:
+        mine = [r for r in rows if (r["workload"], r["setting"], r["where"]) == (workload, setting, where)]
+        ok = [r for r in mine if "steps_per_s" in r]
+        entry = {"workload": workload, "setting": setting, "where": where, "rounds": len(mine),
+                 "steps_per_s_rounds": [r.get("steps_per_s") for r in mine],
+                 "kernel_threads": sorted({r["kernel_threads"] for r in ok}),
+                 "load_before": [r["load_before"] for r in mine]}
+        if ok:
+            entry["steps_per_s"] = statistics.median(r["steps_per_s"] for r in ok)
+        errors = [r["error"] for r in mine if "error" in r]
+        if errors:
+            entry["errors"] = errors
+        out.append(entry)
+    return out
+
+
 def markdown(report: dict) -> str:
-    rows = report["rows"]
+    rows = report.get("medians") or report["rows"]
     lines = [f"Machine: {report['machine']['cpus']} CPUs, commit {report['machine']['commit'][:7]} (old: "
              f"{report['machine']['old_commit'][:7]}), "
              f"{report['machine']['busy']} busy loops beside the second column. Steps/s (threads the "
@@ -269,10 +302,13 @@ def markdown(report: dict) -> str:
                             and r["where"] == where), None)
                 if row is None:
                     cells.append("")
-                elif "error" in row:
-                    cells.append(f"error: {row['error']}")
+                elif "steps_per_s" not in row:
+                    cells.append(f"error: {row.get('error') or row['errors'][0]}")
                 else:
-                    cells.append(f"{row['steps_per_s']:,.0f} ({row['kernel_threads']}; {row['load_before']})")
+                    threads, before = row["kernel_threads"], row["load_before"]
+                    threads = ",".join(map(str, threads)) if isinstance(threads, list) else threads
+                    before = ", ".join(map(str, before)) if isinstance(before, list) else before
+                    cells.append(f"{row['steps_per_s']:,.0f} ({threads}; {before})")
             if any(cells):
                 lines.append(f"| {workload} | {setting} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines) + "\n"
@@ -285,6 +321,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rollouts", type=int, default=2, help="PPO rollouts per PPO row")
     parser.add_argument("--busy", type=int, default=2, help="busy-loop processes beside the second column")
     parser.add_argument("--only", nargs="*", choices=WORKLOADS, default=list(WORKLOADS))
+    parser.add_argument("--settings", nargs="*", choices=list(settings(1)), default=list(settings(1)),
+                        help="thread settings to run (default: all)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="runs of every row, interleaved; the table reports their median")
     parser.add_argument("--row-timeout", type=float, default=90.0, help="seconds before a row is given up")
     parser.add_argument("--old-commit", default=_git("merge-base", "HEAD", "main") or "HEAD",
                         help="the code of the 'old' rows (default: where this branch left main)")
@@ -294,37 +334,47 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(child(args.child, args.seconds, args.rollouts)))
         return 0
+    if args.rounds < 1:
+        parser.error(f"--rounds must be a positive integer, got {args.rounds}")
     cpus = len(os.sched_getaffinity(0))
-    table = settings(cpus)
+    table = {name: value for name, value in settings(cpus).items() if name in args.settings}
+    load_start = [round(x, 2) for x in os.getloadavg()]
     rows = []
     started = time.perf_counter()
     old_commit = _git("rev-parse", args.old_commit)
     if not old_commit:
         parser.error(f"--old-commit {args.old_commit}: not a commit of this repository")
-    old_root = old_tree(old_commit, args)
-    print(f"old: {old_commit[:12]} in {old_root} ({time.perf_counter() - started:.0f} s)", flush=True)
+    old_root = old_tree(old_commit, args) if "old" in table else ROOT
+    if "old" in table:
+        print(f"old: {old_commit[:12]} in {old_root} ({time.perf_counter() - started:.0f} s)", flush=True)
     for workload in args.only:
         names = [s for s in table if workload in VECTOR or s in ("default", "serial")
                  or (s == "old" and workload != "coop_single")]
         for where in ("alone", "busy"):
             procs = _busy(args.busy) if where == "busy" else []
             try:
-                for name in names:
-                    row = _row(workload, name, table[name], args, old_root if name == "old" else ROOT)
-                    row["where"] = where
-                    rows.append(row)
-                    speed = f"{row['steps_per_s']:,.0f}" if "steps_per_s" in row else row["error"]
-                    print(f"{workload:12} {where:5} {name:10} {speed:>12} steps/s  "
-                          f"threads {row.get('kernel_threads')}  load {row['load_before']}", flush=True)
+                for round_ in range(args.rounds):
+                    shift = round_ % len(names)
+                    for name in names[shift:] + names[:shift]:
+                        row = _row(workload, name, table[name], args, old_root if name == "old" else ROOT)
+                        row["where"] = where
+                        row["round"] = round_
+                        rows.append(row)
+                        speed = f"{row['steps_per_s']:,.0f}" if "steps_per_s" in row else row["error"]
+                        print(f"{workload:12} {where:5} {name:10} round {round_} {speed:>12} steps/s  "
+                              f"threads {row.get('kernel_threads')}  load {row['load_before']}", flush=True)
             finally:
                 _stop(procs)
     report = {
         "machine": {"cpus": cpus, "nproc": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version(), "commit": _git("rev-parse", "HEAD"),
                     "old_commit": old_commit, "busy": args.busy,
-                    "dirty": bool(_git("status", "--porcelain", "--untracked-files=no"))},
-        "arguments": {"seconds": args.seconds, "rollouts": args.rollouts, "num_envs": N},
-        "settings": table, "workloads": args.only, "rows": rows,
+                    "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+                    "load_average_start": load_start,
+                    "load_average_end": [round(x, 2) for x in os.getloadavg()]},
+        "arguments": {"seconds": args.seconds, "rollouts": args.rollouts, "num_envs": N,
+                      "rounds": args.rounds},
+        "settings": table, "workloads": args.only, "medians": medians(rows), "rows": rows,
         "total_seconds": round(time.perf_counter() - started, 1),
     }
     args.json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -97,6 +98,109 @@ def duel_speed_table() -> str:
 def speed_single_table() -> str:
     """The single-env rows and RLCard's Leduc of the last ``--single-only`` round."""
     return _benchmark_rows(BENCH / "results_single.json")
+
+
+def _speed(value: float, ratio: bool) -> str:
+    return f"{value:.2f}x" if ratio else _count(value)
+
+
+def _load_range(values: list[float]) -> str:
+    low, high = min(values), max(values)
+    return f"{low:.1f}" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}-{high:.1f}"
+
+
+def restructure_speed_table() -> str:
+    """Old and new checkout in alternating rounds (``benchmarks/compare_commits.py``,
+    ``restructure_speed.json``): each row's median per checkout and the ratio new / old."""
+    result = _load(BENCH / "restructure_speed.json")
+    commits, config = result["commits"], result["config"]
+    loads = [load[0] for run in result["runs"] for load in (run["load_before"], run["load_after"])]
+    rounds = {case: max(r["round"] for r in result["runs"] if r["case"] == case) + 1
+              for case in config["cases"]}
+    measured = {side: ", ".join(dict.fromkeys(r.get("commit", commits[side]["commit"])[:7]
+                                              for r in result["runs"] if r["side"] == side))
+                for side in ("old", "new")}
+    text = (
+        f"Old: commit {measured['old']} (its own `{Path(commits['old']['script']).name}`); new: commit "
+        f"{measured['new']} (`{commits['new']['script']}`). {result['machine']['nproc']} CPUs; "
+        + (f"{min(rounds.values())} rounds per case" if len(set(rounds.values())) == 1
+           else "rounds per case: " + "; ".join(f"{case}: {n}" for case, n in rounds.items()))
+        + f"; 1-minute load average {_load_range(loads)} around the runs (each run's in the JSON). "
+        "Steps/s are medians over the rounds of each run's median; ratio rows are medians of each run's "
+        "ratio.\n\n"
+    )
+    rows = [
+        [
+            case_row["case"],
+            f"`{case_row['row']}`",
+            _speed(case_row["old"]["wall"], case_row["ratio_row"]),
+            _speed(case_row["new"]["wall"], case_row["ratio_row"]),
+            f"{case_row['new_over_old']:.2f}x",
+            f"{case_row['new_over_old_cpu']:.2f}x",
+        ]
+        for case_row in result["summary"]
+    ]
+    header = ["case", "row", "old (wall)", "new (wall)", "new / old (wall)", "new / old (CPU time)"]
+    return text + _table(header, ["---", "---", "---:", "---:", "---:", "---:"], rows)
+
+
+LOAD_WORKLOADS = {
+    "coop_vector": '`make_vec("thermopylae/Coop-v0", 8192)`',
+    "duel_vector": '`make_vec("thermopylae/DuelGreek-v0", 8192)`, heuristic Persians',
+    "coop_single": '`make("thermopylae/Coop-v0")` (no threads)',
+    "ppo": "PPO `learn()`, default co-op config",
+    "ppo_native": "`thermopylae-ppo-native`",
+}
+
+
+def load_benchmark_table() -> str:
+    """Each workload and thread setting alone and beside busy loops, median of the rounds
+    (``benchmarks/load_benchmark.py``, ``load_benchmark.json``)."""
+    result = _load(BENCH / "load_benchmark.json")
+    machine, arguments = result["machine"], result["arguments"]
+    rows = result["rows"]
+    rounds = arguments.get("rounds", 1)
+    start, end = machine.get("load_average_start"), machine.get("load_average_end")
+    load = f"load average {start[0]:.1f} at the start and {end[0]:.1f} at the end, " if start and end else ""
+    text = (
+        f"Machine: {machine['cpus']} CPUs, commit {machine['commit'][:7]} "
+        f"(old: {machine['old_commit'][:7]}), "
+        f"{load}{_load_range([r['load_before'] for r in rows])} before the rows. {rounds} round(s) per row, "
+        f"interleaved; cells: the median steps/s (the kernel threads chosen; the load average before each "
+        f"round). Last column: the row's median beside {machine['busy']} busy loops over `serial`'s.\n\n"
+    )
+
+    def cell(mine: list[dict]) -> tuple[str, float | None]:
+        speeds = [r["steps_per_s"] for r in mine if "steps_per_s" in r]
+        if not speeds:
+            return ("error: " + mine[0]["error"] if mine else ""), None
+        median = statistics.median(speeds)
+        threads = ",".join(str(t) for t in sorted({r["kernel_threads"] for r in mine
+                                                    if "kernel_threads" in r}))
+        before = ", ".join(f"{r['load_before']:.1f}" for r in mine)
+        failed = sum("steps_per_s" not in r for r in mine)
+        note = f"; {failed} failed" if failed else ""
+        return f"{_count(median)} ({threads}; {before}{note})", median
+
+    table = []
+    for workload in result["workloads"]:
+        first = True
+        busy_serial = cell([r for r in rows if (r["workload"], r["setting"], r["where"])
+                            == (workload, "serial", "busy")])[1]
+        for setting in result["settings"]:
+            alone, _ = cell([r for r in rows if (r["workload"], r["setting"], r["where"])
+                             == (workload, setting, "alone")])
+            busy, busy_median = cell([r for r in rows if (r["workload"], r["setting"], r["where"])
+                                      == (workload, setting, "busy")])
+            if not (alone or busy):
+                continue
+            ratio = f"{busy_median / busy_serial:.2f}x" if busy_median and busy_serial else ""
+            label = LOAD_WORKLOADS.get(workload, workload) if first else ""
+            table.append([label, setting, alone, busy, ratio])
+            first = False
+    busy = f"beside {machine['busy']} busy loops"
+    header = ["workload", "setting", "alone", busy, f"{busy}: / serial"]
+    return text + _table(header, ["---", "---", "---:", "---:", "---:"], table)
 
 
 def _paired(result: dict, a: str, b: str) -> dict:
@@ -494,6 +598,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "speed": speed_table,
     "speed-single": speed_single_table,
     "duel-speed": duel_speed_table,
+    "restructure-speed": restructure_speed_table,
+    "load-benchmark": load_benchmark_table,
     "coop-solo": coop_solo_table,
     "coop-team-sizes": coop_team_sizes_table,
     "coop-search-40": coop_search_table,
