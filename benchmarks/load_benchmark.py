@@ -53,6 +53,7 @@ start and the end); ``benchmarks/make_docs.py`` renders it in docs/speed.md.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import platform
@@ -165,8 +166,9 @@ def run_ppo_native(rollouts: int) -> dict:
     try:  # the command's entry point and its arguments' defaults
         from thermopylae_agents.cli.ppo_native import main
         from thermopylae_agents.training.ppo_native import Args
-    except ImportError:  # the code of --old-commit: one module
-        from thermopylae_agents.ppo_native import Args, main
+    except ImportError:  # the code of --old-commit: one module, by the name it had there
+        old = importlib.import_module("thermopylae_agents.ppo_native")
+        Args, main = old.Args, old.main
 
     defaults = Args()
     steps = rollouts * defaults.num_envs * defaults.num_steps

@@ -23,7 +23,8 @@ cores only adds hand-overs. So:
 
 numba's threading layer stays its own choice (``omp`` where GNU OpenMP is installed): ``tbb`` does not come
 with numba, and ``workqueue``, which does not spin either, showed no consistent gain over ``omp`` with
-passive waiting (``benchmarks/load_benchmark.md``) and may not be entered from two threads at once.
+passive waiting (the ``workqueue`` rows of ``benchmarks/load_benchmark.py``'s first run, its JSON at commit
+40499b3) and may not be entered from two threads at once.
 """
 
 from __future__ import annotations
