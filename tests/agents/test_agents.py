@@ -278,7 +278,7 @@ def test_search_values_are_unbiased_estimates_of_exact_win_chances():
         assert search.last_values[fight_action(15, support)] == pytest.approx(exact, abs=0.12)
 
 
-@pytest.mark.slow
+@pytest.mark.manual
 def test_search_beats_the_heuristic_on_paired_deals():
     """The default search player against the heuristic on the same 192 deals (about 30 minutes on one
     core; 2 workers). Measured: 63 wins against 46."""
