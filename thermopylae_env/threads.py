@@ -8,12 +8,13 @@ cores only adds hand-overs. So:
 
 * every OpenMP runtime of the process waits passively (``OMP_WAIT_POLICY=passive``, and ``KMP_BLOCKTIME=0``
   for Intel's): :func:`configure_environment` sets them when ``thermopylae_env`` is imported, before numba
-  or torch start an OpenMP runtime (a runtime reads them once, when it loads). OpenBLAS gets the thread
-  count chosen below if NumPy is not loaded yet. A variable the user has set is left as it is.
+  or torch start an OpenMP runtime (a runtime reads them once, when it loads). OpenBLAS gets one thread
+  if NumPy is not loaded yet (its threads spin). A variable the user has set is left as it is.
 * the engines run a parallel kernel on :func:`kernel_threads` threads: the free cores (the CPUs this
   process may run on, less the load that other processes put on them), never more than the kernel's
-  chunks of work, and the serial path when that is one thread. The choice is re-read from the load
-  average every :data:`REFRESH_SECONDS`, so a long run follows the machine.
+  chunks of work, and the serial path when that is one thread. The load is the larger of the load average
+  and the threads runnable at the moment of reading; it is re-read every :data:`REFRESH_SECONDS`, so a
+  long run follows the machine.
 * ``THERMOPYLAE_NUM_THREADS`` fixes the count; so does a ``NUMBA_NUM_THREADS`` that the user set.
   ``numba.set_num_threads`` stays an upper bound.
 * torch: :func:`configure_torch`, called by the training setup (importing this module imports neither
@@ -86,7 +87,10 @@ def choose_threads(cpus: int, load: float, env: Mapping[str, str]) -> int:
 
 
 def machine() -> tuple[int, float]:
-    """``(cpus this process may run on, 1-minute load average)`` of this machine."""
+    """``(cpus this process may run on, load)`` of this machine: the load is the larger of the 1-minute load
+    average and the number of threads runnable right now (:func:`runnable_now`). The average lags a load
+    that has just started by a minute; the count alone flickers; the larger of the two is on the side of
+    fewer threads, which costs little when it is wrong, where too many threads cost a collapse."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
@@ -95,7 +99,21 @@ def machine() -> tuple[int, float]:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - no load average (Windows)
         load = 0.0
-    return cpus, load
+    return cpus, max(load, float(runnable_now()))
+
+
+def runnable_now(text: str | None = None) -> int:
+    """Threads of the whole machine that are runnable at this instant (this one included): the fourth field
+    of ``/proc/loadavg`` (``running/total``), or of ``text``; 0 where it cannot be read."""
+    if text is None:
+        try:
+            with open("/proc/loadavg", encoding="ascii") as handle:
+                text = handle.read()
+        except OSError:  # pragma: no cover - not on Linux
+            return 0
+    fields = text.split()
+    running = fields[3].partition("/")[0] if len(fields) > 3 else ""
+    return int(running) if running.isdigit() else 0
 
 
 def free_threads(now: float | None = None) -> int:
@@ -150,14 +168,14 @@ def kernel_threads(chunks: int) -> Iterator[int]:
 
 
 def configure_environment(env: MutableMapping[str, str] | None = None) -> dict[str, str]:
-    """Passive waiting for every OpenMP runtime, and OpenBLAS's thread count if NumPy is not loaded yet
-    (variables already set are kept); returns the settings now in ``env`` (default ``os.environ``)."""
+    """Passive waiting for every OpenMP runtime, and one OpenBLAS thread if NumPy is not loaded yet (the
+    package's matrix products are small, and OpenBLAS's threads spin while they wait); variables already set
+    are kept. Returns the settings now in ``env`` (default ``os.environ``)."""
     env = os.environ if env is None else env
     for name, value in _PASSIVE.items():
         env.setdefault(name, value)
     if "numpy" not in sys.modules:
-        cpus, load = machine()
-        env.setdefault("OPENBLAS_NUM_THREADS", str(choose_threads(cpus, load, env)))
+        env.setdefault("OPENBLAS_NUM_THREADS", "1")
     return {name: env.get(name, "") for name in (*_PASSIVE, "OPENBLAS_NUM_THREADS")}
 
 

@@ -261,3 +261,35 @@ def test_torchs_thread_count_survives_the_start_of_numbas_pool() -> None:
         env=_child_env(THERMOPYLAE_NUM_THREADS="2", NUMBA_NUM_THREADS="2"),
         capture_output=True, text=True, timeout=300, check=True, cwd=ROOT)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [1, 1]
+
+
+# ------------------------------------------------------------------------------------- reading the load
+
+
+def test_runnable_now_reads_the_running_count_of_proc_loadavg() -> None:
+    assert threads.runnable_now("0.52 0.41 0.35 3/412 12345\n") == 3
+    assert threads.runnable_now("0.52 0.41 0.35 1/412 12345") == 1
+    for unreadable in ("", "0.5 0.4", "0.5 0.4 0.3 x/412 1"):
+        assert threads.runnable_now(unreadable) == 0
+
+
+def test_a_load_that_just_started_counts_before_the_load_average_follows(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two busy processes started a moment ago: the 1-minute average still reads an idle machine, the
+    runnable count does not, and the kernels get one thread instead of every CPU."""
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.1, 0.1, 0.1))
+    monkeypatch.setattr(threads, "runnable_now", lambda text=None: 3)
+    cpus, load = threads.machine()
+    assert (cpus, load) == (2, 3.0)
+    assert choose_threads(cpus, load, {}) == 1
+    monkeypatch.setattr(threads, "runnable_now", lambda text=None: 1)  # only this process
+    assert choose_threads(*threads.machine(), {}) == 2
+
+
+def test_openblas_gets_one_thread_unless_the_user_chose() -> None:
+    code = ("import os; os.environ.pop('OPENBLAS_NUM_THREADS', None); import thermopylae_env; "
+            "print(os.environ['OPENBLAS_NUM_THREADS'])")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "1"
