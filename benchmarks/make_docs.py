@@ -163,11 +163,12 @@ def load_benchmark_table() -> str:
     start, end = machine.get("load_average_start"), machine.get("load_average_end")
     load = f"load average {start[0]:.1f} at the start and {end[0]:.1f} at the end, " if start and end else ""
     text = (
-        f"Machine: {machine['cpus']} CPUs, commit {machine['commit'][:7]} "
-        f"(old: {machine['old_commit'][:7]}), "
-        f"{load}{_load_range([r['load_before'] for r in rows])} before the rows. {rounds} round(s) per row, "
-        f"interleaved; cells: the median steps/s (the kernel threads chosen; the load average before each "
-        f"round). Last column: the row's median beside {machine['busy']} busy loops over `serial`'s.\n\n"
+        f"Machine: {machine['cpus']} CPUs, commit {machine['commit'][:7]}"
+        + (f" (old: {machine['old_commit'][:7]})" if any(r.get("setting") == "old" for r in rows) else "")
+        + ", "
+        + f"{load}{_load_range([r['load_before'] for r in rows])} before the rows. {rounds} round(s) per "
+        f"row, interleaved; cells: the median steps/s (the kernel threads chosen; the load average before "
+        f"each round). Last column: the row's median beside {machine['busy']} busy loops over `serial`'s.\n\n"
     )
 
     def cell(mine: list[dict]) -> tuple[str, float | None]:
