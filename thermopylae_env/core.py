@@ -30,6 +30,7 @@ import numpy as np
 
 from thermopylae_env.actions import (
     IllegalActionError,
+    as_action_batch,
     as_action_index,
     as_seed,
     check_illegal_action_mode,
@@ -37,7 +38,7 @@ from thermopylae_env.actions import (
     check_options,
 )
 
-__all__ = ["ResetNeeded", "TurnBasedEnv", "check_render_mode"]
+__all__ = ["ActionQueue", "ResetNeeded", "TurnBasedEnv", "check_render_mode"]
 
 
 class ResetNeeded(RuntimeError, gym.error.ResetNeeded):
@@ -225,3 +226,27 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
     def _illegal_message(self, action: int, reason: str) -> str:
         """The message of the ``IllegalActionError`` raised in ``"raise"`` mode."""
         return reason
+
+
+class ActionQueue:
+    """The batch an SB3 ``VecEnv`` adapter holds between ``step_async`` and ``step_wait``, for every adapter
+    of the package: checked when it is queued (nothing is kept from a refused batch), taken once, and
+    refused before the adapter's first reset, so that nothing queued then is played later."""
+
+    def __init__(self, num_envs: int, num_actions: int) -> None:
+        self.num_envs = num_envs
+        self.num_actions = num_actions
+        self._actions: np.ndarray | None = None
+
+    def put(self, actions: object, ready: bool) -> None:
+        if not ready:
+            raise RuntimeError("step() called before reset()")
+        self._actions = as_action_batch(actions, self.num_envs, self.num_actions)
+
+    def take(self, ready: bool) -> np.ndarray:
+        if not ready:
+            raise RuntimeError("step() called before reset()")
+        actions, self._actions = self._actions, None
+        if actions is None:
+            raise RuntimeError("step_wait() called without step_async()")
+        return actions

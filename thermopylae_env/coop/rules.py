@@ -99,14 +99,30 @@ from thermopylae_env.coop.layout import (
     NUM_ACTIONS,
     NUM_SUPPORT,
     NUM_VALUES,
-    OBS,
     OBS_SIZE,
     RETREAT,
     SPARTAN_DECK_SIZE,
     VALUE_SCALE,
     decode_action,
 )
-from thermopylae_env.coop.observation import state_from_observation
+from thermopylae_env.coop.observation import (  # the offsets of the layout's pieces, named once there
+    _OBS_GRAVEYARD,
+    _OBS_HANDS,
+    _OBS_MARKER,
+    _OBS_OFFERS,
+    _OBS_PERSIAN_DECK,
+    _OBS_PERSIAN_DISCARD,
+    _OBS_PHASE,
+    _OBS_RECIPIENT,
+    _OBS_SEAT,
+    _OBS_SLOT1,
+    _OBS_SLOT2,
+    _OBS_SPARTAN_DECK,
+    _OBS_SUPPORT,
+    _OBS_UNSEEN_PERSIAN,
+    _OBS_UNSEEN_SPARTAN,
+    state_from_observation,
+)
 from thermopylae_env.coop.state import (
     _DISCARD,
     _DRAW_OFFER,
@@ -122,22 +138,6 @@ from thermopylae_env.errors import InvariantError
 
 __all__ = ["CoopGame"]
 
-# Observation offsets, from the layout (thermopylae_env.coop.layout).
-_OBS_PHASE = OBS["phase"].offset
-_OBS_SEAT = OBS["seat"].offset
-_OBS_RECIPIENT = OBS["recipient"].offset
-_OBS_HANDS = OBS["hands"].offset
-_OBS_SLOT1 = OBS["slot1"].offset
-_OBS_SLOT2 = OBS["slot2"].offset
-_OBS_MARKER = OBS["marker"].offset
-_OBS_SUPPORT = OBS["support"].offset
-_OBS_SPARTAN_DECK = OBS["spartan_deck"].offset
-_OBS_PERSIAN_DECK = OBS["persian_deck"].offset
-_OBS_GRAVEYARD = OBS["graveyard"].offset
-_OBS_PERSIAN_DISCARD = OBS["persian_discard"].offset
-_OBS_OFFERS = OBS["offers"].offset
-_OBS_UNSEEN_SPARTAN = OBS["unseen_spartan"].offset
-_OBS_UNSEEN_PERSIAN = OBS["unseen_persian"].offset
 _VALUE_SCALE = VALUE_SCALE
 
 

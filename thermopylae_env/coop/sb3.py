@@ -34,12 +34,13 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from thermopylae_env.actions import as_action_batch, check_illegal_action_penalty, check_reward_shaping
+from thermopylae_env.actions import check_illegal_action_penalty, check_reward_shaping
 from thermopylae_env.cards import PersianRows
 from thermopylae_env.coop.chance import ChanceFn
 from thermopylae_env.coop.layout import NUM_ACTIONS, OBS_SIZE
 from thermopylae_env.coop.vector_engine import CoopVectorEngine
 from thermopylae_env.coop.vector_engine import Stepper as _Stepper
+from thermopylae_env.core import ActionQueue
 
 __all__ = ["CoopSB3VecEnv"]
 
@@ -72,7 +73,7 @@ class CoopSB3VecEnv(VecEnv):
         self.engine = CoopVectorEngine(num_envs, num_players, persian_deck, chance, backend=backend)
         self._stepper = _Stepper(self.engine, illegal_action, illegal_action_penalty, reward_shaping)
         n = self.engine.num_envs
-        self._actions: np.ndarray | None = None
+        self._queue = ActionQueue(n, NUM_ACTIONS)
         self._episode_return = np.zeros(n, np.float64)
         self._episode_length = np.zeros(n, np.int64)
         self._t_start = time.time()
@@ -113,16 +114,10 @@ class CoopSB3VecEnv(VecEnv):
         else (None, a wrong shape or dtype, a value out of range, NaN) raises ``TypeError`` /
         ``ValueError`` here, naming the problem, and nothing changes (before :meth:`reset`, a
         ``RuntimeError``: nothing is queued for a later :meth:`step_wait`)."""
-        if not self._ready:
-            raise RuntimeError("step() called before reset()")
-        self._actions = as_action_batch(actions, self.num_envs, NUM_ACTIONS)
+        self._queue.put(actions, self._ready)
 
     def step_wait(self) -> VecEnvStepReturn:
-        if not self._ready:
-            raise RuntimeError("step() called before reset()")
-        actions, self._actions = self._actions, None
-        if actions is None:
-            raise RuntimeError("step_wait() called without step_async()")
+        actions = self._queue.take(self._ready)
         result = self._stepper(actions, None, checked=True)
         done = result.terminated
         self._episode_return += result.rewards

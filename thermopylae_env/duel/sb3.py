@@ -32,7 +32,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from thermopylae_env.actions import as_action_batch, as_game_seeds
+from thermopylae_env.actions import as_game_seeds
+from thermopylae_env.core import ActionQueue
 from thermopylae_env.duel.vector import GREEK, NUM_ACTIONS, OBS_SIZE, PERSIAN, DuelVectorEnv
 
 __all__ = ["DuelSB3VecEnv", "DuelSelfPlaySB3VecEnv"]
@@ -85,11 +86,11 @@ class _DuelSB3Base(VecEnv):
     parts: list[_Part]
 
     def _start(self, seed: int | None) -> None:
-        self._actions: np.ndarray | None = None
         self._t_start = time.time()
         self._ready = False
         super().__init__(sum(p.env.num_envs for p in self.parts),
                          gym.spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32), gym.spaces.Discrete(NUM_ACTIONS))
+        self._queue = ActionQueue(self.num_envs, NUM_ACTIONS)
         if seed is not None:
             self.seed(seed)
 
@@ -119,16 +120,10 @@ class _DuelSB3Base(VecEnv):
     def step_async(self, actions: np.ndarray) -> None:
         """Check ``actions`` (one integer in 0..20 per row); a bad batch, or a call before :meth:`reset`,
         raises here and nothing is queued."""
-        if not self._ready:
-            raise RuntimeError("step() called before reset()")
-        self._actions = as_action_batch(actions, self.num_envs, NUM_ACTIONS)
+        self._queue.put(actions, self._ready)
 
     def step_wait(self) -> VecEnvStepReturn:
-        if not self._ready:
-            raise RuntimeError("step() called before reset()")
-        actions, self._actions = self._actions, None
-        if actions is None:
-            raise RuntimeError("step_wait() called without step_async()")
+        actions = self._queue.take(self._ready)
         chunks = self._split(actions)
         first = 0
         for p, a in zip(self.parts, chunks, strict=True):  # every part checked before any part moves
