@@ -756,6 +756,7 @@ def _random_play(game: CoopGame, rng: np.random.Generator, check_roundtrip: bool
     return state
 
 
+@pytest.mark.slow  # a long run; the default suite keeps the shorter checks of the same code
 def test_random_masked_games_keep_every_card_in_exactly_one_place():
     rng = np.random.default_rng(2024)
     ends = set()
