@@ -5,6 +5,6 @@ Importing this package registers ``python_thermopylae_coop`` and ``python_thermo
 it. See ``docs/openspiel.md``.
 """
 
-from thermopylae_agents.openspiel import coop  # noqa: F401  (registers the games)
+from thermopylae_agents.openspiel import coop, duel  # noqa: F401  (registers the games)
 
-__all__ = ["coop"]
+__all__ = ["coop", "duel"]

@@ -42,7 +42,8 @@ class ScriptedChance:
         return np.array(picks, dtype=np.int64)
 
     def permutation(self, *args: object, **kwargs: object) -> np.ndarray:
-        raise RuntimeError("the engine asked for a shuffle; the OpenSpiel games deal the decks as chance nodes")
+        raise RuntimeError("the engine asked for a shuffle; the OpenSpiel games deal the decks as chance "
+                           "nodes")
 
     def check_used(self) -> None:
         """Raise ``RuntimeError`` if an outcome chosen for the engine was not drawn."""

@@ -253,8 +253,9 @@ class ThermopylaeCoopState(pyspiel.State):
         phase = "over" if state.terminated else _PHASE_NAMES[state.phase]
         waiting = f" rolling {len(self._dice)}/{self._dice_needed} dice" if self._fight >= 0 else ""
         return (f"{phase}{waiting} seat {state.current_player} recipient {state.recipient} | hands {hands} | "
-                f"line {line} | marker {state.marker} support {state.support} | graveyard "
-                f"{len(state.graveyard)} persian discard {len(state.persian_discard)} offers {state.offers} | "
+                f"line {line} | marker {state.marker} support {state.support} | "
+                f"graveyard {len(state.graveyard)} persian discard {len(state.persian_discard)} "
+                f"offers {state.offers} | "
                 f"spartan deck {unseen} | persian deck {sorted(state.persian_deck)}")
 
     def _slot_text(self, row: int) -> str:
