@@ -5,6 +5,12 @@ Importing this package registers ``python_thermopylae_coop`` and ``python_thermo
 it. See ``docs/openspiel.md``.
 """
 
-from thermopylae_agents.openspiel import coop, duel  # noqa: F401  (registers the games)
+try:
+    import pyspiel  # noqa: F401
+except ImportError:
+    raise ImportError("thermopylae_agents.openspiel needs the 'openspiel' extra (open_spiel is not "
+                      "installed): pip install 'thermopylae-env[openspiel]'") from None
+
+from thermopylae_agents.openspiel import coop, duel  # noqa: E402,F401  (registers the games)
 
 __all__ = ["coop", "duel"]
