@@ -203,6 +203,44 @@ def test_duel_players_see_their_own_hands_and_not_the_other():
     assert one.information_state_string(PERSIAN) != two.information_state_string(PERSIAN)
 
 
+def _deal_variant(name: str, seed: int) -> list[int]:
+    """Deals that differ only in what a player does not see at first: the co-op decks below their
+    top cards; the duel's Persian deck (the Greek deck stays)."""
+    fixed = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
+    if name == COOP:
+        spartan, persian = fixed.permutation(20).tolist(), fixed.permutation(28).tolist()
+        spartan = spartan[:8] + rng.permutation(spartan[8:]).tolist()
+        persian = persian[:6] + rng.permutation(persian[6:]).tolist()
+        return coop_deal(spartan, persian)
+    return duel_deal(fixed.permutation(52).tolist(), (52 + rng.permutation(52)).tolist())
+
+
+@pytest.mark.parametrize("name", [COOP, DUEL])
+def test_an_information_state_fixes_the_legal_actions_and_the_tensors(name):
+    """OpenSpiel's contract for an information state: the states a player cannot tell apart (here the
+    same play from deals that differ in what is hidden) have the same legal actions and the same
+    information-state tensor."""
+    game = pyspiel.load_game(name)
+    seen: dict[tuple[int, str], tuple] = {}
+    histories: dict[tuple[int, str], set] = {}
+    for seed in range(30):
+        state, rng = _dealt(game, _deal_variant(name, seed)), np.random.default_rng(0)
+        for _ in range(80):
+            if state.is_terminal():
+                break
+            if state.is_chance_node():
+                _play_chance(state, rng)
+                continue
+            player = state.current_player()
+            key = (player, state.information_state_string(player))
+            value = (tuple(state.legal_actions()), tuple(state.information_state_tensor(player)))
+            assert seen.setdefault(key, value) == value
+            histories.setdefault(key, set()).add(tuple(state.history()))
+            state.apply_action(int(rng.choice(state.legal_actions())))
+    assert sum(len(h) > 1 for h in histories.values()) > 5  # states told apart by nothing seen
+
+
 # ----------------------------------------------------------------------------------------------------------
 # The same games as the engines, from the same chance outcomes
 
