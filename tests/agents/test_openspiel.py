@@ -1,0 +1,349 @@
+"""The OpenSpiel games (thermopylae_agents.openspiel): OpenSpiel's own checks, the information they hide,
+serialisation, and the same games as the rules engines from the same chance outcomes."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pyspiel = pytest.importorskip(
+    "pyspiel", reason="open_spiel is not installed (pip install -e '.[openspiel]'; CI installs it)"
+)
+
+import thermopylae_agents.openspiel  # noqa: E402,F401  (registers the games)
+from thermopylae_agents.openspiel.coop import (  # noqa: E402
+    DIE_OUTCOME,
+    PERSIAN_OUTCOME,
+    SPARTAN_OUTCOME,
+)
+from thermopylae_agents.openspiel.coop import chance_outcomes_of as coop_deal  # noqa: E402
+from thermopylae_agents.openspiel.duel import chance_outcomes_of as duel_deal  # noqa: E402
+from thermopylae_env.coop.layout import DECLINE as COOP_DECLINE  # noqa: E402
+from thermopylae_env.coop.layout import NUM_ACTIONS as COOP_ACTIONS  # noqa: E402
+from thermopylae_env.coop.rules import CoopGame  # noqa: E402
+from thermopylae_env.duel.layout import ADD_BASE, DECLINE, GREEK, PERSIAN  # noqa: E402
+from thermopylae_env.duel.layout import NUM_ACTIONS as DUEL_ACTIONS  # noqa: E402
+from thermopylae_env.duel.rules import DuelGame, Phase  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+COOP = "python_thermopylae_coop"
+DUEL = "python_thermopylae_duel"
+
+
+def _play_chance(state, rng: np.random.Generator) -> None:
+    outcomes, probs = zip(*state.chance_outcomes(), strict=True)
+    state.apply_action(int(rng.choice(outcomes, p=probs)))
+
+
+def _dealt(game, outcomes: list[int]):
+    state = game.new_initial_state()
+    for outcome in outcomes:
+        state.apply_action(outcome)
+    return state
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Loading and OpenSpiel's own checks
+
+
+def test_both_games_load_after_one_import_with_the_envs_action_spaces():
+    coop = pyspiel.load_game(COOP)
+    duel = pyspiel.load_game(DUEL)
+    assert coop.num_players() == 1 and coop.num_distinct_actions() == COOP_ACTIONS
+    assert duel.num_players() == 2 and duel.num_distinct_actions() == DUEL_ACTIONS
+    assert duel.get_type().utility == pyspiel.GameType.Utility.ZERO_SUM
+    assert duel.get_type().information == pyspiel.GameType.Information.IMPERFECT_INFORMATION
+    assert pyspiel.load_game(COOP, {"seats": 3}).engine.num_players == 3
+    assert pyspiel.load_game(f"{COOP}(seats=4)").engine.num_players == 4
+
+
+def test_coop_rejects_a_seat_count_outside_1_to_4():
+    with pytest.raises(ValueError, match="seats must be 1..4"):
+        pyspiel.load_game(COOP, {"seats": 5})
+
+
+@pytest.mark.parametrize("seats", [1, 4])
+def test_coop_passes_openspiels_random_simulation_checks(seats):
+    pyspiel.random_sim_test(pyspiel.load_game(COOP, {"seats": seats}), num_sims=8, serialize=True,
+                            verbose=False)
+
+
+def test_duel_passes_openspiels_random_simulation_checks():
+    pyspiel.random_sim_test(pyspiel.load_game(DUEL), num_sims=2, serialize=True, verbose=False)
+
+
+@pytest.mark.parametrize("name", [COOP, DUEL])
+def test_a_state_survives_serialisation_mid_game(name):
+    game = pyspiel.load_game(name)
+    state = game.new_initial_state()
+    rng = np.random.default_rng(3)
+    decisions = 0
+    while decisions < 25 and not state.is_terminal():
+        if state.is_chance_node():
+            _play_chance(state, rng)
+        else:
+            state.apply_action(int(rng.choice(state.legal_actions())))
+            decisions += 1
+    text = pyspiel.serialize_game_and_state(game, state)
+    game2, state2 = pyspiel.deserialize_game_and_state(text)
+    assert state2.history() == state.history()
+    assert str(state2) == str(state)
+    for player in range(game.num_players()):
+        assert state2.information_state_string(player) == state.information_state_string(player)
+        assert state2.observation_tensor(player) == state.observation_tensor(player)
+    assert state2.legal_actions() == state.legal_actions()
+
+
+def test_chance_outcomes_are_uniform_over_what_is_left():
+    coop = pyspiel.load_game(COOP).new_initial_state()
+    first = coop.chance_outcomes()
+    assert [o for o, _ in first] == list(range(SPARTAN_OUTCOME, PERSIAN_OUTCOME))
+    assert sum(p for _, p in first) == pytest.approx(1.0)
+    coop.apply_action(SPARTAN_OUTCOME + 7)
+    assert SPARTAN_OUTCOME + 7 not in [o for o, _ in coop.chance_outcomes()]
+    assert coop.chance_outcomes()[0][1] == pytest.approx(1 / 19)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# What the information state hides
+
+
+def _swap(order: list[int], i: int, j: int) -> list[int]:
+    order = list(order)
+    order[i], order[j] = order[j], order[i]
+    return order
+
+
+def test_coop_information_state_hides_the_deck_order_below_the_cards_drawn():
+    game = pyspiel.load_game(COOP, {"seats": 2})
+    spartan = [int(c) for c in np.random.default_rng(0).permutation(20)]
+    persian = [int(r) for r in np.random.default_rng(1).permutation(28)]
+    # Two deals that differ only in the order of the bottom two cards of each deck.
+    one = _dealt(game, coop_deal(spartan, persian))
+    two = _dealt(game, coop_deal(_swap(spartan, 18, 19), _swap(persian, 26, 27)))
+    assert str(one) != str(two)
+    rng = np.random.default_rng(2)
+    compared = 0
+    while not one.is_terminal():
+        hidden = one.engine_state
+        if hidden.spartan_pos > 18 or hidden.persian_pos > 26:
+            break  # a swapped card has been drawn: the deals are told apart now
+        if one.is_chance_node():
+            action = int(rng.choice([o for o, _ in one.chance_outcomes()]))
+        else:
+            assert one.information_state_string(0) == two.information_state_string(0)
+            assert one.information_state_tensor(0) == two.information_state_tensor(0)
+            assert one.observation_string(0) == two.observation_string(0)
+            assert one.legal_actions() == two.legal_actions()
+            action = int(rng.choice(one.legal_actions()))
+            compared += 1
+        one.apply_action(action)
+        two.apply_action(action)
+    assert compared > 5
+
+
+def test_coop_information_state_tensor_is_the_envs_observation():
+    game = pyspiel.load_game(COOP)
+    state = game.new_initial_state()
+    rng = np.random.default_rng(5)
+    while state.is_chance_node():
+        _play_chance(state, rng)
+    expected = game.engine.observe(state.engine_state)
+    assert np.array_equal(np.asarray(state.information_state_tensor(0), np.float32), expected)
+    assert np.array_equal(np.asarray(state.observation_tensor(0), np.float32), expected)
+
+
+def _duel_at_a_persian_attack(seed: int):
+    game = pyspiel.load_game(DUEL)
+    rng = np.random.default_rng(seed)
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        if state.is_chance_node():
+            _play_chance(state, rng)
+            continue
+        hidden = state.engine_state
+        if hidden.phase == Phase.ATTACK and len(state.legal_actions()) > 2:
+            return state
+        legal = state.legal_actions()
+        state.apply_action(int(rng.choice([a for a in legal if a != DECLINE] or legal)))
+    raise AssertionError("no attack with a card to add in this game")
+
+
+def test_duel_greek_does_not_see_the_cards_a_persian_adds_then_takes_back():
+    state = _duel_at_a_persian_attack(seed=4)
+    declined = state.clone()
+    declined.apply_action(DECLINE)
+    added = state.clone()
+    added.apply_action(next(a for a in added.legal_actions() if a >= ADD_BASE))
+    added.apply_action(DECLINE)
+    assert str(declined) == str(added)  # the same game goes on
+    assert declined.information_state_string(GREEK) == added.information_state_string(GREEK)
+    assert declined.information_state_tensor(GREEK) == added.information_state_tensor(GREEK)
+    assert declined.information_state_string(PERSIAN) != added.information_state_string(PERSIAN)
+
+
+def test_duel_players_see_their_own_hands_and_not_the_other():
+    game = pyspiel.load_game(DUEL)
+    greek = [int(c) for c in np.random.default_rng(6).permutation(52)]
+    persian = [52 + int(c) for c in np.random.default_rng(7).permutation(52)]
+    one = _dealt(game, duel_deal(greek, persian))
+    # The same Greek deck; the Persian's first five cards (hand and first draw) replaced by deep ones.
+    other = persian[40:45] + persian[5:40] + persian[:5] + persian[45:]
+    two = _dealt(game, duel_deal(greek, other))
+    kinds = game.engine.card_kinds
+    assert sorted(kinds[c] for c in one.engine_state.hands[PERSIAN]) != \
+        sorted(kinds[c] for c in two.engine_state.hands[PERSIAN])
+    assert one.information_state_string(GREEK) == two.information_state_string(GREEK)
+    assert one.observation_tensor(GREEK) == two.observation_tensor(GREEK)
+    assert one.information_state_string(PERSIAN) != two.information_state_string(PERSIAN)
+
+
+def _deal_variant(name: str, seed: int) -> list[int]:
+    """Deals that differ only in what a player does not see at first: the co-op decks below their
+    top cards; the duel's Persian deck (the Greek deck stays)."""
+    fixed = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
+    if name == COOP:
+        spartan, persian = fixed.permutation(20).tolist(), fixed.permutation(28).tolist()
+        spartan = spartan[:8] + rng.permutation(spartan[8:]).tolist()
+        persian = persian[:6] + rng.permutation(persian[6:]).tolist()
+        return coop_deal(spartan, persian)
+    return duel_deal(fixed.permutation(52).tolist(), (52 + rng.permutation(52)).tolist())
+
+
+@pytest.mark.parametrize("name", [COOP, DUEL])
+def test_an_information_state_fixes_the_legal_actions_and_the_tensors(name):
+    """OpenSpiel's contract for an information state: the states a player cannot tell apart (here the
+    same play from deals that differ in what is hidden) have the same legal actions and the same
+    information-state tensor."""
+    game = pyspiel.load_game(name)
+    seen: dict[tuple[int, str], tuple] = {}
+    histories: dict[tuple[int, str], set] = {}
+    for seed in range(30):
+        state, rng = _dealt(game, _deal_variant(name, seed)), np.random.default_rng(0)
+        for _ in range(80):
+            if state.is_terminal():
+                break
+            if state.is_chance_node():
+                _play_chance(state, rng)
+                continue
+            player = state.current_player()
+            key = (player, state.information_state_string(player))
+            value = (tuple(state.legal_actions()), tuple(state.information_state_tensor(player)))
+            assert seen.setdefault(key, value) == value
+            histories.setdefault(key, set()).add(tuple(state.history()))
+            state.apply_action(int(rng.choice(state.legal_actions())))
+    assert sum(len(h) > 1 for h in histories.values()) > 5  # states told apart by nothing seen
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The same games as the engines, from the same chance outcomes
+
+
+def _coop_engine_game(engine: CoopGame, seed: int) -> tuple[list[int], object]:
+    """A random game on the engine: the OpenSpiel history of its chance outcomes and actions, and its
+    final state."""
+    rng = np.random.default_rng(seed)
+    state = engine.init(rng)
+    history = coop_deal(list(state.spartan_order), list(state.persian_order))
+    while not state.terminated:
+        action = int(rng.choice(np.flatnonzero(engine.legal_action_mask(state))))
+        events: list = []
+        engine.step(state, action, rng, events)
+        history.append(action)
+        for event in events:
+            if event["type"] == "fight":
+                history += [DIE_OUTCOME + die - 1 for die in event["dice"]]
+    return history, state
+
+
+@pytest.mark.parametrize("seats", [1, 2, 3, 4])
+def test_coop_replays_the_engines_games_from_their_chance_outcomes(seats):
+    game = pyspiel.load_game(COOP, {"seats": seats})
+    for seed in range(40):
+        history, final = _coop_engine_game(CoopGame(seats), 100 * seats + seed)
+        state = game.new_initial_state()
+        decisions = 0
+        for action in history:
+            if not state.is_chance_node():
+                decisions += 1
+                assert action in state.legal_actions()
+            state.apply_action(action)
+        assert state.is_terminal()
+        assert state.returns() == [1.0 if final.won else -1.0]
+        assert state.engine_state.key() == final.key()
+        assert decisions <= game.max_game_length()
+
+
+def _duel_engine_game_with_hand_sizes(engine: DuelGame, seed: int) -> tuple[list[int], object]:
+    """As the engine plays it, noting for each discard card how many cards its victim held, since the
+    engine draws the hits at random only from a hand of more than 2 cards."""
+    rng = np.random.default_rng(seed)
+    state = engine.init(rng)
+    greek, persian = state.decks
+    history = duel_deal(list(greek), list(persian))
+    while not state.terminated:
+        action = int(rng.choice(engine.legal_actions(state)))
+        victim_cards = len(state.hands[1 - state.current_player])
+        events: list = []
+        engine.step(state, action, rng, events)
+        history.append(action)
+        for event in events:
+            if event["type"] == "play_discard_card" and victim_cards > 2:
+                history += event["discarded"]
+    return history, state
+
+
+def test_duel_replays_the_engines_games_from_their_chance_outcomes():
+    game = pyspiel.load_game(DUEL)
+    engine = DuelGame()
+    hits = 0
+    for seed in range(25):
+        history, final = _duel_engine_game_with_hand_sizes(engine, seed)
+        state = game.new_initial_state()
+        decisions = 0
+        for action in history:
+            if state.is_chance_node():
+                hits += state.engine_state is not None
+            else:
+                decisions += 1
+                assert action in state.legal_actions()
+            state.apply_action(action)
+        assert state.is_terminal()
+        assert state.returns() == [float(r) for r in engine.returns(final)]
+        assert dataclasses.astuple(state.engine_state) == dataclasses.astuple(final)
+        assert decisions <= game.max_game_length()
+    assert hits > 0  # some discard cards hit cards at random
+
+
+def test_coop_decline_is_the_envs_action_id():
+    state = pyspiel.load_game(COOP).new_initial_state()
+    assert state.action_to_string(0, COOP_DECLINE) == "decline draw"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The documentation's example
+
+
+def test_the_docs_example_runs():
+    page = (ROOT / "docs" / "openspiel.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    assert blocks, "docs/openspiel.md has no python example"
+    namespace: dict = {}
+    exec(compile("\n".join(blocks), "docs/openspiel.md", "exec"), namespace)  # noqa: S102
+    assert namespace["returns"] in ([1.0], [-1.0])
+    assert namespace["policy"]
+
+
+def test_without_open_spiel_the_import_names_the_extra(monkeypatch):
+    for name in [n for n in sys.modules if n.startswith("thermopylae_agents.openspiel")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pyspiel", None)
+    with pytest.raises(ImportError, match=r"needs the 'openspiel' extra") as error:
+        __import__("thermopylae_agents.openspiel")
+    assert "\n" not in str(error.value)
