@@ -128,8 +128,9 @@ def _coop_index(name: str, description: dict[str, Any]) -> list[dict[str, Any]]:
     last = row["base_seed"] + row["games"] - 1
     metric = _metric(row["win_rate"], f"win rate on {row['games']} paired deals", row["games"],
                      seeds=f"{row['base_seed']}..{last}", wins=row["wins"], ci95=row["ci95"])
+    game = f"thermopylae/Coop-v0, {players} player{'s' if players > 1 else ''}"
     return [{"task": {"type": "reinforcement-learning", "name": "co-op game, the whole team"},
-             "dataset": {"type": description["env_id"], "name": f"thermopylae/Coop-v0, {players} players",
+             "dataset": {"type": description["env_id"], "name": game,
                          "args": {"num_players": players, "results_file": COOP_RESULTS[name]}},
              "metrics": [metric]}]
 
