@@ -615,7 +615,7 @@ def write_policy(
     the arrays' SHA-256 filled in. The pair is loaded back and its arrays compared (bit for bit) before
     returning ``(json_path, arrays_path)``; a description that does not fit the arrays is refused
     before anything is written."""
-    from safetensors.numpy import save_file
+    from safetensors.numpy import save
 
     json_path = Path(json_path)
     if json_path.suffix != ".json":
@@ -627,7 +627,7 @@ def write_policy(
     _check_arrays(full, data, where)
     target = arrays_path(json_path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    save_file(data, os.fspath(target))
+    target.write_bytes(save(data))  # the process's usual file mode (save_file makes owner-only files)
     full["arrays_sha256"] = _sha256(target)
     json_path.write_text(json.dumps(full, indent=2) + "\n", encoding="utf-8")
     loaded = load_safe_policy(json_path)
