@@ -200,7 +200,8 @@ def write_hf_folder(policy: str | os.PathLike[str], out_dir: str | os.PathLike[s
     """Write the policy ``policy`` (a shipped name or a path, any format version) as a folder ready to
     upload to the Hugging Face Hub: ``README.md`` (its own card ``NAME.md`` when it has one with front
     matter, else :func:`default_card`), ``config.json`` and ``model.safetensors``. The folder must be new
-    or empty. The written pair is loaded back and its arrays compared before returning the folder."""
+    or empty. The written pair is loaded back and its arrays compared before returning the folder's
+    absolute path."""
     out = Path(out_dir)
     _check_out_dir(out)
     source = description_path(policy)
@@ -213,4 +214,4 @@ def write_hf_folder(policy: str | os.PathLike[str], out_dir: str | os.PathLike[s
     out.mkdir(parents=True, exist_ok=True)
     write_policy(out / HF_CONFIG, description, loaded.arrays)
     (out / "README.md").write_text(card, encoding="utf-8")
-    return out
+    return out.resolve()  # a path, never read as a shipped name (a bare "hub" would be)
