@@ -582,3 +582,56 @@ def test_every_shipped_description_records_its_provenance(name):
     for entry in decks.values():
         digest = hashlib.sha256((seeds_dir() / entry["name"]).read_bytes()).hexdigest()
         assert entry["sha256"] == digest, entry["name"]
+
+
+def test_exporting_the_shipped_zips_again_gives_the_same_arrays_and_keeps_their_provenance(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from thermopylae_agents.cli.export import main
+
+    assert main(["--shipped", "--out-dir", str(tmp_path)]) == 0
+    for name in SHIPPED_ENV_IDS:
+        again = json.loads((tmp_path / f"{name}.json").read_text())
+        shipped = json.loads((POLICY_DIR / f"{name}.json").read_text())
+        assert (tmp_path / f"{name}.safetensors").read_bytes() == \
+            (POLICY_DIR / f"{name}.safetensors").read_bytes(), name
+        assert again["arrays_sha256"] == shipped["arrays_sha256"]
+        kept = {k: v for k, v in again["provenance"].items() if k != "written_by"}
+        assert kept == {k: v for k, v in shipped["provenance"].items() if k != "written_by"}, name
+
+
+def test_export_records_the_training_given_and_unknown_otherwise(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from thermopylae_agents.cli.export import main
+
+    zip_path = str(POLICY_DIR / "duel_greek_maskable_ppo.zip")
+    training = ["--training-commit", "abc1234", "--training-command", "python scripts/train.py duel-greek",
+                "--package-version", "0.1.0"]
+    assert main([zip_path, "--env-id", "greek", "--out-dir", str(tmp_path / "a"), *training]) == 0
+    assert main([zip_path, "--env-id", "greek", "--out-dir", str(tmp_path / "b")]) == 0
+    given = load_safe_policy(tmp_path / "a" / "duel_greek_maskable_ppo.json").description["provenance"]
+    assert (given["training_commit"], given["package_version"]) == ("abc1234", "0.1.0")
+    assert given["training_command"] == "python scripts/train.py duel-greek"
+    unknown = load_safe_policy(tmp_path / "b" / "duel_greek_maskable_ppo.json").description["provenance"]
+    assert [unknown[k] for k in ("training_commit", "training_command", "package_version")] == ["unknown"] * 3
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["--shipped", "--training-commit", "abc"], "shipped ones are known"),
+        (["--policy", "coop_maskable_ppo"], "--policy is for --hf-folder"),
+        (["--hf-folder", "hub", "--policy", "coop_maskable_ppo", "--shipped"], "--policy only"),
+        (["--hf-folder", "hub", "--policy", "no_such_policy"], "no shipped policy"),
+    ],
+)
+def test_export_refuses_bad_provenance_or_folder_arguments_before_writing(tmp_path, monkeypatch, capsys, args,
+                                                                          problem):
+    from thermopylae_agents.cli.export import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(args)
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and problem in err
+    assert list(tmp_path.iterdir()) == []
