@@ -148,7 +148,7 @@ def _jobs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Job
     outputs = [(Path(args.out_dir) if args.out_dir else zip_path.parent) / zip_path.stem
                for zip_path, _, _, _ in jobs]
     if len(set(outputs)) != len(outputs):
-        parser.error("two models would be written to the same NAME.json / NAME.npz")
+        parser.error("two models would be written to the same NAME.json / NAME.safetensors")
     return jobs
 
 
@@ -199,12 +199,12 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     for zip_path, env_id, options, provenance in jobs:
         out_dir = Path(args.out_dir) if args.out_dir else zip_path.parent
         try:
-            json_path, npz_path = export_sb3_policy(load_model(zip_path), out_dir / zip_path.stem, env_id,
+            json_path, arrays_path = export_sb3_policy(load_model(zip_path), out_dir / zip_path.stem, env_id,
                                                     source=zip_path.name, env_options=options,
                                                     provenance=provenance)
         except (ValueError, OSError) as err:
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             parser.error(f"{zip_path}: {first}")
-        size = npz_path.stat().st_size + json_path.stat().st_size
-        print(f"{zip_path} -> {json_path} + {npz_path.name} ({math.ceil(size / 1024)} KB)")
+        size = arrays_path.stat().st_size + json_path.stat().st_size
+        print(f"{zip_path} -> {json_path} + {arrays_path.name} ({math.ceil(size / 1024)} KB)")
     return 0
