@@ -152,8 +152,9 @@ def limitations(description: Mapping[str, Any]) -> str:
     """The *Limitations* section of a policy's card."""
     return (
         f"Trained and measured on `{description['env_id']}`{_team(description)}, default decks only: "
-        "the registry refuses it for another env or team size, and another Persian deck is outside "
-        "its training distribution. It sees one seat's observation and the action mask, nothing more. "
+        "the registry refuses it for any other game (env id or team size), and another Persian deck is "
+        "outside its training distribution. It sees one seat's observation and the action mask, nothing "
+        "more. "
         "The measured win rates hold for the opponents and deals they were measured on; they say nothing "
         "of other opponents. It is a research baseline for a card game, not a player of real stakes.\n"
     )
