@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import pickle
 import re
@@ -13,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import thermopylae_env  # noqa: F401
+import thermopylae_env
 from thermopylae_agents.policies import safe_policy
 from thermopylae_agents.policies.safe_policy import (
     POLICY_DIR,
@@ -127,18 +128,37 @@ def test_export_then_load_round_trip_gives_the_same_logits(tmp_path):
     from thermopylae_agents.policies.sb3_agent import load_model
 
     model = load_model(POLICY_DIR / "duel_greek_maskable_ppo.zip")
-    json_path, npz_path = export_sb3_policy(model, tmp_path / "greek", "thermopylae/DuelGreek-v0")
+    json_path, arrays_path = export_sb3_policy(model, tmp_path / "greek", "thermopylae/DuelGreek-v0",
+                                               provenance={"training_command": "python train.py"})
+    assert arrays_path.suffix == ".safetensors"
     policy = load_safe_policy(json_path)
     obs = np.random.default_rng(0).random((64, policy.observation_size), dtype=np.float32)
     np.testing.assert_allclose(policy.logits(obs), FrozenPolicy(model).logits(obs), rtol=1e-5, atol=1e-5)
-    assert load_safe_policy(npz_path).name == "greek"
+    assert load_safe_policy(arrays_path).name == "greek"
+    provenance = policy.description["provenance"]
+    assert provenance["training_commit"] == "unknown" and provenance["package_version"] == "unknown"
+    assert provenance["training_command"] == "python train.py"
+    assert provenance["written_by"]["package_version"] == thermopylae_env.__version__
+    assert set(provenance["decks"]) == {"greek", "persian"}
 
 
 def _copy_pair(tmp_path: Path, name: str = "coop_maskable_ppo") -> tuple[Path, Path]:
+    """An old (format version 1) pair of the shipped policy ``name``: its arrays as ``NAME.npz``."""
     json_path, npz_path = tmp_path / f"{name}.json", tmp_path / f"{name}.npz"
-    json_path.write_bytes((POLICY_DIR / f"{name}.json").read_bytes())
-    npz_path.write_bytes((POLICY_DIR / f"{name}.npz").read_bytes())
+    np.savez(npz_path, **load_safe_policy(name).arrays)
+    description = json.loads((POLICY_DIR / f"{name}.json").read_text())
+    description.pop("provenance")
+    description.update(format_version=1, arrays_sha256=safe_policy._sha256(npz_path))
+    json_path.write_text(json.dumps(description))
     return json_path, npz_path
+
+
+def _copy_v2_pair(tmp_path: Path, name: str = "coop_maskable_ppo") -> tuple[Path, Path]:
+    """A copy of the shipped pair ``name`` (format version 2: ``NAME.safetensors``)."""
+    json_path, st_path = tmp_path / f"{name}.json", tmp_path / f"{name}.safetensors"
+    json_path.write_bytes((POLICY_DIR / f"{name}.json").read_bytes())
+    st_path.write_bytes((POLICY_DIR / f"{name}.safetensors").read_bytes())
+    return json_path, st_path
 
 
 def test_array_file_that_does_not_match_its_description_is_refused(tmp_path):
@@ -166,7 +186,11 @@ def test_object_arrays_are_refused_without_unpickling(tmp_path, no_unpickling):
     ("change", "message"),
     [
         (lambda d: d.update(features="conv"), "features must be one of"),
-        (lambda d: d.update(format_version=2), "version"),
+        (lambda d: d.update(format_version=3), "version"),
+        (lambda d: d.update(format_version=True), "version"),
+        (lambda d: d.update(provenance=[]), "provenance must be an object"),
+        (lambda d: d.update(provenance={"a": {"b": {"c": {}}}}), "nested two levels"),
+        (lambda d: d.update(provenance={"decks": [1]}), "provenance.decks must be"),
         (lambda d: d["layers"].insert(1, {"type": "sigmoid"}), "type must be linear"),
         (lambda d: d["layers"][0].update({"in": 115}), "takes 115 inputs"),
         (lambda d: d.update(extra=1), "unknown keys"),
@@ -175,7 +199,7 @@ def test_object_arrays_are_refused_without_unpickling(tmp_path, no_unpickling):
     ],
 )
 def test_bad_description_is_refused_with_the_problem_named(tmp_path, change, message):
-    json_path, _ = _copy_pair(tmp_path)
+    json_path, _ = _copy_v2_pair(tmp_path)
     description = json.loads(json_path.read_text())
     change(description)
     json_path.write_text(json.dumps(description))
@@ -349,7 +373,8 @@ def test_a_description_without_env_options_was_trained_on_the_default_game(tmp_p
 def _fake_pair(folder: Path, name: str) -> None:
     """A valid pair named ``name`` in ``folder`` that is not the shipped policy of that name (the duel
     Greek network, which also plays another game)."""
-    (folder / f"{name}.npz").write_bytes((POLICY_DIR / "duel_greek_maskable_ppo.npz").read_bytes())
+    greek = POLICY_DIR / "duel_greek_maskable_ppo.safetensors"
+    (folder / f"{name}.safetensors").write_bytes(greek.read_bytes())
     (folder / f"{name}.json").write_bytes((POLICY_DIR / "duel_greek_maskable_ppo.json").read_bytes())
 
 
@@ -406,7 +431,9 @@ def test_an_array_file_that_is_not_a_zip_is_one_value_error(tmp_path):
 
 
 def test_a_truncated_array_file_is_one_value_error(tmp_path):
-    data = (POLICY_DIR / "coop_maskable_ppo.npz").read_bytes()
+    (tmp_path / "whole").mkdir()
+    _, npz_path = _copy_pair(tmp_path / "whole")
+    data = npz_path.read_bytes()
     _single_value_error(_write_npz_bytes(tmp_path, data[: len(data) // 2]))
 
 
@@ -462,3 +489,149 @@ def test_an_npy_header_with_another_shape_is_refused(tmp_path):
     np.savez(npz_path, **arrays)
     _rehash(json_path, npz_path)
     assert "linear0.bias" in _single_value_error(json_path)
+
+
+# ----------------------------------------------------------------- format 2 (safetensors), format 1
+
+
+def test_an_old_npz_pair_still_loads_and_plays_as_the_shipped_safetensors(tmp_path):
+    json_path, npz_path = _copy_pair(tmp_path)
+    old, new = load_safe_policy(npz_path), load_safe_policy("coop_maskable_ppo")
+    assert old.description["format_version"] == 1 and new.description["format_version"] == 2
+    obs = np.random.default_rng(1).random((32, old.observation_size), dtype=np.float32)
+    np.testing.assert_array_equal(old.logits(obs), new.logits(obs))
+
+
+def test_upgrade_policy_rewrites_an_old_pair_with_bit_identical_arrays(tmp_path):
+    json_path, _ = _copy_pair(tmp_path)
+    written, arrays_path = safe_policy.upgrade_policy(json_path, tmp_path / "new", {"training_commit": "abc"})
+    assert arrays_path.name == "new.safetensors"
+    upgraded = load_safe_policy(written)
+    assert upgraded.description["format_version"] == 2
+    assert upgraded.description["provenance"] == {"training_commit": "abc"}
+    for key, array in load_safe_policy(json_path).arrays.items():
+        assert upgraded.arrays[key].dtype == array.dtype and upgraded.arrays[key].tobytes() == array.tobytes()
+
+
+def _write_safetensors(tmp_path: Path, arrays=None, data: bytes | None = None) -> Path:
+    """A copy of the shipped pair whose ``.safetensors`` holds ``arrays`` (or the bytes ``data``),
+    rehashed so that only the arrays are wrong."""
+    from safetensors.numpy import save
+
+    json_path, st_path = _copy_v2_pair(tmp_path)
+    st_path.write_bytes(data if data is not None else save(arrays))
+    _rehash(json_path, st_path)
+    return json_path
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda a: a.update({"linear0.bias": a["linear0.bias"].astype(np.float64)}), "float32"),
+        (lambda a: a.update({"linear0.bias": a["linear0.bias"][:64]}), "linear0.bias"),
+        (lambda a: a.update({"extra": np.zeros(3, np.float32)}), "no layer uses"),
+        (lambda a: a.pop("linear1.weight"), "linear1.weight"),
+        (lambda a: a.update({"linear0.bias": a["linear0.bias"] * np.float32("nan")}), "non-finite"),
+    ],
+)
+def test_a_safetensors_file_that_does_not_fit_its_description_is_one_value_error(tmp_path, change, message):
+    arrays = dict(load_safe_policy("coop_maskable_ppo").arrays)
+    change(arrays)
+    assert message in _single_value_error(_write_safetensors(tmp_path, arrays))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\xff" * 64,
+        (10**12).to_bytes(8, "little") + b"{}",        # a header that claims a terabyte
+        (2).to_bytes(8, "little") + b"[]",             # a header that is not an object
+    ],
+)
+def test_bytes_that_are_not_a_safetensors_file_are_one_value_error(tmp_path, data):
+    _single_value_error(_write_safetensors(tmp_path, data=data))
+
+
+def test_a_truncated_safetensors_file_is_one_value_error(tmp_path):
+    data = (POLICY_DIR / "coop_maskable_ppo.safetensors").read_bytes()
+    _single_value_error(_write_safetensors(tmp_path, data=data[: len(data) // 2]))
+
+
+def test_a_safetensors_file_larger_than_its_description_is_refused_before_it_is_read(tmp_path):
+    json_path, st_path = _copy_v2_pair(tmp_path)
+    st_path.write_bytes(st_path.read_bytes() + b"\0" * 100_000)
+    assert "at most" in _single_value_error(json_path)
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_ENV_IDS))
+def test_every_shipped_description_records_its_provenance(name):
+    from thermopylae_env.cards import seeds_dir
+
+    description = json.loads((POLICY_DIR / f"{name}.json").read_text())
+    assert description["format_version"] == 2 and (POLICY_DIR / f"{name}.safetensors").is_file()
+    assert not (POLICY_DIR / f"{name}.npz").exists()
+    provenance = description["provenance"]
+    # never recorded when the shipped files were trained: said, not guessed
+    assert provenance["training_commit"] == "unknown"
+    assert provenance["package_version"] == thermopylae_env.__version__
+    assert "scripts/train.py" in provenance["training_command"]
+    assert re.fullmatch(r"[0-9a-f]{7,40}", provenance["shipped_in_commit"])
+    decks = provenance["decks"]
+    assert "persian" in decks
+    for entry in decks.values():
+        digest = hashlib.sha256((seeds_dir() / entry["name"]).read_bytes()).hexdigest()
+        assert entry["sha256"] == digest, entry["name"]
+
+
+def test_exporting_the_shipped_zips_again_gives_the_same_arrays_and_keeps_their_provenance(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from thermopylae_agents.cli.export import main
+
+    assert main(["--shipped", "--out-dir", str(tmp_path)]) == 0
+    for name in SHIPPED_ENV_IDS:
+        again = json.loads((tmp_path / f"{name}.json").read_text())
+        shipped = json.loads((POLICY_DIR / f"{name}.json").read_text())
+        assert (tmp_path / f"{name}.safetensors").read_bytes() == \
+            (POLICY_DIR / f"{name}.safetensors").read_bytes(), name
+        assert again["arrays_sha256"] == shipped["arrays_sha256"]
+        kept = {k: v for k, v in again["provenance"].items() if k != "written_by"}
+        assert kept == {k: v for k, v in shipped["provenance"].items() if k != "written_by"}, name
+
+
+def test_export_records_the_training_given_and_unknown_otherwise(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from thermopylae_agents.cli.export import main
+
+    zip_path = str(POLICY_DIR / "duel_greek_maskable_ppo.zip")
+    training = ["--training-commit", "abc1234", "--training-command", "python scripts/train.py duel-greek",
+                "--package-version", "0.1.0"]
+    assert main([zip_path, "--env-id", "greek", "--out-dir", str(tmp_path / "a"), *training]) == 0
+    assert main([zip_path, "--env-id", "greek", "--out-dir", str(tmp_path / "b")]) == 0
+    given = load_safe_policy(tmp_path / "a" / "duel_greek_maskable_ppo.json").description["provenance"]
+    assert (given["training_commit"], given["package_version"]) == ("abc1234", "0.1.0")
+    assert given["training_command"] == "python scripts/train.py duel-greek"
+    unknown = load_safe_policy(tmp_path / "b" / "duel_greek_maskable_ppo.json").description["provenance"]
+    assert [unknown[k] for k in ("training_commit", "training_command", "package_version")] == ["unknown"] * 3
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["--shipped", "--training-commit", "abc"], "shipped ones are known"),
+        (["--policy", "coop_maskable_ppo"], "--policy is for --hf-folder"),
+        (["--hf-folder", "hub", "--policy", "coop_maskable_ppo", "--shipped"], "--policy only"),
+        (["--hf-folder", "hub", "--policy", "no_such_policy"], "no shipped policy"),
+    ],
+)
+def test_export_refuses_bad_provenance_or_folder_arguments_before_writing(tmp_path, monkeypatch, capsys, args,
+                                                                          problem):
+    from thermopylae_agents.cli.export import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(args)
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and problem in err
+    assert list(tmp_path.iterdir()) == []

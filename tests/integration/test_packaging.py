@@ -79,7 +79,7 @@ WRAPPER_SCRIPTS = {"train.py", "evaluate.py"}
 DEVELOPER_SCRIPTS = {
     "benchmark.py", "soak.py", "rllib_scaling.py", "duel_greek_headroom.py", "rollout_coop.py",
     "duel_crossplay.py", "duel_vec_eval.py", "train_exploiters.py", "load_benchmark.py", "make_docs.py",
-    "compare_commits.py",
+    "compare_commits.py", "policy_files.py",
 }
 NEW_CONSOLE_SCRIPTS = [  # the ones added with their modules' move out of scripts/
     "thermopylae-train-rllib", "thermopylae-exploitability", "thermopylae-coop-bound",
@@ -257,7 +257,7 @@ def test_wheel_holds_the_packages_and_no_development_artefacts(wheel):
     assert f"thermopylae_env-{version}.dist-info/licenses/LICENSE" in names
     for name in ("coop_maskable_ppo", "duel_greek_maskable_ppo"):
         assert f"thermopylae_agents/policies/{name}.json" in names
-        assert f"thermopylae_agents/policies/{name}.npz" in names
+        assert f"thermopylae_agents/policies/{name}.safetensors" in names
     metadata = zipfile.ZipFile(wheel).read(f"thermopylae_env-{version}.dist-info/METADATA").decode()
     assert "License-Expression: MIT" in metadata and f"Version: {version}" in metadata
 
@@ -320,3 +320,84 @@ def test_non_editable_install_loads_every_shipped_policy_by_name_without_unpickl
     table = subprocess.run([venv / "bin" / "thermopylae-duel-table", "--games", "2"], capture_output=True,
                            text=True, timeout=120, cwd=tmp_path, env=env)
     assert table.returncode == 0 and "heuristic  heuristic" in table.stdout, table.stderr[-2000:]
+
+
+def _core_site(folder: Path) -> Path:
+    """A site folder holding only the core dependencies (pyproject's ``dependencies`` and what they
+    require), linked from this environment: a venv reading it has NumPy, Gymnasium, numba and
+    safetensors, and no torch, SB3 or PyYAML."""
+    import importlib.metadata as metadata
+    import re
+
+    folder.mkdir()
+    wanted = [re.match(r"[A-Za-z0-9_.-]+", r).group(0) for r in PYPROJECT["project"]["dependencies"]]
+    seen: set[str] = set()
+    while wanted:
+        name = wanted.pop().lower().replace("_", "-")
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue  # a requirement whose marker excludes this Python
+        for requirement in dist.requires or []:
+            if "extra ==" not in requirement.partition(";")[2]:
+                wanted.append(re.match(r"[A-Za-z0-9_.-]+", requirement).group(0))
+        tops = {Path(str(f)).parts[0] for f in dist.files or [] if not str(f).startswith("..")}
+        for top in tops:
+            source = Path(dist.locate_file(top))
+            if source.exists() and not (folder / top).exists():
+                (folder / top).symlink_to(source)
+    assert {"numpy", "gymnasium", "numba", "safetensors"} <= seen
+    return folder
+
+
+_TORCH_FREE_CHECK = textwrap.dedent(
+    """
+    import importlib.util, subprocess, sys
+    import thermopylae_agents
+    assert "site-packages" in thermopylae_agents.__file__, thermopylae_agents.__file__
+    for name in ("torch", "stable_baselines3", "sb3_contrib", "yaml", "rich", "scipy"):
+        assert importlib.util.find_spec(name) is None, name + " is installed"
+    from thermopylae_agents.evaluation.games import evaluate, evaluate_duel_matrix
+    from thermopylae_agents.policies.model_card import write_hf_folder
+    from thermopylae_agents.policies.safe_policy import load_safe_policy
+    coop = evaluate("thermopylae/Coop-v0", ["coop_2p_maskable_ppo", "heuristic"], games=3,
+                    env_kwargs={"num_players": 2})
+    duel = evaluate_duel_matrix(["duel_greek_maskable_ppo"], ["duel_persian_maskable_ppo", "heuristic"],
+                                games=3)
+    assert [r.games for r in coop + duel] == [3, 3, 3, 3]
+    folder = write_hf_folder("duel_greek_maskable_ppo", "hub")
+    assert load_safe_policy(folder).arrays.keys() == load_safe_policy("duel_greek_maskable_ppo").arrays.keys()
+    from thermopylae_agents.cli.app import main
+    assert main(["evaluate", "--env", "duel", "--greek", "./hub", "heuristic", "--persian",
+                 "selfplay_persian_maskable_ppo", "--games", "2"]) == 0
+    loaded = [name for name in ("torch", "stable_baselines3", "sb3_contrib", "yaml") if name in sys.modules]
+    assert loaded == [], loaded
+    print("played without torch")
+    """
+)
+
+
+@pytest.mark.install
+def test_an_install_without_the_extras_plays_evaluates_and_hints_with_shipped_policies(wheel, tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    theirs = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    Path(theirs).mkdir(parents=True, exist_ok=True)
+    (Path(theirs) / "_core_deps.pth").write_text(f"{_core_site(tmp_path / 'core')}\n")
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                           "--no-index", str(wheel)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([python, "-c", _TORCH_FREE_CHECK], capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "played without torch" in done.stdout and "paired comparisons" in done.stdout
+    hints = subprocess.run([venv / "bin" / "thermopylae", "play", "coop", "--players", "2", "--seed", "3",
+                            "--hints", "coop_2p_maskable_ppo"], input="1\n" * 300, capture_output=True,
+                           text=True, timeout=300, cwd=tmp_path, env=env)
+    assert "Agent hints, most probable first" in hints.stdout, hints.stderr[-2000:]

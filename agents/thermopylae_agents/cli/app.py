@@ -45,7 +45,7 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("thermopylae_agents.cli.train", "train PPO agents (coop, duel-greek, duel-persian, selfplay)"),
     "evaluate": ("thermopylae_agents.cli.evaluate", "evaluate agents on paired deals; tables, plots, curves"),
-    "export": ("thermopylae_agents.cli.export", "export SB3 zips to the pickle-free .json + .npz format"),
+    "export": ("thermopylae_agents.cli.export", "SB3 zips to pickle-free .json + .safetensors; Hub folders"),
     "exploitability": ("thermopylae_agents.cli.exploitability", "the exploitability table of duel policies"),
     "bound": ("thermopylae_agents.cli.bound", "the co-op upper bound (perfect information) against agents"),
     "render": ("thermopylae_agents.cli.render", "render one game to a GIF or a PNG strip"),

@@ -158,16 +158,18 @@ class UsageError(Exception):
 
 
 def _hint_agent(hints: str, env_id: str, env: Any, env_kwargs: dict[str, Any]) -> Any:
-    """The hint player: a shipped policy by name or an exported ``.json`` (pickle-free), else the SB3
-    model file the user named; a policy trained on another game (``env_kwargs``: its options) is refused."""
+    """The hint player: a shipped policy by name or an exported ``.json`` / ``.safetensors`` / Hugging Face
+    folder (pickle-free), else the SB3 model file the user named; a policy trained on another game
+    (``env_kwargs``: its options) is refused."""
     from thermopylae_agents.policies.registry import (
         check_agent_game,
         make_agent,
         model_path,
+        parse_spec,
         shipped_policies,
     )
 
-    if hints in shipped_policies() or hints.endswith(".json"):
+    if hints in shipped_policies() or parse_spec(hints).kind in ("shipped", "weights"):
         return make_agent(hints, env_id, env_kwargs=env_kwargs)[0]
     from thermopylae_agents.policies.sb3_agent import SB3Agent
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 
 __all__ = [
     "PairedComparison",
@@ -67,14 +68,24 @@ class PairedComparison:
 
 
 def mcnemar_exact(only_a: int, only_b: int) -> float:
-    """McNemar's exact two-sided p-value from the discordant counts (``scipy.stats.binomtest``)."""
+    """McNemar's exact two-sided p-value from the discordant counts (``scipy.stats.binomtest``; the same
+    exact sum in integers where scipy is not installed)."""
     if only_a < 0 or only_b < 0:
         raise ValueError(f"discordant counts must be >= 0, got {only_a}, {only_b}")
     if only_a + only_b == 0:
         return 1.0
-    from scipy.stats import binomtest
-
+    try:
+        from scipy.stats import binomtest
+    except ImportError:  # scipy comes with the train extra; the exact sum needs nothing
+        return _two_sided_half_binomial(min(only_a, only_b), only_a + only_b)
     return float(binomtest(only_a, only_a + only_b, 0.5, alternative="two-sided").pvalue)
+
+
+def _two_sided_half_binomial(k: int, n: int) -> float:
+    """The two-sided p-value of ``k`` successes in ``n`` fair coin flips (``k <= n / 2``), in exact
+    integers: twice the lower tail, at most 1 (the distribution is symmetric)."""
+    tail = sum(math.comb(n, i) for i in range(k + 1))
+    return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
 
 
 def paired_difference_interval(both: int, only_a: int, only_b: int, neither: int,

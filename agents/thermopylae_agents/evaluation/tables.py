@@ -20,6 +20,7 @@ __all__ = [
     "load_learning_curve",
     "paired_table",
     "plot_learning_curve",
+    "plain_table",
     "plot_results",
     "print_table",
     "read_tensorboard_curve",
@@ -36,17 +37,11 @@ def _console() -> Any:
     return console
 
 
-def print_table(results: Sequence[EvalResult], title: str) -> None:
-    """A rich table of the results, then one of the paired comparisons, in the terminal."""
-    from rich.table import Table
-
+def _result_rows(results: Sequence[EvalResult]) -> tuple[list[str], list[list[str]]]:
     duel = any(r.opponent is not None for r in results)
-    table = Table(title=safe_text(title, newlines=False))
-    table.add_column("Greek" if duel else "agent")
-    if duel:
-        table.add_column("Persian")
-    for name in ("games", "wins", "win rate", "95% interval", "turns", "s/game"):
-        table.add_column(name, justify="right", no_wrap=True)
+    columns = ["Greek", "Persian"] if duel else ["agent"]
+    columns += ["games", "wins", "win rate", "95% interval", "turns", "s/game"]
+    rows = []
     for r in results:
         row = [safe_text(r.agent, newlines=False)] + ([safe_text(r.opponent or "", newlines=False)]
                                                        if duel else [])
@@ -54,10 +49,61 @@ def print_table(results: Sequence[EvalResult], title: str) -> None:
             str(r.games), str(r.wins), f"{r.win_rate:.2%}", f"[{r.ci95[0]:.2%}, {r.ci95[1]:.2%}]",
             f"{r.mean_turns:.1f}", f"{r.seconds_per_game:.4f}",
         ]
+        rows.append(row)
+    return columns, rows
+
+
+_PAIRED_TITLE = ("paired comparisons on the same deals (McNemar's exact test; Newcombe 95% interval of the "
+                 "difference)")
+
+
+def _paired_rows(pairs: Sequence[PairedComparison]) -> tuple[list[str], list[list[str]], int]:
+    duel = any(c.opponent is not None for c in pairs)
+    names = ["A (Greek)", "B (Greek)", "vs Persian"] if duel else ["A", "B"]
+    columns = [*names, "games", "A only", "B only", "A - B", "95% interval", "p"]
+    rows = []
+    for c in pairs:
+        row = [safe_text(c.a, newlines=False), safe_text(c.b, newlines=False)]
+        row += [safe_text(c.opponent or "", newlines=False)] if duel else []
+        rows.append([*row, str(c.games), str(c.only_a), str(c.only_b), f"{c.difference:+.2%}",
+                     f"[{c.ci95[0]:+.2%}, {c.ci95[1]:+.2%}]", f"{c.p_value:.3g}"])
+    return columns, rows, len(names)
+
+
+def plain_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
+    """A table as plain text (the first ``left`` columns aligned left, the others right): what the
+    terminal shows when rich, an extra of the ``train`` set, is not installed."""
+    widths = [max(len(str(x)) for x in column) for column in zip(columns, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(str(cell).ljust(w) if i < left else str(cell).rjust(w)
+                         for i, (cell, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([safe_text(title, newlines=False), line(columns), rule, *(line(r) for r in rows)])
+
+
+def print_table(results: Sequence[EvalResult], title: str) -> None:
+    """A rich table of the results, then one of the paired comparisons, in the terminal (plain text
+    when rich is not installed)."""
+    columns, rows = _result_rows(results)
+    pairs = paired_comparisons(results)
+    try:
+        from rich.table import Table
+    except ImportError:
+        print(plain_table(title, columns, rows, left=2 if columns[1] == "Persian" else 1))
+        if pairs:
+            paired_columns, paired_rows, names = _paired_rows(pairs)
+            print(plain_table(_PAIRED_TITLE, paired_columns, paired_rows, left=names))
+        return
+    table = Table(title=safe_text(title, newlines=False))
+    for index, name in enumerate(columns):
+        left = index == 0 or name == "Persian"
+        table.add_column(name, justify="left" if left else "right", no_wrap=not left)
+    for row in rows:
         table.add_row(*row)
     console = _console()
     console.print(table)
-    pairs = paired_comparisons(results)
     if pairs:
         console.print(paired_table(pairs))
 
@@ -66,17 +112,12 @@ def paired_table(pairs: Sequence[PairedComparison]) -> Any:
     """A rich table of paired comparisons: the discordant deals, the difference and McNemar's p."""
     from rich.table import Table
 
-    table = Table(title="paired comparisons on the same deals (McNemar's exact test; Newcombe 95% "
-                  "interval of the difference)")
-    duel = any(c.opponent is not None for c in pairs)
-    names = ("A (Greek)", "B (Greek)", "vs Persian") if duel else ("A", "B")
-    for name in (*names, "games", "A only", "B only", "A - B", "95% interval", "p"):
-        table.add_column(name, justify="left" if name in names else "right", no_wrap=True)
-    for c in pairs:
-        row = [safe_text(c.a, newlines=False), safe_text(c.b, newlines=False)]
-        row += [safe_text(c.opponent or "", newlines=False)] if duel else []
-        table.add_row(*row, str(c.games), str(c.only_a), str(c.only_b), f"{c.difference:+.2%}",
-                      f"[{c.ci95[0]:+.2%}, {c.ci95[1]:+.2%}]", f"{c.p_value:.3g}")
+    table = Table(title=_PAIRED_TITLE)
+    columns, rows, names = _paired_rows(pairs)
+    for index, name in enumerate(columns):
+        table.add_column(name, justify="left" if index < names else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
     return table
 
 

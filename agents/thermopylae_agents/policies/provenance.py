@@ -1,11 +1,13 @@
-"""Where a measurement came from: the git commit of the checkout that made it."""
+"""Where a measurement or a policy came from: the git commit of the checkout that made it, the card
+files of its game, the package version."""
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
-__all__ = ["git_commit"]
+__all__ = ["deck_files", "git_commit", "policy_provenance"]
 
 
 def git_commit(where: str | Path | None = None) -> str:
@@ -24,3 +26,49 @@ def git_commit(where: str | Path | None = None) -> str:
     if out.returncode != 0 or not out.stdout.strip():
         return "unknown"
     return out.stdout.strip() + ("+uncommitted" if dirty.stdout.strip() else "")
+
+
+# The card files each game reads: a policy's description records their names and hashes, so that a
+# changed deck is seen even though the env id stays the same.
+_GAME_DECKS = {
+    "thermopylae/Coop-v0": {"persian": "persian_deck.csv", "spartan": "spartan_deck.csv"},
+    "thermopylae/DuelGreek-v0": {"greek": "duel_greek_deck.csv", "persian": "duel_persian_deck.csv"},
+    "thermopylae/DuelPersian-v0": {"greek": "duel_greek_deck.csv", "persian": "duel_persian_deck.csv"},
+}
+
+
+def deck_files(env_id: str) -> dict[str, dict[str, str]]:
+    """The default card files of ``env_id``'s game: for each deck its file name and the SHA-256 of the
+    file (``ValueError`` for an env id of no game of this package)."""
+    import hashlib
+
+    from thermopylae_env.cards import seeds_dir
+
+    if env_id not in _GAME_DECKS:
+        raise ValueError(f"unknown env id {env_id!r}; expected one of {', '.join(sorted(_GAME_DECKS))}")
+    folder = seeds_dir()
+    return {deck: {"name": name, "sha256": hashlib.sha256((folder / name).read_bytes()).hexdigest()}
+            for deck, name in _GAME_DECKS[env_id].items()}
+
+
+def policy_provenance(
+    env_id: str,
+    training_commit: str = "unknown",
+    training_command: str = "unknown",
+    package_version: str = "unknown",
+    **extra: str,
+) -> dict[str, Any]:
+    """What a policy description records about where the policy came from: the default decks of its game
+    (names and hashes), the package version and git commit of the checkout that trained it and the
+    training command (``"unknown"`` where they are not known: an SB3 zip records none of them), the
+    package version and commit that wrote the description, and ``extra`` facts (strings)."""
+    from thermopylae_env import __version__
+
+    return {
+        "decks": deck_files(env_id),
+        "package_version": package_version,
+        "training_commit": training_commit,
+        "training_command": training_command,
+        "written_by": {"package_version": __version__, "commit": git_commit()},
+        **extra,
+    }

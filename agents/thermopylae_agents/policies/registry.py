@@ -14,22 +14,25 @@ Spec strings (:func:`parse_spec` checks one without loading anything; :func:`mak
 * ``fast:PATH``: the model at ``PATH`` played through its NumPy copy
   (:class:`thermopylae_agents.policies.frozen_policy.FrozenPolicy`);
 * a shipped policy by name (``coop_maskable_ppo``, ``duel_greek_maskable_ppo``, ...; also after
-  ``fast:``): the pickle-free weights (``NAME.json`` + ``NAME.npz``) of ``thermopylae_agents/policies/``,
-  found through :mod:`importlib.resources` (so they work after a plain ``pip install``) and played by
+  ``fast:``): the pickle-free weights (``NAME.json`` + ``NAME.safetensors``) of
+  ``thermopylae_agents/policies/``, found through :mod:`importlib.resources` (so they work after a
+  plain ``pip install``) and played by
   :func:`thermopylae_agents.policies.safe_policy.load_safe_policy`: no pickle is opened;
-* the path of such a ``.json`` description (``my_policy.json``, written by ``thermopylae-export-policy``);
+* the path of such a ``.json`` description (``my_policy.json``, written by ``thermopylae-export-policy``;
+  also its ``.safetensors`` file, an old ``.json`` + ``.npz`` pair, or a Hugging Face folder of
+  ``config.json`` + ``model.safetensors`` written by ``thermopylae export --hf-folder``);
 * ``rllib:PATH``: a policy trained on RLlib and exported by ``thermopylae rllib`` (a data-only
   ``.npz``, read without pickle or Ray: :func:`thermopylae_agents.rllib.load_rllib_agent`);
 * ``LABEL=SPEC``: ``SPEC`` shown as ``LABEL`` in tables, plots and records (``ppo=runs/a/final.zip``).
 
 Names and paths: a spec with a folder separator (``/``) or a suffix (``.json``, ``.zip``, ...) is a path
 and means that file; anything else is a name, and a name is never looked up in the working folder (a
-``NAME.json`` / ``NAME.npz`` pair lying there does not replace the shipped policy ``NAME``). A file of
+``NAME.json`` / ``NAME.safetensors`` pair lying there does not replace the shipped policy ``NAME``). A file of
 the working folder is named by its path: ``./mine.json``, ``mine.json``, ``model.zip``.
 
 The game a policy was trained on: a pickle-free policy's description records its env id and game options
 (``env_options``, e.g. ``{"num_players": 2}``; options it does not record are the env's defaults), and an
-SB3 zip is known by the exported pair beside it (``NAME.json`` + ``NAME.npz`` of ``NAME.zip``, as
+SB3 zip is known by the exported pair beside it (``NAME.json`` + ``NAME.safetensors`` of ``NAME.zip``, as
 ``thermopylae export`` writes them). :func:`make_agent` refuses such a policy for any other game (another
 env, another team size) with a one-line :class:`AgentSpecError` naming both games, before loading it. A
 zip with no description beside it does not say what it was trained on and is not checked. The Persian
@@ -194,6 +197,12 @@ def _is_model_path(text: str) -> bool:
     return is_path(text)
 
 
+def _is_policy_folder(text: str) -> bool:
+    from thermopylae_agents.policies.safe_policy import is_policy_folder
+
+    return is_policy_folder(text)
+
+
 def parse_spec(spec: str | os.PathLike[str]) -> AgentSpec:
     """Check a spec string and say what it names, loading nothing (raises :class:`AgentSpecError`)."""
     text = os.fspath(spec)
@@ -232,7 +241,7 @@ def _parse_unlabelled(text: str) -> AgentSpec:
         return AgentSpec(name, argument, text)
     if text in shipped_policies():
         return AgentSpec("shipped", text, text)
-    if text.endswith(".json"):
+    if text.endswith((".json", ".safetensors")) or _is_policy_folder(text):
         return AgentSpec("weights", text, text)
     if _is_model_path(text):
         return AgentSpec("model", text, text)
@@ -286,7 +295,7 @@ def _game_text(env_id: str, options: dict[str, Any]) -> str:
 def _trained_game(parsed: AgentSpec) -> tuple[str, dict[str, Any]] | None:
     """The env id and game options the policy of ``parsed`` was trained on, read from its description
     (no model is loaded); ``None`` for built-in players and for zips without a description beside them."""
-    from thermopylae_agents.policies.safe_policy import description_path, read_description
+    from thermopylae_agents.policies.safe_policy import ARRAY_SUFFIXES, description_path, read_description
 
     if parsed.kind in ("shipped", "weights"):
         json_path = description_path(parsed.argument)
@@ -294,7 +303,8 @@ def _trained_game(parsed: AgentSpec) -> tuple[str, dict[str, Any]] | None:
         model = Path(model_path(parsed.argument))
         stem = model.with_suffix("") if model.suffix == ".zip" else model
         json_path = stem.with_name(stem.name + ".json")
-        if not (json_path.is_file() and json_path.with_suffix(".npz").is_file()):
+        if not (json_path.is_file() and any(json_path.with_suffix(suffix).is_file()
+                                            for suffix in ARRAY_SUFFIXES.values())):
             return None  # no exported pair beside the zip: nothing says what it was trained on
     else:
         return None

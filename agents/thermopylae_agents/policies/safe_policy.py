@@ -9,9 +9,17 @@ stored in a form that cannot: for a policy named ``NAME``,
   ``"coop_fight"``: the co-op observation plus the fight odds of
   :meth:`thermopylae_agents.players.fight_features.CoopFightFeatures.numpy_features`), the observation
   size, the number of actions, the layers in order (``linear`` with the names of its weight and bias
-  arrays, ``tanh``, ``relu``), and the SHA-256 of the array file;
-* ``NAME.npz`` holds the float32 arrays (a zip of ``.npy`` files), read from their headers and raw bytes,
-  never with pickle.
+  arrays, ``tanh``, ``relu``), the SHA-256 of the array file, and (``provenance``) the decks of the game
+  (file names and hashes), the package version, commit and command that trained it (``"unknown"`` where
+  not known) and the version and commit that wrote the file;
+* ``NAME.safetensors`` holds the float32 arrays in the safetensors format (a JSON header and raw
+  little-endian bytes; read by ``safetensors.numpy``, never with pickle).
+
+Format version 1 stored the arrays as ``NAME.npz`` (a zip of ``.npy`` files); such pairs still load
+(read from the ``.npy`` headers and raw bytes, never with pickle), and :func:`upgrade_policy` rewrites one
+as version 2. A Hugging Face folder (:func:`thermopylae_agents.policies.model_card.write_hf_folder`)
+holds the same two files as ``config.json`` + ``model.safetensors`` beside its ``README.md``; the folder's
+path loads it. Loading needs NumPy and ``safetensors`` only (no torch, no SB3).
 
 The network is the actor of a (Maskable)PPO policy: features, the actor MLP
 (``mlp_extractor.policy_net``) and the action head (``action_net``); its outputs are the action logits.
@@ -48,7 +56,10 @@ __all__ = [
     "ACTIVATIONS",
     "POLICY_DIR",
     "SafePolicy",
+    "arrays_path",
     "export_sb3_policy",
+    "upgrade_policy",
+    "write_policy",
     "load_safe_policy",
     "shipped_policy_names",
     "SHIPPED_ENV_IDS",
@@ -59,7 +70,9 @@ __all__ = [
 ]
 
 FORMAT = "thermopylae-policy"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+ARRAY_SUFFIXES = {1: ".npz", 2: ".safetensors"}  # the array file of each format version
+HF_CONFIG, HF_WEIGHTS = "config.json", "model.safetensors"  # the pair's names in a Hugging Face folder
 FEATURES = ("flat", "coop_fight")
 ACTIVATIONS = ("tanh", "relu")
 POLICY_DIR = Path(__file__).resolve().parent  # the shipped files lie beside the modules of this package
@@ -90,8 +103,8 @@ SHIPPED_ENV_OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 _TOP_KEYS = {"format", "format_version", "env_id", "env_options", "features", "observation_size",
-             "num_actions", "layers", "arrays_sha256", "source"}
-_REQUIRED_KEYS = _TOP_KEYS - {"source", "env_options"}
+             "num_actions", "layers", "arrays_sha256", "source", "provenance"}
+_REQUIRED_KEYS = _TOP_KEYS - {"source", "env_options", "provenance"}
 # Bounds that no policy of these games comes near; they keep a hostile description from making the
 # loader allocate or read without limit before anything is checked.
 _MAX_DIMENSION = 1 << 16
@@ -101,6 +114,8 @@ _MAX_DESCRIPTION_BYTES = 1 << 20
 _MAX_OPTIONS = 16
 _NPY_HEADER_BYTES = 4096  # the .npy magic and header of one array, at most (numpy pads it to 64 bytes)
 _ZIP_ENTRY_BYTES = 4096   # the zip headers of one member, at most
+_SAFETENSORS_ENTRY_BYTES = 512  # one array's entry in a safetensors header, at most
+_MAX_PROVENANCE_ENTRIES = 32
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -139,6 +154,7 @@ class SafePolicy:
         self.observation_size: int = description["observation_size"]
         self.num_actions: int = description["num_actions"]
         self.description = dict(description)
+        self.arrays = {key: arrays[key] for key in _expected_arrays(description)}
         self._features = _coop_fight_features() if self.features_kind == "coop_fight" else None
         self.layers: list[tuple[str, tuple[np.ndarray, np.ndarray] | None]] = []
         for layer in description["layers"]:
@@ -212,12 +228,14 @@ def _check_description(d: Any, where: str) -> None:
     unknown = sorted(set(d) - _TOP_KEYS)
     if missing or unknown:
         raise _fail(where, f"missing keys {missing}, unknown keys {unknown}")
-    if d["format"] != FORMAT or d["format_version"] != FORMAT_VERSION:
-        raise _fail(where, f"format {d['format']!r} version {d['format_version']!r}, "
-                           f"this code reads {FORMAT!r} version {FORMAT_VERSION}")
+    version = d["format_version"]
+    if d["format"] != FORMAT or not _is_int(version) or version not in ARRAY_SUFFIXES:
+        raise _fail(where, f"format {d['format']!r} version {version!r}, "
+                           f"this code reads {FORMAT!r} versions {sorted(ARRAY_SUFFIXES)}")
     if not isinstance(d["env_id"], str) or not d["env_id"]:
         raise _fail(where, "env_id must be a non-empty string")
     _check_env_options(d.get("env_options", {}), where)
+    _check_provenance(d.get("provenance", {}), where, "provenance")
     if d["features"] not in FEATURES:
         raise _fail(where, f"features must be one of {FEATURES}, not {d['features']!r}")
     for key in ("observation_size", "num_actions"):
@@ -245,6 +263,18 @@ def _check_env_options(options: Any, where: str) -> None:
             raise _fail(where, f"env_options {key!r} must be a number, a string or null, not {value!r}")
 
 
+def _check_provenance(value: Any, where: str, key: str, depth: int = 0) -> None:
+    """Provenance is an object of strings, numbers, nulls and objects of those, two levels deep at most."""
+    if isinstance(value, Mapping):
+        if depth > 2 or len(value) > _MAX_PROVENANCE_ENTRIES:
+            raise _fail(where, f"{key} must be an object of at most {_MAX_PROVENANCE_ENTRIES} entries, "
+                               "nested two levels at most")
+        for name, item in value.items():
+            _check_provenance(item, where, f"{key}.{name}", depth + 1)
+    elif depth == 0 or not (value is None or isinstance(value, (str, int, float))):
+        raise _fail(where, f"{key} must be {'an object' if depth == 0 else 'a string, a number or null'}")
+
+
 def _check_layer(layer: Any, where: str) -> None:
     if not isinstance(layer, Mapping) or "type" not in layer:
         raise _fail(where, "each layer is an object with a type")
@@ -260,7 +290,7 @@ def _check_layer(layer: Any, where: str) -> None:
     if not all(_is_int(layer[key]) and 1 <= layer[key] <= _MAX_DIMENSION for key in ("in", "out")):
         raise _fail(where, f"in and out must be positive integers up to {_MAX_DIMENSION}")
     if not (isinstance(layer["weight"], str) and isinstance(layer["bias"], str)):
-        raise _fail(where, "weight and bias name arrays of the .npz file")
+        raise _fail(where, "weight and bias name arrays of the array file")
 
 
 def _features_size(features: str, observation_size: int, where: str) -> int:
@@ -299,7 +329,7 @@ def _check_arrays(d: Mapping[str, Any], arrays: Mapping[str, np.ndarray], where:
             name = layer[key]
             named.add(name)
             if name not in arrays:
-                raise _fail(where, f"layer {index}: array {name!r} is not in the .npz file")
+                raise _fail(where, f"layer {index}: array {name!r} is not in the array file")
             array = arrays[name]
             if array.dtype != np.float32 or array.shape != shape:
                 raise _fail(where, f"array {name!r} is {array.dtype} {array.shape}, need float32 {shape}")
@@ -308,25 +338,53 @@ def _check_arrays(d: Mapping[str, Any], arrays: Mapping[str, np.ndarray], where:
         size = layer["out"]
     extra = sorted(set(arrays) - named)
     if extra:
-        raise _fail(where, f"the .npz file has arrays no layer uses: {extra}")
+        raise _fail(where, f"the array file has arrays no layer uses: {extra}")
+
+
+def _array_files(json_path: Path) -> list[Path]:
+    """The array files a description may have beside it, newest format first."""
+    if json_path.name == HF_CONFIG:
+        return [json_path.with_name(HF_WEIGHTS)]
+    return [json_path.with_suffix(suffix) for _, suffix in sorted(ARRAY_SUFFIXES.items(), reverse=True)]
+
+
+def arrays_path(json_path: str | os.PathLike[str], format_version: int = FORMAT_VERSION) -> Path:
+    """The array file of the description ``json_path`` of that format version: ``NAME.safetensors``
+    (version 2; ``model.safetensors`` beside a Hugging Face folder's ``config.json``) or ``NAME.npz``
+    (version 1)."""
+    path = Path(json_path)
+    if path.name == HF_CONFIG:
+        if format_version != 2:
+            raise _fail(os.fspath(path), f"a {HF_CONFIG} of format version {format_version}: a Hugging Face "
+                                         f"folder holds version 2 ({HF_WEIGHTS})")
+        return path.with_name(HF_WEIGHTS)
+    return path.with_suffix(ARRAY_SUFFIXES[format_version])
 
 
 def shipped_policy_names() -> list[str]:
-    """Names of the policies shipped with the package in the safe format (``NAME.json`` + ``NAME.npz``)."""
-    return sorted(p.stem for p in POLICY_DIR.glob("*.json") if p.with_suffix(".npz").is_file())
+    """Names of the policies shipped with the package in the safe format (``NAME.json`` beside
+    ``NAME.safetensors``, or an old ``NAME.npz``)."""
+    return sorted(p.stem for p in POLICY_DIR.glob("*.json") if any(a.is_file() for a in _array_files(p)))
 
 
 def is_path(text: str) -> bool:
     """Whether a policy argument names a file: it has a folder separator or a suffix (``.json``,
-    ``.npz``, ``.zip``, ...). Anything else is a name, looked up among the shipped policies only, so a
-    file of the working folder never stands in for a shipped policy of the same name."""
+    ``.safetensors``, ``.npz``, ``.zip``, ...). Anything else is a name, looked up among the shipped
+    policies only, so a file of the working folder never stands in for a shipped policy of the same name."""
     return os.sep in text or "/" in text or (os.altsep is not None and os.altsep in text) or \
         Path(text).suffix != ""
 
 
+def is_policy_folder(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder holding a policy as a Hugging Face folder does (``config.json`` +
+    ``model.safetensors``)."""
+    folder = Path(path)
+    return folder.is_dir() and (folder / HF_CONFIG).is_file() and (folder / HF_WEIGHTS).is_file()
+
+
 def description_path(path_or_name: str | os.PathLike[str]) -> Path:
-    """The ``.json`` file of a path (``.json``, ``.npz`` or no suffix) or of a shipped policy's name
-    (``ValueError`` when there is no such pair)."""
+    """The ``.json`` file of a path (``.json``, ``.safetensors``, ``.npz``, no suffix, or a Hugging Face
+    folder) or of a shipped policy's name (``ValueError`` when there is no such pair)."""
     text = os.fspath(path_or_name)
     if not is_path(text):
         if text in shipped_policy_names():
@@ -336,12 +394,18 @@ def description_path(path_or_name: str | os.PathLike[str]) -> Path:
     p = Path(text)
     if p.suffix == ".zip":
         raise ValueError(f"{text}: an SB3 zip is a pickle; export it first (thermopylae export) "
-                         "and load the .json/.npz pair")
-    json_path = p.with_suffix(".json") if p.suffix in (".json", ".npz") else p.with_name(p.name + ".json")
-    npz_path = json_path.with_suffix(".npz")
-    if not (json_path.is_file() and npz_path.is_file()):
-        raise ValueError(f"no safe policy {text!r}: give a NAME.json / NAME.npz pair (both files, regular "
-                         f"files) or the name of a shipped policy: {', '.join(shipped_policy_names())}")
+                         "and load the .json/.safetensors pair")
+    if is_policy_folder(p):
+        return p / HF_CONFIG
+    if p.suffix in (".json", *ARRAY_SUFFIXES.values()):
+        json_path = p.with_name(HF_CONFIG) if p.name == HF_WEIGHTS else p.with_suffix(".json")
+    else:
+        json_path = p.with_name(p.name + ".json")
+    if not (json_path.is_file() and any(a.is_file() for a in _array_files(json_path))):
+        raise ValueError(f"no safe policy {text!r}: give a NAME.json / NAME.safetensors pair (or an old "
+                         f"NAME.json / NAME.npz pair; regular files), a folder of "
+                         f"{HF_CONFIG} + {HF_WEIGHTS}, or the name of a shipped policy: "
+                         f"{', '.join(shipped_policy_names())}")
     return json_path
 
 
@@ -385,21 +449,58 @@ def _expected_arrays(d: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def _read_arrays(npz_path: Path, d: Mapping[str, Any], where: str) -> dict[str, np.ndarray]:
+def _check_array_file(path: Path, d: Mapping[str, Any], where: str, limit: int) -> None:
+    """The array file is a regular file of at most ``limit`` bytes whose SHA-256 is the described one."""
+    try:
+        size = path.stat().st_size
+    except OSError as err:
+        raise _fail(where, f"{path.name} cannot be read ({err.strerror or type(err).__name__})") from None
+    if not path.is_file() or size > limit:
+        raise _fail(where, f"{path.name} is not a regular file of at most {limit} bytes (the arrays "
+                           "described)")
+    if _sha256(path) != d["arrays_sha256"]:
+        raise _fail(where, f"{path.name} does not match its description (SHA-256 differs)")
+
+
+def _read_safetensors(path: Path, d: Mapping[str, Any], where: str) -> dict[str, np.ndarray]:
+    """The arrays of a safetensors file, its size and hash checked against the description first (the
+    parser then checks that the header's offsets and shapes fit the bytes)."""
+    shapes = _expected_arrays(d)
+    limit = 8 + 4 * sum(int(np.prod(shape)) for shape in shapes.values()) + \
+        (len(shapes) + 1) * _SAFETENSORS_ENTRY_BYTES
+    _check_array_file(path, d, where, limit)
+    try:
+        from safetensors import SafetensorError
+        from safetensors.numpy import load
+    except ImportError as err:
+        raise _fail(where, f"reading {path.name} needs the safetensors package ({err.name} is missing; "
+                           "it is a dependency of thermopylae-env: pip install safetensors)") from None
+    try:
+        arrays = load(path.read_bytes())
+    except (SafetensorError, ValueError, TypeError, OSError) as err:
+        problem = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise _fail(where, f"{path.name} is not a safetensors file of arrays ({problem})") from None
+    unknown = sorted(set(arrays) - set(shapes))
+    if unknown:
+        raise _fail(where, f"{path.name} holds arrays no layer uses: {unknown}")
+    return {key: np.array(value, dtype=value.dtype, copy=True) for key, value in arrays.items()}
+
+
+def _read_arrays(path: Path, d: Mapping[str, Any], where: str) -> dict[str, np.ndarray]:
+    """The arrays of the description's array file (version 2: safetensors; version 1: npz)."""
+    if d["format_version"] == 2:
+        return _read_safetensors(path, d, where)
+    return _read_npz(path, d, where)
+
+
+def _read_npz(npz_path: Path, d: Mapping[str, Any], where: str) -> dict[str, np.ndarray]:
     """The arrays of ``npz_path``, every size checked against the description before it is read: the
     file's, each zip member's (its central directory entry) and each array's (its ``.npy`` header)."""
     shapes = _expected_arrays(d)
     array_bytes = {name: 4 * int(np.prod(shape)) for name, shape in shapes.items()}
     limit = sum(array_bytes.values()) + (len(shapes) + 1) * (_NPY_HEADER_BYTES + _ZIP_ENTRY_BYTES)
     name = npz_path.name
-    try:
-        size = npz_path.stat().st_size
-    except OSError as err:
-        raise _fail(where, f"{name} cannot be read ({err.strerror or type(err).__name__})") from None
-    if not npz_path.is_file() or size > limit:
-        raise _fail(where, f"{name} is not a regular file of at most {limit} bytes (the arrays described)")
-    if _sha256(npz_path) != d["arrays_sha256"]:
-        raise _fail(where, f"{name} does not match its description (SHA-256 differs)")
+    _check_array_file(npz_path, d, where, limit)
     arrays: dict[str, np.ndarray] = {}
     try:
         with zipfile.ZipFile(npz_path) as archive:
@@ -450,20 +551,23 @@ def _read_npy(stream: Any, key: str, shape: tuple[int, ...], where: str) -> np.n
 
 
 def load_safe_policy(path_or_name: str | os.PathLike[str], deterministic: bool = True) -> SafePolicy:
-    """Load a policy from its ``.json`` / ``.npz`` pair (a path: see :func:`is_path`) or a shipped name.
+    """Load a policy from its ``.json`` / ``.safetensors`` pair (a path: see :func:`is_path`; an old
+    ``.json`` / ``.npz`` pair, a Hugging Face folder) or a shipped name.
 
-    Nothing here can run code from the files: the description is JSON, the arrays are read from their
-    ``.npy`` headers and raw bytes (never pickle). Every size is checked against the description before
-    anything is read or expanded. Raises one ``ValueError`` naming the file and the problem when the files
-    are missing, malformed, do not match (SHA-256), or describe a network that does not fit its arrays.
+    Nothing here can run code from the files: the description is JSON, the arrays are read by the
+    safetensors parser (an old ``.npz``: from their ``.npy`` headers and raw bytes; never pickle). Every
+    size is checked against the description before anything is read or expanded. Raises one
+    ``ValueError`` naming the file and the problem when the files are missing, malformed, do not match
+    (SHA-256), or describe a network that does not fit its arrays.
     """
     json_path = description_path(path_or_name)
     where = os.fspath(json_path)
     description = read_description(json_path)
     _check_chain(description, where)
-    arrays = _read_arrays(json_path.with_suffix(".npz"), description, where)
+    arrays = _read_arrays(arrays_path(json_path, description["format_version"]), description, where)
     _check_arrays(description, arrays, where)
-    return SafePolicy(description, arrays, name=json_path.stem, deterministic=deterministic)
+    name = json_path.parent.name if json_path.name == HF_CONFIG else json_path.stem
+    return SafePolicy(description, arrays, name=name, deterministic=deterministic)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -503,48 +607,95 @@ def _extract_layers(model: Any) -> tuple[str, list[dict[str, Any]], dict[str, np
     return features, layers, arrays
 
 
+def write_policy(
+    json_path: str | os.PathLike[str], description: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
+) -> tuple[Path, Path]:
+    """Write a version 2 pair: ``arrays`` as safetensors beside ``json_path`` (``NAME.safetensors``;
+    ``model.safetensors`` for a ``config.json``), then the description with the format, its version and
+    the arrays' SHA-256 filled in. The pair is loaded back and its arrays compared (bit for bit) before
+    returning ``(json_path, arrays_path)``; a description that does not fit the arrays is refused
+    before anything is written."""
+    from safetensors.numpy import save
+
+    json_path = Path(json_path)
+    if json_path.suffix != ".json":
+        raise ValueError(f"{json_path}: a policy description is a .json file")
+    data = {key: np.ascontiguousarray(value) for key, value in arrays.items()}
+    full = {**description, "format": FORMAT, "format_version": FORMAT_VERSION, "arrays_sha256": "0" * 64}
+    where = os.fspath(json_path)
+    _check_description(full, where)
+    _check_arrays(full, data, where)
+    target = arrays_path(json_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(save(data))  # the process's usual file mode (save_file makes owner-only files)
+    full["arrays_sha256"] = _sha256(target)
+    json_path.write_text(json.dumps(full, indent=2) + "\n", encoding="utf-8")
+    loaded = load_safe_policy(json_path)
+    if set(loaded.arrays) != set(data) or not all(
+            loaded.arrays[key].dtype == data[key].dtype and np.array_equal(loaded.arrays[key], data[key])
+            for key in data):
+        raise ValueError(f"{target}: the arrays read back differ from the arrays written")
+    return json_path, target
+
+
+def upgrade_policy(
+    source: str | os.PathLike[str], out: str | os.PathLike[str], provenance: Mapping[str, Any] | None = None
+) -> tuple[Path, Path]:
+    """Rewrite the policy ``source`` (a path or shipped name, any format version) as a version 2 pair at
+    ``out`` (``OUT.json`` + ``OUT.safetensors``), with the same network and arrays (compared bit for bit)
+    and ``provenance`` added to what the description already records."""
+    policy = load_safe_policy(source)
+    description = {key: value for key, value in policy.description.items()
+                   if key not in ("format", "format_version", "arrays_sha256")}
+    description["provenance"] = {**description.get("provenance", {}), **dict(provenance or {})}
+    stem = Path(out)
+    if stem.suffix in (".json", *ARRAY_SUFFIXES.values()):
+        stem = stem.with_suffix("")
+    return write_policy(stem.with_name(stem.name + ".json"), description, policy.arrays)
+
+
 def export_sb3_policy(
     model: Any,
     out: str | os.PathLike[str],
     env_id: str,
     source: str | None = None,
     env_options: Mapping[str, Any] | None = None,
+    provenance: Mapping[str, Any] | None = None,
 ) -> tuple[Path, Path]:
-    """Write the actor of a loaded (Maskable)PPO ``model`` as ``OUT.json`` + ``OUT.npz``; returns both paths.
+    """Write the actor of a loaded (Maskable)PPO ``model`` as ``OUT.json`` + ``OUT.safetensors``; returns
+    both paths.
 
     ``env_id`` (one of the package's envs) and ``env_options`` (the game options the model was trained
     with, e.g. ``{"num_players": 2}``; omitted options are the env's defaults) are recorded: SB3 files do
-    not say which game they were trained on. ``source`` (e.g. the zip's name) too, when given. The written
-    pair is loaded back and checked before returning.
+    not say which game they were trained on. ``source`` (e.g. the zip's name) too, when given.
+    ``provenance`` (the training commit, command and package version; see
+    :func:`thermopylae_agents.policies.provenance.policy_provenance`) is added to the decks of the game and
+    the version and commit of this export, which are always recorded. The written pair is loaded back and
+    checked before returning.
     """
+    from thermopylae_agents.policies.provenance import policy_provenance
+
     known = sorted(set(SHIPPED_ENV_IDS.values()))
     if env_id not in known:
         raise ValueError(f"unknown env id {env_id!r}; expected one of {', '.join(known)}")
     options = dict(env_options or {})
     _check_env_options(options, "to export")
     stem = Path(out)
-    if stem.suffix in (".json", ".npz"):
+    if stem.suffix in (".json", *ARRAY_SUFFIXES.values()):
         stem = stem.with_suffix("")
     features, layers, arrays = _extract_layers(model)
     obs_shape = tuple(model.observation_space.shape)
     if len(obs_shape) != 1:
         raise ValueError(f"cannot export a policy over observations of shape {obs_shape}")
-    npz_path, json_path = stem.with_suffix(".npz"), stem.with_suffix(".json")
-    npz_path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(npz_path, **arrays)
     description: dict[str, Any] = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
         "env_id": env_id,
         "env_options": options,
         "features": features,
         "observation_size": int(obs_shape[0]),
         "num_actions": int(model.action_space.n),
         "layers": layers,
-        "arrays_sha256": _sha256(npz_path),
+        "provenance": {**policy_provenance(env_id), **dict(provenance or {})},
     }
     if source is not None:
         description["source"] = source
-    json_path.write_text(json.dumps(description, indent=2) + "\n", encoding="utf-8")
-    load_safe_policy(json_path)
-    return json_path, npz_path
+    return write_policy(stem.with_name(stem.name + ".json"), description, arrays)

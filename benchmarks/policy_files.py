@@ -1,0 +1,217 @@
+"""The shipped policy files: convert them to safetensors, and write their model cards' generated parts.
+
+    python benchmarks/policy_files.py convert        # NAME.json + .npz -> NAME.json (v2) + .safetensors
+    python benchmarks/policy_files.py cards          # rewrite each NAME.md's front matter and training list
+    python benchmarks/policy_files.py cards --check  # exit 1, naming each stale card (what the tests run)
+
+``convert`` rewrites every shipped pair of format version 1 as version 2 (the arrays compared bit for bit
+after writing), with the provenance that is known: the decks of the game (names and hashes), the commit
+that shipped the file and the package version (from git), the training command (as its model card gives
+it). The commit that trained a file was never recorded: it stays ``"unknown"``. The ``.npz`` files are
+left for ``git rm``.
+
+``cards`` writes each card's YAML front matter, whose ``model-index`` holds the win rates and numbers of
+deals of the committed result files (``benchmarks/coop_*_eval.json``; ``duel_eval.json`` of the policies'
+folder), and the list of the *Training* section (from the description's ``provenance``), between
+``<!-- provenance -->`` and ``<!-- end provenance -->``. Nothing measured is typed by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "agents")]
+
+from thermopylae_agents.policies.model_card import (  # noqa: E402
+    card_text,
+    front_matter,
+    intended_use,
+    limitations,
+    split_card,
+    training_text,
+)
+from thermopylae_agents.policies.provenance import policy_provenance  # noqa: E402
+from thermopylae_agents.policies.safe_policy import (  # noqa: E402
+    POLICY_DIR,
+    read_description,
+    shipped_policy_names,
+    upgrade_policy,
+)
+
+# The command that trained each shipped file, as its model card ("How it was trained") gives it.
+TRAINING_COMMANDS = {
+    "coop_maskable_ppo": "python scripts/train.py coop --seed 0 --out runs/coop_fast_s0",
+    "coop_2p_maskable_ppo": "nice -n 15 python scripts/train.py coop --config "
+    "agents/thermopylae_agents/configs/coop_2p.yaml --seed 0 --timesteps 2000000 --eval-freq 1000000 "
+    "--eval-episodes 1000 --no-report --out runs/coop_2p_s0",
+    "coop_3p_maskable_ppo": "nice -n 15 python scripts/train.py coop --config "
+    "agents/thermopylae_agents/configs/coop_3p.yaml --seed 0 --timesteps 2000000 --eval-freq 1000000 "
+    "--eval-episodes 1000 --no-report --out runs/coop_3p_s0",
+    "coop_4p_maskable_ppo": "nice -n 15 python scripts/train.py coop --config "
+    "agents/thermopylae_agents/configs/coop_4p.yaml --seed 0 --timesteps 2000000 --eval-freq 1000000 "
+    "--eval-episodes 1000 --no-report --out runs/coop_4p_s0",
+    "duel_greek_maskable_ppo": "python scripts/train.py duel-greek --seed 0",
+    "duel_persian_maskable_ppo": "python scripts/train.py duel-persian --seed 0",
+    "selfplay_greek_maskable_ppo": "python scripts/train.py selfplay --seed 0",
+    "selfplay_persian_maskable_ppo": "python scripts/train.py selfplay --seed 0",
+}
+# The committed evaluation of each co-op policy (the same deals for every player of one file).
+COOP_RESULTS = {
+    "coop_maskable_ppo": "benchmarks/coop_solo_eval.json",
+    "coop_2p_maskable_ppo": "benchmarks/coop_2p_eval.json",
+    "coop_3p_maskable_ppo": "benchmarks/coop_3p_eval.json",
+    "coop_4p_maskable_ppo": "benchmarks/coop_4p_eval.json",
+}
+DUEL_RESULTS = "agents/thermopylae_agents/policies/duel_eval.json"
+_START, _END = "<!-- provenance -->\n", "<!-- end provenance -->"
+
+
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=False)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _shipped_commit(name: str) -> str:
+    """The commit that last changed the content of the shipped zip (moves not counted)."""
+    path = f"agents/thermopylae_agents/policies/{name}.zip"
+    commits = _git("log", "--follow", "--diff-filter=AM", "--format=%h", "--", path).split()
+    return commits[0] if commits else "unknown"
+
+
+def _package_version(commit: str) -> str:
+    """The package version of ``commit``, when the version has never changed in the history (so that the
+    checkout that trained the file, whichever it was, had it too); otherwise ``unknown``."""
+    changes = _git("log", "-G__version__ = ", "--format=%h", "--", "thermopylae_env/__init__.py").split()
+    if commit == "unknown" or len(changes) != 1:
+        return "unknown"
+    for line in _git("show", f"{commit}:thermopylae_env/__init__.py").splitlines():
+        if line.startswith("__version__ = "):
+            return line.split("=", 1)[1].strip().strip("\"'")
+    return "unknown"
+
+
+def convert() -> int:
+    for name in shipped_policy_names():
+        json_path = POLICY_DIR / f"{name}.json"
+        description = read_description(json_path)
+        if description["format_version"] != 1:
+            print(f"{name}: already version {description['format_version']}")
+            continue
+        shipped = _shipped_commit(name)
+        provenance = policy_provenance(
+            description["env_id"], training_commit="unknown", training_command=TRAINING_COMMANDS[name],
+            package_version=_package_version(shipped), shipped_in_commit=shipped)
+        written, arrays = upgrade_policy(json_path, POLICY_DIR / name, provenance)
+        print(f"{name}: {written.name} + {arrays.name} (arrays identical to {name}.npz); git rm {name}.npz")
+    return 0
+
+
+def _read(path: str) -> dict[str, Any]:
+    return json.loads((ROOT / path).read_text(encoding="utf-8"))
+
+
+def _metric(value: float, name: str, games: int, **args: Any) -> dict[str, Any]:
+    return {"type": "win_rate", "value": value, "name": name, "args": {"deals": games, **args},
+            "verified": False}
+
+
+def _coop_index(name: str, description: dict[str, Any]) -> list[dict[str, Any]]:
+    results = _read(COOP_RESULTS[name])
+    (row,) = [r for r in results["results"] if r["agent"] == name]
+    players = description.get("env_options", {}).get("num_players", 1)
+    last = row["base_seed"] + row["games"] - 1
+    metric = _metric(row["win_rate"], f"win rate on {row['games']} paired deals", row["games"],
+                     seeds=f"{row['base_seed']}..{last}", wins=row["wins"], ci95=row["ci95"])
+    game = f"thermopylae/Coop-v0, {players} player{'s' if players > 1 else ''}"
+    return [{"task": {"type": "reinforcement-learning", "name": "co-op game, the whole team"},
+             "dataset": {"type": description["env_id"], "name": game,
+                         "args": {"num_players": players, "results_file": COOP_RESULTS[name]}},
+             "metrics": [metric]}]
+
+
+def _duel_index(name: str, description: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = _read(DUEL_RESULTS)["results"]
+    greek = description["env_id"].endswith("DuelGreek-v0")
+    metrics = []
+    for row in rows:
+        if greek and row["agent"] == name:
+            metrics.append(_metric(row["win_rate"], f"Greek win rate against the Persian {row['opponent']}",
+                                   row["games"], opponent=row["opponent"], wins=row["wins"]))
+        elif not greek and row["opponent"] == name:
+            # The duel has no draws (the Greeks win at the empty Persian deck, the Persians otherwise),
+            # so the Persian side wins the games the Greek side does not.
+            wins = row["games"] - row["wins"]
+            metrics.append(_metric(wins / row["games"], f"Persian win rate against the Greek {row['agent']}",
+                                   row["games"], opponent=row["agent"], wins=wins))
+    side = "Greek" if greek else "Persian"
+    return [{"task": {"type": "reinforcement-learning", "name": f"duel, {side} side"},
+             "dataset": {"type": description["env_id"], "name": f"{description['env_id']} cross-play",
+                         "args": {"results_file": DUEL_RESULTS}},
+             "metrics": metrics}]
+
+
+def model_index(name: str, description: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``model-index`` of a shipped policy, from the committed result files."""
+    results = _coop_index(name, description) if name in COOP_RESULTS else _duel_index(name, description)
+    return [{"name": name, "results": results}]
+
+
+def _with_sections(body: str, description: dict[str, Any]) -> str:
+    """The body with its *Training* section's generated list, and the *Intended use* and *Limitations*
+    sections added when missing (then kept as edited)."""
+    body = body.replace("## How it was trained\n", "## Training\n", 1)
+    listing = f"{_START}{training_text(description)}{_END}"
+    if _START in body:
+        head, rest = body.split(_START, 1)
+        body = head + listing + rest.split(_END, 1)[1]
+    elif "## Training\n" in body:
+        body = body.replace("## Training\n", f"## Training\n\n{listing}\n", 1)
+    else:
+        body = body.rstrip("\n") + f"\n\n## Training\n\n{listing}\n"
+    extra = ""
+    if "## Intended use\n" not in body:
+        extra += f"## Intended use\n\n{intended_use(description)}\n"
+    if "## Limitations\n" not in body:
+        extra += f"## Limitations\n\n{limitations(description)}\n"
+    if extra:
+        body = body.replace("## Training\n", extra + "## Training\n", 1)
+    return body
+
+
+def cards(check: bool) -> int:
+    stale = []
+    for name in shipped_policy_names():
+        path = POLICY_DIR / f"{name}.md"
+        description = read_description(POLICY_DIR / f"{name}.json")
+        old = path.read_text(encoding="utf-8")
+        _, body = split_card(old)
+        new = card_text(front_matter(description, model_index(name, description)),
+                        _with_sections(body, description))
+        if new != old:
+            stale.append(name)
+            if not check:
+                path.write_text(new, encoding="utf-8")
+    for name in stale:
+        print(f"{'stale' if check else 'rewrote'} model card: {name}.md",
+              file=sys.stderr if check else sys.stdout)
+    return 1 if check and stale else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("convert", help="convert the shipped .npz pairs to .safetensors (format 2)")
+    cards_parser = commands.add_parser("cards", help="write the model cards' front matter and training list")
+    cards_parser.add_argument("--check", action="store_true", help="exit 1 when a card is stale")
+    args = parser.parse_args(argv)
+    return convert() if args.command == "convert" else cards(args.check)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
