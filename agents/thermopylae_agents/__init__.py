@@ -7,7 +7,7 @@
     rllib        Ray RLlib training and sweeps
     cli          the ``thermopylae`` command and its subcommands
 
-The old flat module paths still import (see :mod:`thermopylae_agents._moved`).
+The old flat module paths still import (see `thermopylae_agents._moved`).
 """
 
 from thermopylae_agents import _moved

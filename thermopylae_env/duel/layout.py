@@ -1,10 +1,10 @@
 """The duel's action layout and observation as named pieces, the one place their offsets are written.
 
-In the manner of OpenSpiel's observer pieces: each :class:`~thermopylae_env.layout.Piece` (the class
+In the manner of OpenSpiel's observer pieces: each [`Piece`][thermopylae_env.layout.Piece] (the class
 the co-op layout uses too) has a name, an offset, a size and a scale (an observation entry is the raw
 count or number divided by its piece's scale, so every entry lies in [0, 1]). The engine
-(:mod:`thermopylae_env.duel.rules`), the environments (:mod:`thermopylae_env.duel.env`,
-:mod:`thermopylae_env.duel.pettingzoo`), the built-in opponents (:mod:`thermopylae_env.duel.opponents`)
+([`thermopylae_env.duel.rules`][]), the environments ([`thermopylae_env.duel.env`][],
+[`thermopylae_env.duel.pettingzoo`][]), the built-in opponents ([`thermopylae_env.duel.opponents`][])
 and the tests read offsets from here; the docstring tables of the duel environments are checked against
 these pieces. Here too: the sides and card kinds (read from the duel deck lists, as the action names use
 them) and the one action codec (``discard_action``, ``add_action``, ``decode_action``, ``encode_action``).
@@ -382,8 +382,9 @@ def _action_names() -> dict[str, int]:
 
 
 def encode_action(name: str) -> int:
-    """Inverse of :func:`decode_action` (any of its readings; case and outer spaces ignored). A name that
-    is not a ``str`` raises ``TypeError``, an unknown one ``ValueError``."""
+    """Inverse of [`decode_action`][thermopylae_env.duel.layout.decode_action] (any of its readings; case and
+    outer spaces ignored). A name that is not a ``str`` raises ``TypeError``, an unknown one
+    ``ValueError``."""
     try:
         return _action_names()[as_action_name(name).strip().lower()]
     except KeyError:

@@ -1,9 +1,11 @@
 """The built-in players of the package's environments, part of the environments' definition.
 
-* :class:`RandomAgent`: a uniformly random legal player for every environment (co-op, both duel sides,
-  the PettingZoo view); the duel's ``opponent="random"`` draws from the env's own generator through it.
-* :class:`HeuristicGreek`, :class:`HeuristicPersian`: the hand-written duel players behind
-  ``opponent="heuristic"`` (they read offsets from :mod:`thermopylae_env.duel.layout`).
+* [`RandomAgent`][thermopylae_env.duel.opponents.RandomAgent]: a uniformly random legal player for every
+  environment (co-op, both duel sides, the PettingZoo view); the duel's ``opponent="random"`` draws from the
+  env's own generator through it.
+* [`HeuristicGreek`][thermopylae_env.duel.opponents.HeuristicGreek],
+  [`HeuristicPersian`][thermopylae_env.duel.opponents.HeuristicPersian]: the hand-written duel players behind
+  ``opponent="heuristic"`` (they read offsets from [`thermopylae_env.duel.layout`][]).
 
 The duel heuristics read only their own side's observation and the mask, and
 are deterministic. A decision that takes several micro-actions (building an attack or a defence) is
@@ -11,16 +13,17 @@ planned afresh from the observation at each micro-action: the plan depends only 
 already added included) and on public numbers that do not change while building, so it stays the same
 and the player adds its cards one by one, then commits.
 
-:class:`HeuristicPersian` is patient. It keeps one Attack card, one card of each strategy type and its
-strongest troops, and attacks only when the whole attack (one Attack card, every troop card, one card of
-each strategy type held) reaches ``attack_threshold``, when the Greek holds no card, or when its deck is
-nearly spent. It keeps Xerxes Commands for the turn of an attack (the Greek then defends with two cards
-fewer) unless its hand is over the limit.
+[`HeuristicPersian`][thermopylae_env.duel.opponents.HeuristicPersian] is patient. It keeps one Attack card,
+one card of each strategy type and its strongest troops, and attacks only when the whole attack (one Attack
+card, every troop card, one card of each strategy type held) reaches ``attack_threshold``, when the Greek
+holds no card, or when its deck is nearly spent. It keeps Xerxes Commands for the turn of an attack (the Greek
+then defends with two cards fewer) unless its hand is over the limit.
 
-:class:`HeuristicGreek` plays Leonidas Strategy at once, keeps one card of each strategy type and its
-strongest troops when it must cut down to 7 cards, and meets each attack with the defence that minimises
-(tokens lost x token value + the cards spent): small attacks are parried with a few low cards, big ones
-with multipliers, and a defence that leaves the Greeks without tokens is never chosen when another exists.
+[`HeuristicGreek`][thermopylae_env.duel.opponents.HeuristicGreek] plays Leonidas Strategy at once, keeps one
+card of each strategy type and its strongest troops when it must cut down to 7 cards, and meets each attack
+with the defence that minimises (tokens lost x token value + the cards spent): small attacks are parried with
+a few low cards, big ones with multipliers, and a defence that leaves the Greeks without tokens is never
+chosen when another exists.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The duel as a PettingZoo environment: agents ``"greek"`` and ``"persian"``, AEC (:func:`env`) or
-parallel (:func:`parallel_env`).
+"""The duel as a PettingZoo environment: agents ``"greek"`` and ``"persian"``, AEC
+([`env`][thermopylae_env.duel.pettingzoo.env]) or parallel
+([`parallel_env`][thermopylae_env.duel.pettingzoo.parallel_env]).
 
 Usage::
 
@@ -18,7 +19,7 @@ Usage::
     env.close()
 
 Each agent observes ``{"observation": Box(0, 1, (56,), float32), "action_mask": Box(0, 1, (21,), int8)}``
-as in PettingZoo's classic games; the layouts are the pieces of :mod:`thermopylae_env.duel.layout` (the
+as in PettingZoo's classic games; the layouts are the pieces of [`thermopylae_env.duel.layout`][] (the
 mask of the agent not to act is all zeros). Turns follow the rules, not a fixed alternation: the same agent
 usually makes several micro-actions in a row (discards, cards added to an attack). Rewards (floats): +1.0
 to the winner and -1.0 to the loser at the end, 0.0 otherwise.
@@ -26,24 +27,27 @@ to the winner and -1.0 to the loser at the end, 0.0 otherwise.
 ``env(illegal_action="loss", illegal_action_penalty=-1.0, max_cycles=None, render_mode=None)`` wraps the
 raw env in PettingZoo's ``TerminateIllegalWrapper`` (with ``illegal_action="loss"``: an illegal move ends
 the game, ``illegal_action_penalty`` for the mover; with ``"raise"`` it is left out and the move raises
-:class:`~thermopylae_env.actions.IllegalActionError`, changing nothing), ``AssertOutOfBoundsWrapper``,
-:class:`ActionCheckWrapper` (an action outside the space raises ``TypeError`` / ``ValueError``, as
-everywhere in the package) and ``OrderEnforcingWrapper``. ``raw_env`` itself raises
-:class:`~thermopylae_env.actions.IllegalActionError` on an illegal move and leaves the game unchanged.
+[`IllegalActionError`][thermopylae_env.actions.IllegalActionError], changing nothing),
+``AssertOutOfBoundsWrapper``, [`ActionCheckWrapper`][thermopylae_env.duel.pettingzoo.ActionCheckWrapper] (an
+action outside the space raises ``TypeError`` / ``ValueError``, as everywhere in the package) and
+``OrderEnforcingWrapper``. ``raw_env`` itself raises
+[`IllegalActionError`][thermopylae_env.actions.IllegalActionError] on an illegal move and leaves the game
+unchanged.
 
 * ``max_cycles`` (``None`` or a positive int): truncate the game (both agents) after that many
   micro-actions of either agent; ``None`` (default) never truncates, the game being finite (at most 1632).
 * ``render_mode``: ``"ansi"`` (the whole table as text, both hands: for people), ``"rgb_array"`` (a
   (360, 640, 3) uint8 picture of the table seen by the agent to act; needs Pillow) or ``"human"`` (the text
   table printed to the terminal, ``render()`` returning ``None``; there is no window).
-* ``reset(seed=..., options=...)``: the seed follows :func:`thermopylae_env.actions.as_seed`; the view
+* ``reset(seed=..., options=...)``: the seed follows [`thermopylae_env.actions.as_seed`][]; the view
   reads no option (``options`` must be ``None`` or a dict; PettingZoo's ``parallel_api_test`` passes an
   arbitrary one, so its keys are not checked here).
 
-:func:`parallel_env` is PettingZoo's ``turn_based_aec_to_parallel`` of :func:`env` (same arguments): at
-each parallel step only the agent to act (``infos[agent]["active_agent"]``) is moved; the other agent's
-action is ignored. The observation is a ``Dict`` holding the mask, as in PettingZoo's classic games; for
-SuperSuit and SB3 see the README's PettingZoo section (single-agent training uses the Gymnasium duel envs).
+[`parallel_env`][thermopylae_env.duel.pettingzoo.parallel_env] is PettingZoo's ``turn_based_aec_to_parallel``
+of [`env`][thermopylae_env.duel.pettingzoo.env] (same arguments): at each parallel step only the agent to act
+(``infos[agent]["active_agent"]``) is moved; the other agent's action is ignored. The observation is a
+``Dict`` holding the mask, as in PettingZoo's classic games; for SuperSuit and SB3 see the README's PettingZoo
+section (single-agent training uses the Gymnasium duel envs).
 """
 
 from __future__ import annotations
@@ -73,7 +77,8 @@ __all__ = ["ActionCheckWrapper", "env", "parallel_env", "raw_env"]
 
 def env(illegal_action: str = "loss", illegal_action_penalty: float = -1.0, **kwargs: Any) -> AECEnv:
     """The wrapped AEC environment (by default an illegal move ends the game, -1.0 for the mover);
-    ``kwargs`` go to :class:`raw_env` (``render_mode``, ``max_cycles``)."""
+    ``kwargs`` go to [`raw_env`][thermopylae_env.duel.pettingzoo.raw_env] (``render_mode``,
+    ``max_cycles``)."""
     mode = check_illegal_action_mode(illegal_action)
     penalty = check_illegal_action_penalty(illegal_action_penalty)
     aec = raw_env(**kwargs)
@@ -86,7 +91,8 @@ def env(illegal_action: str = "loss", illegal_action_penalty: float = -1.0, **kw
 
 
 def parallel_env(**kwargs: Any) -> ParallelEnv:
-    """:func:`env` (same arguments) as a PettingZoo ``ParallelEnv``: ``turn_based_aec_to_parallel``."""
+    """[`env`][thermopylae_env.duel.pettingzoo.env] (same arguments) as a PettingZoo ``ParallelEnv``:
+    ``turn_based_aec_to_parallel``."""
     return turn_based_aec_to_parallel(env(**kwargs))
 
 
@@ -100,7 +106,7 @@ def _check_max_cycles(max_cycles: object) -> int | None:
 
 class ActionCheckWrapper(wrappers.BaseWrapper):
     """Refuses an action outside ``Discrete(21)`` with ``TypeError``/``ValueError`` (the package's
-    convention, :func:`thermopylae_env.actions.as_action_index`) before PettingZoo's wrappers see it.
+    convention, [`thermopylae_env.actions.as_action_index`][]) before PettingZoo's wrappers see it.
 
     ``AssertOutOfBoundsWrapper`` lets a boolean through (Gymnasium's ``Discrete`` counts it as an int), and
     ``TerminateIllegalWrapper`` would then index the mask with it and fail with NumPy's "truth value of an

@@ -1,5 +1,5 @@
 """``thermopylae export``: export SB3 (Maskable)PPO zips to the pickle-free ``.json`` + ``.npz`` policy format
-(:mod:`thermopylae_agents.policies.safe_policy`).
+([`thermopylae_agents.policies.safe_policy`][]).
 
 Every argument is checked before any model is read or any file written (known env ids only, the team size
 of a co-op model, model files that exist, an output folder that can be written); a bad one ends with one

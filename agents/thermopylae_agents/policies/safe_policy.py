@@ -7,7 +7,7 @@ stored in a form that cannot: for a policy named ``NAME``,
   options it was trained with (``env_options``, e.g. ``{"num_players": 2}``; options not recorded are
   the env's defaults), the features the network reads (``"flat"``: the observation itself;
   ``"coop_fight"``: the co-op observation plus the fight odds of
-  :meth:`thermopylae_agents.players.fight_features.CoopFightFeatures.numpy_features`), the observation
+  [`thermopylae_agents.players.fight_features.CoopFightFeatures.numpy_features`][]), the observation
   size, the number of actions, the layers in order (``linear`` with the names of its weight and bias
   arrays, ``tanh``, ``relu``), and the SHA-256 of the array file;
 * ``NAME.npz`` holds the float32 arrays (a zip of ``.npy`` files), read from their headers and raw bytes,
@@ -15,15 +15,18 @@ stored in a form that cannot: for a policy named ``NAME``,
 
 The network is the actor of a (Maskable)PPO policy: features, the actor MLP
 (``mlp_extractor.policy_net``) and the action head (``action_net``); its outputs are the action logits.
-:class:`SafePolicy` plays the most likely legal action, the action an SB3 model plays with
-``deterministic=True`` (``tests/agents/test_safe_policy.py`` checks this game for game on hundreds of games).
+[`SafePolicy`][thermopylae_agents.policies.safe_policy.SafePolicy] plays the most likely legal action, the
+action an SB3 model plays with ``deterministic=True`` (``tests/agents/test_safe_policy.py`` checks this game
+for game on hundreds of games).
 
-:func:`load_safe_policy` loads a policy by path (either file of the pair; see :func:`is_path`) or by the
-name of a shipped policy (:func:`shipped_policy_names`; a name never means a file of the working folder).
-Every malformed file is one ``ValueError`` naming the file and the problem, and every size (the files, the
-zip members, the ``.npy`` headers) is checked against the description before anything is read or
-expanded. :func:`export_sb3_policy` writes the pair from a loaded SB3 model (``thermopylae export``,
-``thermopylae-export-policy``, which needs the ``train`` extra).
+[`load_safe_policy`][thermopylae_agents.policies.safe_policy.load_safe_policy] loads a policy by path (either
+file of the pair; see [`is_path`][thermopylae_agents.policies.safe_policy.is_path]) or by the name of a
+shipped policy ([`shipped_policy_names`][thermopylae_agents.policies.safe_policy.shipped_policy_names]; a name
+never means a file of the working folder). Every malformed file is one ``ValueError`` naming the file and the
+problem, and every size (the files, the zip members, the ``.npy`` headers) is checked against the description
+before anything is read or expanded.
+[`export_sb3_policy`][thermopylae_agents.policies.safe_policy.export_sb3_policy] writes the pair from a loaded
+SB3 model (``thermopylae export``, ``thermopylae-export-policy``, which needs the ``train`` extra).
 """
 
 from __future__ import annotations
@@ -120,7 +123,7 @@ class SafePolicy:
     ``act(observation, action_mask, rng=None)`` plays the legal action with the highest logit (what SB3
     plays with ``deterministic=True``); with ``deterministic=False`` and an ``rng`` it samples the masked
     softmax instead. ``action_probabilities`` gives the masked, renormalised distribution (hints).
-    Build one with :func:`load_safe_policy`.
+    Build one with [`load_safe_policy`][thermopylae_agents.policies.safe_policy.load_safe_policy].
     """
 
     def __init__(
@@ -450,7 +453,8 @@ def _read_npy(stream: Any, key: str, shape: tuple[int, ...], where: str) -> np.n
 
 
 def load_safe_policy(path_or_name: str | os.PathLike[str], deterministic: bool = True) -> SafePolicy:
-    """Load a policy from its ``.json`` / ``.npz`` pair (a path: see :func:`is_path`) or a shipped name.
+    """Load a policy from its ``.json`` / ``.npz`` pair (a path: see
+    [`is_path`][thermopylae_agents.policies.safe_policy.is_path]) or a shipped name.
 
     Nothing here can run code from the files: the description is JSON, the arrays are read from their
     ``.npy`` headers and raw bytes (never pickle). Every size is checked against the description before
