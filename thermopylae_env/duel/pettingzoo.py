@@ -34,8 +34,14 @@ action outside the space raises ``TypeError`` / ``ValueError``, as everywhere in
 [`IllegalActionError`][thermopylae_env.actions.IllegalActionError] on an illegal move and leaves the game
 unchanged.
 
-* ``max_cycles`` (``None`` or a positive int): truncate the game (both agents) after that many
-  micro-actions of either agent; ``None`` (default) never truncates, the game being finite (at most 1632).
+* ``max_cycles`` (``None`` or a positive int): truncate the game (both agents) after that many cycles,
+  in PettingZoo's sense: a cycle is over once every agent has acted in it (in a game that alternates, one
+  action of each agent). The duel's turns do not alternate, so a cycle holds one or more micro-actions of
+  each agent: it ends with the first move of the second agent to act in it. ``None`` (default) never
+  truncates, the game being finite (at most 1632 micro-actions). PettingZoo's ``max_cycles_test`` does not
+  apply: it samples unmasked actions (here an illegal move ends the game at once) and expects every agent to
+  have made exactly ``max_cycles`` moves, which a game where one agent moves several times in a row cannot
+  promise; ``tests/env/duel/test_duel_pettingzoo.py`` checks the cycle count instead.
 * ``render_mode``: ``"ansi"`` (the whole table as text, both hands: for people), ``"rgb_array"`` (a
   (360, 640, 3) uint8 picture of the table seen by the agent to act; needs Pillow) or ``"human"`` (the text
   table printed to the terminal, ``render()`` returning ``None``; there is no window).
@@ -135,7 +141,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         super().__init__()
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.max_cycles = _check_max_cycles(max_cycles)
-        self._moves = 0
+        self._cycles = 0  # cycles completed: every agent acted in each
+        self._acted: set[str] = set()  # the agents that acted in the cycle under way
         self.game = DuelGame()
         self.possible_agents = list(PLAYER_NAMES)  # index = engine player id: 0 greek, 1 persian
         self.agents = self.possible_agents[:]
@@ -174,7 +181,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if seed is not None:
             self._np_random, _ = seeding.np_random(seed)
         self.state = self.game.init(self._np_random)
-        self._moves = 0
+        self._cycles = 0
+        self._acted = set()
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -210,7 +218,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self.game.apply(state, index, self._np_random)  # checked above: applied unchecked
-        self._moves += 1
+        self._count_cycle(agent)
         if state.terminated:
             winner = self.possible_agents[state.winner]
             for a in self.agents:
@@ -218,12 +226,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             self.terminations = dict.fromkeys(self.agents, True)
             # Everyone is done: PettingZoo then asks each agent for its final (None) step in turn.
             self.agent_selection = agent
-        elif self.max_cycles is not None and self._moves >= self.max_cycles:
+        elif self.max_cycles is not None and self._cycles >= self.max_cycles:
             self.truncations = dict.fromkeys(self.agents, True)
             self.agent_selection = agent
         else:
             self.agent_selection = self.possible_agents[state.current_player]
         self._accumulate_rewards()
+
+    def _count_cycle(self, agent: str) -> None:
+        self._acted.add(agent)
+        if len(self._acted) == len(self.possible_agents):
+            self._cycles += 1
+            self._acted = set()
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
