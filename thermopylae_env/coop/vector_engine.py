@@ -304,10 +304,10 @@ class CoopVectorEngine:
     actions. ``won`` / ``lost`` say how a finished game ended. ``obs`` (N, 115) float32 and ``masks``
     (N, 72) bool are kept up to date in place.
 
-    ``backend`` (see [`resolve_backend`][thermopylae_env.coop.vector_engine.resolve_backend]): ``"numpy"``
-    advances the games with whole-array operations, ``"numba"`` with a compiled loop over the games
-    ([`thermopylae_env.coop.kernel`][]) that writes the same arrays, value for value; ``"auto"`` (the default)
-    takes numba where it is installed. `backend` is the one in use.
+    ``backend`` (see [`resolve_backend`][thermopylae_env.coop.vector_engine.resolve_backend]): one loop over
+    the games ([`thermopylae_env.coop.kernel`][]) plays them all, compiled by numba (``"numba"``, or
+    ``"auto"``, the default, where numba is installed) or as plain Python (``"auto"`` without numba); the
+    retired ``"numpy"`` whole-array engine is refused with the reason. `backend` is the one in use.
     """
 
     def __init__(
