@@ -5,7 +5,7 @@ the reset seed fix every shuffle, die and random opponent move, so re-applying t
 reproduces the game, and the recorded events (cards drawn, fights with their dice, combats, results) and
 observation digests are there to check that it did.
 
-File format (``.jsonl``, one JSON object per line, version 1)::
+File format (``.jsonl``, one JSON object per line, version 1):
 
     {"type": "header", "format": "thermopylae-record", "version": 1, "env_id": "thermopylae/Coop-v0",
      "options": {"num_players": 1}, "seed": 7, "agent": "heuristic", "package_version": "0.1.0",

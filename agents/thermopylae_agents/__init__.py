@@ -1,4 +1,4 @@
-"""Agents for the thermopylae environments, in layers that import one way::
+"""Agents for the thermopylae environments, in layers that import one way:
 
     players      the Agent protocol, co-op heuristic and search players, fight features, kernel pinning
     policies     agent spec strings, SB3 and pickle-free policies, the shipped policy files

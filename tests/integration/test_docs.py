@@ -56,6 +56,17 @@ def test_site_shows_no_raw_sphinx_role(site):
         assert not found, (page.relative_to(site).as_posix(), found[:5])
 
 
+# What Markdown shows as typed when a docstring is written in reStructuredText: a paragraph ending in the
+# "::" of a literal block, a simple table's "==== ====" border, a directive such as ".. warning::".
+RST_LEFTOVER = re.compile(r"::\s*</p>|<p>={3,} |<p>\s*\.\. [a-z]+::")
+
+
+def test_site_shows_no_restructuredtext_leftovers(site):
+    for page in sorted(site.rglob("*.html")):
+        found = RST_LEFTOVER.findall(page.read_text())
+        assert not found, (page.relative_to(site).as_posix(), found[:5])
+
+
 def test_docstrings_and_comments_hold_no_sphinx_role():
     # The site renders only the documented modules; the source check covers every module. Rewrite roles
     # as autorefs links: [`title`][full.path.of.object].

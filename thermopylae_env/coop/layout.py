@@ -7,7 +7,7 @@ named pieces in the manner of OpenSpiel's observer pieces: each [`Piece`][thermo
 quantity divided by ``scale``; one-hot and 0/1 pieces have scale 1). The offsets are not written down: each
 piece starts where the previous one ends, so a piece cannot be moved in one place and not another.
 
-Actions ([`NUM_ACTIONS`][thermopylae_env.coop.layout.NUM_ACTIONS] = 72), one block per kind of decision::
+Actions ([`NUM_ACTIONS`][thermopylae_env.coop.layout.NUM_ACTIONS] = 72), one block per kind of decision:
 
     RETREAT        0                           phase MAIN
     FIGHT_BASE     1 + (v-10)*5 + s            fight(v, s), card v (10..20), s (0..4) support cards

@@ -11,7 +11,7 @@ is [`CoopGame.resolve_fight`][thermopylae_env.coop.rules.CoopGame.resolve_fight]
 rules is [`thermopylae_env.coop.kernel`][].
 
 Actions (one flat space of [`NUM_ACTIONS`][thermopylae_env.coop.layout.NUM_ACTIONS] = 72 shared by every
-decision point)::
+decision point):
 
     0                         RETREAT                    phase MAIN
     1 + (v-10)*5 + s          fight(v, s): card v (10..20) with s (0..4) support cards   phase MAIN
@@ -23,7 +23,7 @@ Every choice of the rules is a decision of the team, made through these actions:
 support together, before any die is rolled), the retreat, the recipient of each offered draw (or
 declining it), and the discard after a draw into a full hand.
 
-Observation ([`OBS_SIZE`][thermopylae_env.coop.layout.OBS_SIZE] = 115 float32 values in [0, 1])::
+Observation ([`OBS_SIZE`][thermopylae_env.coop.layout.OBS_SIZE] = 115 float32 values in [0, 1]):
 
     0:3     pending decision one-hot MAIN, DRAW_OFFER, DISCARD (all 0 once the game is over)
     3:7     acting seat one-hot          7:11   recipient seat one-hot (DISCARD phase only)

@@ -2,7 +2,7 @@
 
 ``CoopSB3VecEnv(num_envs)`` replaces ``DummyVecEnv([lambda: Monitor(gym.make("thermopylae/Coop-v0"))] * n)``
 for SB3 and sb3-contrib's ``MaskablePPO``, with the games stepped together by
-[`thermopylae_env.coop.vector_engine.CoopVectorEngine`][]::
+[`thermopylae_env.coop.vector_engine.CoopVectorEngine`][]:
 
     from sb3_contrib import MaskablePPO
     from thermopylae_env.coop.sb3 import CoopSB3VecEnv

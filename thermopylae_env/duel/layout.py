@@ -12,6 +12,7 @@ them) and the one action codec (``discard_action``, ``add_action``, ``decode_act
 Observation (``OBS_SIZE = 56`` float32 values, own = the observing player's side)
 ----------------------------------------------------------------------------------
 
+```text
 =============== ====== ==== ===== ==========================================================================
 piece           offset size scale content
 =============== ====== ==== ===== ==========================================================================
@@ -32,10 +33,12 @@ table           46     8    8     the Persian attack on the table (defence phase
 table_total     54     1    800   total of the attack on the table
 build_total     55     1    800   total of the own attack/defence being built
 =============== ====== ==== ===== ==========================================================================
+```
 
 Actions (``NUM_ACTIONS = 21``, k = card kind of the actor)
 -----------------------------------------------------------
 
+```text
 =================== ====== ==== ==========================================================================
 piece               offset size action
 =================== ====== ==== ==========================================================================
@@ -46,6 +49,7 @@ add                 11     8    add a card of kind k (0..7) to the attack/defenc
 commit              19     1    commit the attack (needs an Attack card) / the defence (needs force > 0)
 decline             20     1    do not attack / do not defend (cards added go back to the hand)
 =================== ====== ==== ==========================================================================
+```
 """
 
 from __future__ import annotations

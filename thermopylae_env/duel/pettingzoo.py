@@ -2,7 +2,7 @@
 ([`env`][thermopylae_env.duel.pettingzoo.env]) or parallel
 ([`parallel_env`][thermopylae_env.duel.pettingzoo.parallel_env]).
 
-Usage::
+Usage:
 
     from thermopylae_env import duel_v0
 

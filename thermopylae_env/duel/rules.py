@@ -16,6 +16,7 @@ Card kinds
 Cards of equal force and effect play alike, so hands are tracked by *kind* (the card ids are kept as well,
 for names in displays and records). Both sides have nine kinds with the same shape:
 
+```text
 ==== ===================================================== ================================================
 kind Greek                                                 Persian
 ==== ===================================================== ================================================
@@ -32,6 +33,7 @@ kind Greek                                                 Persian
 7    Narrow Defile (strategy)                              Mountain Path (strategy)
 8    Leonidas Strategy (discard card)                      Xerxes Commands (discard card)
 ==== ===================================================== ================================================
+```
 
 Phases and turn
 ---------------
@@ -46,6 +48,7 @@ Action layout (``NUM_ACTIONS = 21``, one flat space for both sides and all phase
 
 When each action is legal (the offsets are those of [`thermopylae_env.duel.layout.ACTION_PIECES`][]):
 
+```text
 ========= ======================= ===================================================================
 index     name                    legal when
 ========= ======================= ===================================================================
@@ -60,6 +63,7 @@ index     name                    legal when
 20        ``DECLINE``             ATTACK: do not attack; DEFENCE: do not defend. Always legal there;
                                   cards added so far go back to the hand unseen
 ========= ======================= ===================================================================
+```
 
 Observation layout (``OBS_SIZE = 56``, float32, all in [0, 1]; ``observe(state, player)``)
 ------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The ``thermopylae`` command: every command a user runs, as one subcommand each (``--help`` on each).
 
-Usage::
+Usage:
 
     thermopylae play coop [--players N] [--seed S] [--hints MODEL.zip] [--record FILE]
     thermopylae play duel [--side greek|persian] [--opponent SPEC] [--seed S] [--hints MODEL.zip]

@@ -23,7 +23,7 @@ Agent specs (command line and [`make_agent`][thermopylae_agents.policies.registr
   about ten times faster. It copies MLP policies over the flat observation or the co-op fight features.
 
 Command line (``thermopylae evaluate``: [`thermopylae_agents.cli.evaluate`][]; also
-``thermopylae-evaluate`` and ``scripts/evaluate.py``)::
+``thermopylae-evaluate`` and ``scripts/evaluate.py``):
 
     thermopylae evaluate --env coop random heuristic search:16,8 --games 10000 --json out.json
     thermopylae evaluate --env duel --greek heuristic random --persian heuristic random --plot m.png

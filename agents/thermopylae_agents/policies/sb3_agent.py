@@ -1,8 +1,8 @@
 """A trained Stable-Baselines3 / sb3-contrib policy as an [`thermopylae_agents.players.base.Agent`][].
 
-.. warning::
-   SB3 model files (``.zip``) contain pickled Python objects: loading one can run arbitrary code. Load
-   only models from sources you trust (your own training runs, the policies shipped with the package).
+!!! warning
+    SB3 model files (``.zip``) contain pickled Python objects: loading one can run arbitrary code. Load
+    only models from sources you trust (your own training runs, the policies shipped with the package).
 """
 
 from __future__ import annotations

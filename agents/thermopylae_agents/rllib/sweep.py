@@ -10,7 +10,7 @@ of env steps and stops the worse ones early. The best trial's last checkpoint is
 (``RunConfig(storage_path=...)``: a local directory; on a cluster of several machines a directory that
 every node mounts at the same path, e.g. NFS).
 
-Command line ([`thermopylae_agents.cli.rllib`][])::
+Command line ([`thermopylae_agents.cli.rllib`][]):
 
     thermopylae rllib sweep --storage-path runs/rllib_sweep --num-samples 8 \\
         --lr 1e-4 3e-4 1e-3 --entropy-coeff 0 0.003 0.01 --train-batch-size 4096 16384 \\

@@ -1,7 +1,5 @@
 """Train PPO agents for the thermopylae environments (``thermopylae-train``, ``scripts/train.py``).
 
-::
-
     thermopylae-train coop                        # MaskablePPO on Coop-v0 with configs/coop.yaml
     thermopylae-train coop --timesteps 20000      # a short run: warm start and report shrink with it
     thermopylae-train duel-greek --timesteps 200000 --seed 3
@@ -9,7 +7,7 @@
     thermopylae-train selfplay                    # both duel sides, in alternation, against snapshot pools
     thermopylae-train coop --resume runs/coop-maskable_ppo-seed0   # continue a run (its config, its counter)
 
-Every run writes one folder (``--out``, default ``runs/<target>-<algo>-seed<seed>``)::
+Every run writes one folder (``--out``, default ``runs/<target>-<algo>-seed<seed>``):
 
     config.yaml         the configuration as resolved (file + command line), written before training
     tb/                 TensorBoard logs (``tensorboard --logdir runs``): PPO, warm_start, summary (hparams)
