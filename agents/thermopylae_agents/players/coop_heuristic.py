@@ -95,8 +95,10 @@ class CoopHeuristic:
         The Persian deck table the game is played with (a path, rows, or ``None`` for the default), as
         accepted by [`thermopylae_env.cards.load_persian_deck`][]; the observation only says which
         table rows are still unseen.
-    rng, seed:
+    rng:
         Accepted for the common agent interface; the policy itself is deterministic.
+    seed:
+        Accepted for the same reason, and ignored.
     """
 
     def __init__(
