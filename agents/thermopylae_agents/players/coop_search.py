@@ -64,19 +64,27 @@ class CoopSearchExpert:
         The most rounds; at most ``n_determinizations * rollouts`` rollouts per candidate.
     max_candidates:
         At most this many candidate actions are searched (the heuristic's best-ranked ones).
-    min_rounds, z_drop:
+    min_rounds:
+        The first round in which candidates may be dropped (see ``z_drop``).
+    z_drop:
         From round ``min_rounds`` on, a candidate whose paired difference to the leader is below zero by
         more than ``z_drop`` standard errors is dropped; the search stops when one candidate is left.
     z_pick:
         Another action replaces the heuristic's choice only when it beats it by more than ``z_pick``
         standard errors of the paired difference (0: the best mean wins).
-    num_players, persian_deck:
-        The game being played (as for [`thermopylae_env.coop.CoopGame`][thermopylae_env.coop.rules.CoopGame]).
+    num_players:
+        The team size of the game being played (as for
+        [`thermopylae_env.coop.CoopGame`][thermopylae_env.coop.rules.CoopGame]).
+    persian_deck:
+        Its Persian deck table (as for
+        [`thermopylae_env.coop.CoopGame`][thermopylae_env.coop.rules.CoopGame]).
     heuristic_params:
         Parameters of the rollout policy
         ([`CoopHeuristic`][thermopylae_agents.players.coop_heuristic.CoopHeuristic]).
-    rng, seed:
-        The player's own randomness (determinizations and rollout dice); ``rng`` wins over ``seed``.
+    rng:
+        The player's own randomness (determinizations and rollout dice); it wins over ``seed``.
+    seed:
+        The seed of that randomness when no ``rng`` is given.
     """
 
     def __init__(
