@@ -123,10 +123,14 @@ def _next_add(o: list[float], plan: tuple[int, ...] | None) -> int:
 class HeuristicPersian:
     """A patient Persian: it saves up for multiplied attacks.
 
-    Args:
-        attack_threshold: attack once the whole attack totals at least this.
-        endgame_deck: with at most this many cards left in its deck, attack with whatever it has.
-        hold_xerxes: keep Xerxes Commands until the turn of an attack (else play it at once).
+    Parameters
+    ----------
+    attack_threshold
+        Attack once the whole attack totals at least this.
+    endgame_deck
+        With at most this many cards left in its deck, attack with whatever it has.
+    hold_xerxes
+        Keep Xerxes Commands until the turn of an attack (else play it at once).
     """
 
     def __init__(self, attack_threshold: int = 300, endgame_deck: int = 1, hold_xerxes: bool = True) -> None:
@@ -174,9 +178,12 @@ class HeuristicPersian:
 class HeuristicGreek:
     """A Greek that meets big attacks with multipliers and keeps its strategy cards.
 
-    Args:
-        token_value: cost of one lost token, in force points of cards spent.
-        strategy_cost: cost of spending one strategy card.
+    Parameters
+    ----------
+    token_value
+        Cost of one lost token, in force points of cards spent.
+    strategy_cost
+        Cost of spending one strategy card.
     """
 
     def __init__(self, token_value: float = 25.0, strategy_cost: float = 80.0) -> None:
@@ -231,8 +238,10 @@ class RandomAgent:
     It needs nothing but the legal-action mask, so one class serves the co-op game, both sides of the
     duel and the PettingZoo view (pass the dict observation and ``action_mask=None`` there).
 
-    Args:
-        seed: seed of the agent's own generator, used when ``act`` is called without ``rng``.
+    Parameters
+    ----------
+    seed
+        Seed of the agent's own generator, used when ``act`` is called without ``rng``.
     """
 
     def __init__(self, seed: int | None = None) -> None:
