@@ -1,6 +1,6 @@
 """thermopylae-env: Gymnasium environments for two card games about the battle of Thermopylae.
 
-Importing the package registers the environments::
+Importing the package registers the environments:
 
     import gymnasium as gym
     import thermopylae_env  # noqa: F401

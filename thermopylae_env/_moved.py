@@ -1,13 +1,13 @@
 """The former flat module names of the package, kept importable during a deprecation period.
 
-:data:`MOVED` maps each old module name to its new home. :func:`install` puts :class:`MovedModuleFinder` on
+`MOVED` maps each old module name to its new home. `install` puts `MovedModuleFinder` on
 ``sys.meta_path``: ``import thermopylae_env.coop_env`` (or ``from thermopylae_env import coop_env``) then
 imports ``thermopylae_env.coop.env``, warns once per old name with a ``DeprecationWarning`` naming the new
 path, and binds the old name to the very same module object (so a test that patches one patches both).
 ``thermopylae_env.coop`` and ``thermopylae_env.duel`` are packages now and re-export what the former
 modules of those names held.
 
-:data:`PUBLIC` holds the names that are not deprecated but only other names of a module:
+`PUBLIC` holds the names that are not deprecated but only other names of a module:
 ``thermopylae_env.duel_v0`` (PettingZoo's ``<game>_v<version>`` name) is ``thermopylae_env.duel.pettingzoo``,
 imported without a warning.
 """
@@ -68,7 +68,7 @@ class _AliasLoader(importlib.abc.Loader):
 
 class MovedModuleFinder(importlib.abc.MetaPathFinder):
     """Finds the old names of ``moved`` (deprecated: a warning) and ``public`` (other names of a module,
-    without a warning), and nothing else; by default this package's :data:`MOVED` and :data:`PUBLIC`. The
+    without a warning), and nothing else; by default this package's `MOVED` and `PUBLIC`. The
     agents package installs one of its own with its maps."""
 
     def __init__(self, moved: Mapping[str, str] = MOVED, public: Mapping[str, str] = PUBLIC) -> None:

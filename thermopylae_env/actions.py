@@ -5,25 +5,26 @@ below, before it changes anything, so the same input gets the same answer everyw
 Two kinds of bad action are told apart, as in PettingZoo and Pgx:
 
 * An action that is not an element of the action space (wrong type or shape, out of range, NaN, None)
-  is a programming error. :func:`as_action_index` raises ``TypeError`` or ``ValueError`` before anything
-  is touched, so the game is left exactly as it was.
+  is a programming error. [`as_action_index`][thermopylae_env.actions.as_action_index] raises ``TypeError`` or
+  ``ValueError`` before anything is touched, so the game is left exactly as it was.
 * An action inside the space that the rules forbid now (its mask entry is 0) is a *move* error. By
   default (``illegal_action="loss"``) the episode ends as a loss for the agent, with reward
   ``illegal_action_penalty`` and ``info["illegal_action"] = True`` plus ``info["illegal_reason"]``:
   Gymnasium's and SB3's checkers, and plain PPO, step with unmasked random actions and must not crash.
-  With ``illegal_action="raise"`` an :class:`IllegalActionError` is raised instead and the game is
-  left exactly as it was.
+  With ``illegal_action="raise"`` an [`IllegalActionError`][thermopylae_env.actions.IllegalActionError] is
+  raised instead and the game is left exactly as it was.
 
-Seeds (:func:`as_seed`): ``None`` or an integer (Python or NumPy, not a boolean) in ``0 .. 2**64 - 1``;
-anything else raises ``TypeError`` (not an integer) or ``ValueError`` (out of range). A vector env takes
-one such seed, or one per game (:func:`as_seed_list`: a list, tuple or 1-d integer array of them, where a
-``None`` entry keeps that game's stream).
+Seeds ([`as_seed`][thermopylae_env.actions.as_seed]): ``None`` or an integer (Python or NumPy, not a boolean)
+in ``0 .. 2**64 - 1``; anything else raises ``TypeError`` (not an integer) or ``ValueError`` (out of range). A
+vector env takes one such seed, or one per game ([`as_seed_list`][thermopylae_env.actions.as_seed_list]: a
+list, tuple or 1-d integer array of them, where a ``None`` entry keeps that game's stream).
 
 Masked arrays (``numpy.ma``) are refused wherever an action, a seed or a reset mask is taken
-(:func:`refuse_masked`, ``TypeError``): what their hidden entries hold would otherwise be used silently.
+([`refuse_masked`][thermopylae_env.actions.refuse_masked], ``TypeError``): what their hidden entries hold
+would otherwise be used silently.
 
-Reset options (:func:`check_options`): ``None`` or a ``dict`` whose keys the environment documents; a
-non-dict or an unknown key raises ``TypeError`` / ``ValueError`` naming it.
+Reset options ([`check_options`][thermopylae_env.actions.check_options]): ``None`` or a ``dict`` whose keys
+the environment documents; a non-dict or an unknown key raises ``TypeError`` / ``ValueError`` naming it.
 """
 
 from __future__ import annotations
@@ -135,9 +136,10 @@ def as_action_name(name: object) -> str:
 def as_action_batch(actions: object, num_envs: int, n: int) -> np.ndarray:
     """Check that ``actions`` is an element of ``MultiDiscrete([n] * num_envs)``; return it as ``intp``.
 
-    The batched form of :func:`as_action_index`, with the same rules for each entry: ``TypeError`` for
-    anything that is not integers (floats, booleans, None, objects, times, a masked array, whose hidden
-    entries would be played), ``ValueError`` for NaN, a wrong shape or a value outside ``0..n-1``.
+    The batched form of [`as_action_index`][thermopylae_env.actions.as_action_index], with the same rules for
+    each entry: ``TypeError`` for anything that is not integers (floats, booleans, None, objects, times, a
+    masked array, whose hidden entries would be played), ``ValueError`` for NaN, a wrong shape or a value
+    outside ``0..n-1``.
     """
     if actions is None:
         raise TypeError("actions is None; expected an integer array of shape (num_envs,)")
@@ -191,8 +193,9 @@ def as_seed(seed: object, name: str = "seed") -> int | None:
 
 
 def as_seed_list(seed: object, num_envs: int) -> list[int | None]:
-    """One seed per game from a sequence (a list, tuple or 1-d integer array of :func:`as_seed` values,
-    ``None`` entries allowed, exactly ``num_envs`` long); raise ``TypeError`` / ``ValueError`` otherwise."""
+    """One seed per game from a sequence (a list, tuple or 1-d integer array of
+    [`as_seed`][thermopylae_env.actions.as_seed] values, ``None`` entries allowed, exactly ``num_envs`` long);
+    raise ``TypeError`` / ``ValueError`` otherwise."""
     refuse_masked(seed, "seed")
     if isinstance(seed, np.ndarray):
         if seed.ndim != 1 or seed.dtype.kind not in "iuO":
@@ -211,8 +214,9 @@ def as_seed_list(seed: object, num_envs: int) -> list[int | None]:
 
 def as_game_seeds(seed: object, num_envs: int) -> list[int | None] | None:
     """The seed of each of ``num_envs`` games from a vector env's ``seed`` argument: ``None`` for ``None``,
-    :func:`as_seed_list` for a sequence, ``[s, s + 1, ..]`` for one seed ``s``, refused (``ValueError``)
-    where the last game's seed would pass ``2**64 - 1`` (it would wrap round to the games of small seeds)."""
+    [`as_seed_list`][thermopylae_env.actions.as_seed_list] for a sequence, ``[s, s + 1, ..]`` for one seed
+    ``s``, refused (``ValueError``) where the last game's seed would pass ``2**64 - 1`` (it would wrap round
+    to the games of small seeds)."""
     if seed is None:
         return None
     if isinstance(seed, (list, tuple)) or (isinstance(seed, np.ndarray) and seed.ndim > 0):

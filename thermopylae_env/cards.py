@@ -2,14 +2,16 @@
 
 The files are plain CSV so that a user can replace them (the default Persian deck of the co-op game is a
 reconstruction: its red values and bonus marks are not printed in any source we have). Every loader checks
-its table and refuses a malformed one with a :class:`DeckError` that names the row and the problem.
+its table and refuses a malformed one with a [`DeckError`][thermopylae_env.cards.DeckError] that names the row
+and the problem.
 
 One rule for every deck file and every loader:
 
-* only regular files of at most :data:`MAX_DECK_FILE_BYTES` bytes and :data:`MAX_DECK_ROWS` rows are
-  read (a folder, a device such as ``/dev/zero`` or a FIFO is refused before anything is read; a huge
-  file is refused from its size); a malformed CSV row or a cell over :data:`MAX_CELL_CHARS` characters
-  is refused naming the file and the line;
+* only regular files of at most [`MAX_DECK_FILE_BYTES`][thermopylae_env.cards.MAX_DECK_FILE_BYTES] bytes and
+  [`MAX_DECK_ROWS`][thermopylae_env.cards.MAX_DECK_ROWS] rows are read (a folder, a device such as
+  ``/dev/zero`` or a FIFO is refused before anything is read; a huge file is refused from its size); a
+  malformed CSV row or a cell over [`MAX_CELL_CHARS`][thermopylae_env.cards.MAX_CELL_CHARS] characters is
+  refused naming the file and the line;
 * a number is an integer, or text of ASCII decimal digits with an optional minus sign: ``1e1``, ``1_0``,
   ``10.0`` and non-ASCII digits are refused;
 * a bonus is ``1``/``true``/``yes``/``y`` or ``0``/``false``/``no``/``n``; an empty bonus cell is an
@@ -95,7 +97,8 @@ MAX_CELL_CHARS = 1000
 
 def _read_csv(source: str | os.PathLike[str], what: str) -> tuple[list[str], list[list[str]]]:
     """The header and rows of a deck file, refusing before reading anything that is not a regular file
-    of at most :data:`MAX_DECK_FILE_BYTES` (a folder, ``/dev/zero``, a FIFO, a huge file)."""
+    of at most [`MAX_DECK_FILE_BYTES`][thermopylae_env.cards.MAX_DECK_FILE_BYTES] (a folder, ``/dev/zero``, a
+    FIFO, a huge file)."""
     path = Path(source)
     try:
         info = os.stat(path)

@@ -1,24 +1,25 @@
 """The base of the package's single-agent environments: the step guard and the illegal-action policy,
 written once (in the manner of Pgx's ``core.Env.step``).
 
-:class:`TurnBasedEnv` owns everything that is the same in ``thermopylae/Coop-v0``,
-``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0``:
+[`TurnBasedEnv`][thermopylae_env.core.TurnBasedEnv] owns everything that is the same in
+``thermopylae/Coop-v0``, ``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0``:
 
-* ``reset``: the seed rule (:func:`~thermopylae_env.actions.as_seed`) and the reset options
-  (:func:`~thermopylae_env.actions.check_options`, against the env's :attr:`~TurnBasedEnv.reset_options`),
-  both checked before anything changes;
+* ``reset``: the seed rule ([`as_seed`][thermopylae_env.actions.as_seed]) and the reset options
+  ([`check_options`][thermopylae_env.actions.check_options], against the env's
+  [`reset_options`][thermopylae_env.core.TurnBasedEnv.reset_options]), both checked before anything changes;
 * ``step``: the guard (no step before ``reset``, after the end, or after a failure that left the game
-  unusable), the action check (:func:`~thermopylae_env.actions.as_action_index`), the one legality check
-  and the illegal-action policy (``"loss"`` or ``"raise"``); a legal action then goes to the engine's
+  unusable), the action check ([`as_action_index`][thermopylae_env.actions.as_action_index]), the one legality
+  check and the illegal-action policy (``"loss"`` or ``"raise"``); a legal action then goes to the engine's
   unchecked ``apply``, so each step is validated exactly once. The legality check reads the legal mask
   the env computed for the state it handed out (a private array, never the one in ``info``, so a caller
   who writes into ``info["action_mask"]`` changes nothing); only an action outside that mask asks the
   engine's ``illegal_reason``, for the sentence that says why (and the engine has the last word);
-* the ``info`` dict with the int8 ``action_mask`` and :meth:`~TurnBasedEnv.action_masks`.
+* the ``info`` dict with the int8 ``action_mask`` and
+  [`action_masks`][thermopylae_env.core.TurnBasedEnv.action_masks].
 
-A subclass supplies the game-specific parts: :meth:`_start` (the state after ``reset``),
-:meth:`_advance` (apply a legal action; the reward of a step that does not end the game),
-:meth:`_observe`, :meth:`_won`, :meth:`_new_info` and :meth:`_illegal_message`.
+A subclass supplies the game-specific parts: `_start` (the state after ``reset``),
+`_advance` (apply a legal action; the reward of a step that does not end the game),
+`_observe`, `_won`, `_new_info` and `_illegal_message`.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def check_render_mode(render_mode: str | None, modes: list[str]) -> str | None:
 class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
     """Shared ``reset``/``step`` of a turn-based card game seen by one agent (see the module docstring).
 
-    Attributes a subclass sets in ``__init__`` through :meth:`_init_core`: ``_game`` (the engine, with
+    Attributes a subclass sets in ``__init__`` through `_init_core`: ``_game`` (the engine, with
     ``illegal_reason(state, action)``, ``apply(state, action, rng, events)`` and
     ``legal_action_mask(state)``), the number of actions, the illegal-action policy, ``render_mode`` and
     ``record_events``.
@@ -154,7 +155,8 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
         return self._observe(state), reward, False, False, info
 
     def _refuse_step(self) -> None:
-        """Raise the :class:`ResetNeeded` of a step that may not be taken (broken, not reset, or over)."""
+        """Raise the [`ResetNeeded`][thermopylae_env.core.ResetNeeded] of a step that may not be taken
+        (broken, not reset, or over)."""
         if self._broken is not None:
             raise ResetNeeded(f"step() refused: {self._broken}; call reset()")
         if self._state is None:

@@ -1,7 +1,7 @@
 """The drawing bits both games' pictures share (Pillow, loaded on first use): the frame size, the colours,
 the fonts, and small helpers (canvas, centred and wrapped text, header, card backs, piles). The pictures
-themselves are :mod:`thermopylae_env.coop.render` and :mod:`thermopylae_env.duel.render`; the public
-entry point is :mod:`thermopylae_env.render`.
+themselves are [`thermopylae_env.coop.render`][] and [`thermopylae_env.duel.render`][]; the public
+entry point is [`thermopylae_env.render`][].
 """
 
 from __future__ import annotations

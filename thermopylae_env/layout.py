@@ -1,7 +1,7 @@
 """The piece of a flat vector that both games' layout modules describe their observations (and the duel its
 actions) with, in the manner of OpenSpiel's observer pieces: a name, where it starts, its shape, and the
 scale its values are divided by. ``coop.layout`` and ``duel.layout`` lay their pieces out end to end with
-:func:`lay_out`, so no offset is ever written down by hand."""
+[`lay_out`][thermopylae_env.layout.lay_out], so no offset is ever written down by hand."""
 
 from __future__ import annotations
 

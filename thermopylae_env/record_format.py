@@ -1,13 +1,16 @@
-"""The game record file format (version 1): :class:`GameRecord` and :func:`load_record`, which reads a
-``.jsonl`` record and validates every line (a malformed file raises ``ValueError`` naming the line and
-the problem). The format itself and how records are written and replayed: :mod:`thermopylae_env.records`.
+"""The game record file format (version 1): [`GameRecord`][thermopylae_env.record_format.GameRecord] and
+[`load_record`][thermopylae_env.record_format.load_record], which reads a ``.jsonl`` record and validates
+every line (a malformed file raises ``ValueError`` naming the line and the problem). The format itself and how
+records are written and replayed: [`thermopylae_env.records`][].
 
 A record is data and never runs code: reading one parses JSON only (a regular file of at most
-:data:`MAX_RECORD_BYTES`, lines of at most :data:`MAX_LINE_BYTES`, nesting at most :data:`MAX_JSON_DEPTH`).
-Its header ``options`` are checked by :func:`record_options_problem` against :data:`ENV_OPTIONS`, the
-options each environment takes and their JSON types, before any environment is made: no ``gymnasium.make``
-argument of its own (``max_episode_steps``, ...), no option a replay sets itself, and no file name (a
-custom Persian deck is recorded as its rows).
+[`MAX_RECORD_BYTES`][thermopylae_env.record_format.MAX_RECORD_BYTES], lines of at most
+[`MAX_LINE_BYTES`][thermopylae_env.record_format.MAX_LINE_BYTES], nesting at most
+[`MAX_JSON_DEPTH`][thermopylae_env.record_format.MAX_JSON_DEPTH]). Its header ``options`` are checked by
+[`record_options_problem`][thermopylae_env.record_format.record_options_problem] against
+[`ENV_OPTIONS`][thermopylae_env.record_format.ENV_OPTIONS], the options each environment takes and their JSON
+types, before any environment is made: no ``gymnasium.make`` argument of its own (``max_episode_steps``, ...),
+no option a replay sets itself, and no file name (a custom Persian deck is recorded as its rows).
 """
 
 from __future__ import annotations
@@ -109,8 +112,10 @@ def _option_problem(key: str, kind: str, value: Any) -> str | None:
 
 def record_options_problem(env_id: Any, options: Any) -> str | None:
     """What is wrong with a record's ``env_id`` and header ``options`` (``None``: nothing), checked before
-    any environment is made: ``env_id`` must be one of :data:`ENV_OPTIONS`, ``options`` a dict of that
-    environment's option names with values of their JSON type; :data:`RESERVED_OPTIONS` are refused."""
+    any environment is made: ``env_id`` must be one of
+    [`ENV_OPTIONS`][thermopylae_env.record_format.ENV_OPTIONS], ``options`` a dict of that environment's
+    option names with values of their JSON type;
+    [`RESERVED_OPTIONS`][thermopylae_env.record_format.RESERVED_OPTIONS] are refused."""
     if not isinstance(env_id, str) or not env_id.startswith(ENV_PREFIX):
         return f"env_id must name an environment of this package ({ENV_PREFIX}...), got {_shown(env_id)}"
     if env_id not in ENV_OPTIONS:
@@ -217,7 +222,8 @@ MAX_JSON_DEPTH = 32  # a record nests a few levels (step -> events -> fight -> r
 
 
 def _read_text(path: Path) -> str:
-    """The text of a record file: a regular file of at most :data:`MAX_RECORD_BYTES`, UTF-8."""
+    """The text of a record file: a regular file of at most
+    [`MAX_RECORD_BYTES`][thermopylae_env.record_format.MAX_RECORD_BYTES], UTF-8."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -278,8 +284,10 @@ def _parse_line(line: str) -> Any:
 
 def load_record(path: str | os.PathLike[str]) -> GameRecord:
     """Read and validate a record file. A malformed record raises ``ValueError`` naming the file, the line
-    and the problem (also a folder, a device or pipe, a file over :data:`MAX_RECORD_BYTES`, JSON nested
-    deeper than :data:`MAX_JSON_DEPTH`); a missing file raises ``FileNotFoundError``."""
+    and the problem (also a folder, a device or pipe, a file over
+    [`MAX_RECORD_BYTES`][thermopylae_env.record_format.MAX_RECORD_BYTES], JSON nested deeper than
+    [`MAX_JSON_DEPTH`][thermopylae_env.record_format.MAX_JSON_DEPTH]); a missing file raises
+    ``FileNotFoundError``."""
     path = Path(path)
     text = _read_text(path)
     lines = text.split("\n")

@@ -5,7 +5,7 @@ the reset seed fix every shuffle, die and random opponent move, so re-applying t
 reproduces the game, and the recorded events (cards drawn, fights with their dice, combats, results) and
 observation digests are there to check that it did.
 
-File format (``.jsonl``, one JSON object per line, version 1)::
+File format (``.jsonl``, one JSON object per line, version 1):
 
     {"type": "header", "format": "thermopylae-record", "version": 1, "env_id": "thermopylae/Coop-v0",
      "options": {"num_players": 1}, "seed": 7, "agent": "heuristic", "package_version": "0.1.0",
@@ -17,27 +17,32 @@ File format (``.jsonl``, one JSON object per line, version 1)::
 
 ``options`` are the env's keyword arguments (without ``render_mode`` and ``record_events``: a replay
 sets those itself; no argument of ``gymnasium.make`` itself such as ``max_episode_steps``); they must be
-JSON values of the types :data:`~thermopylae_env.record_format.ENV_OPTIONS` lists, so a duel opponent is
-recorded as ``"heuristic"``, ``"random"`` or the label of a model (a path), never as a Python callable,
+JSON values of the types [`ENV_OPTIONS`][thermopylae_env.record_format.ENV_OPTIONS] lists, so a duel opponent
+is recorded as ``"heuristic"``, ``"random"`` or the label of a model (a path), never as a Python callable,
 and a custom co-op ``persian_deck`` as its rows (``[[white, red, bonus], ...]``), never as a file name.
 ``events`` are the engine's event dicts (``record_events=True``; the duel's include both sides' moves
-and every card drawn: a record is for people and tests, not for an agent). ``obs`` is :func:`obs_digest`
-of the observation after the reset or step. ``agent`` (optional) says who chose the actions (a claim a replay
-cannot check, so the replay does not show it). A game stopped before its end (a player quit) has
-``"finished": false`` and null ``won`` and ``reason`` in its result line. Extra keys are allowed and kept.
+and every card drawn: a record is for people and tests, not for an agent). ``obs`` is
+[`obs_digest`][thermopylae_env.records.obs_digest] of the observation after the reset or step. ``agent``
+(optional) says who chose the actions (a claim a replay cannot check, so the replay does not show it). A game
+stopped before its end (a player quit) has ``"finished": false`` and null ``won`` and ``reason`` in its result
+line. Extra keys are allowed and kept.
 
 A record is data and never runs code: reading one parses JSON only (a regular file of at most
-:data:`MAX_RECORD_BYTES`, nested at most :data:`MAX_JSON_DEPTH` deep), a replay makes only this package's
-environments (``env_id`` starts with ``thermopylae/``), and it never loads a model file that a record
-names: a game played against a model opponent is replayed by passing that opponent explicitly.
+[`MAX_RECORD_BYTES`][thermopylae_env.record_format.MAX_RECORD_BYTES], nested at most
+[`MAX_JSON_DEPTH`][thermopylae_env.record_format.MAX_JSON_DEPTH] deep), a replay makes only this package's
+environments (``env_id`` starts with ``thermopylae/``), and it never loads a model file that a record names: a
+game played against a model opponent is replayed by passing that opponent explicitly.
 
-API: :class:`RecordEpisode` (a Gymnasium wrapper that writes one record per episode), :func:`record_game`
-(play a callable or agent object for one game and record it; agent spec strings are built by
-``thermopylae_agents.evaluation.replay.record_agent_game``), :func:`load_record` (read and validate: a
-malformed file raises ``ValueError`` naming the line and the problem; defined with :class:`GameRecord` in
-:mod:`thermopylae_env.record_format`), :func:`iter_replay` / :func:`replay_record`
-(re-create the env, re-apply the actions, recompute every recorded field and raise
-:class:`RecordMismatchError` at the first difference), :func:`describe_event` (one line of text per event).
+API: [`RecordEpisode`][thermopylae_env.records.RecordEpisode] (a Gymnasium wrapper that writes one record per
+episode), [`record_game`][thermopylae_env.records.record_game] (play a callable or agent object for one game
+and record it; agent spec strings are built by ``thermopylae_agents.evaluation.replay.record_agent_game``),
+[`load_record`][thermopylae_env.record_format.load_record] (read and validate: a malformed file raises
+``ValueError`` naming the line and the problem; defined with
+[`GameRecord`][thermopylae_env.record_format.GameRecord] in [`thermopylae_env.record_format`][]),
+[`iter_replay`][thermopylae_env.records.iter_replay] /
+[`replay_record`][thermopylae_env.records.replay_record] (re-create the env, re-apply the actions, recompute
+every recorded field and raise [`RecordMismatchError`][thermopylae_env.records.RecordMismatchError] at the
+first difference), [`describe_event`][thermopylae_env.records.describe_event] (one line of text per event).
 This module imports nothing from the agents package.
 """
 
@@ -360,12 +365,13 @@ def make_record_env(record: GameRecord, render_mode: str | None = None, opponent
     """The environment of ``record`` (same id and options, events on), not yet reset.
 
     Only this package's environments are made, and the record's options are checked against the env's
-    option names and types (:func:`~thermopylae_env.record_format.record_options_problem`) before anything
-    is made: a record is data, it cannot make Gymnasium import a module, set ``gymnasium.make`` arguments
-    such as ``max_episode_steps`` or name a file (a custom deck is its rows). A duel record whose
-    ``opponent`` option is not a built-in player (``heuristic``, ``random``) names a model file; it is
-    never loaded from the record: pass ``opponent`` (an agent object or callable) to replay it, else
-    :class:`RecordNeedsOpponentError`. Options the env refuses raise ``ValueError`` naming the record.
+    option names and types ([`record_options_problem`][thermopylae_env.record_format.record_options_problem])
+    before anything is made: a record is data, it cannot make Gymnasium import a module, set
+    ``gymnasium.make`` arguments such as ``max_episode_steps`` or name a file (a custom deck is its rows). A
+    duel record whose ``opponent`` option is not a built-in player (``heuristic``, ``random``) names a model
+    file; it is never loaded from the record: pass ``opponent`` (an agent object or callable) to replay it,
+    else [`RecordNeedsOpponentError`][thermopylae_env.records.RecordNeedsOpponentError]. Options the env
+    refuses raise ``ValueError`` naming the record.
     """
     import thermopylae_env  # noqa: F401 - registers the environments
 
@@ -465,15 +471,16 @@ def iter_replay(
     With ``check`` (default) every field of every line (action name, events, reward, end flags,
     illegal-move reason, observation digest; at the end the return, the winner and the reason) is
     recomputed and compared with the record, and the first difference raises
-    :class:`RecordMismatchError`. ``opponent``: see :func:`make_record_env`. The env is closed when the
-    iteration ends.
+    [`RecordMismatchError`][thermopylae_env.records.RecordMismatchError]. ``opponent``: see
+    [`make_record_env`][thermopylae_env.records.make_record_env]. The env is closed when the iteration ends.
     """
     yield from _replay(record, check, render_mode, opponent, [])
 
 
 def _replay(record: GameRecord | str | os.PathLike[str], check: bool, render_mode: str | None,
             opponent: Any, outcome_out: list[ReplayResult]) -> Iterator[ReplayStep]:
-    """:func:`iter_replay`, appending the recomputed :class:`ReplayResult` to ``outcome_out`` at the end."""
+    """[`iter_replay`][thermopylae_env.records.iter_replay], appending the recomputed
+    [`ReplayResult`][thermopylae_env.records.ReplayResult] to ``outcome_out`` at the end."""
     if not isinstance(record, GameRecord):
         record = load_record(record)
     name = record.path or "record"
@@ -531,8 +538,9 @@ def _compare_result(name: str, result: dict[str, Any], outcome: ReplayResult) ->
 
 def replay_record(path: str | os.PathLike[str] | GameRecord, *, opponent: Any = None) -> dict[str, Any]:
     """Replay a record and check every field against the replayed game (raises
-    :class:`RecordMismatchError` at the first difference). Returns the recomputed
-    ``{"steps", "return", "won", "reason", "finished"}``. ``opponent``: see :func:`make_record_env`."""
+    [`RecordMismatchError`][thermopylae_env.records.RecordMismatchError] at the first difference). Returns the
+    recomputed ``{"steps", "return", "won", "reason", "finished"}``. ``opponent``: see
+    [`make_record_env`][thermopylae_env.records.make_record_env]."""
     record = path if isinstance(path, GameRecord) else load_record(path)
     outcome: list[ReplayResult] = []
     for _ in _replay(record, True, None, opponent, outcome):

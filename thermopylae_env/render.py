@@ -1,9 +1,9 @@
 """Pictures of the table, drawn with Pillow: ``render_coop_rgb`` and ``render_duel_rgb`` (defined in
-:mod:`thermopylae_env.coop.render` and :mod:`thermopylae_env.duel.render`), and ``render_env_rgb``.
+[`thermopylae_env.coop.render`][] and [`thermopylae_env.duel.render`][]), and ``render_env_rgb``.
 
-Both return a ``numpy.ndarray`` of shape :data:`FRAME_SHAPE` = ``(360, 640, 3)`` and dtype ``uint8`` (RGB),
-whatever the state, so that frames of one game can be stacked into a video (Gymnasium's ``RecordVideo``)
-or shown in a window (``HumanRendering``).
+Both return a ``numpy.ndarray`` of shape [`FRAME_SHAPE`][thermopylae_env.drawing.FRAME_SHAPE] =
+``(360, 640, 3)`` and dtype ``uint8`` (RGB), whatever the state, so that frames of one game can be stacked
+into a video (Gymnasium's ``RecordVideo``) or shown in a window (``HumanRendering``).
 
 * Co-op: the Persian line (white value, red value, bonus mark), the marker track 1..7 with the marker
   (3 and 6 give the location die, 7 loses), the support cards left, the Spartan and Persian deck sizes,
@@ -12,8 +12,8 @@ or shown in a window (``HumanRendering``).
   discard pile, the attack on the table, the own attack/defence being built, and the own hand by card
   name and force. The opponent's hand is never drawn.
 
-:func:`safe_text` is the one place that makes text read from a file (a record's names, a deck's card
-names, error messages quoting them) safe to print in a terminal.
+[`safe_text`][thermopylae_env.render.safe_text] is the one place that makes text read from a file (a record's
+names, a deck's card names, error messages quoting them) safe to print in a terminal.
 
 Pillow is an optional dependency (``pip install "thermopylae-env[render]"``); it is imported when the
 first frame is drawn, and a missing Pillow raises an ``ImportError`` that says how to install it.

@@ -7,20 +7,21 @@ parallel kernel or a policy forward runs many times slower than on one thread. A
 cores only adds hand-overs. So:
 
 * every OpenMP runtime of the process waits passively (``OMP_WAIT_POLICY=passive``, and ``KMP_BLOCKTIME=0``
-  for Intel's): :func:`configure_environment` sets them when ``thermopylae_env`` is imported, before numba
-  or torch start an OpenMP runtime (a runtime reads them once, when it loads). OpenBLAS gets one thread
-  if NumPy is not loaded yet (its threads spin). A variable the user has set is left as it is.
-* the engines run a parallel kernel on :func:`kernel_threads` threads: the free cores (the CPUs this
-  process may run on, less the load that other processes put on them), never more than the kernel's
-  chunks of work, and the serial path when that is one thread. The load is the larger of the load average
-  and the threads runnable at the moment of reading; it is re-read every :data:`REFRESH_SECONDS`, so a
-  long run follows the machine.
+  for Intel's): [`configure_environment`][thermopylae_env.threads.configure_environment] sets them when
+  ``thermopylae_env`` is imported, before numba or torch start an OpenMP runtime (a runtime reads them once,
+  when it loads). OpenBLAS gets one thread if NumPy is not loaded yet (its threads spin). A variable the user
+  has set is left as it is.
+* the engines run a parallel kernel on [`kernel_threads`][thermopylae_env.threads.kernel_threads] threads: the
+  free cores (the CPUs this process may run on, less the load that other processes put on them), never more
+  than the kernel's chunks of work, and the serial path when that is one thread. The load is the larger of the
+  load average and the threads runnable at the moment of reading; it is re-read every
+  [`REFRESH_SECONDS`][thermopylae_env.threads.REFRESH_SECONDS], so a long run follows the machine.
 * ``THERMOPYLAE_NUM_THREADS`` fixes the count; so does a ``NUMBA_NUM_THREADS`` that the user set.
   ``numba.set_num_threads`` stays an upper bound.
-* torch: :func:`configure_torch`, called by the training setup (importing this module imports neither
-  torch nor numba: importing the environments stays light). numba's ``omp`` pool and torch share GNU's
-  OpenMP runtime, and starting the pool resets the runtime's thread count: the pool is started before
-  torch's count is set, and a count set earlier is put back (see :func:`_numba`).
+* torch: [`configure_torch`][thermopylae_env.threads.configure_torch], called by the training setup (importing
+  this module imports neither torch nor numba: importing the environments stays light). numba's ``omp`` pool
+  and torch share GNU's OpenMP runtime, and starting the pool resets the runtime's thread count: the pool is
+  started before torch's count is set, and a count set earlier is put back (see `_numba`).
 
 numba's threading layer stays its own choice (``omp`` where GNU OpenMP is installed): ``tbb`` does not come
 with numba, and ``workqueue``, which does not spin either, showed no consistent gain over ``omp`` with
@@ -88,9 +89,10 @@ def choose_threads(cpus: int, load: float, env: Mapping[str, str]) -> int:
 
 def machine() -> tuple[int, float]:
     """``(cpus this process may run on, load)`` of this machine: the load is the larger of the 1-minute load
-    average and the number of threads runnable right now (:func:`runnable_now`). The average lags a load
-    that has just started by a minute; the count alone flickers; the larger of the two is on the side of
-    fewer threads, which costs little when it is wrong, where too many threads cost a collapse."""
+    average and the number of threads runnable right now
+    ([`runnable_now`][thermopylae_env.threads.runnable_now]). The average lags a load that has just started by
+    a minute; the count alone flickers; the larger of the two is on the side of fewer threads, which costs
+    little when it is wrong, where too many threads cost a collapse."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
@@ -117,7 +119,8 @@ def runnable_now(text: str | None = None) -> int:
 
 
 def free_threads(now: float | None = None) -> int:
-    """:func:`choose_threads` for this machine now (the reading is kept :data:`REFRESH_SECONDS`)."""
+    """[`choose_threads`][thermopylae_env.threads.choose_threads] for this machine now (the reading is kept
+    [`REFRESH_SECONDS`][thermopylae_env.threads.REFRESH_SECONDS])."""
     now = time.monotonic() if now is None else now
     if not _cache or now - _cache[0] >= REFRESH_SECONDS:
         cpus, load = machine()
@@ -148,9 +151,10 @@ def _numba():  # noqa: ANN202
 
 @contextlib.contextmanager
 def kernel_threads(chunks: int) -> Iterator[int]:
-    """Run numba's parallel kernels inside on :func:`free_threads` threads, at most ``chunks`` (the tasks of
-    the kernel's loop) and at most ``numba.get_num_threads()``; yields that count. Where it is 1 the caller
-    runs its serial path (or the parallel kernel runs on this thread alone): no thread pool is woken."""
+    """Run numba's parallel kernels inside on [`free_threads`][thermopylae_env.threads.free_threads] threads,
+    at most ``chunks`` (the tasks of the kernel's loop) and at most ``numba.get_num_threads()``; yields that
+    count. Where it is 1 the caller runs its serial path (or the parallel kernel runs on this thread alone):
+    no thread pool is woken."""
     numba = _numba()
     if numba is None:  # pragma: no cover - the interpreted kernels have no threads
         yield 1
@@ -180,8 +184,9 @@ def configure_environment(env: MutableMapping[str, str] | None = None) -> dict[s
 
 
 def configure_torch(threads: int | None = None) -> int | None:
-    """torch's intra-op threads: ``threads``, or :func:`free_threads` when ``None``, if torch is imported
-    (this does not import it); returns the count set, or ``None`` without torch."""
+    """torch's intra-op threads: ``threads``, or [`free_threads`][thermopylae_env.threads.free_threads] when
+    ``None``, if torch is imported (this does not import it); returns the count set, or ``None`` without
+    torch."""
     torch = sys.modules.get("torch")
     if torch is None:
         return None

@@ -1,4 +1,4 @@
-"""``python -m thermopylae_agents``: the ``thermopylae`` command (see :mod:`thermopylae_agents.cli.app`)."""
+"""``python -m thermopylae_agents``: the ``thermopylae`` command (see [`thermopylae_agents.cli.app`][])."""
 
 import sys
 

@@ -1,11 +1,11 @@
 """The package's old module paths, kept importable: each old name loads its new module, with a
-:class:`DeprecationWarning` naming the new path.
+`DeprecationWarning` naming the new path.
 
 Saved SB3 models pickle the classes they use by module path (``thermopylae_agents.fight_features``), and
 scripts and notebooks written before the package was split into ``players``, ``policies``, ``evaluation``,
-``training`` and ``cli`` import the flat names. A finder on :data:`sys.meta_path` answers exactly the names
-of :data:`MOVED`; the two old modules whose names are now packages (``evaluation``, ``cli``) forward
-their old attributes through :func:`forward_attributes`. Imports nothing from this package (only the env
+``training`` and ``cli`` import the flat names. A finder on `sys.meta_path` answers exactly the names
+of `MOVED`; the two old modules whose names are now packages (``evaluation``, ``cli``) forward
+their old attributes through `forward_attributes`. Imports nothing from this package (only the env
 package's alias finder), so that the package ``__init__`` can install it before anything else is loaded.
 """
 
@@ -87,13 +87,13 @@ _FINDER = MovedModuleFinder(
 
 
 def install() -> None:
-    """Put the finder of the old names on :data:`sys.meta_path` (once)."""
+    """Put the finder of the old names on `sys.meta_path` (once)."""
     install_finder(_FINDER)
 
 
 def forward_attributes(package: str) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package`` that finds the attributes of its old flat module in the
-    new modules of :data:`MOVED_ATTRIBUTES` (with a :class:`DeprecationWarning`)."""
+    new modules of `MOVED_ATTRIBUTES` (with a `DeprecationWarning`)."""
     sources = MOVED_ATTRIBUTES[package]
     renamed = RENAMED.get(package, {})
 

@@ -3,6 +3,7 @@ name only commands and files that exist."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -19,17 +20,88 @@ def _pages() -> list[Path]:
     return [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-def test_docs_site_builds_strictly_with_the_api_reference(tmp_path):
+# A Sphinx role left in a docstring (mkdocstrings shows it as typed): :func:`x`, :class:`x`, ... The
+# site renders the backticks as <code>, so the HTML is read both ways.
+RAW_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|const|type|ref|doc):(?:`|<code>)")
+PACKAGES = [ROOT / "thermopylae_env", ROOT / "agents" / "thermopylae_agents"]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site, built once with warnings as errors (an unresolved cross-reference is one)."""
     pytest.importorskip("mkdocs")
     pytest.importorskip("mkdocstrings_handlers.python")
-    site = tmp_path / "site"
+    pytest.importorskip("material")
+    pytest.importorskip("mkdocs_jupyter")
+    site = tmp_path_factory.mktemp("docs") / "site"
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+                          capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return site
+
+
+def test_docs_site_builds_strictly_with_the_api_reference(site):
     # The API reference comes from the docstrings: the env's Gymnasium sections, the safe loader.
     environments = (site / "api" / "environments" / "index.html").read_text()
     assert "Observation Space" in environments and "Version History" in environments
     assert "load_safe_policy" in (site / "api" / "safe_policy" / "index.html").read_text()
+
+
+def test_site_shows_no_raw_sphinx_role(site):
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 20
+    for page in pages:
+        found = RAW_ROLE.findall(page.read_text())
+        assert not found, (page.relative_to(site).as_posix(), found[:5])
+
+
+# What Markdown shows as typed when a docstring is written in reStructuredText: a paragraph ending in the
+# "::" of a literal block, a simple table's "==== ====" border, a directive such as ".. warning::".
+RST_LEFTOVER = re.compile(r"::\s*</p>|<p>={3,} |<p>\s*\.\. [a-z]+::")
+
+
+def test_site_shows_no_restructuredtext_leftovers(site):
+    for page in sorted(site.rglob("*.html")):
+        found = RST_LEFTOVER.findall(page.read_text())
+        assert not found, (page.relative_to(site).as_posix(), found[:5])
+
+
+def test_docstrings_and_comments_hold_no_sphinx_role():
+    # The site renders only the documented modules; the source check covers every module. Rewrite roles
+    # as autorefs links: [`title`][full.path.of.object].
+    for package in PACKAGES:
+        for path in sorted(package.rglob("*.py")):
+            found = RAW_ROLE.findall(path.read_text(encoding="utf-8"))
+            assert not found, (path.relative_to(ROOT).as_posix(), found[:5])
+
+
+def test_cross_references_are_links(site):
+    # mkdocs-autorefs turns [`CoopGame`][thermopylae_env.coop.rules.CoopGame] into a link to the object's
+    # anchor; an unresolved one fails the strict build, so links present means they were written.
+    engines = (site / "api" / "engines" / "index.html").read_text()
+    assert 'href="#thermopylae_env.coop.state.CoopState"' in engines
+    assert 'href="../environments/#thermopylae_env.actions.as_seed"' in (
+        site / "api" / "vector" / "index.html").read_text()
+
+
+def test_tutorial_page_shows_the_notebook_with_its_outputs(site):
+    page = (site / "tutorial" / "index.html").read_text()
+    assert "MaskablePPO" in page  # the code cells
+    assert "trained for 8192 steps" in page and "game over" in page  # their committed outputs
+    assert "against the shipped Persian" in page
+
+
+def test_duel_env_reference_describes_the_env(site):
+    page = (site / "api" / "environments" / "index.html").read_text()
+    duel = page[page.index('id="thermopylae_env.duel.env.DuelEnv"'):]
+    assert 'id="thermopylae_env.duel.env.DuelGreekEnv"' in duel
+    assert 'id="thermopylae_env.duel.env.DuelPersianEnv"' in duel
+    for section in ("Action Space", "Observation Space", "Rewards", "Episode End", "Arguments"):
+        assert section in duel, section
+    assert 'id="thermopylae_env.duel.env.DuelEnv.step"' in duel  # the inherited members too
+    vector = (site / "api" / "vector" / "index.html").read_text()
+    assert 'id="thermopylae_env.duel.vector.DuelVectorEnv"' in vector
 
 
 def test_every_docs_page_is_in_the_navigation():
@@ -48,7 +120,8 @@ def test_every_docs_page_is_in_the_navigation():
                 yield from pages(value)
 
     listed = set(pages(config["nav"]))
-    on_disk = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")}
+    on_disk = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*")
+               if p.suffix in {".md", ".ipynb"}}
     assert on_disk == listed
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -44,6 +45,19 @@ def test_classifiers_name_python_versions_status_and_typing():
     assert "Typing :: Typed" in classifiers
     assert any(c.startswith("Development Status ::") for c in classifiers)
     assert "Programming Language :: Python :: 3.10" in classifiers
+
+
+def test_metadata_names_its_authors_and_no_project_urls():
+    project = PYPROJECT["project"]
+    assert project["authors"] == [{"name": "thermopylae-env developers"}]
+    assert "urls" not in project  # no public home yet: no address that leads nowhere
+
+
+def test_changelog_dates_every_section():
+    sections = re.findall(r"^## (.*)$", (ROOT / "CHANGELOG.md").read_text(), re.MULTILINE)
+    assert sections and sections[0].startswith("[Unreleased]")
+    for section in sections:
+        assert re.fullmatch(r"\[[^\]]+\] - (since )?\d{4}-\d{2}-\d{2}", section), section
 
 
 def test_both_packages_are_marked_typed():

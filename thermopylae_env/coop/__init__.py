@@ -1,13 +1,16 @@
 """The co-operative game (Game A), one module per part:
 
-* :mod:`~thermopylae_env.coop.layout`: the action blocks, the observation pieces and the action codec;
-* :mod:`~thermopylae_env.coop.state`: :class:`CoopState`, :class:`Phase` and the dice;
-* :mod:`~thermopylae_env.coop.rules`: the reference engine :class:`CoopGame` (the fight is
-  :meth:`CoopGame.resolve_fight`);
-* :mod:`~thermopylae_env.coop.observation`: :class:`CoopView` and ``state_from_observation``;
-* :mod:`~thermopylae_env.coop.kernel`, :mod:`~thermopylae_env.coop.vector`: the compiled twin and the
-  vector env; :mod:`~thermopylae_env.coop.env`: ``thermopylae/Coop-v0``; :mod:`~thermopylae_env.coop.sb3`:
-  the SB3 ``VecEnv``; :mod:`~thermopylae_env.coop.render`: the picture of the table.
+* [`layout`][thermopylae_env.coop.layout]: the action blocks, the observation pieces and the action codec;
+* [`state`][thermopylae_env.coop.state]: [`CoopState`][thermopylae_env.coop.state.CoopState],
+  [`Phase`][thermopylae_env.coop.state.Phase] and the dice;
+* [`rules`][thermopylae_env.coop.rules]: the reference engine
+  [`CoopGame`][thermopylae_env.coop.rules.CoopGame] (the fight is
+  [`CoopGame.resolve_fight`][thermopylae_env.coop.rules.CoopGame.resolve_fight]);
+* [`observation`][thermopylae_env.coop.observation]: [`CoopView`][thermopylae_env.coop.observation.CoopView]
+  and ``state_from_observation``;
+* [`kernel`][thermopylae_env.coop.kernel], [`vector`][thermopylae_env.coop.vector]: the compiled twin and the
+  vector env; [`env`][thermopylae_env.coop.env]: ``thermopylae/Coop-v0``; [`sb3`][thermopylae_env.coop.sb3]:
+  the SB3 ``VecEnv``; [`render`][thermopylae_env.coop.render]: the picture of the table.
 
 This package re-exports the names the former single module ``thermopylae_env.coop`` had, so
 ``from thermopylae_env.coop import CoopGame`` keeps working; inside the project, import a name from the

@@ -1,9 +1,9 @@
 """The chance of the co-op vector engine: every random draw of one game made when it starts, from a
 SplitMix64 stream keyed by the game's seed, and the checks of chance tables a caller passes in.
 
-See :mod:`thermopylae_env.coop.vector_engine` for how the streams are keyed (game ``i``'s seed, how many
+See [`thermopylae_env.coop.vector_engine`][] for how the streams are keyed (game ``i``'s seed, how many
 games it has finished) and the single engine for what the tables mean (the same orders and dice play the
-same game on :class:`thermopylae_env.coop.rules.CoopGame`).
+same game on [`thermopylae_env.coop.rules.CoopGame`][]).
 """
 
 from __future__ import annotations

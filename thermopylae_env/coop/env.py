@@ -1,7 +1,7 @@
 """``thermopylae/Coop-v0``: the co-operative game as a single-agent Gymnasium environment.
 
-A thin adapter over the rules engine :mod:`thermopylae_env.coop.rules`, on the shared base
-:class:`thermopylae_env.core.TurnBasedEnv` (step guard, illegal-action policy); the agent plays for the
+A thin adapter over the rules engine [`thermopylae_env.coop.rules`][], on the shared base
+[`thermopylae_env.core.TurnBasedEnv`][] (step guard, illegal-action policy); the agent plays for the
 whole team.
 """
 
@@ -53,7 +53,8 @@ class CoopEnv(TurnBasedEnv):
     ## Action Space
 
     ``Discrete(72)``, the same at every decision point; ``info["action_mask"]`` (int8) and
-    :meth:`action_masks` (bool, for sb3-contrib's ``MaskablePPO``) mark the legal actions.
+    [`action_masks`][thermopylae_env.core.TurnBasedEnv.action_masks] (bool, for sb3-contrib's ``MaskablePPO``)
+    mark the legal actions.
 
     | index | action |
     | --- | --- |
@@ -63,8 +64,9 @@ class CoopEnv(TurnBasedEnv):
     | 60 | decline the offered draw |
     | 61 + (v-10) | discard a card of value v from the recipient's 6-card hand |
 
-    :func:`encode_action` / :func:`decode_action` (also methods of the env) translate between indices and
-    names such as ``"fight 17 +2 support"``.
+    [`encode_action`][thermopylae_env.coop.env.CoopEnv.encode_action] /
+    [`decode_action`][thermopylae_env.coop.env.CoopEnv.decode_action] (also methods of the env) translate
+    between indices and names such as ``"fight 17 +2 support"``.
 
     ## Observation Space
 
@@ -114,11 +116,12 @@ class CoopEnv(TurnBasedEnv):
     * ``illegal_action_penalty`` (float, default -1.0)
     * ``reward_shaping`` (float, default 0.0): see Rewards
     * ``render_mode``: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (a (360, 640, 3) uint8 picture of the
-      table, :func:`thermopylae_env.render.render_coop_rgb`; needs Pillow)
+      table, [`thermopylae_env.render.render_coop_rgb`][thermopylae_env.coop.render.render_coop_rgb]; needs
+      Pillow)
     * ``record_events`` (bool, default False): put the engine's events of each step in ``info["events"]``
 
-    ``env.game`` is the :class:`~thermopylae_env.coop.CoopGame`, ``env.state`` the live
-    :class:`~thermopylae_env.coop.CoopState` (``None`` before the first reset).
+    ``env.game`` is the [`CoopGame`][thermopylae_env.coop.rules.CoopGame], ``env.state`` the live
+    [`CoopState`][thermopylae_env.coop.state.CoopState] (``None`` before the first reset).
 
     ## Version History
 
@@ -129,7 +132,7 @@ class CoopEnv(TurnBasedEnv):
     the old behaviour, a new render mode) keep the version.
 
     * v0: initial version. Later changes that kept every episode: the shared env base
-      (:mod:`thermopylae_env.core`), each step validated once, NumPy integer seeds accepted, unknown reset
+      ([`thermopylae_env.core`][]), each step validated once, NumPy integer seeds accepted, unknown reset
       options refused (``reset`` takes no options).
     """
 

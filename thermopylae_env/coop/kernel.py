@@ -1,20 +1,21 @@
 """The compiled rules of the co-op game for many games at once: the kernel of
-:class:`thermopylae_env.coop.vector_engine.CoopVectorEngine`.
+[`thermopylae_env.coop.vector_engine.CoopVectorEngine`][].
 
-There are two implementations of the rules: the readable reference :class:`thermopylae_env.coop.CoopGame`
-and this kernel. :func:`step` advances every game by one action (or deals it a new game) in one loop over
-the games; each game goes through small named steps that follow the reference engine's:
+There are two implementations of the rules: the readable reference
+[`thermopylae_env.coop.CoopGame`][thermopylae_env.coop.rules.CoopGame] and this kernel.
+[`step`][thermopylae_env.coop.kernel.step] advances every game by one action (or deals it a new game) in one
+loop over the games; each game goes through small named steps that follow the reference engine's:
 
-* :func:`_draw_chance` and :func:`_deal`: ``CoopGame.init`` / ``new_state`` (shuffles and dice from the
+* `_draw_chance` and `_deal`: ``CoopGame.init`` / ``new_state`` (shuffles and dice from the
   game's own SplitMix64 stream, the deal, the first line);
-* :func:`_draw`: the top Spartan card of a give (``CoopGame._give``), :func:`_move_card` the one hand cell
+* `_draw`: the top Spartan card of a give (``CoopGame._give``), `_move_card` the one hand cell
   an action changes;
-* :func:`_fight`: the fight resolution (``CoopGame._fight``: dice, slot 1, then slot 2 only if slot 1 was
+* `_fight`: the fight resolution (``CoopGame._fight``: dice, slot 1, then slot 2 only if slot 1 was
   beaten, discard pile or graveyard, the 12th graveyard card);
-* :func:`_offers`: the draw offers (``_start_offers``, ``_give``, ``_next_offer``);
-* :func:`_refill` and :func:`_end`: the end of an action (``CoopGame._complete`` / ``_end``: refill, loss
+* `_offers`: the draw offers (``_start_offers``, ``_give``, ``_next_offer``);
+* `_refill` and `_end`: the end of an action (``CoopGame._complete`` / ``_end``: refill, loss
   by exhaustion, next seat);
-* :func:`_observe`: the phase, the recipient and the mask row (``CoopGame.observe`` /
+* `_observe`: the phase, the recipient and the mask row (``CoopGame.observe`` /
   ``legal_action_mask``, kept up to date incrementally: only the cells an action can change are written).
 
 The kernel writes the observation and mask rows in place; ``tests/env/coop/test_coop_vector.py`` drives it and
@@ -23,13 +24,13 @@ The kernel writes the observation and mask rows in place; ``tests/env/coop/test_
 The steps are written without data-dependent branches where that is cheap (a retreat "adds 0 dice", a
 non-fight "beats" nothing): on random actions a branch mispredicts often, and the mispredictions, not the
 arithmetic, set the speed. Only the rarer steps that touch more memory (a give, a refill) stay behind
-branches. The helpers are inlined into :func:`step` (numba compiles each entry point separately, seconds
-each, and a call per game costs more than the game).
+branches. The helpers are inlined into [`step`][thermopylae_env.coop.kernel.step] (numba compiles each entry
+point separately, seconds each, and a call per game costs more than the game).
 
-Large batches are split into chunks of :data:`CHUNK` games run on all cores (numba's ``prange``); each
-game is computed by the same code whichever thread runs it, so the results do not depend on the number of
-threads. Where numba cannot be imported the same source runs as plain Python (identity decorators; much
-slower, for checking and for platforms without numba). The compiled kernel is cached on disk
+Large batches are split into chunks of [`CHUNK`][thermopylae_env.coop.kernel.CHUNK] games run on all cores
+(numba's ``prange``); each game is computed by the same code whichever thread runs it, so the results do not
+depend on the number of threads. Where numba cannot be imported the same source runs as plain Python (identity
+decorators; much slower, for checking and for platforms without numba). The compiled kernel is cached on disk
 (``cache=True``): only the first process after an install or an edit compiles it.
 """
 
@@ -447,8 +448,9 @@ def _observe(i: int, phase: np.ndarray, recipient: np.ndarray, support: np.ndarr
 
 @njit(inline="always")
 def _check_actions(actions: np.ndarray, restart: np.ndarray, masks: np.ndarray, noop: int) -> None:
-    """The loop of :func:`step` indexes raw memory with what the actions imply, so it takes no action that
-    the masks forbid (the callers check legality first; this is the guard, before any game moves)."""
+    """The loop of [`step`][thermopylae_env.coop.kernel.step] indexes raw memory with what the actions imply,
+    so it takes no action that the masks forbid (the callers check legality first; this is the guard, before
+    any game moves)."""
     restarting = restart.shape[0] > 0
     for i in range(actions.shape[0]):
         a = actions[i]

@@ -1,13 +1,13 @@
 """The one home of the co-op game's layouts: the flat action space and the observation vector.
 
-Every other module (the reference engine :mod:`thermopylae_env.coop.rules`, the vector engine and its compiled
+Every other module (the reference engine [`thermopylae_env.coop.rules`][], the vector engine and its compiled
 kernel, the agents' decoders, the tests) reads its offsets from here. The observation is described as
-named pieces in the manner of OpenSpiel's observer pieces: each :class:`Piece` has a ``name``, an
-``offset`` into the vector, a ``size``, a ``shape`` and a ``scale`` (the stored value is the quantity
-divided by ``scale``; one-hot and 0/1 pieces have scale 1). The offsets are not written down: each
+named pieces in the manner of OpenSpiel's observer pieces: each [`Piece`][thermopylae_env.layout.Piece] has a
+``name``, an ``offset`` into the vector, a ``size``, a ``shape`` and a ``scale`` (the stored value is the
+quantity divided by ``scale``; one-hot and 0/1 pieces have scale 1). The offsets are not written down: each
 piece starts where the previous one ends, so a piece cannot be moved in one place and not another.
 
-Actions (:data:`NUM_ACTIONS` = 72), one block per kind of decision::
+Actions ([`NUM_ACTIONS`][thermopylae_env.coop.layout.NUM_ACTIONS] = 72), one block per kind of decision:
 
     RETREAT        0                           phase MAIN
     FIGHT_BASE     1 + (v-10)*5 + s            fight(v, s), card v (10..20), s (0..4) support cards
@@ -15,8 +15,8 @@ Actions (:data:`NUM_ACTIONS` = 72), one block per kind of decision::
     DECLINE        60                          decline the offered draw             phase DRAW_OFFER
     DISCARD_BASE   61 + (v-10)                 discard(v) from the recipient's hand phase DISCARD
 
-The vector engine adds one action of its own, :data:`NOOP_ACTION` = 72 (outside the action space): the
-"no move" given to a game that must not move.
+The vector engine adds one action of its own, [`NOOP_ACTION`][thermopylae_env.coop.layout.NOOP_ACTION] = 72
+(outside the action space): the "no move" given to a game that must not move.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def decode_action(action: int) -> str:
     """A readable name of an action index, e.g. ``"fight 17 +2 support"`` (inverse of encode_action).
 
     ``action`` is an integer (Python or NumPy, not a boolean) in ``0..NUM_ACTIONS-1``: anything else
-    raises ``TypeError`` / ``ValueError`` (:func:`thermopylae_env.actions.as_action_index`)."""
+    raises ``TypeError`` / ``ValueError`` ([`thermopylae_env.actions.as_action_index`][])."""
     a = as_action_index(action, NUM_ACTIONS)
     if a == RETREAT:
         return "retreat"
@@ -184,7 +184,8 @@ _DISCARD_RE = re.compile(r"discard (\d+)")
 
 
 def encode_action(name: str) -> int:
-    """The action index of a name written as :func:`decode_action` writes it.
+    """The action index of a name written as [`decode_action`][thermopylae_env.coop.layout.decode_action]
+    writes it.
 
     Case and repeated spaces are ignored; ``"fight 17"`` means ``"fight 17 +0 support"``. A name that is
     not a ``str`` raises ``TypeError``, an unknown one ``ValueError``.

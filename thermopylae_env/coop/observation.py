@@ -1,9 +1,10 @@
-"""What the co-op team sees: :class:`CoopView` (the observations and legal masks of one game followed step
-by step, as ``Coop-v0`` hands them out) and :func:`state_from_observation` (a state consistent with an
-observation, for search).
+"""What the co-op team sees: [`CoopView`][thermopylae_env.coop.observation.CoopView] (the observations and
+legal masks of one game followed step by step, as ``Coop-v0`` hands them out) and
+[`state_from_observation`][thermopylae_env.coop.observation.state_from_observation] (a state consistent with
+an observation, for search).
 
-The observation's layout is :data:`thermopylae_env.coop.layout.PIECES`; the reference writer of an
-observation is :meth:`thermopylae_env.coop.rules.CoopGame.observe`, which every value here equals.
+The observation's layout is [`thermopylae_env.coop.layout.PIECES`][]; the reference writer of an
+observation is [`thermopylae_env.coop.rules.CoopGame.observe`][], which every value here equals.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ __all__ = ["CoopView", "ObservedGame", "state_from_observation"]
 
 
 class ObservedGame(Protocol):
-    """What the observer reads from a :class:`thermopylae_env.coop.rules.CoopGame` (the engine imports this
+    """What the observer reads from a [`thermopylae_env.coop.rules.CoopGame`][] (the engine imports this
     module, so the observer names the game by what it uses rather than importing it)."""
 
     num_players: int
@@ -249,18 +250,19 @@ _MARKER_PIECES = (None, *(row.tobytes() for row in np.eye(LOSS_MARKER, dtype=np.
 
 class CoopView:
     """The observations and int8 legal masks of one game followed step by step (what ``Coop-v0`` hands
-    out), with the same values as :meth:`CoopGame.observe` and :meth:`CoopGame.legal_action_mask`.
+    out), with the same values as [`CoopGame.observe`][thermopylae_env.coop.rules.CoopGame.observe] and
+    [`CoopGame.legal_action_mask`][thermopylae_env.coop.rules.CoopGame.legal_action_mask].
 
     The observation lives in a persistent buffer: each call compares the state with the one it last wrote
     and rewrites only the pieces that differ (a move changes a few), then returns a copy. A different
     state object, other deck orders, decks that grew back, or any change the engine never makes (a hand
     that did not gain or lose exactly one card, a phase, seat or marker outside the rules) are written
-    from scratch, as :meth:`CoopGame.observe` writes them. Single entries are written through a
-    ``memoryview`` of the buffer (cheaper than NumPy item assignment, the same float32 rounding); the
-    phase, seat and recipient one-hots, each slot and the marker are written whole, as one slice of bytes
-    from tables built once. The masks of the MAIN and DISCARD phases depend only on the values in one
-    hand (and the support left), so each distinct one is built once (shared by the views of a process,
-    read-only).
+    from scratch, as [`CoopGame.observe`][thermopylae_env.coop.rules.CoopGame.observe] writes them. Single
+    entries are written through a ``memoryview`` of the buffer (cheaper than NumPy item assignment, the same
+    float32 rounding); the phase, seat and recipient one-hots, each slot and the marker are written whole, as
+    one slice of bytes from tables built once. The masks of the MAIN and DISCARD phases depend only on the
+    values in one hand (and the support left), so each distinct one is built once (shared by the views of a
+    process, read-only).
     """
 
     __slots__ = ("game", "_buf", "_mv", "_bytes", "_state", "_seen", "_hands", "_main_masks",
@@ -393,8 +395,9 @@ class CoopView:
         return self._buf.copy()
 
     def _observe_from_scratch(self, state: CoopState) -> np.ndarray:
-        """Write the whole observation of ``state``, entry for entry as :meth:`CoopGame.observe` writes
-        it, and follow ``state`` from now on."""
+        """Write the whole observation of ``state``, entry for entry as
+        [`CoopGame.observe`][thermopylae_env.coop.rules.CoopGame.observe] writes it, and follow ``state`` from
+        now on."""
         mv = self._mv
         mv[:] = self._undrawn
         head = (state.terminated, state.phase, state.current_player, state.recipient)

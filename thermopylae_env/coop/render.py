@@ -1,5 +1,5 @@
-"""The picture of the co-op table (:func:`render_coop_rgb`), drawn with Pillow; see
-:mod:`thermopylae_env.render` for what it shows and the frame it fills."""
+"""The picture of the co-op table ([`render_coop_rgb`][thermopylae_env.coop.render.render_coop_rgb]), drawn
+with Pillow; see [`thermopylae_env.render`][] for what it shows and the frame it fills."""
 
 from __future__ import annotations
 
@@ -32,10 +32,11 @@ __all__ = ["render_coop_rgb"]
 
 
 def render_coop_rgb(game: Any, state: Any) -> np.ndarray:
-    """The co-op table as an RGB image of shape :data:`FRAME_SHAPE` (uint8).
+    """The co-op table as an RGB image of shape [`FRAME_SHAPE`][thermopylae_env.drawing.FRAME_SHAPE] (uint8).
 
-    ``game`` is a :class:`~thermopylae_env.coop.CoopGame`, ``state`` a
-    :class:`~thermopylae_env.coop.CoopState` (``None`` draws an empty table: the game has not started).
+    ``game`` is a [`CoopGame`][thermopylae_env.coop.rules.CoopGame], ``state`` a
+    [`CoopState`][thermopylae_env.coop.state.CoopState] (``None`` draws an empty table: the game has not
+    started).
     """
     from thermopylae_env.coop.layout import GRAVEYARD_WIN, LOSS_MARKER, NUM_SUPPORT
     from thermopylae_env.coop.state import HAND_LIMIT, LOCATION_DIE_MARKERS, Phase

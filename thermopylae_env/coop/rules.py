@@ -1,15 +1,17 @@
 """Rules engine of the co-operative game *Thermopyles* (Game A of the rules contract), Gymnasium-free.
 
-The engine follows the Pgx / OpenSpiel split: a frozen :class:`CoopGame` holds the static information
-(player count, card tables, action layout) and a small mutable :class:`CoopState` holds everything that
-changes. ``game.step(state, action, rng)`` mutates the state in place; ``state.copy()`` is cheap, for
-search. The action and observation layouts are fixed by ``docs/coop_spec.md``, defined once in
-:mod:`thermopylae_env.coop.layout` (with the action codec) and summarised below; the state and the dice
-are in :mod:`thermopylae_env.coop.state`, the observer in :mod:`thermopylae_env.coop.observation`.
-The fight resolution is :meth:`CoopGame.resolve_fight`; the compiled twin of these rules is
-:mod:`thermopylae_env.coop.kernel`.
+The engine follows the Pgx / OpenSpiel split: a frozen [`CoopGame`][thermopylae_env.coop.rules.CoopGame] holds
+the static information (player count, card tables, action layout) and a small mutable
+[`CoopState`][thermopylae_env.coop.state.CoopState] holds everything that changes.
+``game.step(state, action, rng)`` mutates the state in place; ``state.copy()`` is cheap, for search. The
+action and observation layouts are fixed by ``docs/coop_spec.md``, defined once in
+[`thermopylae_env.coop.layout`][] (with the action codec) and summarised below; the state and the dice are in
+[`thermopylae_env.coop.state`][], the observer in [`thermopylae_env.coop.observation`][]. The fight resolution
+is [`CoopGame.resolve_fight`][thermopylae_env.coop.rules.CoopGame.resolve_fight]; the compiled twin of these
+rules is [`thermopylae_env.coop.kernel`][].
 
-Actions (one flat space of :data:`NUM_ACTIONS` = 72 shared by every decision point)::
+Actions (one flat space of [`NUM_ACTIONS`][thermopylae_env.coop.layout.NUM_ACTIONS] = 72 shared by every
+decision point):
 
     0                         RETREAT                    phase MAIN
     1 + (v-10)*5 + s          fight(v, s): card v (10..20) with s (0..4) support cards   phase MAIN
@@ -21,7 +23,7 @@ Every choice of the rules is a decision of the team, made through these actions:
 support together, before any die is rolled), the retreat, the recipient of each offered draw (or
 declining it), and the discard after a draw into a full hand.
 
-Observation (:data:`OBS_SIZE` = 115 float32 values in [0, 1])::
+Observation ([`OBS_SIZE`][thermopylae_env.coop.layout.OBS_SIZE] = 115 float32 values in [0, 1]):
 
     0:3     pending decision one-hot MAIN, DRAW_OFFER, DISCARD (all 0 once the game is over)
     3:7     acting seat one-hot          7:11   recipient seat one-hot (DISCARD phase only)
@@ -142,10 +144,11 @@ _VALUE_SCALE = VALUE_SCALE
 
 
 class CoopGame:
-    """Static information of the co-op game and its rules as functions of a :class:`CoopState`.
+    """Static information of the co-op game and its rules as functions of a
+    [`CoopState`][thermopylae_env.coop.state.CoopState].
 
     ``num_players`` is 1 to 4 (solo by default); ``persian_deck`` is a CSV path, rows accepted by
-    :func:`thermopylae_env.cards.load_persian_deck`, or ``None`` for the default (reconstructed) deck.
+    [`thermopylae_env.cards.load_persian_deck`][], or ``None`` for the default (reconstructed) deck.
     """
 
     __slots__ = (
@@ -344,7 +347,7 @@ class CoopGame:
         events: list | None = None,
     ) -> None:
         """Apply ``action`` (mutates ``state``). An illegal action raises
-        :class:`~thermopylae_env.actions.IllegalActionError` and leaves ``state`` as it was.
+        [`IllegalActionError`][thermopylae_env.actions.IllegalActionError] and leaves ``state`` as it was.
         ``rng`` is used only for the dice; ``events``, when a list, receives what happened as dicts."""
         reason = self.illegal_reason(state, action)
         if reason is not None:
@@ -352,8 +355,9 @@ class CoopGame:
         self.apply(state, int(action), rng, events)
 
     def apply(self, state: CoopState, a: int, rng: np.random.Generator, events: list | None = None) -> None:
-        """:meth:`step` for an action ``a`` (a Python int) already known to be legal, unchecked: the
-        environments check each action once (:meth:`illegal_reason`) and then apply it here."""
+        """[`step`][thermopylae_env.coop.rules.CoopGame.step] for an action ``a`` (a Python int) already known
+        to be legal, unchecked: the environments check each action once
+        ([`illegal_reason`][thermopylae_env.coop.rules.CoopGame.illegal_reason]) and then apply it here."""
         phase = state.phase
         if phase == _MAIN:
             if a == RETREAT:
@@ -524,8 +528,8 @@ class CoopGame:
     # ------------------------------------------------------------------ observation
 
     def observe(self, state: CoopState, out: np.ndarray | None = None) -> np.ndarray:
-        """The team's view as a float32 vector of :data:`OBS_SIZE` values in [0, 1]; writes into
-        ``out`` (float32, shape (115,)) when given and returns it."""
+        """The team's view as a float32 vector of [`OBS_SIZE`][thermopylae_env.coop.layout.OBS_SIZE] values in
+        [0, 1]; writes into ``out`` (float32, shape (115,)) when given and returns it."""
         buf = [0.0] * OBS_SIZE
         if not state.terminated:
             buf[_OBS_PHASE + state.phase] = 1.0
@@ -570,7 +574,7 @@ class CoopGame:
 
     def state_from_observation(self, obs: np.ndarray, rng: np.random.Generator) -> CoopState:
         """A state consistent with ``obs`` (a determinization): see
-        :func:`thermopylae_env.coop.observation.state_from_observation`."""
+        [`thermopylae_env.coop.observation.state_from_observation`][]."""
         return state_from_observation(self, obs, rng)
 
 
@@ -615,8 +619,8 @@ class CoopGame:
         return tuple(spartan), tuple(persian)  # type: ignore[arg-type]
 
     def check_invariants(self, state: CoopState) -> None:
-        """Raise :class:`~thermopylae_env.errors.InvariantError` if ``state`` breaks an invariant of the
-        rules (every card in exactly one place, hand limits, counters in range, a full line between
+        """Raise [`InvariantError`][thermopylae_env.errors.InvariantError] if ``state`` breaks an invariant of
+        the rules (every card in exactly one place, hand limits, counters in range, a full line between
         actions, ``terminated`` and ``reason`` in step)."""
         try:
             self.card_locations(state)

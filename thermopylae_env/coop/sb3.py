@@ -2,7 +2,7 @@
 
 ``CoopSB3VecEnv(num_envs)`` replaces ``DummyVecEnv([lambda: Monitor(gym.make("thermopylae/Coop-v0"))] * n)``
 for SB3 and sb3-contrib's ``MaskablePPO``, with the games stepped together by
-:class:`thermopylae_env.coop.vector_engine.CoopVectorEngine`::
+[`thermopylae_env.coop.vector_engine.CoopVectorEngine`][]:
 
     from sb3_contrib import MaskablePPO
     from thermopylae_env.coop.sb3 import CoopSB3VecEnv
@@ -54,7 +54,7 @@ class CoopSB3VecEnv(VecEnv):
     Arguments: ``num_envs``; ``num_players``, ``persian_deck``, ``illegal_action``,
     ``illegal_action_penalty``, ``reward_shaping`` as for ``thermopylae/Coop-v0``; ``seed`` (int, the seed
     of game 0 at the first reset, or ``None``); ``chance`` (a
-    :data:`thermopylae_env.coop.chance.ChanceFn`, for tests and replays); ``backend`` of the engine
+    [`thermopylae_env.coop.chance.ChanceFn`][], for tests and replays); ``backend`` of the engine
     (``"auto"``: numba where it is installed, else NumPy; the games are the same either way).
     """
 
@@ -89,15 +89,17 @@ class CoopSB3VecEnv(VecEnv):
     # ------------------------------------------------------------------ the VecEnv protocol
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """SB3's ``VecEnv.seed``: game ``i`` gets ``seed + i`` at the next :meth:`reset`. The seed is
-        checked here (an integer in ``0 .. 2**64 - num_envs``, :func:`thermopylae_env.actions.as_seed`)."""
+        """SB3's ``VecEnv.seed``: game ``i`` gets ``seed + i`` at the next
+        [`reset`][thermopylae_env.coop.sb3.CoopSB3VecEnv.reset]. The seed is checked here (an integer in
+        ``0 .. 2**64 - num_envs``, [`thermopylae_env.actions.as_seed`][])."""
         if seed is not None:
             self.engine.check_seed(seed)
         return super().seed(seed)
 
     def reset(self) -> np.ndarray:
-        """Start a new game everywhere (with the seeds set by :meth:`seed`, if any) and return the
-        observations, float32 ``(num_envs, 115)``."""
+        """Start a new game everywhere (with the seeds set by
+        [`seed`][thermopylae_env.coop.sb3.CoopSB3VecEnv.seed], if any) and return the observations, float32
+        ``(num_envs, 115)``."""
         if any(s is not None for s in self._seeds):
             self.engine.seed(list(self._seeds))
         self.engine.reset_games()
@@ -110,10 +112,11 @@ class CoopSB3VecEnv(VecEnv):
         return self.engine.obs.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Check ``actions`` (one integer in 0..71 per game) and keep them for :meth:`step_wait`. Anything
-        else (None, a wrong shape or dtype, a value out of range, NaN) raises ``TypeError`` /
-        ``ValueError`` here, naming the problem, and nothing changes (before :meth:`reset`, a
-        ``RuntimeError``: nothing is queued for a later :meth:`step_wait`)."""
+        """Check ``actions`` (one integer in 0..71 per game) and keep them for
+        [`step_wait`][thermopylae_env.coop.sb3.CoopSB3VecEnv.step_wait]. Anything else (None, a wrong shape or
+        dtype, a value out of range, NaN) raises ``TypeError`` / ``ValueError`` here, naming the problem, and
+        nothing changes (before [`reset`][thermopylae_env.coop.sb3.CoopSB3VecEnv.reset], a ``RuntimeError``:
+        nothing is queued for a later [`step_wait`][thermopylae_env.coop.sb3.CoopSB3VecEnv.step_wait])."""
         self._queue.put(actions, self._ready)
 
     def step_wait(self) -> VecEnvStepReturn:

@@ -1,8 +1,9 @@
-"""The co-op game's state and its one source of chance: :class:`CoopState`, the :class:`Phase` of a
-decision, and :func:`roll_dice`.
+"""The co-op game's state and its one source of chance: [`CoopState`][thermopylae_env.coop.state.CoopState],
+the [`Phase`][thermopylae_env.coop.state.Phase] of a decision, and
+[`roll_dice`][thermopylae_env.coop.state.roll_dice].
 
-The rules that change a state are in :mod:`thermopylae_env.coop.rules`; the state is here, apart from
-them, so that the observer (:mod:`thermopylae_env.coop.observation`) can rebuild one from an observation
+The rules that change a state are in [`thermopylae_env.coop.rules`][]; the state is here, apart from
+them, so that the observer ([`thermopylae_env.coop.observation`][]) can rebuild one from an observation
 without importing the engine that calls it.
 """
 

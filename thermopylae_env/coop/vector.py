@@ -1,6 +1,6 @@
 """``CoopVectorEnv``: the Gymnasium ``VectorEnv`` of ``thermopylae/Coop-v0`` (``gymnasium.make_vec``) over
-the co-op vector engine :class:`thermopylae_env.coop.vector_engine.CoopVectorEngine` (the compiled kernel,
-its chance in :mod:`thermopylae_env.coop.chance`).
+the co-op vector engine [`thermopylae_env.coop.vector_engine.CoopVectorEngine`][] (the compiled kernel,
+its chance in [`thermopylae_env.coop.chance`][]).
 
 The names the former module ``thermopylae_env.coop_vector`` held (the engine, its chance and backends) are
 importable from here too.
@@ -54,12 +54,13 @@ class CoopVectorEnv(VectorEnv):
     ## Action Space
     ``MultiDiscrete([72] * num_envs)``; ``single_action_space`` is ``Discrete(72)`` with the layout of
     ``thermopylae/Coop-v0`` (0 retreat, 1 + (v-10)*5 + s fight, 56 + p give, 60 decline, 61 + (v-10)
-    discard). :meth:`action_masks` gives the legal actions as bool ``(num_envs, 72)`` (for sb3-contrib),
-    ``infos["action_mask"]`` as int8. Out-of-space actions raise ``TypeError`` / ``ValueError`` before any
-    game moves. An illegal action (mask 0) ends that game as a loss with reward ``illegal_action_penalty``,
-    ``infos["illegal_action"]`` and ``infos["illegal_reason"]`` (``illegal_action="loss"``, the default;
-    the observation stays that of the position and the mask becomes all false, as in the single
-    environment), or raises ``IllegalActionError`` before any game moves (``"raise"``).
+    discard). [`action_masks`][thermopylae_env.coop.vector.CoopVectorEnv.action_masks] gives the legal actions
+    as bool ``(num_envs, 72)`` (for sb3-contrib), ``infos["action_mask"]`` as int8. Out-of-space actions raise
+    ``TypeError`` / ``ValueError`` before any game moves. An illegal action (mask 0) ends that game as a loss
+    with reward ``illegal_action_penalty``, ``infos["illegal_action"]`` and ``infos["illegal_reason"]``
+    (``illegal_action="loss"``, the default; the observation stays that of the position and the mask becomes
+    all false, as in the single environment), or raises ``IllegalActionError`` before any game moves
+    (``"raise"``).
 
     ## Observation Space
     ``Box(0, 1, (num_envs, 115), float32)``, each row laid out as in ``thermopylae/Coop-v0``.
@@ -82,9 +83,10 @@ class CoopVectorEnv(VectorEnv):
     * ``AutoresetMode.NEXT_STEP`` (the default, Gymnasium's own): the step that ends a game returns its last
       observation with ``terminated=True`` and ``infos["is_success"]``; the next ``step`` ignores that
       game's action, starts a new game and returns its first observation with reward 0. Until that reset
-      step the game's mask row (:meth:`action_masks`, ``infos["action_mask"]``) allows exactly one action,
-      action 0, the action the reset step ignores, so that a masked sampler (CleanRL's
-      ``logits.masked_fill(~mask, -inf)``) always has a legal action to draw; any action is accepted there.
+      step the game's mask row ([`action_masks`][thermopylae_env.coop.vector.CoopVectorEnv.action_masks],
+      ``infos["action_mask"]``) allows exactly one action, action 0, the action the reset step ignores, so
+      that a masked sampler (CleanRL's ``logits.masked_fill(~mask, -inf)``) always has a legal action to draw;
+      any action is accepted there.
     * ``AutoresetMode.SAME_STEP``: the ending step already returns the new game's first observation and
       mask; the last observation is in ``infos["final_obs"]`` (object array; ``infos["_final_obs"]`` marks
       the games) and that step's info (``is_success``, ``illegal_action`` ...) in ``infos["final_info"]``.
@@ -101,23 +103,25 @@ class CoopVectorEnv(VectorEnv):
     * ``num_envs`` (int): number of games.
     * ``num_players``, ``persian_deck``, ``illegal_action``, ``illegal_action_penalty``, ``reward_shaping``:
       as for ``thermopylae/Coop-v0``. ``record_events`` must be ``False``.
-    * ``render_mode``: ``None`` or ``"rgb_array"``: :meth:`render` returns game 0's table as a
-      (360, 640, 3) uint8 picture (:func:`thermopylae_env.render.render_coop_rgb`; needs Pillow), so
-      Gymnasium's vector ``RecordVideo`` wrapper can film it.
+    * ``render_mode``: ``None`` or ``"rgb_array"``:
+      [`render`][thermopylae_env.coop.vector.CoopVectorEnv.render] returns game 0's table as a (360, 640, 3)
+      uint8 picture ([`thermopylae_env.render.render_coop_rgb`][thermopylae_env.coop.render.render_coop_rgb];
+      needs Pillow), so Gymnasium's vector ``RecordVideo`` wrapper can film it.
     * ``autoreset_mode``: ``AutoresetMode.NEXT_STEP`` (default) or ``AutoresetMode.SAME_STEP`` (or their
       string values ``"NextStep"`` / ``"SameStep"``).
     * ``copy`` (bool, default True): return a fresh observation array from each ``step`` / ``reset``.
       ``False`` returns the engine's buffer itself, which the next call overwrites (faster, for code that
       consumes the observation before it steps again).
-    * ``chance``: a :data:`ChanceFn` replacing the default chance source (tests, replays). What it
-      returns is checked (permutations of the card ids, dice in 1..6) before any game is dealt.
+    * ``chance``: a [`ChanceFn`][thermopylae_env.coop.chance.ChanceFn] replacing the default chance source
+      (tests, replays). What it returns is checked (permutations of the card ids, dice in 1..6) before any
+      game is dealt.
     * ``backend`` (str, default ``"auto"``): ``"auto"`` or ``"numba"``. The games are played by one
       kernel (``thermopylae_env.coop.kernel``), compiled by numba on first use and cached on disk (the
       first process after an install says so once, in a log line); where numba cannot be imported,
-      ``"auto"`` runs the same kernel source as plain Python (much slower; :attr:`backend` is then
-      ``"python"``) and ``"numba"`` raises ``ImportError``. The retired ``"numpy"`` backend raises
-      ``ValueError`` saying so. ``gymnasium.make_vec("thermopylae/Coop-v0", num_envs=N, backend=...)``
-      passes it through.
+      ``"auto"`` runs the same kernel source as plain Python (much slower;
+      [`backend`][thermopylae_env.coop.vector.CoopVectorEnv.backend] is then ``"python"``) and ``"numba"``
+      raises ``ImportError``. The retired ``"numpy"`` backend raises ``ValueError`` saying so.
+      ``gymnasium.make_vec("thermopylae/Coop-v0", num_envs=N, backend=...)`` passes it through.
 
     ## Version History
     The id's version changes with anything that changes the games a seed plays or what a step returns
@@ -309,7 +313,8 @@ class CoopVectorEnv(VectorEnv):
         return render_coop_rgb(game, state)
 
     def chance_tables(self, game: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-        """See :meth:`CoopVectorEngine.chance_tables`."""
+        """See
+        [`CoopVectorEngine.chance_tables`][thermopylae_env.coop.vector_engine.CoopVectorEngine.chance_tables]."""
         return self.engine.chance_tables(game)
 
     def close_extras(self, **kwargs: Any) -> None:

@@ -1,31 +1,33 @@
 """The co-op game for many games at once (``gymnasium.make_vec``).
 
-:class:`CoopVectorEngine` holds ``N`` games as arrays of shape ``(N, ...)`` (int8 / int16 state, one
-persistent float32 observation buffer, one boolean mask buffer) and advances all of them with one call of
-the compiled kernel :mod:`thermopylae_env.coop.kernel`: a loop over the games (over all cores for large
-batches) whose small named steps follow the reference engine :class:`thermopylae_env.coop.CoopGame`.
-The observation is updated in place (only the entries an action can change are rewritten), and the mask
-row is one row of a table of all 12,290 possible mask rows, indexed by (phase, support left, the bit set
-of values the deciding seat holds). :class:`CoopVectorEnv` is the Gymnasium ``VectorEnv`` over it;
+[`CoopVectorEngine`][thermopylae_env.coop.vector_engine.CoopVectorEngine] holds ``N`` games as arrays of shape
+``(N, ...)`` (int8 / int16 state, one persistent float32 observation buffer, one boolean mask buffer) and
+advances all of them with one call of the compiled kernel [`thermopylae_env.coop.kernel`][]: a loop over the
+games (over all cores for large batches) whose small named steps follow the reference engine
+[`thermopylae_env.coop.CoopGame`][thermopylae_env.coop.rules.CoopGame]. The observation is updated in place
+(only the entries an action can change are rewritten), and the mask row is one row of a table of all 12,290
+possible mask rows, indexed by (phase, support left, the bit set of values the deciding seat holds).
+[`CoopVectorEnv`][thermopylae_env.coop.vector.CoopVectorEnv] is the Gymnasium ``VectorEnv`` over it;
 ``thermopylae_env.coop.sb3.CoopSB3VecEnv`` is the Stable-Baselines3 ``VecEnv`` over it.
 ``benchmarks/benchmark.py`` measures it (``benchmarks/``).
 
 numba is a dependency of the package; where it cannot be imported the same kernel source runs as plain
-Python (much slower), and :attr:`CoopVectorEngine.backend` says ``"python"``.
+Python (much slower), and `CoopVectorEngine.backend` says ``"python"``.
 
-The rules, the action layout and the observation layout are those of :mod:`thermopylae_env.coop.rules`, both
-layouts defined once in :mod:`thermopylae_env.coop.layout`; ``tests/test_coop_vector.py`` drives both
+The rules, the action layout and the observation layout are those of [`thermopylae_env.coop.rules`][], both
+layouts defined once in [`thermopylae_env.coop.layout`][]; ``tests/test_coop_vector.py`` drives both
 engines through thousands of games with the same shuffles and dice and compares every observation,
 reward, termination and mask.
 
 Chance is explicit. Everything random in one game (the Spartan deck order, the Persian deck order and the
 dice) is drawn when the game starts, as three tables: ``spartan_order`` (20 card ids, top first, as
-:meth:`thermopylae_env.coop.CoopGame.new_state` takes them), ``persian_order`` (28 rows, top first) and
-``dice`` (:data:`DICE_PER_GAME` = 24 dice, used in order: one game needs at most 20 location dice, one
-per fight, plus 4 support dice; the engine keeps their prefix sums). The single engine fed the same
-orders, and dice served in the same order from its ``rng``, plays the same game.
-:meth:`CoopVectorEngine.chance_tables` returns the tables of the games now running, and a ``chance``
-callable can replace the default source.
+[`thermopylae_env.coop.CoopGame.new_state`][thermopylae_env.coop.rules.CoopGame.new_state] takes them),
+``persian_order`` (28 rows, top first) and ``dice``
+([`DICE_PER_GAME`][thermopylae_env.coop.kernel.DICE_PER_GAME] = 24 dice, used in order: one game needs at most
+20 location dice, one per fight, plus 4 support dice; the engine keeps their prefix sums). The single engine
+fed the same orders, and dice served in the same order from its ``rng``, plays the same game.
+[`CoopVectorEngine.chance_tables`][thermopylae_env.coop.vector_engine.CoopVectorEngine.chance_tables] returns
+the tables of the games now running, and a ``chance`` callable can replace the default source.
 
 Seeding: game ``i`` is keyed by its own seed (``reset(seed=s)`` gives game ``i`` the seed ``s + i``,
 ``reset(seed=[s_0, ..., s_{N-1}])`` one seed per game, as SB3's ``VecEnv.seed`` does). Its ``e``-th game
@@ -236,8 +238,9 @@ _announced = False
 
 
 def resolve_backend(backend: object) -> str:
-    """The backend that ``backend`` (one of :data:`BACKENDS`) selects: ``"numba"`` (the compiled kernel)
-    or ``"python"`` (the same kernel source, interpreted: only where numba cannot be imported).
+    """The backend that ``backend`` (one of [`BACKENDS`][thermopylae_env.coop.vector_engine.BACKENDS])
+    selects: ``"numba"`` (the compiled kernel) or ``"python"`` (the same kernel source, interpreted: only
+    where numba cannot be imported).
 
     ``"auto"`` is ``"numba"`` where numba can be imported, else ``"python"``; ``"numba"`` without numba
     raises ``ImportError``; the retired ``"numpy"`` and anything else raise ``ValueError``.
@@ -301,10 +304,10 @@ class CoopVectorEngine:
     actions. ``won`` / ``lost`` say how a finished game ended. ``obs`` (N, 115) float32 and ``masks``
     (N, 72) bool are kept up to date in place.
 
-    ``backend`` (see :func:`resolve_backend`): ``"numpy"`` advances the games with whole-array operations,
-    ``"numba"`` with a compiled loop over the games (:mod:`thermopylae_env.coop.kernel`) that writes the
-    same arrays, value for value; ``"auto"`` (the default) takes numba where it is installed.
-    :attr:`backend` is the one in use.
+    ``backend`` (see [`resolve_backend`][thermopylae_env.coop.vector_engine.resolve_backend]): one loop over
+    the games ([`thermopylae_env.coop.kernel`][]) plays them all, compiled by numba (``"numba"``, or
+    ``"auto"``, the default, where numba is installed) or as plain Python (``"auto"`` without numba); the
+    retired ``"numpy"`` whole-array engine is refused with the reason. `backend` is the one in use.
     """
 
     def __init__(
@@ -323,7 +326,7 @@ class CoopVectorEngine:
         self.persian = load_persian_deck(persian_deck)
         self.chance: ChanceFn = splitmix_chance if chance is None else chance
         self.hand_size_at_start = 4 if self.num_players == 1 else 3
-        # What was asked for; :attr:`backend`, what it resolves to, is derived (an "auto" engine copied to a
+        # What was asked for; `backend`, what it resolves to, is derived (an "auto" engine copied to a
         # machine without numba runs there with NumPy).
         self._backend_requested = backend
 
@@ -372,7 +375,7 @@ class CoopVectorEngine:
         self._derive()
 
     def _derive(self) -> None:
-        """Build the attributes of :attr:`_DERIVED` (after ``__init__`` and after unpickling)."""
+        """Build the attributes of `_DERIVED` (after ``__init__`` and after unpickling)."""
         self.t = _tables(self.num_players, self.persian)
         self.backend = resolve_backend(self._backend_requested)
         t = self.t
@@ -388,8 +391,9 @@ class CoopVectorEngine:
     # ------------------------------------------------------------------ chance and seeding
 
     def check_seed(self, seed: object) -> tuple[np.ndarray, list[int]] | None:
-        """Check ``seed`` (see :meth:`seed`) without changing anything; returns the games it keys and their
-        seeds (``None`` for ``seed=None``). Raises ``TypeError`` / ``ValueError`` naming the problem."""
+        """Check ``seed`` (see [`seed`][thermopylae_env.coop.vector_engine.CoopVectorEngine.seed]) without
+        changing anything; returns the games it keys and their seeds (``None`` for ``seed=None``). Raises
+        ``TypeError`` / ``ValueError`` naming the problem."""
         n = self.num_envs
         if seed is None:
             return None
@@ -406,7 +410,7 @@ class CoopVectorEngine:
         """Key each game's chance stream: an int ``s`` gives game ``i`` the seed ``s + i``; a sequence
         gives one seed per game (``None`` entries keep that game's stream); ``None`` draws ``s`` from the
         operating system. The episode counters of the seeded games restart at 0. Seeds are integers in
-        ``0 .. 2**64 - 1`` (:func:`thermopylae_env.actions.as_seed`); anything else raises before any game
+        ``0 .. 2**64 - 1`` ([`thermopylae_env.actions.as_seed`][]); anything else raises before any game
         is touched."""
         self._apply_seed(self.check_seed(seed))
 
@@ -444,8 +448,9 @@ class CoopVectorEngine:
         self._run_kernel(_NO_ACTIONS, restart, idx)
 
     def _draw_chance(self, idx: np.ndarray) -> None:
-        """Draw the chance of the games ``idx`` that start now from :attr:`chance`, check all of it, then
-        write their ``spartan_order``, ``persian_order`` and ``dice_sum`` rows and count their episode."""
+        """Draw the chance of the games ``idx`` that start now from
+        [`chance`][thermopylae_env.coop.vector_engine.CoopVectorEngine.chance], check all of it, then write
+        their ``spartan_order``, ``persian_order`` and ``dice_sum`` rows and count their episode."""
         spartan, persian, dice = self.chance(idx, self.keys[idx].copy(), self.episodes[idx].copy())
         spartan, persian, dice = check_chance(spartan, persian, dice, len(idx), len(self.persian))
         self.episodes[idx] += np.uint64(1)
@@ -456,7 +461,7 @@ class CoopVectorEngine:
     def _run_kernel(
         self, actions: np.ndarray, restart: np.ndarray, idx: np.ndarray | None = None
     ) -> np.ndarray:
-        """One call of :func:`thermopylae_env.coop.kernel.step` (``idx``: the games of ``restart``, if
+        """One call of [`thermopylae_env.coop.kernel.step`][] (``idx``: the games of ``restart``, if
         the caller has them). The kernel draws the default chance itself; the tables of another chance
         source are drawn, checked and written here first."""
         draw = self.chance is splitmix_chance
@@ -487,8 +492,9 @@ class CoopVectorEngine:
     def observe_rows(self, games: np.ndarray) -> np.ndarray:
         """The observation of the games ``games`` rebuilt from the state arrays (``(k, 115)`` float32).
 
-        The step keeps :attr:`obs` up to date incrementally; this full rebuild is for the rare games that
-        end without moving (illegal actions) and lets tests check the incremental one.
+        The step keeps [`obs`][thermopylae_env.coop.vector_engine.CoopVectorEngine.obs] up to date
+        incrementally; this full rebuild is for the rare games that end without moving (illegal actions) and
+        lets tests check the incremental one.
         """
         idx = np.asarray(games, dtype=np.intp)
         k = len(idx)
@@ -557,11 +563,14 @@ class CoopVectorEngine:
         return self.masks.reshape(-1)[self._off_mask + actions]
 
     def transition(self, actions: np.ndarray, restart: np.ndarray | None = None) -> np.ndarray:
-        """Apply one legal action per game (intp (N,); :data:`NOOP_ACTION` leaves a game untouched).
+        """Apply one legal action per game (intp (N,);
+        [`NOOP_ACTION`][thermopylae_env.coop.layout.NOOP_ACTION] leaves a game untouched).
 
-        Returns the games that ended with this action (bool (N,)); :attr:`won` / :attr:`lost` say how.
-        The callers check legality with :meth:`legal` first; the kernel refuses an illegal action or one
-        out of range (``ValueError`` / ``IndexError``) before any game moves.
+        Returns the games that ended with this action (bool (N,));
+        [`won`][thermopylae_env.coop.vector_engine.CoopVectorEngine.won] /
+        [`lost`][thermopylae_env.coop.vector_engine.CoopVectorEngine.lost] say how. The callers check legality
+        with [`legal`][thermopylae_env.coop.vector_engine.CoopVectorEngine.legal] first; the kernel refuses an
+        illegal action or one out of range (``ValueError`` / ``IndexError``) before any game moves.
 
         ``restart`` (bool (N,)): games that start a new game instead and ignore their action (the
         NEXT_STEP autoreset), dealt in the same pass over the games.
@@ -659,7 +668,8 @@ class Stepper:
 
     def __call__(self, actions: object, skip: np.ndarray | None, checked: bool = False) -> StepResult:
         """``skip``: games whose action is ignored because they start a new game first (NEXT_STEP);
-        ``checked``: ``actions`` already came out of :func:`as_action_batch`."""
+        ``checked``: ``actions`` already came out of
+        [`as_action_batch`][thermopylae_env.actions.as_action_batch]."""
         eng = self.engine
         a = actions if checked else as_action_batch(actions, eng.num_envs, NUM_ACTIONS)
         legal = eng.legal(a)

@@ -1,10 +1,10 @@
 """``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0``: one side of the duel against a built-in
 opponent, as single-agent Gymnasium environments.
 
-Thin adapters over the rules engine :mod:`thermopylae_env.duel.rules`, on the shared base
-:class:`thermopylae_env.core.TurnBasedEnv` (step guard, illegal-action policy). The opponent is part of
+Thin adapters over the rules engine [`thermopylae_env.duel.rules`][], on the shared base
+[`thermopylae_env.core.TurnBasedEnv`][] (step guard, illegal-action policy). The opponent is part of
 the environment: a hand-written player (default) or a random player from
-:mod:`thermopylae_env.duel.opponents`, or any callable or object the caller passes in (a saved model is
+[`thermopylae_env.duel.opponents`][], or any callable or object the caller passes in (a saved model is
 loaded by the caller, e.g. with ``thermopylae_agents``, never by the env).
 """
 
@@ -139,10 +139,10 @@ class DuelEnv(TurnBasedEnv):
     ## Action Space
 
     ``Discrete(21)``, the same for both sides and all phases; ``info["action_mask"]`` (int8) and
-    :meth:`action_masks` (bool, for sb3-contrib's ``MaskablePPO``) mark the legal ones. k = card kind of
-    the agent's side (0..4: force 10..50, the Persian's kind 0 being the Attack card; 5..7: the three
-    strategy types; 8: the discard card). The pieces are those of
-    :data:`thermopylae_env.duel.layout.ACTION_PIECES`:
+    [`action_masks`][thermopylae_env.core.TurnBasedEnv.action_masks] (bool, for sb3-contrib's ``MaskablePPO``)
+    mark the legal ones. k = card kind of the agent's side (0..4: force 10..50, the Persian's kind 0 being the
+    Attack card; 5..7: the three strategy types; 8: the discard card). The pieces are those of
+    [`thermopylae_env.duel.layout.ACTION_PIECES`][]:
 
     | index | piece | action | legal |
     | --- | --- | --- | --- |
@@ -153,14 +153,15 @@ class DuelEnv(TurnBasedEnv):
     | 19 | commit | commit the attack (an Attack card in it) / defence (a force card) | building |
     | 20 | decline | decline the attack / do not defend (added cards go back to the hand) | building |
 
-    :meth:`decode_action` names an index from the agent's side (``"add Immortals (50) to attack"``),
-    :func:`encode_action` does the reverse.
+    [`decode_action`][thermopylae_env.duel.env.DuelEnv.decode_action] names an index from the agent's side
+    (``"add Immortals (50) to attack"``), [`encode_action`][thermopylae_env.duel.env.DuelEnv.encode_action]
+    does the reverse.
 
     ## Observation Space
 
     ``Box(0, 1, (56,), float32)``, the agent's side only (the opponent's hand and both deck orders are
     never in it). Each entry is a count or number divided by the piece's scale; the pieces are those of
-    :data:`thermopylae_env.duel.layout.OBSERVATION_PIECES`:
+    [`thermopylae_env.duel.layout.OBSERVATION_PIECES`][]:
 
     | slice | piece | content | scale |
     | --- | --- | --- | --- |
@@ -205,8 +206,8 @@ class DuelEnv(TurnBasedEnv):
 
     ## Arguments
 
-    * ``opponent``: ``"heuristic"`` (default, :class:`thermopylae_env.duel.opponents.HeuristicGreek` /
-      :class:`~thermopylae_env.duel.opponents.HeuristicPersian`), ``"random"`` (drawing from
+    * ``opponent``: ``"heuristic"`` (default, [`thermopylae_env.duel.opponents.HeuristicGreek`][] /
+      [`HeuristicPersian`][thermopylae_env.duel.opponents.HeuristicPersian]), ``"random"`` (drawing from
       ``env.np_random``), a callable ``(observation, action_mask) -> action``, or an object with such an
       ``act(observation, action_mask[, rng])`` method (called with two arguments; an object with
       ``check_fits(observation_space, action_space)`` is asked whether it fits). The env loads no model
@@ -218,12 +219,13 @@ class DuelEnv(TurnBasedEnv):
     * ``illegal_action_penalty`` (float, default -1.0)
     * ``render_mode``: ``None``, ``"ansi"`` (the whole table, both hands: for people, not agents) or
       ``"rgb_array"`` (a (360, 640, 3) uint8 picture of the table seen by the agent's side, the opponent's
-      hand face down: :func:`thermopylae_env.render.render_duel_rgb`; needs Pillow)
+      hand face down: [`thermopylae_env.render.render_duel_rgb`][thermopylae_env.duel.render.render_duel_rgb];
+      needs Pillow)
     * ``record_events`` (bool, default False): the engine's events of each step (both sides' moves, the
       cards drawn: hidden information, for records and display) in ``info["events"]``
 
-    ``env.game`` is the :class:`~thermopylae_env.duel.DuelGame`, ``env.state`` the live
-    :class:`~thermopylae_env.duel.DuelState` (``None`` before the first reset).
+    ``env.game`` is the [`DuelGame`][thermopylae_env.duel.rules.DuelGame], ``env.state`` the live
+    [`DuelState`][thermopylae_env.duel.rules.DuelState] (``None`` before the first reset).
 
     ## Version History
 
@@ -234,7 +236,7 @@ class DuelEnv(TurnBasedEnv):
     keeps the old behaviour, a new render mode) keep the version.
 
     * v0: initial version. Later changes that kept every episode: the shared env base
-      (:mod:`thermopylae_env.core`), the layout module, model-file opponents no longer loaded by the env,
+      ([`thermopylae_env.core`][]), the layout module, model-file opponents no longer loaded by the env,
       NumPy integer seeds accepted, unknown reset options refused.
     """
 

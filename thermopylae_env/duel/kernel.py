@@ -1,30 +1,41 @@
-"""The compiled per-game kernel of the duel's vector engine (:mod:`thermopylae_env.duel.vector`).
+"""The compiled per-game kernel of the duel's vector engine ([`thermopylae_env.duel.vector`][]).
 
-Each function below is one step of :class:`thermopylae_env.duel.DuelGame`, written for one game whose whole
-state is one int32 row ``s`` (columns named below): :func:`deal` (``DuelGame.new_state``), :func:`draw`,
-:func:`begin_turn`, the discard phase (:func:`remove_kind`, :func:`play_discard_card`,
-:func:`end_discard_phase`), the attack and defence build (:func:`take_build`, :func:`start_defence`),
-:func:`resolve` (the combat: ``DuelGame._resolve``), :func:`end`, :func:`apply` (``DuelGame.step``),
-:func:`mask_row` (``legal_action_mask``) and :func:`observe` (``DuelGame.observe``). The built-in opponents
-are here too: :func:`heuristic_persian` / :func:`heuristic_greek` are the compiled twins of
+Each function below is one step of [`thermopylae_env.duel.DuelGame`][thermopylae_env.duel.rules.DuelGame],
+written for one game whose whole state is one int32 row ``s`` (columns named below):
+[`deal`][thermopylae_env.duel.kernel.deal] (``DuelGame.new_state``),
+[`draw`][thermopylae_env.duel.kernel.draw], [`begin_turn`][thermopylae_env.duel.kernel.begin_turn], the
+discard phase ([`remove_kind`][thermopylae_env.duel.kernel.remove_kind],
+[`play_discard_card`][thermopylae_env.duel.kernel.play_discard_card],
+[`end_discard_phase`][thermopylae_env.duel.kernel.end_discard_phase]), the attack and defence build
+([`take_build`][thermopylae_env.duel.kernel.take_build],
+[`start_defence`][thermopylae_env.duel.kernel.start_defence]),
+[`resolve`][thermopylae_env.duel.kernel.resolve] (the combat: ``DuelGame._resolve``),
+[`end`][thermopylae_env.duel.kernel.end], [`apply`][thermopylae_env.duel.kernel.apply] (``DuelGame.step``),
+[`mask_row`][thermopylae_env.duel.kernel.mask_row] (``legal_action_mask``) and
+[`observe`][thermopylae_env.duel.kernel.observe] (``DuelGame.observe``). The built-in opponents are here too:
+[`heuristic_persian`][thermopylae_env.duel.kernel.heuristic_persian] /
+[`heuristic_greek`][thermopylae_env.duel.kernel.heuristic_greek] are the compiled twins of
 ``thermopylae_env.duel.opponents`` (compiled, for the loop over games), and
-:func:`random_legal` the random player. ``tests/env/duel/test_duel_vector.py`` plays thousands of games
-through this kernel and through ``DuelGame`` with the same shuffles and discards and compares every
-observation, mask, reward and result, and checks the twins move for move against the Python heuristics.
+[`random_legal`][thermopylae_env.duel.kernel.random_legal] the random player.
+``tests/env/duel/test_duel_vector.py`` plays thousands of games through this kernel and through ``DuelGame``
+with the same shuffles and discards and compares every observation, mask, reward and result, and checks the
+twins move for move against the Python heuristics.
 
-The loops over games (:func:`step_serial` / :func:`step_parallel`, and the small drivers after them) call
-the per-game functions; the parallel one runs the games on all cores with numba's ``prange`` and writes
-exactly what the serial one writes (each game reads and writes only its own rows).
+The loops over games ([`step_serial`][thermopylae_env.duel.kernel.step_serial] /
+[`step_parallel`][thermopylae_env.duel.kernel.step_parallel], and the small drivers after them) call the
+per-game functions; the parallel one runs the games on all cores with numba's ``prange`` and writes exactly
+what the serial one writes (each game reads and writes only its own rows).
 
-Chance is counter based: game ``i``'s ``e``-th deal and every random choice in it come from :func:`word`
-(32-bit words hashed from a Weyl sequence and a 64-bit chance base) at fixed word indices; the chance base is
-a bijective mix (a four-round Feistel network) of the game's 64-bit seed key, keyed by ``e``, so two games
-share their chance only where two 64-bit bases meet (about ``n**2 / 2**65`` pairs among ``n`` games, where one
-32-bit base met at ``n**2 / 2**33``). The word indices: the Greek shuffle uses words 0..50, the Persian one
-64..114, the ``p``-th discard-card play that must choose (the victim holds more than 2 cards) words 128 + 2p
-and 129 + 2p, the ``m``-th random-opponent move word 1024 + m. So what a game plays depends only on its key
-and on how many games it has started, and a reference engine fed :func:`chance_orders` and
-:func:`discard_pick` replays it.
+Chance is counter based: game ``i``'s ``e``-th deal and every random choice in it come from
+[`word`][thermopylae_env.duel.kernel.word] (32-bit words hashed from a Weyl sequence and a 64-bit chance base)
+at fixed word indices; the chance base is a bijective mix (a four-round Feistel network) of the game's 64-bit
+seed key, keyed by ``e``, so two games share their chance only where two 64-bit bases meet (about
+``n**2 / 2**65`` pairs among ``n`` games, where one 32-bit base met at ``n**2 / 2**33``). The word indices:
+the Greek shuffle uses words 0..50, the Persian one 64..114, the ``p``-th discard-card play that must choose
+(the victim holds more than 2 cards) words 128 + 2p and 129 + 2p, the ``m``-th random-opponent move word
+1024 + m. So what a game plays depends only on its key and on how many games it has started, and a reference
+engine fed [`chance_orders`][thermopylae_env.duel.kernel.chance_orders] and
+[`discard_pick`][thermopylae_env.duel.kernel.discard_pick] replays it.
 
 Without numba (``NUMBA_DISABLE_JIT=1``, or numba not installed) the same source runs as plain Python, more
 slowly: the decorator becomes the identity and ``prange`` is ``range``. Integer arithmetic on chance words
@@ -169,7 +180,8 @@ def below(w, n):  # noqa: ANN001, ANN201
 
 @njit(cache=True)
 def feistel_round(x, e, r):  # noqa: ANN001, ANN201
-    """The round function of :func:`chance_words`: 32 bits of ``x`` mixed with the episode and round."""
+    """The round function of [`chance_words`][thermopylae_env.duel.kernel.chance_words]: 32 bits of ``x``
+    mixed with the episode and round."""
     return hash32(hash32((x & M32) ^ hash32((e + r * WEYL) & M32)) + r)
 
 
@@ -201,8 +213,8 @@ def chance_base(key_lo: int, key_hi: int, episode: int) -> int:
 
 
 def chance_orders(base: int) -> tuple[list[int], list[int]]:
-    """The Greek and Persian deck orders (card ids, top first) :func:`deal` makes from ``base`` (a 64-bit
-    chance base, signed or not)."""
+    """The Greek and Persian deck orders (card ids, top first) [`deal`][thermopylae_env.duel.kernel.deal]
+    makes from ``base`` (a 64-bit chance base, signed or not)."""
     row = np.zeros(WIDTH, np.int32)
     lo, hi = _split(base)
     shuffle(row, lo, hi)
@@ -727,7 +739,8 @@ def step_game(s, what, a, opp_mode, opp_side, obs_side, ck, obs, mask, scratch, 
 
 @njit(cache=True)
 def step_serial(states, games, what, actions, opp_mode, opp_side, obs_side, ck, obs, masks):  # noqa: ANN001, ANN201
-    """:func:`step_game` for the listed games (``what`` and ``actions`` indexed by game), in turn."""
+    """[`step_game`][thermopylae_env.duel.kernel.step_game] for the listed games (``what`` and ``actions``
+    indexed by game), in turn."""
     scratch = np.zeros(NUM_ACTIONS, np.bool_)
     plan = np.zeros(NUM_ADD_KINDS, np.int64)
     for j in range(games.shape[0]):
@@ -738,8 +751,9 @@ def step_serial(states, games, what, actions, opp_mode, opp_side, obs_side, ck, 
 
 @njit(cache=True, parallel=True)
 def step_parallel(states, games, what, actions, opp_mode, opp_side, obs_side, ck, obs, masks):  # noqa: ANN001, ANN201
-    """:func:`step_serial` spread over the cores in contiguous chunks of games (each game touches only its
-    own rows; each chunk has its own scratch arrays, so nothing is allocated per game)."""
+    """[`step_serial`][thermopylae_env.duel.kernel.step_serial] spread over the cores in contiguous chunks of
+    games (each game touches only its own rows; each chunk has its own scratch arrays, so nothing is allocated
+    per game)."""
     n = games.shape[0]
     chunks = (n + CHUNK - 1) // CHUNK
     for c in prange(chunks):

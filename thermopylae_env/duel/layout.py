@@ -1,10 +1,10 @@
 """The duel's action layout and observation as named pieces, the one place their offsets are written.
 
-In the manner of OpenSpiel's observer pieces: each :class:`~thermopylae_env.layout.Piece` (the class
+In the manner of OpenSpiel's observer pieces: each [`Piece`][thermopylae_env.layout.Piece] (the class
 the co-op layout uses too) has a name, an offset, a size and a scale (an observation entry is the raw
 count or number divided by its piece's scale, so every entry lies in [0, 1]). The engine
-(:mod:`thermopylae_env.duel.rules`), the environments (:mod:`thermopylae_env.duel.env`,
-:mod:`thermopylae_env.duel.pettingzoo`), the built-in opponents (:mod:`thermopylae_env.duel.opponents`)
+([`thermopylae_env.duel.rules`][]), the environments ([`thermopylae_env.duel.env`][],
+[`thermopylae_env.duel.pettingzoo`][]), the built-in opponents ([`thermopylae_env.duel.opponents`][])
 and the tests read offsets from here; the docstring tables of the duel environments are checked against
 these pieces. Here too: the sides and card kinds (read from the duel deck lists, as the action names use
 them) and the one action codec (``discard_action``, ``add_action``, ``decode_action``, ``encode_action``).
@@ -12,6 +12,7 @@ them) and the one action codec (``discard_action``, ``add_action``, ``decode_act
 Observation (``OBS_SIZE = 56`` float32 values, own = the observing player's side)
 ----------------------------------------------------------------------------------
 
+```text
 =============== ====== ==== ===== ==========================================================================
 piece           offset size scale content
 =============== ====== ==== ===== ==========================================================================
@@ -32,10 +33,12 @@ table           46     8    8     the Persian attack on the table (defence phase
 table_total     54     1    800   total of the attack on the table
 build_total     55     1    800   total of the own attack/defence being built
 =============== ====== ==== ===== ==========================================================================
+```
 
 Actions (``NUM_ACTIONS = 21``, k = card kind of the actor)
 -----------------------------------------------------------
 
+```text
 =================== ====== ==== ==========================================================================
 piece               offset size action
 =================== ====== ==== ==========================================================================
@@ -46,6 +49,7 @@ add                 11     8    add a card of kind k (0..7) to the attack/defenc
 commit              19     1    commit the attack (needs an Attack card) / the defence (needs force > 0)
 decline             20     1    do not attack / do not defend (cards added go back to the hand)
 =================== ====== ==== ==========================================================================
+```
 """
 
 from __future__ import annotations
@@ -382,8 +386,9 @@ def _action_names() -> dict[str, int]:
 
 
 def encode_action(name: str) -> int:
-    """Inverse of :func:`decode_action` (any of its readings; case and outer spaces ignored). A name that
-    is not a ``str`` raises ``TypeError``, an unknown one ``ValueError``."""
+    """Inverse of [`decode_action`][thermopylae_env.duel.layout.decode_action] (any of its readings; case and
+    outer spaces ignored). A name that is not a ``str`` raises ``TypeError``, an unknown one
+    ``ValueError``."""
     try:
         return _action_names()[as_action_name(name).strip().lower()]
     except KeyError:

@@ -1,9 +1,11 @@
 """The built-in players of the package's environments, part of the environments' definition.
 
-* :class:`RandomAgent`: a uniformly random legal player for every environment (co-op, both duel sides,
-  the PettingZoo view); the duel's ``opponent="random"`` draws from the env's own generator through it.
-* :class:`HeuristicGreek`, :class:`HeuristicPersian`: the hand-written duel players behind
-  ``opponent="heuristic"`` (they read offsets from :mod:`thermopylae_env.duel.layout`).
+* [`RandomAgent`][thermopylae_env.duel.opponents.RandomAgent]: a uniformly random legal player for every
+  environment (co-op, both duel sides, the PettingZoo view); the duel's ``opponent="random"`` draws from the
+  env's own generator through it.
+* [`HeuristicGreek`][thermopylae_env.duel.opponents.HeuristicGreek],
+  [`HeuristicPersian`][thermopylae_env.duel.opponents.HeuristicPersian]: the hand-written duel players behind
+  ``opponent="heuristic"`` (they read offsets from [`thermopylae_env.duel.layout`][]).
 
 The duel heuristics read only their own side's observation and the mask, and
 are deterministic. A decision that takes several micro-actions (building an attack or a defence) is
@@ -11,16 +13,17 @@ planned afresh from the observation at each micro-action: the plan depends only 
 already added included) and on public numbers that do not change while building, so it stays the same
 and the player adds its cards one by one, then commits.
 
-:class:`HeuristicPersian` is patient. It keeps one Attack card, one card of each strategy type and its
-strongest troops, and attacks only when the whole attack (one Attack card, every troop card, one card of
-each strategy type held) reaches ``attack_threshold``, when the Greek holds no card, or when its deck is
-nearly spent. It keeps Xerxes Commands for the turn of an attack (the Greek then defends with two cards
-fewer) unless its hand is over the limit.
+[`HeuristicPersian`][thermopylae_env.duel.opponents.HeuristicPersian] is patient. It keeps one Attack card,
+one card of each strategy type and its strongest troops, and attacks only when the whole attack (one Attack
+card, every troop card, one card of each strategy type held) reaches ``attack_threshold``, when the Greek
+holds no card, or when its deck is nearly spent. It keeps Xerxes Commands for the turn of an attack (the Greek
+then defends with two cards fewer) unless its hand is over the limit.
 
-:class:`HeuristicGreek` plays Leonidas Strategy at once, keeps one card of each strategy type and its
-strongest troops when it must cut down to 7 cards, and meets each attack with the defence that minimises
-(tokens lost x token value + the cards spent): small attacks are parried with a few low cards, big ones
-with multipliers, and a defence that leaves the Greeks without tokens is never chosen when another exists.
+[`HeuristicGreek`][thermopylae_env.duel.opponents.HeuristicGreek] plays Leonidas Strategy at once, keeps one
+card of each strategy type and its strongest troops when it must cut down to 7 cards, and meets each attack
+with the defence that minimises (tokens lost x token value + the cards spent): small attacks are parried with
+a few low cards, big ones with multipliers, and a defence that leaves the Greeks without tokens is never
+chosen when another exists.
 """
 
 from __future__ import annotations
@@ -120,10 +123,14 @@ def _next_add(o: list[float], plan: tuple[int, ...] | None) -> int:
 class HeuristicPersian:
     """A patient Persian: it saves up for multiplied attacks.
 
-    Args:
-        attack_threshold: attack once the whole attack totals at least this.
-        endgame_deck: with at most this many cards left in its deck, attack with whatever it has.
-        hold_xerxes: keep Xerxes Commands until the turn of an attack (else play it at once).
+    Parameters
+    ----------
+    attack_threshold
+        Attack once the whole attack totals at least this.
+    endgame_deck
+        With at most this many cards left in its deck, attack with whatever it has.
+    hold_xerxes
+        Keep Xerxes Commands until the turn of an attack (else play it at once).
     """
 
     def __init__(self, attack_threshold: int = 300, endgame_deck: int = 1, hold_xerxes: bool = True) -> None:
@@ -171,9 +178,12 @@ class HeuristicPersian:
 class HeuristicGreek:
     """A Greek that meets big attacks with multipliers and keeps its strategy cards.
 
-    Args:
-        token_value: cost of one lost token, in force points of cards spent.
-        strategy_cost: cost of spending one strategy card.
+    Parameters
+    ----------
+    token_value
+        Cost of one lost token, in force points of cards spent.
+    strategy_cost
+        Cost of spending one strategy card.
     """
 
     def __init__(self, token_value: float = 25.0, strategy_cost: float = 80.0) -> None:
@@ -228,8 +238,10 @@ class RandomAgent:
     It needs nothing but the legal-action mask, so one class serves the co-op game, both sides of the
     duel and the PettingZoo view (pass the dict observation and ``action_mask=None`` there).
 
-    Args:
-        seed: seed of the agent's own generator, used when ``act`` is called without ``rng``.
+    Parameters
+    ----------
+    seed
+        Seed of the agent's own generator, used when ``act`` is called without ``rng``.
     """
 
     def __init__(self, seed: int | None = None) -> None:

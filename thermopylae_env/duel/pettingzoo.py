@@ -1,7 +1,8 @@
-"""The duel as a PettingZoo environment: agents ``"greek"`` and ``"persian"``, AEC (:func:`env`) or
-parallel (:func:`parallel_env`).
+"""The duel as a PettingZoo environment: agents ``"greek"`` and ``"persian"``, AEC
+([`env`][thermopylae_env.duel.pettingzoo.env]) or parallel
+([`parallel_env`][thermopylae_env.duel.pettingzoo.parallel_env]).
 
-Usage::
+Usage:
 
     from thermopylae_env import duel_v0
 
@@ -18,7 +19,7 @@ Usage::
     env.close()
 
 Each agent observes ``{"observation": Box(0, 1, (56,), float32), "action_mask": Box(0, 1, (21,), int8)}``
-as in PettingZoo's classic games; the layouts are the pieces of :mod:`thermopylae_env.duel.layout` (the
+as in PettingZoo's classic games; the layouts are the pieces of [`thermopylae_env.duel.layout`][] (the
 mask of the agent not to act is all zeros). Turns follow the rules, not a fixed alternation: the same agent
 usually makes several micro-actions in a row (discards, cards added to an attack). Rewards (floats): +1.0
 to the winner and -1.0 to the loser at the end, 0.0 otherwise.
@@ -26,24 +27,33 @@ to the winner and -1.0 to the loser at the end, 0.0 otherwise.
 ``env(illegal_action="loss", illegal_action_penalty=-1.0, max_cycles=None, render_mode=None)`` wraps the
 raw env in PettingZoo's ``TerminateIllegalWrapper`` (with ``illegal_action="loss"``: an illegal move ends
 the game, ``illegal_action_penalty`` for the mover; with ``"raise"`` it is left out and the move raises
-:class:`~thermopylae_env.actions.IllegalActionError`, changing nothing), ``AssertOutOfBoundsWrapper``,
-:class:`ActionCheckWrapper` (an action outside the space raises ``TypeError`` / ``ValueError``, as
-everywhere in the package) and ``OrderEnforcingWrapper``. ``raw_env`` itself raises
-:class:`~thermopylae_env.actions.IllegalActionError` on an illegal move and leaves the game unchanged.
+[`IllegalActionError`][thermopylae_env.actions.IllegalActionError], changing nothing),
+``AssertOutOfBoundsWrapper``, [`ActionCheckWrapper`][thermopylae_env.duel.pettingzoo.ActionCheckWrapper] (an
+action outside the space raises ``TypeError`` / ``ValueError``, as everywhere in the package) and
+``OrderEnforcingWrapper``. ``raw_env`` itself raises
+[`IllegalActionError`][thermopylae_env.actions.IllegalActionError] on an illegal move and leaves the game
+unchanged.
 
-* ``max_cycles`` (``None`` or a positive int): truncate the game (both agents) after that many
-  micro-actions of either agent; ``None`` (default) never truncates, the game being finite (at most 1632).
+* ``max_cycles`` (``None`` or a positive int): truncate the game (both agents) after that many cycles,
+  in PettingZoo's sense: a cycle is over once every agent has acted in it (in a game that alternates, one
+  action of each agent). The duel's turns do not alternate, so a cycle holds one or more micro-actions of
+  each agent: it ends with the first move of the second agent to act in it. ``None`` (default) never
+  truncates, the game being finite (at most 1632 micro-actions). PettingZoo's ``max_cycles_test`` does not
+  apply: it samples unmasked actions (here an illegal move ends the game at once) and expects every agent to
+  have made exactly ``max_cycles`` moves, which a game where one agent moves several times in a row cannot
+  promise; ``tests/env/duel/test_duel_pettingzoo.py`` checks the cycle count instead.
 * ``render_mode``: ``"ansi"`` (the whole table as text, both hands: for people), ``"rgb_array"`` (a
   (360, 640, 3) uint8 picture of the table seen by the agent to act; needs Pillow) or ``"human"`` (the text
   table printed to the terminal, ``render()`` returning ``None``; there is no window).
-* ``reset(seed=..., options=...)``: the seed follows :func:`thermopylae_env.actions.as_seed`; the view
+* ``reset(seed=..., options=...)``: the seed follows [`thermopylae_env.actions.as_seed`][]; the view
   reads no option (``options`` must be ``None`` or a dict; PettingZoo's ``parallel_api_test`` passes an
   arbitrary one, so its keys are not checked here).
 
-:func:`parallel_env` is PettingZoo's ``turn_based_aec_to_parallel`` of :func:`env` (same arguments): at
-each parallel step only the agent to act (``infos[agent]["active_agent"]``) is moved; the other agent's
-action is ignored. The observation is a ``Dict`` holding the mask, as in PettingZoo's classic games; for
-SuperSuit and SB3 see the README's PettingZoo section (single-agent training uses the Gymnasium duel envs).
+[`parallel_env`][thermopylae_env.duel.pettingzoo.parallel_env] is PettingZoo's ``turn_based_aec_to_parallel``
+of [`env`][thermopylae_env.duel.pettingzoo.env] (same arguments): at each parallel step only the agent to act
+(``infos[agent]["active_agent"]``) is moved; the other agent's action is ignored. The observation is a
+``Dict`` holding the mask, as in PettingZoo's classic games; for SuperSuit and SB3 see the README's PettingZoo
+section (single-agent training uses the Gymnasium duel envs).
 """
 
 from __future__ import annotations
@@ -73,7 +83,8 @@ __all__ = ["ActionCheckWrapper", "env", "parallel_env", "raw_env"]
 
 def env(illegal_action: str = "loss", illegal_action_penalty: float = -1.0, **kwargs: Any) -> AECEnv:
     """The wrapped AEC environment (by default an illegal move ends the game, -1.0 for the mover);
-    ``kwargs`` go to :class:`raw_env` (``render_mode``, ``max_cycles``)."""
+    ``kwargs`` go to [`raw_env`][thermopylae_env.duel.pettingzoo.raw_env] (``render_mode``,
+    ``max_cycles``)."""
     mode = check_illegal_action_mode(illegal_action)
     penalty = check_illegal_action_penalty(illegal_action_penalty)
     aec = raw_env(**kwargs)
@@ -86,7 +97,8 @@ def env(illegal_action: str = "loss", illegal_action_penalty: float = -1.0, **kw
 
 
 def parallel_env(**kwargs: Any) -> ParallelEnv:
-    """:func:`env` (same arguments) as a PettingZoo ``ParallelEnv``: ``turn_based_aec_to_parallel``."""
+    """[`env`][thermopylae_env.duel.pettingzoo.env] (same arguments) as a PettingZoo ``ParallelEnv``:
+    ``turn_based_aec_to_parallel``."""
     return turn_based_aec_to_parallel(env(**kwargs))
 
 
@@ -100,7 +112,7 @@ def _check_max_cycles(max_cycles: object) -> int | None:
 
 class ActionCheckWrapper(wrappers.BaseWrapper):
     """Refuses an action outside ``Discrete(21)`` with ``TypeError``/``ValueError`` (the package's
-    convention, :func:`thermopylae_env.actions.as_action_index`) before PettingZoo's wrappers see it.
+    convention, [`thermopylae_env.actions.as_action_index`][]) before PettingZoo's wrappers see it.
 
     ``AssertOutOfBoundsWrapper`` lets a boolean through (Gymnasium's ``Discrete`` counts it as an int), and
     ``TerminateIllegalWrapper`` would then index the mask with it and fail with NumPy's "truth value of an
@@ -129,7 +141,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         super().__init__()
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.max_cycles = _check_max_cycles(max_cycles)
-        self._moves = 0
+        self._cycles = 0  # cycles completed: every agent acted in each
+        self._acted: set[str] = set()  # the agents that acted in the cycle under way
         self.game = DuelGame()
         self.possible_agents = list(PLAYER_NAMES)  # index = engine player id: 0 greek, 1 persian
         self.agents = self.possible_agents[:]
@@ -168,7 +181,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if seed is not None:
             self._np_random, _ = seeding.np_random(seed)
         self.state = self.game.init(self._np_random)
-        self._moves = 0
+        self._cycles = 0
+        self._acted = set()
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -204,7 +218,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self.game.apply(state, index, self._np_random)  # checked above: applied unchecked
-        self._moves += 1
+        self._count_cycle(agent)
         if state.terminated:
             winner = self.possible_agents[state.winner]
             for a in self.agents:
@@ -212,12 +226,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             self.terminations = dict.fromkeys(self.agents, True)
             # Everyone is done: PettingZoo then asks each agent for its final (None) step in turn.
             self.agent_selection = agent
-        elif self.max_cycles is not None and self._moves >= self.max_cycles:
+        elif self.max_cycles is not None and self._cycles >= self.max_cycles:
             self.truncations = dict.fromkeys(self.agents, True)
             self.agent_selection = agent
         else:
             self.agent_selection = self.possible_agents[state.current_player]
         self._accumulate_rewards()
+
+    def _count_cycle(self, agent: str) -> None:
+        self._acted.add(agent)
+        if len(self._acted) == len(self.possible_agents):
+            self._cycles += 1
+            self._acted = set()
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:

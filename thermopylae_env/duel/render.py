@@ -1,5 +1,5 @@
-"""The picture of the duel table (:func:`render_duel_rgb`), drawn with Pillow; see
-:mod:`thermopylae_env.render` for what it shows and the frame it fills."""
+"""The picture of the duel table ([`render_duel_rgb`][thermopylae_env.duel.render.render_duel_rgb]), drawn
+with Pillow; see [`thermopylae_env.render`][] for what it shows and the frame it fills."""
 
 from __future__ import annotations
 
@@ -77,11 +77,12 @@ def _pile_summary(game: Any, cards: Sequence[int]) -> str:
 
 
 def render_duel_rgb(game: Any, state: Any, side: int) -> np.ndarray:
-    """The duel table seen by ``side`` (0 Greek, 1 Persian) as an RGB image of shape :data:`FRAME_SHAPE`.
+    """The duel table seen by ``side`` (0 Greek, 1 Persian) as an RGB image of shape
+    [`FRAME_SHAPE`][thermopylae_env.drawing.FRAME_SHAPE].
 
-    ``game`` is a :class:`~thermopylae_env.duel.DuelGame`, ``state`` a
-    :class:`~thermopylae_env.duel.DuelState` (``None``: not started). Only what ``side`` may see is drawn:
-    the opponent's hand appears as card backs.
+    ``game`` is a [`DuelGame`][thermopylae_env.duel.rules.DuelGame], ``state`` a
+    [`DuelState`][thermopylae_env.duel.rules.DuelState] (``None``: not started). Only what ``side`` may see is
+    drawn: the opponent's hand appears as card backs.
     """
     from thermopylae_env.duel.layout import (
         ATTACK_KIND,

@@ -1,10 +1,12 @@
 """Rules engine of Game B, the Thermopylae duel (Greek against Persian), without Gymnasium.
 
 The engine follows ``/work/shared/RULES.md`` (Game B) and the project's write-up ``seeds/rules_duel.md``.
-It is laid out like the co-op engine and like Pgx: a static :class:`DuelGame` (card tables, action layout)
-and a small mutable :class:`DuelState` with a cheap :meth:`DuelState.copy`. All randomness comes from the
-``numpy.random.Generator`` passed in, drawn in exactly two places: :func:`shuffle_decks` and
-:func:`pick_random_discards`.
+It is laid out like the co-op engine and like Pgx: a static [`DuelGame`][thermopylae_env.duel.rules.DuelGame]
+(card tables, action layout) and a small mutable [`DuelState`][thermopylae_env.duel.rules.DuelState] with a
+cheap [`DuelState.copy`][thermopylae_env.duel.rules.DuelState.copy]. All randomness comes from the
+``numpy.random.Generator`` passed in, drawn in exactly two places:
+[`shuffle_decks`][thermopylae_env.duel.rules.shuffle_decks] and
+[`pick_random_discards`][thermopylae_env.duel.rules.pick_random_discards].
 
 Players: ``GREEK = 0``, ``PERSIAN = 1``. Card ids: the 52 Greek cards are ``0..51`` and the 52 Persian cards
 ``52..103``, in the row order of ``seeds/duel_{greek,persian}_deck.csv`` (so ``card // 52`` is the owner).
@@ -14,6 +16,7 @@ Card kinds
 Cards of equal force and effect play alike, so hands are tracked by *kind* (the card ids are kept as well,
 for names in displays and records). Both sides have nine kinds with the same shape:
 
+```text
 ==== ===================================================== ================================================
 kind Greek                                                 Persian
 ==== ===================================================== ================================================
@@ -30,6 +33,7 @@ kind Greek                                                 Persian
 7    Narrow Defile (strategy)                              Mountain Path (strategy)
 8    Leonidas Strategy (discard card)                      Xerxes Commands (discard card)
 ==== ===================================================== ================================================
+```
 
 Phases and turn
 ---------------
@@ -42,8 +46,9 @@ not attack, a Greek without a card of force > 0 does not defend.
 Action layout (``NUM_ACTIONS = 21``, one flat space for both sides and all phases; k = kind of the actor)
 --------------------------------------------------------------------------------------------------------
 
-When each action is legal (the offsets are those of :data:`thermopylae_env.duel.layout.ACTION_PIECES`):
+When each action is legal (the offsets are those of [`thermopylae_env.duel.layout.ACTION_PIECES`][]):
 
+```text
 ========= ======================= ===================================================================
 index     name                    legal when
 ========= ======================= ===================================================================
@@ -58,12 +63,13 @@ index     name                    legal when
 20        ``DECLINE``             ATTACK: do not attack; DEFENCE: do not defend. Always legal there;
                                   cards added so far go back to the hand unseen
 ========= ======================= ===================================================================
+```
 
 Observation layout (``OBS_SIZE = 56``, float32, all in [0, 1]; ``observe(state, player)``)
 ------------------------------------------------------------------------------------------
 
 The named pieces (offset, size, scale) of the observation and of the action layout are defined once, in
-:mod:`thermopylae_env.duel.layout`; the ``OBS_*`` and action constants below are read from there.
+[`thermopylae_env.duel.layout`][]; the ``OBS_*`` and action constants below are read from there.
 Everything in it is public or the observer's own: hands of the opponent and the order of both decks are
 never part of it.
 
@@ -228,12 +234,13 @@ class DuelState:
 
     @property
     def end_reason(self) -> str:
-        """The old name of :attr:`reason` (``""`` while the game goes on), kept for existing callers."""
+        """The old name of [`reason`][thermopylae_env.duel.rules.DuelState.reason] (``""`` while the game goes
+        on), kept for existing callers."""
         return self.reason or ""
 
     @property
     def phase_enum(self) -> Phase:
-        """The pending phase as a :class:`Phase` member."""
+        """The pending phase as a [`Phase`][thermopylae_env.duel.rules.Phase] member."""
         return Phase(self.phase)
 
 
@@ -406,8 +413,8 @@ class DuelGame:
     ) -> None:
         """Apply ``action`` of ``state.current_player`` in place, then any automatic resolution.
 
-        Raises :class:`IllegalActionError` (state untouched) for an action the rules forbid now, and
-        ``TypeError``/``ValueError`` for a value outside the action space.
+        Raises [`IllegalActionError`][thermopylae_env.actions.IllegalActionError] (state untouched) for an
+        action the rules forbid now, and ``TypeError``/``ValueError`` for a value outside the action space.
         """
         if type(action) is not int:
             action = as_action_index(action, NUM_ACTIONS)
@@ -421,9 +428,11 @@ class DuelGame:
     def apply(
         self, state: DuelState, action: int, rng: np.random.Generator, events: list | None = None
     ) -> None:
-        """:meth:`step` for an ``action`` (a Python int) already known to be legal: the environments check
-        each action once (:meth:`illegal_reason`) and then apply it here, unchecked. An illegal action
-        would corrupt the state; call :meth:`step` unless legality was checked."""
+        """[`step`][thermopylae_env.duel.rules.DuelGame.step] for an ``action`` (a Python int) already known
+        to be legal: the environments check each action once
+        ([`illegal_reason`][thermopylae_env.duel.rules.DuelGame.illegal_reason]) and then apply it here,
+        unchecked. An illegal action would corrupt the state; call
+        [`step`][thermopylae_env.duel.rules.DuelGame.step] unless legality was checked."""
         state.actions_taken += 1
         p = state.current_player
         if state.phase <= _G_DISC:
@@ -635,8 +644,8 @@ class DuelGame:
         return out
 
     def check_invariants(self, state: DuelState) -> None:
-        """Raise :class:`~thermopylae_env.errors.InvariantError` unless ``state`` keeps every rule no legal
-        play can break (each of the 104 cards in exactly one place, counts, phase, tokens, turn)."""
+        """Raise [`InvariantError`][thermopylae_env.errors.InvariantError] unless ``state`` keeps every rule
+        no legal play can break (each of the 104 cards in exactly one place, counts, phase, tokens, turn)."""
         check_invariants(state, self)
 
     def returns(self, state: DuelState) -> np.ndarray:
@@ -685,9 +694,9 @@ def _require(condition: object, message: str) -> None:
 
 
 def check_invariants(state: DuelState, game: DuelGame | None = None) -> None:
-    """Raise :class:`~thermopylae_env.errors.InvariantError` unless every one of the 104 cards is in exactly
-    one place, and the counts, phase, tokens and turn agree with the rules (also
-    :meth:`DuelGame.check_invariants`)."""
+    """Raise [`InvariantError`][thermopylae_env.errors.InvariantError] unless every one of the 104 cards is in
+    exactly one place, and the counts, phase, tokens and turn agree with the rules (also
+    [`DuelGame.check_invariants`][thermopylae_env.duel.rules.DuelGame.check_invariants])."""
     game = game or DuelGame()
     ck = game.card_kinds
     seen: dict[int, str] = {}

@@ -1,14 +1,15 @@
 """Stable-Baselines3 ``VecEnv`` adapters over the native vector duel engine.
 
-* :class:`DuelSB3VecEnv` ``(num_envs, side, opponent)``: one side of the duel against a built-in opponent
-  (``"heuristic"``, ``"random"`` or a batched policy with ``act_batch``), replacing
-  ``DummyVecEnv([lambda: Monitor(gym.make("thermopylae/DuelGreek-v0"))] * n)`` for ``MaskablePPO``.
-* :class:`DuelSelfPlaySB3VecEnv` ``(num_envs, greek_opponent, persian_opponent)``: for one learner playing
-  both sides, the first half of the rows play the Greeks against ``persian_opponent`` and the second half
-  the Persians against ``greek_opponent`` (the observation says which side a row plays: entry 5 is 1 for
-  the Persian). :meth:`DuelSelfPlaySB3VecEnv.set_opponents` swaps the opponents between rollouts (e.g.
-  frozen snapshots of the learner drawn from a pool), so every transition a row collects is the learner's
-  own, from one side's view, as PPO's advantage estimates need.
+* [`DuelSB3VecEnv`][thermopylae_env.duel.sb3.DuelSB3VecEnv] ``(num_envs, side, opponent)``: one side of the
+  duel against a built-in opponent (``"heuristic"``, ``"random"`` or a batched policy with ``act_batch``),
+  replacing ``DummyVecEnv([lambda: Monitor(gym.make("thermopylae/DuelGreek-v0"))] * n)`` for ``MaskablePPO``.
+* [`DuelSelfPlaySB3VecEnv`][thermopylae_env.duel.sb3.DuelSelfPlaySB3VecEnv]
+  ``(num_envs, greek_opponent, persian_opponent)``: for one learner playing both sides, the first half of the
+  rows play the Greeks against ``persian_opponent`` and the second half the Persians against
+  ``greek_opponent`` (the observation says which side a row plays: entry 5 is 1 for the Persian).
+  [`DuelSelfPlaySB3VecEnv.set_opponents`][thermopylae_env.duel.sb3.DuelSelfPlaySB3VecEnv.set_opponents] swaps
+  the opponents between rollouts (e.g. frozen snapshots of the learner drawn from a pool), so every transition
+  a row collects is the learner's own, from one side's view, as PPO's advantage estimates need.
 
 SB3's conventions (same-step autoreset): when a game ends, ``step_wait`` returns the first observation of the
 next game, and that row's info holds ``"terminal_observation"``, ``"TimeLimit.truncated": False``,
@@ -81,7 +82,7 @@ class _Part:
 
 
 class _DuelSB3Base(VecEnv):
-    """The VecEnv protocol over one or two :class:`_Part` (rows of the first part come first)."""
+    """The VecEnv protocol over one or two `_Part` (rows of the first part come first)."""
 
     parts: list[_Part]
 
@@ -102,8 +103,8 @@ class _DuelSB3Base(VecEnv):
         return out
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """SB3's ``VecEnv.seed``: game ``i`` gets ``seed + i`` at the next :meth:`reset`. The seed is
-        checked here (an integer in ``0 .. 2**64 - num_envs``, :func:`thermopylae_env.actions.as_seed`)."""
+        """SB3's ``VecEnv.seed``: game ``i`` gets ``seed + i`` at the next `reset`. The seed is
+        checked here (an integer in ``0 .. 2**64 - num_envs``, [`thermopylae_env.actions.as_seed`][])."""
         as_game_seeds(seed, self.num_envs)
         return super().seed(seed)
 
@@ -118,7 +119,7 @@ class _DuelSB3Base(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Check ``actions`` (one integer in 0..20 per row); a bad batch, or a call before :meth:`reset`,
+        """Check ``actions`` (one integer in 0..20 per row); a bad batch, or a call before `reset`,
         raises here and nothing is queued."""
         self._queue.put(actions, self._ready)
 
@@ -176,7 +177,7 @@ class DuelSB3VecEnv(_DuelSB3Base):
     """``num_envs`` games of one side (``side``: ``GREEK``/``PERSIAN`` or ``"greek"``/``"persian"``) against
     ``opponent`` (``"heuristic"``, ``"random"`` or an object with ``act_batch``), as one SB3 ``VecEnv``.
     ``illegal_action``, ``illegal_action_penalty``, ``parallel`` as for
-    :class:`thermopylae_env.duel.vector.DuelVectorEnv`; ``seed``: the seed of game 0 at the first reset."""
+    [`thermopylae_env.duel.vector.DuelVectorEnv`][]; ``seed``: the seed of game 0 at the first reset."""
 
     def __init__(self, num_envs: int, side: int | str = GREEK, opponent: Any = "heuristic",
                  illegal_action: str = "loss", illegal_action_penalty: float = -1.0,

@@ -1,34 +1,37 @@
 """The duel for many games at once (``gymnasium.make_vec("thermopylae/DuelGreek-v0", num_envs=N)``).
 
-:class:`DuelVectorEngine` holds ``N`` games as one int32 array of shape ``(N, WIDTH)`` (one row per game,
-columns named in :mod:`thermopylae_env.duel.kernel`), one float32 observation buffer and one boolean mask
-buffer, and advances them with the compiled per-game kernel :mod:`thermopylae_env.duel.kernel` (numba;
-where the batch is large its loop over games runs on all cores, writing exactly what the serial loop
-writes). The rules, the action layout (21 actions), the observation layout (56 float32 values) and the
-masks are those of :mod:`thermopylae_env.duel`; ``tests/env/duel/test_duel_vector.py`` plays thousands of
-games through both engines with the same shuffles and discards and compares every observation, mask, reward
-and result.
+[`DuelVectorEngine`][thermopylae_env.duel.vector.DuelVectorEngine] holds ``N`` games as one int32 array of
+shape ``(N, WIDTH)`` (one row per game, columns named in [`thermopylae_env.duel.kernel`][]), one float32
+observation buffer and one boolean mask buffer, and advances them with the compiled per-game kernel
+[`thermopylae_env.duel.kernel`][] (numba; where the batch is large its loop over games runs on all cores,
+writing exactly what the serial loop writes). The rules, the action layout (21 actions), the observation
+layout (56 float32 values) and the masks are those of [`thermopylae_env.duel`][];
+``tests/env/duel/test_duel_vector.py`` plays thousands of games through both engines with the same shuffles
+and discards and compares every observation, mask, reward and result.
 
 Three environments sit on the engine:
 
-* :class:`DuelGreekVectorEnv` / :class:`DuelPersianVectorEnv` (the ``vector_entry_point`` of
-  ``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0``): one side against a built-in opponent
-  whose moves happen inside ``step``: ``"heuristic"`` (the compiled twin of
-  ``thermopylae_env.duel.opponents``, checked move for move against it), ``"random"``, or a batched
-  policy, any object with ``act_batch(observations, masks) -> actions`` (:class:`BatchOpponent`), called
-  once for all the games waiting on it, as many times as the opponent has consecutive micro-actions.
-* :class:`DuelSelfPlayVectorEnv`: both sides, no built-in opponent; each row's ``to_move`` says whose turn
-  it is, so one learner playing both sides, or two learners, collect from all games at once (the batched
-  counterpart of the PettingZoo AEC view).
+* [`DuelGreekVectorEnv`][thermopylae_env.duel.vector.DuelGreekVectorEnv] /
+  [`DuelPersianVectorEnv`][thermopylae_env.duel.vector.DuelPersianVectorEnv] (the ``vector_entry_point`` of
+  ``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0``): one side against a built-in opponent whose
+  moves happen inside ``step``: ``"heuristic"`` (the compiled twin of ``thermopylae_env.duel.opponents``,
+  checked move for move against it), ``"random"``, or a batched policy, any object with
+  ``act_batch(observations, masks) -> actions``
+  ([`BatchOpponent`][thermopylae_env.duel.vector.BatchOpponent]), called once for all the games waiting on it,
+  as many times as the opponent has consecutive micro-actions.
+* [`DuelSelfPlayVectorEnv`][thermopylae_env.duel.vector.DuelSelfPlayVectorEnv]: both sides, no built-in
+  opponent; each row's ``to_move`` says whose turn it is, so one learner playing both sides, or two learners,
+  collect from all games at once (the batched counterpart of the PettingZoo AEC view).
 
 Chance: game ``i`` is keyed by its own seed (``reset(seed=s)`` gives it ``s + i``, ``reset(seed=[...])``
 one seed per game, ``None`` entries keeping their stream); its ``e``-th game and every random choice in it
 (shuffles, the cards hit by a discard card, the random opponent's moves) are a fixed function of that key
-and ``e`` (see :mod:`thermopylae_env.duel.kernel`), so what a game plays never depends on the other games
-or on when they reset. :meth:`DuelVectorEngine.chance_base` with
-:func:`thermopylae_env.duel.kernel.chance_orders` and :func:`thermopylae_env.duel.kernel.discard_pick`
-replay a game on :class:`thermopylae_env.duel.DuelGame`. (The streams are not those of the single
-environment's ``numpy.random.Generator``: the same seed gives other, equally distributed games.)
+and ``e`` (see [`thermopylae_env.duel.kernel`][]), so what a game plays never depends on the other games
+or on when they reset.
+[`DuelVectorEngine.chance_base`][thermopylae_env.duel.vector.DuelVectorEngine.chance_base] with
+[`thermopylae_env.duel.kernel.chance_orders`][] and [`thermopylae_env.duel.kernel.discard_pick`][] replay a
+game on [`thermopylae_env.duel.DuelGame`][thermopylae_env.duel.rules.DuelGame]. (The streams are not those of
+the single environment's ``numpy.random.Generator``: the same seed gives other, equally distributed games.)
 """
 
 from __future__ import annotations
@@ -118,8 +121,9 @@ class DuelVectorEngine:
 
     ``states`` ``(N, WIDTH)`` int32, ``obs`` ``(N, 56)`` float32 (the observation of the side asked for
     by the last step), ``masks`` ``(N, 21)`` bool (of the player to act; all false once a game is over).
-    ``parallel``: ``"auto"`` (the parallel loop from :data:`PARALLEL_MIN_GAMES` games), ``True`` or
-    ``False``; both loops write the same values.
+    ``parallel``: ``"auto"`` (the parallel loop from
+    [`PARALLEL_MIN_GAMES`][thermopylae_env.duel.vector.PARALLEL_MIN_GAMES] games), ``True`` or ``False``; both
+    loops write the same values.
     """
 
     def __init__(self, num_envs: int, parallel: bool | str = "auto") -> None:
@@ -178,7 +182,7 @@ class DuelVectorEngine:
                 self.masks)
 
     def phase(self) -> np.ndarray:
-        """Phase of every game (0..3, :data:`thermopylae_env.duel.kernel.OVER` once over), a copy."""
+        """Phase of every game (0..3, [`thermopylae_env.duel.kernel.OVER`][] once over), a copy."""
         return self.states[:, K.PHASE].copy()
 
     def to_move(self) -> np.ndarray:
@@ -201,8 +205,8 @@ class DuelVectorEngine:
         return out
 
     def reference_state(self, game: int) -> DuelState:
-        """A :class:`DuelState` with the counts of ``game`` (the hands hold the kinds, not card ids), for
-        the reference engine's legality reasons."""
+        """A [`DuelState`][thermopylae_env.duel.rules.DuelState] with the counts of ``game`` (the hands hold
+        the kinds, not card ids), for the reference engine's legality reasons."""
         s = self.states[game]
         counts = [s[K.HCNT + p * K.NUM_KINDS:K.HCNT + (p + 1) * K.NUM_KINDS].tolist() for p in (0, 1)]
         hands = [s[K.HAND + p * K.MAX_HAND:K.HAND + p * K.MAX_HAND + s[K.HLEN + p]].tolist() for p in (0, 1)]
@@ -368,7 +372,7 @@ class _DuelVectorBase(VectorEnv):
     def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Apply every game's action (restarting the games that ended at the last NEXT_STEP step).
 
-        Returns ``(ended_now, illegal, restarted, winner)``; ``actions`` passed :meth:`_check_step`."""
+        Returns ``(ended_now, illegal, restarted, winner)``; ``actions`` passed `_check_step`."""
         eng = self.engine
         n = self.num_envs
         restart = self._restarting().copy()
@@ -452,7 +456,7 @@ class DuelVectorEnv(_DuelVectorBase):
 
     ## Action Space
     ``MultiDiscrete([21] * num_envs)``; ``single_action_space`` is ``Discrete(21)`` with the single env's
-    layout. :meth:`action_masks` gives the legal actions as bool ``(num_envs, 21)``, ``infos["action_mask"]``
+    layout. `action_masks` gives the legal actions as bool ``(num_envs, 21)``, ``infos["action_mask"]``
     as int8. Every mask row of a game the agent must act in has at least one legal action. Out-of-space
     actions raise ``TypeError`` / ``ValueError`` before any game moves. An illegal action (mask 0) ends that
     game as a loss with reward ``illegal_action_penalty``, ``infos["illegal_action"]`` and
@@ -480,7 +484,7 @@ class DuelVectorEnv(_DuelVectorBase):
     * ``AutoresetMode.NEXT_STEP`` (default, Gymnasium's own): the step that ends a game returns its last
       observation with ``terminated=True`` and ``infos["is_success"]``; the next ``step`` ignores that
       game's action, starts a new game and returns its first observation with reward 0. Until that reset
-      step the game's mask row (:meth:`action_masks`, ``infos["action_mask"]``) allows exactly one action,
+      step the game's mask row (`action_masks`, ``infos["action_mask"]``) allows exactly one action,
       action 0, the action the reset step ignores, so that a masked sampler (CleanRL's
       ``logits.masked_fill(~mask, -inf)``) always has a legal action to draw; any action is accepted there.
     * ``AutoresetMode.SAME_STEP``: the ending step already returns the new game's first observation and
@@ -494,15 +498,15 @@ class DuelVectorEnv(_DuelVectorBase):
     * ``num_envs`` (int): number of games.
     * ``opponent``: ``"heuristic"`` (default: the compiled twin of ``thermopylae_env.duel.opponents``),
       ``"random"`` (uniform over the legal actions, from the game's chance stream), or an object with
-      ``act_batch(observations, masks) -> actions`` (:class:`BatchOpponent`, e.g. a NumPy copy of a
-      trained actor), called once per round for all the games waiting on it; an illegal answer raises
-      ``IllegalActionError`` naming the opponent, and after any failure of the opponent (its own exception
-      too) the env refuses every step until ``reset``. ``reset(options={"reset_mask": m})`` may restart
-      only the games left waiting on the opponent: a game that ended in the failed step (its reward is
-      lost with the step) then waits, in either autoreset mode, for the next step to restart it, its mask
-      row allowing only the ignored action 0, and a game restarted in the failed step is not restarted
-      again. A model file is not loaded here: load it and pass
-      it in.
+      ``act_batch(observations, masks) -> actions``
+      ([`BatchOpponent`][thermopylae_env.duel.vector.BatchOpponent], e.g. a NumPy copy of a trained actor),
+      called once per round for all the games waiting on it; an illegal answer raises ``IllegalActionError``
+      naming the opponent, and after any failure of the opponent (its own exception too) the env refuses every
+      step until ``reset``. ``reset(options={"reset_mask": m})`` may restart only the games left waiting on
+      the opponent: a game that ended in the failed step (its reward is lost with the step) then waits, in
+      either autoreset mode, for the next step to restart it, its mask row allowing only the ignored action 0,
+      and a game restarted in the failed step is not restarted again. A model file is not loaded here: load it
+      and pass it in.
     * ``illegal_action`` (``"loss"`` / ``"raise"``), ``illegal_action_penalty`` (float, -1.0): as in the
       single env. ``render_mode`` must be ``None`` and ``record_events`` ``False``.
     * ``autoreset_mode``: ``AutoresetMode.NEXT_STEP`` (default) or ``AutoresetMode.SAME_STEP``.
@@ -626,35 +630,38 @@ class DuelSelfPlayVectorEnv(_DuelVectorBase):
     """``num_envs`` duel games with both sides played by the caller: the batched self-play interface.
 
     ## Description
-    No built-in opponent: in each game the player to act (``infos["to_move"]``, :meth:`to_move`:
-    ``GREEK = 0``, ``PERSIAN = 1``) moves, so one learner playing both sides, or two learners (each taking
-    the rows where its side is to move), collect from all games at once: the batched counterpart of the
-    PettingZoo AEC view (``thermopylae_env.duel_v0``).
+    No built-in opponent: in each game the player to act (``infos["to_move"]``,
+    [`to_move`][thermopylae_env.duel.vector.DuelSelfPlayVectorEnv.to_move]: ``GREEK = 0``, ``PERSIAN = 1``)
+    moves, so one learner playing both sides, or two learners (each taking the rows where its side is to
+    move), collect from all games at once: the batched counterpart of the PettingZoo AEC view
+    (``thermopylae_env.duel_v0``).
 
     ## Action Space
     ``MultiDiscrete([21] * num_envs)``: one action per game, for the side to move there. Masks, illegal
-    actions and out-of-space actions as in :class:`DuelVectorEnv`.
+    actions and out-of-space actions as in [`DuelVectorEnv`][thermopylae_env.duel.vector.DuelVectorEnv].
 
     ## Observation Space
     ``Box(0, 1, (num_envs, 56), float32)``: each row the observation of the side to move (of the side that
-    made the last move once the game is over). :meth:`observe` gives every game from one side's view
-    (e.g. the other learner's last observation of a finished game).
+    made the last move once the game is over).
+    [`observe`][thermopylae_env.duel.vector.DuelSelfPlayVectorEnv.observe] gives every game from one side's
+    view (e.g. the other learner's last observation of a finished game).
 
     ## Rewards
     ``(num_envs, 2)`` float: ``[greek, persian]``, +1 / -1 on the step that ends the game, zeros otherwise
     (an illegal action: ``illegal_action_penalty`` for the side that played it, 0 for the other).
 
     ## Starting State
-    As in :class:`DuelVectorEnv`; the Persian acts first.
+    As in [`DuelVectorEnv`][thermopylae_env.duel.vector.DuelVectorEnv]; the Persian acts first.
 
     ## Episode End
-    Termination only; autoreset as in :class:`DuelVectorEnv` (``NEXT_STEP`` default, ``SAME_STEP``):
-    with ``NEXT_STEP`` a finished game's mask row allows only action 0 until its reset step, which ignores
-    that action.
+    Termination only; autoreset as in [`DuelVectorEnv`][thermopylae_env.duel.vector.DuelVectorEnv]
+    (``NEXT_STEP`` default, ``SAME_STEP``): with ``NEXT_STEP`` a finished game's mask row allows only action 0
+    until its reset step, which ignores that action.
 
     ## Arguments
     ``num_envs``, ``illegal_action``, ``illegal_action_penalty``, ``autoreset_mode``, ``copy``,
-    ``parallel``, ``render_mode`` (None), ``record_events`` (False): as in :class:`DuelVectorEnv`.
+    ``parallel``, ``render_mode`` (None), ``record_events`` (False): as in
+    [`DuelVectorEnv`][thermopylae_env.duel.vector.DuelVectorEnv].
 
     ## Version History
     * v0: initial version. Since then: a finished row's mask allows the ignored action 0; seeds whose last

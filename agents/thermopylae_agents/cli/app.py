@@ -1,6 +1,6 @@
 """The ``thermopylae`` command: every command a user runs, as one subcommand each (``--help`` on each).
 
-Usage::
+Usage:
 
     thermopylae play coop [--players N] [--seed S] [--hints MODEL.zip] [--record FILE]
     thermopylae play duel [--side greek|persian] [--opponent SPEC] [--seed S] [--hints MODEL.zip]
@@ -108,8 +108,8 @@ def build_parser(prog: str = "thermopylae") -> argparse.ArgumentParser:
 
 
 def run_command(command: str, argv: Sequence[str]) -> int:
-    """Run the subcommand ``command`` (a key of :data:`COMMANDS`) with ``argv``; its exit status. A
-    ``main`` that returns its result for Python callers (a dict) exits with 0."""
+    """Run the subcommand ``command`` (a key of [`COMMANDS`][thermopylae_agents.cli.app.COMMANDS]) with
+    ``argv``; its exit status. A ``main`` that returns its result for Python callers (a dict) exits with 0."""
     prog = f"thermopylae {command}"
     module_name = COMMANDS[command][0]
     try:

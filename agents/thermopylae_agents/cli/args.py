@@ -54,7 +54,8 @@ def int_argument(low: int, high: int) -> Any:
 
 
 def signed_int_argument(low: int, high: int) -> Any:
-    """As :func:`int_argument`, for a range that may hold negative numbers (``-5`` is accepted)."""
+    """As [`int_argument`][thermopylae_agents.cli.args.int_argument], for a range that may hold negative
+    numbers (``-5`` is accepted)."""
 
     def parse(text: str) -> int:
         digits = text[1:] if text[:1] in "+-" else text
@@ -104,7 +105,7 @@ def device_argument(text: str) -> str:
 
 
 def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Path:
-    """``path`` as a :class:`Path` if a file can be written there: not empty, not a folder, and its
+    """``path`` as a `Path` if a file can be written there: not empty, not a folder, and its
     folder exists or can be made (its nearest existing ancestor is a writable folder). Raises
     ``ValueError`` with a one-line message otherwise. Commands call it before any work, so that a run
     never ends in a crash that loses its results."""
@@ -127,7 +128,8 @@ def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Pat
 
 
 def output_path_argument(text: str) -> Path:
-    """An argparse ``type`` for a file to write (see :func:`check_output_path`)."""
+    """An argparse ``type`` for a file to write (see
+    [`check_output_path`][thermopylae_agents.cli.args.check_output_path])."""
     try:
         return check_output_path(text, "file")
     except ValueError as err:

@@ -22,7 +22,7 @@ rate is below the bound on those deals (its expected win on a deal is at most th
     thermopylae-coop-bound --deals 20 --json bound.json          # the same command, installed
     thermopylae bound --merge a.jsonl b.jsonl --gaps eval.json --json bound.json
 
-The solvers are in :mod:`thermopylae_agents.evaluation.coop_bound`; this module is the command line around
+The solvers are in [`thermopylae_agents.evaluation.coop_bound`][]; this module is the command line around
 them.
 """
 

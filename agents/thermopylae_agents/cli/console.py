@@ -1,7 +1,7 @@
 """The console scripts other than ``thermopylae`` (``thermopylae-train``, ``thermopylae-evaluate``, ...):
 aliases of ``thermopylae <subcommand>``, kept for the commands users already type.
 
-Each alias runs its subcommand's module of :mod:`thermopylae_agents.cli`; the wrapper only answers
+Each alias runs its subcommand's module of [`thermopylae_agents.cli`][]; the wrapper only answers
 ``--version`` before that module is imported (so it works without the optional dependencies) and turns an
 ``ImportError`` of an optional dependency into one line naming the extra to install, and Ctrl-C into the
 line ``interrupted`` with exit status 130, instead of a traceback.

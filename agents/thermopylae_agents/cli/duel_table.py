@@ -1,5 +1,5 @@
 """``thermopylae duel-table``: the duel strength table of the built-in players
-(:mod:`thermopylae_agents.evaluation.duel_table`)."""
+([`thermopylae_agents.evaluation.duel_table`][])."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``thermopylae evaluate``: evaluate agents on paired deals, print and plot the results
-(:mod:`thermopylae_agents.evaluation.games`)."""
+([`thermopylae_agents.evaluation.games`][])."""
 
 from __future__ import annotations
 

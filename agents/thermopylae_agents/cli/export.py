@@ -1,7 +1,7 @@
 """``thermopylae export``: export SB3 (Maskable)PPO zips to the pickle-free ``.json`` + ``.safetensors``
-policy format (:mod:`thermopylae_agents.policies.safe_policy`), and write a policy as a folder ready to
+policy format ([`thermopylae_agents.policies.safe_policy`][]), and write a policy as a folder ready to
 upload to the Hugging Face Hub (``--hf-folder DIR --policy NAME_OR_PATH``: model card ``README.md``,
-``config.json``, ``model.safetensors``; :mod:`thermopylae_agents.policies.model_card`; nothing is
+``config.json``, ``model.safetensors``; [`thermopylae_agents.policies.model_card`][]; nothing is
 uploaded, and it needs neither torch nor SB3).
 
 Every argument is checked before any model is read or any file written (known env ids only, the team size

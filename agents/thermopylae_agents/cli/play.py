@@ -6,10 +6,10 @@ quits, and the end of the input quits cleanly (exit code 0). A wrong entry is ex
 The screen is cleared between moves only when the output is a terminal. Ctrl-C stops the game (exit code
 130) and, with ``--record``, closes the record as unfinished.
 
-Everything printed passes through :func:`thermopylae_env.render.safe_text` (a record's text cannot move
+Everything printed passes through [`thermopylae_env.render.safe_text`][] (a record's text cannot move
 the cursor, clear the screen or set the window title). ``replay`` never loads a model that a record
 names: a duel played against a model replays with ``--opponent MODEL``. The parser is in
-:mod:`thermopylae_agents.cli.app`.
+[`thermopylae_agents.cli.app`][].
 """
 
 from __future__ import annotations
@@ -195,7 +195,8 @@ def _make_play_env(env_id: str, hints: str | None, record: str | None, **options
     """The env of a terminal game (events on, recorded when asked) and the hint agent (or ``None``).
 
     ``options["opponent"]`` (duel) is an agent spec: a built-in player by name, or a model loaded here
-    (the user typed it). A bad opponent, hint model or record path raises :class:`UsageError`."""
+    (the user typed it). A bad opponent, hint model or record path raises
+    [`UsageError`][thermopylae_agents.cli.play.UsageError]."""
     import gymnasium as gym
 
     import thermopylae_env  # noqa: F401 - registers the environments

@@ -1,5 +1,5 @@
 """``thermopylae ppo-native``: PPO on the native co-op vector engine
-(:mod:`thermopylae_agents.training.ppo_native`).
+([`thermopylae_agents.training.ppo_native`][]).
 
 Every numeric argument is a finite number within stated bounds; a bad one ends with one line and exit
 status 2 before anything is written."""

@@ -1,5 +1,5 @@
 """``thermopylae render``: one game rendered to an animated GIF or a PNG strip of frames
-(:mod:`thermopylae_agents.evaluation.render_game`)."""
+([`thermopylae_agents.evaluation.render_game`][])."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``thermopylae rllib {coop,duel,sweep}``: PPO on Ray RLlib and the Ray Tune sweep (the ``rllib`` extra).
 
-See :mod:`thermopylae_agents.rllib.train` and :mod:`thermopylae_agents.rllib.sweep`.
+See [`thermopylae_agents.rllib.train`][] and [`thermopylae_agents.rllib.sweep`][].
 """
 
 from __future__ import annotations

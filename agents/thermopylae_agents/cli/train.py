@@ -1,5 +1,5 @@
 """``thermopylae train`` (also ``thermopylae-train``, ``scripts/train.py``): train PPO agents
-(:mod:`thermopylae_agents.training`).
+([`thermopylae_agents.training`][]).
 
 Bad input (a missing config file, a negative or non-integer number, a malformed agent spec in the config)
 ends with one line on stderr and exit status 2, before anything is written; an interrupted run exits 130.

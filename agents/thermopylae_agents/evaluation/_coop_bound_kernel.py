@@ -1,5 +1,5 @@
 """The compiled (numba) solo kernel of
-:class:`thermopylae_agents.evaluation.coop_bound.DeckClairvoyantSolver`.
+[`thermopylae_agents.evaluation.coop_bound.DeckClairvoyantSolver`][].
 
 The same recursion as the pure-Python solver, on an integer state: the hand is a base-3 number (one
 digit per value 10..20: how many cards of that value it holds), and the memo key packs the Spartan

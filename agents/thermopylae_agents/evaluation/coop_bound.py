@@ -10,17 +10,20 @@ every deal its win probability is at most that value; see ``docs/coop_bound.md``
 
 Three solvers live here:
 
-* :class:`DeckClairvoyantSolver`: the fast one. A compact re-implementation of the rules on a small
-  state (positions in both decks, the hands as multisets of values, graveyard count, marker, support,
-  seat), memoized per deal. Between actions the line is always the last two Persian cards drawn, so it
-  is given by the Persian deck position; discard piles never influence the rules. With ``mode="lucky"``
-  the expectation over the dice is replaced by the best dice outcome: the value is then 1 exactly when
-  some dice sequence and some play win (the bound of a player who also knows the dice is below it).
-* :func:`engine_value`: the reference. Plain recursion over :class:`thermopylae_env.coop.CoopState`
-  stepping :meth:`CoopGame.step` itself, with every sum of the dice fed to the engine through a stand-in
-  generator; optional memo. Used by the tests to hold the fast solver to the engine.
-* :func:`policy_value`: the same recursion for a fixed policy (for instance the heuristic's
-  ``choose_state``): the exact win probability of that policy on a deal, memoized over the state.
+* [`DeckClairvoyantSolver`][thermopylae_agents.evaluation.coop_bound.DeckClairvoyantSolver]: the fast one. A
+  compact re-implementation of the rules on a small state (positions in both decks, the hands as multisets of
+  values, graveyard count, marker, support, seat), memoized per deal. Between actions the line is always the
+  last two Persian cards drawn, so it is given by the Persian deck position; discard piles never influence the
+  rules. With ``mode="lucky"`` the expectation over the dice is replaced by the best dice outcome: the value
+  is then 1 exactly when some dice sequence and some play win (the bound of a player who also knows the dice
+  is below it).
+* [`engine_value`][thermopylae_agents.evaluation.coop_bound.engine_value]: the reference. Plain recursion over
+  [`thermopylae_env.coop.CoopState`][thermopylae_env.coop.state.CoopState] stepping
+  [`CoopGame.step`][thermopylae_env.coop.rules.CoopGame.step] itself, with every sum of the dice fed to the
+  engine through a stand-in generator; optional memo. Used by the tests to hold the fast solver to the engine.
+* [`policy_value`][thermopylae_agents.evaluation.coop_bound.policy_value]: the same recursion for a fixed
+  policy (for instance the heuristic's ``choose_state``): the exact win probability of that policy on a deal,
+  memoized over the state.
 """
 
 from __future__ import annotations
@@ -92,7 +95,8 @@ def dice_with_sum(n: int, total: int) -> list[int]:
 
 
 class FixedDice:
-    """A stand-in for the generator given to :meth:`CoopGame.step`: its next roll returns the given faces.
+    """A stand-in for the generator given to [`CoopGame.step`][thermopylae_env.coop.rules.CoopGame.step]: its
+    next roll returns the given faces.
 
     The engine draws dice in exactly one place (``roll_dice(rng, n)`` calls ``rng.integers(1, 7, size=n)``);
     a call that asks for another number of dice, or a second call, is an error, so a test notices if the
@@ -417,8 +421,9 @@ def policy_value(
     """The exact win probability of a deterministic ``policy(game, state) -> action`` from ``state``,
     expectation over the dice, by the same engine recursion (memoized when ``memo`` is a dict).
 
-    The memo is keyed by :func:`rules_key`, so the policy must depend only on what that key holds (the
-    heuristic's ``choose_state`` reads hands, line, counts, marker, support, seat and the unseen cards)."""
+    The memo is keyed by [`rules_key`][thermopylae_agents.evaluation.coop_bound.rules_key], so the policy must
+    depend only on what that key holds (the heuristic's ``choose_state`` reads hands, line, counts, marker,
+    support, seat and the unseen cards)."""
     if state.terminated:
         return 1.0 if state.won else 0.0
     key = None

@@ -3,21 +3,26 @@ once, for the cross-play matrix (``benchmarks/duel_crossplay.py``) and the explo
 (``thermopylae exploitability --table``).
 
 A batched player answers ``actions(engine, rows, observations, masks)`` for the games ``rows`` of a
-:class:`thermopylae_env.duel.vector.DuelVectorEngine` where its side is to move:
+[`thermopylae_env.duel.vector.DuelVectorEngine`][] where its side is to move:
 
-* :class:`HeuristicPlayer`: the engine's compiled heuristic (the twin of
-  :class:`thermopylae_env.duel.opponents.HeuristicGreek` / ``HeuristicPersian``, checked move for move);
-* :class:`RandomPlayer`: uniform over the legal actions, from its own generator;
-* :class:`PolicyPlayer`: any object with ``act_batch(observations, masks)`` (a
-  :class:`~thermopylae_agents.policies.frozen_policy.FrozenPolicy`) or batched ``logits(observations)`` (a
-  pickle-free
-  :class:`~thermopylae_agents.policies.safe_policy.SafePolicy`), playing its most likely legal action.
+* [`HeuristicPlayer`][thermopylae_agents.evaluation.duel_batch.HeuristicPlayer]: the engine's compiled
+  heuristic (the twin of [`thermopylae_env.duel.opponents.HeuristicGreek`][] / ``HeuristicPersian``, checked
+  move for move);
+* [`RandomPlayer`][thermopylae_agents.evaluation.duel_batch.RandomPlayer]: uniform over the legal actions,
+  from its own generator;
+* [`PolicyPlayer`][thermopylae_agents.evaluation.duel_batch.PolicyPlayer]: any object with
+  ``act_batch(observations, masks)`` (a
+  [`FrozenPolicy`][thermopylae_agents.policies.frozen_policy.FrozenPolicy]) or batched
+  ``logits(observations)`` (a pickle-free [`SafePolicy`][thermopylae_agents.policies.safe_policy.SafePolicy]),
+  playing its most likely legal action.
 
-:func:`batched_player` builds one from a spec (``heuristic``, ``random`` or any registry spec of a policy:
-a shipped policy's name, its ``.json`` path, ``fast:MODEL.zip``). :func:`play_native` plays game ``i``
-of a pairing from seed ``seed + i`` of the engine's chance (shuffles and discards), so every pairing
-sees the same deals. :class:`ReplayChance` replays one such game on the single environment (same
-shuffles, same discards), which is how the cross-play is checked against the single-env path.
+[`batched_player`][thermopylae_agents.evaluation.duel_batch.batched_player] builds one from a spec
+(``heuristic``, ``random`` or any registry spec of a policy: a shipped policy's name, its ``.json`` path,
+``fast:MODEL.zip``). [`play_native`][thermopylae_agents.evaluation.duel_batch.play_native] plays game ``i`` of
+a pairing from seed ``seed + i`` of the engine's chance (shuffles and discards), so every pairing sees the
+same deals. [`ReplayChance`][thermopylae_agents.evaluation.duel_batch.ReplayChance] replays one such game on
+the single environment (same shuffles, same discards), which is how the cross-play is checked against the
+single-env path.
 """
 
 from __future__ import annotations
@@ -81,7 +86,8 @@ class PolicyPlayer:
         self.name = name
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """The most likely legal action of each row (also the engine's :class:`BatchOpponent` form)."""
+        """The most likely legal action of each row (also the engine's
+        [`BatchOpponent`][thermopylae_env.duel.vector.BatchOpponent] form)."""
         if callable(getattr(self.policy, "act_batch", None)):
             return np.asarray(self.policy.act_batch(observations, masks), np.int64)
         logits = np.asarray(self.policy.logits(observations), np.float64)
@@ -164,8 +170,9 @@ def play_native(greek: Any, persian: Any, games: int, seed: int = 0,
 class ReplayChance:
     """A chance source for the single duel env (``env.np_random = ReplayChance(base)`` before a ``reset()``
     without seed) that replays one game of the native engine: its two shuffles, then the cards hit by
-    each discard card, from the game's chance base (:attr:`NativeGames.chance_bases`). A random
-    opponent inside the env cannot draw from it."""
+    each discard card, from the game's chance base
+    ([`NativeGames.chance_bases`][thermopylae_agents.evaluation.duel_batch.NativeGames.chance_bases]). A
+    random opponent inside the env cannot draw from it."""
 
     def __init__(self, base: int) -> None:
         self.base = int(base)

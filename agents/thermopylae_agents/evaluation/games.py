@@ -5,25 +5,25 @@ deal, same first dice), and an agent's own randomness is reseeded per game from 
 the game)``, so a result does not depend on how the games are split over worker processes or over runs
 (``--seed 0 --games 200`` plus ``--seed 200 --games 200`` play exactly the games of
 ``--seed 0 --games 400``), and the same command gives the same numbers. Win rates come with 95% Wilson
-intervals (:func:`thermopylae_agents.evaluation.stats.wilson_interval`).
+intervals ([`thermopylae_agents.evaluation.stats.wilson_interval`][]).
 
-Agent specs (command line and :func:`make_agent`):
+Agent specs (command line and [`make_agent`][thermopylae_agents.policies.registry.make_agent]):
 
 * co-op (``thermopylae/Coop-v0``): ``random``, ``heuristic``, ``search`` or ``search:N,K`` (the search
   player with ``N`` determinizations and ``K`` rollouts per determinization and candidate, or
   ``search:n_determinizations=N,rollouts=K,...`` with any keyword of
-  :class:`thermopylae_agents.players.coop_search.CoopSearchExpert`), or the path of a saved SB3 model
+  [`thermopylae_agents.players.coop_search.CoopSearchExpert`][]), or the path of a saved SB3 model
   (``.zip``);
 * duel: ``random``, ``heuristic`` (the side's hand-written player) or a model path, for each side.
   The duel is evaluated as a cross-play matrix: every Greek agent against every Persian agent, played on
   ``thermopylae/DuelGreek-v0`` with the Persian agent as the env's opponent;
 * any game: ``fast:PATH`` plays the model at ``PATH`` through
-  :class:`thermopylae_agents.policies.frozen_policy.FrozenPolicy`, a
+  [`thermopylae_agents.policies.frozen_policy.FrozenPolicy`][], a
   NumPy copy of its actor: the same greedy actions as the model itself (the tests check game for game),
   about ten times faster. It copies MLP policies over the flat observation or the co-op fight features.
 
-Command line (``thermopylae evaluate``: :mod:`thermopylae_agents.cli.evaluate`; also
-``thermopylae-evaluate`` and ``scripts/evaluate.py``)::
+Command line (``thermopylae evaluate``: [`thermopylae_agents.cli.evaluate`][]; also
+``thermopylae-evaluate`` and ``scripts/evaluate.py``):
 
     thermopylae evaluate --env coop random heuristic search:16,8 --games 10000 --json out.json
     thermopylae evaluate --env duel --greek heuristic random --persian heuristic random --plot m.png
@@ -252,7 +252,8 @@ def evaluate(
     progress: bool = False,
     stage: str = "",
 ) -> list[EvalResult]:
-    """Evaluate each agent on the same ``games`` deals of ``env_id``; one :class:`EvalResult` each.
+    """Evaluate each agent on the same ``games`` deals of ``env_id``; one
+    [`EvalResult`][thermopylae_agents.evaluation.games.EvalResult] each.
 
     For a duel env, ``opponent`` is the other side (a spec or an object; default: the env's default).
     ``progress``: a progress bar with the time left on a terminal, one line per agent otherwise (on
@@ -392,7 +393,9 @@ def results_json(results: Sequence[EvalResult], title: str) -> dict[str, Any]:
 
 
 def results_from_json(document: dict[str, Any]) -> list[EvalResult]:
-    """The results of an evaluation's JSON (:func:`results_json`, or an older one without ``per_game``)."""
+    """The results of an evaluation's JSON
+    ([`results_json`][thermopylae_agents.evaluation.games.results_json], or an older one without
+    ``per_game``)."""
     results = []
     for data in document["results"]:
         data = dict(data)

@@ -1,13 +1,13 @@
 """Play one game with an agent and save it as pictures: an animated GIF or a PNG strip (a grid of frames).
 
-Examples (``thermopylae-render-game`` is the same command)::
+Examples (``thermopylae-render-game`` is the same command):
 
     thermopylae render --game coop --agent heuristic --seed 3 --out game.gif
     thermopylae render --game duel --side persian --agent heuristic --opponent random \\
         --seed 1 --out duel.png --every 4 --columns 4
 
 One frame after the reset and one after each of the agent's steps (the duel's opponent moves happen inside
-a step), drawn by :mod:`thermopylae_env.render` (each frame 360 x 640 RGB). ``--every N`` keeps every N-th
+a step), drawn by [`thermopylae_env.render`][] (each frame 360 x 640 RGB). ``--every N`` keeps every N-th
 frame (the first and last are always kept), ``--max-frames`` caps the count (a GIF then keeps the first
 frames and the last). A ``.png`` output is a strip: the frames scaled by ``--scale`` in a grid of
 ``--columns`` columns. Needs Pillow (``pip install "thermopylae-env[render]"``).

@@ -1,8 +1,8 @@
 """Game records with agents: record a game played by an agent spec, and replay a record against a model
 opponent that the caller names.
 
-The record format, reading, validating and the agent-free replay live in :mod:`thermopylae_env.records`;
-this module adds what needs the agents package: agent specs (:mod:`thermopylae_agents.policies.registry`) for
+The record format, reading, validating and the agent-free replay live in [`thermopylae_env.records`][];
+this module adds what needs the agents package: agent specs ([`thermopylae_agents.policies.registry`][]) for
 the player and for a duel's model opponent. A replay never loads a model that a record names: the caller
 passes the opponent's spec (or object) explicitly.
 """
@@ -105,12 +105,12 @@ def _replay_opponent(record: GameRecord, opponent: Any) -> Any:
 
 
 def iter_replay(record: GameRecord | str | os.PathLike[str], *, opponent: Any = None, **kwargs: Any):
-    """:func:`thermopylae_env.records.iter_replay` with ``opponent`` as a spec (``--opponent MODEL``)."""
+    """[`thermopylae_env.records.iter_replay`][] with ``opponent`` as a spec (``--opponent MODEL``)."""
     record = record if isinstance(record, GameRecord) else load_record(record)
     return records.iter_replay(record, opponent=_replay_opponent(record, opponent), **kwargs)
 
 
 def replay_record(record: GameRecord | str | os.PathLike[str], *, opponent: Any = None) -> dict[str, Any]:
-    """:func:`thermopylae_env.records.replay_record` with ``opponent`` as a spec (or an object)."""
+    """[`thermopylae_env.records.replay_record`][] with ``opponent`` as a spec (or an object)."""
     record = record if isinstance(record, GameRecord) else load_record(record)
     return records.replay_record(record, opponent=_replay_opponent(record, opponent))

@@ -110,7 +110,8 @@ def paired_difference_interval(both: int, only_a: int, only_b: int, neither: int
 
 
 def paired_comparison(a: str, wins_a: Sequence[bool], b: str, wins_b: Sequence[bool]) -> PairedComparison:
-    """Compare two agents' per-deal outcomes (same deals, same order): see :class:`PairedComparison`."""
+    """Compare two agents' per-deal outcomes (same deals, same order): see
+    [`PairedComparison`][thermopylae_agents.evaluation.stats.PairedComparison]."""
     if len(wins_a) != len(wins_b):
         raise ValueError(f"paired outcomes need the same deals: {len(wins_a)} against {len(wins_b)} games")
     pairs = [(bool(x), bool(y)) for x, y in zip(wins_a, wins_b, strict=True)]

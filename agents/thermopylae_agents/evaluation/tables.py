@@ -159,7 +159,8 @@ def _style() -> Any:
 def plot_results(results: Sequence[EvalResult], path: str | os.PathLike[str], title: str = "") -> None:
     """A PNG of the results: the duel cross-play as a heatmap (Greek agents x Persian agents, each cell
     the Greek win rate with its 95% Wilson interval); otherwise horizontal bars with the intervals as
-    error bars. Labels are :func:`short_label` of the agents (name them with ``NAME=SPEC``)."""
+    error bars. Labels are [`short_label`][thermopylae_agents.evaluation.tables.short_label] of the agents
+    (name them with ``NAME=SPEC``)."""
     if any(r.opponent is not None for r in results):
         _plot_heatmap(results, path, title)
         return
@@ -226,11 +227,12 @@ def load_learning_curve(logdir: str | os.PathLike[str]) -> dict[str, np.ndarray]
     """Read a training run's evaluation log.
 
     ``logdir`` is a folder (searched for ``evaluations.npz``, also under ``eval/``, then ``progress.csv``,
-    then the run's TensorBoard logs: :func:`read_tensorboard_curve`) or one of those files.
-    ``evaluations.npz`` is the file of SB3's ``EvalCallback`` /
-    ``MaskableEvalCallback`` (keys ``timesteps``, ``results`` (evaluations x episodes), ``ep_lengths``,
-    optional ``successes``); ``progress.csv`` is SB3's CSV logger output (columns
-    ``time/total_timesteps`` and ``eval/success_rate`` or ``eval/mean_reward``).
+    then the run's TensorBoard logs:
+    [`read_tensorboard_curve`][thermopylae_agents.evaluation.tables.read_tensorboard_curve]) or one of those
+    files. ``evaluations.npz`` is the file of SB3's ``EvalCallback`` / ``MaskableEvalCallback`` (keys
+    ``timesteps``, ``results`` (evaluations x episodes), ``ep_lengths``, optional ``successes``);
+    ``progress.csv`` is SB3's CSV logger output (columns ``time/total_timesteps`` and ``eval/success_rate`` or
+    ``eval/mean_reward``).
 
     Returns ``timesteps``, ``mean_reward``, ``mean_length`` and, where successes are known,
     ``success_rate``, ``ci_low``, ``ci_high`` (Wilson, per evaluation) and ``episodes``.

@@ -81,7 +81,7 @@ class PieceObserver:
         self.dict = {piece.name: self.tensor[piece.slice].reshape(piece.shape) for piece in pieces}
 
     def set_from(self, state: pyspiel.State, player: int) -> None:
-        """Write ``player``'s view of ``state`` into :attr:`tensor` (zeros while the decks are dealt)."""
+        """Write ``player``'s view of ``state`` into `tensor` (zeros while the decks are dealt)."""
         self.tensor.fill(0.0)
         self._write(state, player, self.tensor)
 

@@ -3,7 +3,7 @@
 The 1 to 4 Spartan seats play as one team (the rules engine's view: hands are open to the whole team and
 every decision is the team's), so for OpenSpiel it is a one-player game against chance; the game
 parameter ``seats`` (1..4, default 1) is the engine's ``num_players``. Every move is played by the
-reference engine :class:`thermopylae_env.coop.rules.CoopGame`; this module only makes its chance explicit.
+reference engine [`thermopylae_env.coop.rules.CoopGame`][]; this module only makes its chance explicit.
 
 Chance nodes (outcome ids, each uniform over what is left):
 
@@ -14,7 +14,7 @@ Chance nodes (outcome ids, each uniform over what is left):
   ``n`` chance nodes, outcome = ``48 + face - 1`` (faces 1..6); the fight is then played by the engine
   with exactly these dice.
 
-Actions are the 72 of ``thermopylae/Coop-v0`` (:mod:`thermopylae_env.coop.layout`). The observation
+Actions are the 72 of ``thermopylae/Coop-v0`` ([`thermopylae_env.coop.layout`][]). The observation
 tensor is the env's 115-value observation (zeros during the deal). The information-state string is the
 team's whole history as seen: the Spartan values and Persian rows drawn so far and the team's actions
 and dice in order; the information-state tensor is the observation, which is a sufficient statistic here
@@ -106,12 +106,13 @@ class ThermopylaeCoopGame(pyspiel.Game):
 
     def make_py_observer(self, iig_obs_type: pyspiel.IIGObservationType | None = None,
                          params: dict | None = None) -> PieceObserver:
-        """The team's observer: the env's observation pieces (:data:`thermopylae_env.coop.layout.PIECES`)."""
+        """The team's observer: the env's observation pieces ([`thermopylae_env.coop.layout.PIECES`][])."""
         return PieceObserver(iig_obs_type, params, PIECES, _write_view)
 
 
 class ThermopylaeCoopState(pyspiel.State):
-    """A co-op game: the deal so far, then the engine's :class:`CoopState` and a fight waiting for dice."""
+    """A co-op game: the deal so far, then the engine's [`CoopState`][thermopylae_env.coop.state.CoopState]
+    and a fight waiting for dice."""
 
     def __init__(self, game: ThermopylaeCoopGame) -> None:
         super().__init__(game)
@@ -242,7 +243,7 @@ class ThermopylaeCoopState(pyspiel.State):
         return f"spartan {spartan} | persian {persian} | moves {' '.join(self._moves)}"
 
     def observation_text(self, player: int) -> str:
-        """The env's observation as text (what :func:`_write_view` writes, readably)."""
+        """The env's observation as text (what `_write_view` writes, readably)."""
         state = self.engine_state
         if state is None:
             return "dealing"

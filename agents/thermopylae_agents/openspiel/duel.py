@@ -2,7 +2,7 @@
 
 Two players, zero-sum, imperfect information: player 0 is the Greek, player 1 the Persian (the engine's
 ``GREEK`` and ``PERSIAN``; the Persian acts first). Every move is played by the reference engine
-:class:`thermopylae_env.duel.rules.DuelGame`; this module only makes its chance explicit.
+[`thermopylae_env.duel.rules.DuelGame`][]; this module only makes its chance explicit.
 
 Chance nodes (outcome ids are card ids ``0..103``; each uniform over what is left):
 
@@ -12,7 +12,7 @@ Chance nodes (outcome ids are card ids ``0..103``; each uniform over what is lef
   more than 2 cards) 2 chance nodes, each the id of a card of the victim's hand not yet picked; the
   engine then plays the action with exactly these cards.
 
-Actions are the 21 of the duel environments (:mod:`thermopylae_env.duel.layout`). The observation
+Actions are the 21 of the duel environments ([`thermopylae_env.duel.layout`][]). The observation
 tensor is the environments' 56-value observation of the player (zeros during the deal). The
 information-state string is the player's history as seen (cards by kind): its own cards drawn, its
 own actions, and the opponent's public moves (discards, the discard card and what it hit, attacks and
@@ -20,8 +20,8 @@ defences once committed, a declined attack or defence); cards an opponent adds t
 are not seen, nor how many, until committed. The information-state tensor is the observation: a summary
 of that history for neural agents, not a perfect-recall encoding (tabular algorithms key on the string).
 
-Game parameters: none yet. :func:`_engine_for` is the one place that builds the engine from the game's
-parameters and :func:`_game_info` the one place that sizes the game from the engine, so that parameters
+Game parameters: none yet. `_engine_for` is the one place that builds the engine from the game's
+parameters and `_game_info` the one place that sizes the game from the engine, so that parameters
 of a smaller duel (decks, hand limit, tokens) pass through ``pyspiel.load_game(name, params)``.
 """
 
@@ -101,13 +101,13 @@ class ThermopylaeDuelGame(pyspiel.Game):
     def make_py_observer(self, iig_obs_type: pyspiel.IIGObservationType | None = None,
                          params: dict | None = None) -> PieceObserver:
         """A player's observer: the environments' observation pieces
-        (:data:`thermopylae_env.duel.layout.OBSERVATION_PIECES`)."""
+        ([`thermopylae_env.duel.layout.OBSERVATION_PIECES`][])."""
         return PieceObserver(iig_obs_type, params, OBSERVATION_PIECES, _write_view)
 
 
 class ThermopylaeDuelState(pyspiel.State):
-    """A duel: the deal so far, then the engine's :class:`DuelState` and a discard card waiting for the
-    cards it hits."""
+    """A duel: the deal so far, then the engine's [`DuelState`][thermopylae_env.duel.rules.DuelState] and a
+    discard card waiting for the cards it hits."""
 
     def __init__(self, game: ThermopylaeDuelGame) -> None:
         super().__init__(game)

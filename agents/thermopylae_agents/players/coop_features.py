@@ -1,14 +1,14 @@
 """Decoding helpers for the co-op game, shared by the hand-written and the search players.
 
 Everything here reads only what the team knows: the flat observation of ``thermopylae/Coop-v0`` (layout in
-``docs/coop_spec.md``) is decoded into a :class:`TeamView`, a small plain record that the heuristic works
-on. The module also holds exact dice-sum distributions and cached fight-outcome statistics: the fight of
-card value ``v`` with ``k`` dice against the line ``(slot 1, slot 2)`` depends on nothing else, so its
-expected result is computed once per distinct matchup and reused.
+``docs/coop_spec.md``) is decoded into a [`TeamView`][thermopylae_agents.players.coop_features.TeamView], a
+small plain record that the heuristic works on. The module also holds exact dice-sum distributions and cached
+fight-outcome statistics: the fight of card value ``v`` with ``k`` dice against the line ``(slot 1, slot 2)``
+depends on nothing else, so its expected result is computed once per distinct matchup and reused.
 
-The layout constants and observation offsets come from their one home, :mod:`thermopylae_env.coop.layout`
-(through :mod:`thermopylae_env.coop` for the action constants); the action codec (``fight_action``,
-``give_action``, ``discard_action``) is the env's, :mod:`thermopylae_env.coop`.
+The layout constants and observation offsets come from their one home, [`thermopylae_env.coop.layout`][]
+(through [`thermopylae_env.coop`][] for the action constants); the action codec (``fight_action``,
+``give_action``, ``discard_action``) is the env's, [`thermopylae_env.coop`][].
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class TeamView:
     ``hands[p, v - 10]`` counts seat ``p``'s cards of value ``v``; ``slot1``/``slot2`` are
     ``(white, red, bonus)`` or ``None``; ``unseen_spartan[v - 10]`` counts the Spartan cards of value
     ``v`` still in the deck; ``unseen_persian[i]`` is true for deck-table row ``i`` still in the deck.
-    ``phase`` is :data:`PHASE_OVER` once the game has ended.
+    ``phase`` is [`PHASE_OVER`][thermopylae_agents.players.coop_features.PHASE_OVER] once the game has ended.
     """
 
     phase: int
@@ -149,7 +149,8 @@ def _one_hot_index(values: np.ndarray, default: int = -1) -> int:
 
 
 def decode_observation(obs: np.ndarray) -> TeamView:
-    """Decode a ``thermopylae/Coop-v0`` observation (115 floats) into a :class:`TeamView`."""
+    """Decode a ``thermopylae/Coop-v0`` observation (115 floats) into a
+    [`TeamView`][thermopylae_agents.players.coop_features.TeamView]."""
     obs = np.asarray(obs, dtype=np.float64)
     if obs.shape != (OBS_SIZE,):
         raise ValueError(f"expected a co-op observation of shape ({OBS_SIZE},), got {obs.shape}")
@@ -234,7 +235,8 @@ def fight_stats(
     slot1: tuple[int, int, bool] | None,
     slot2: tuple[int, int, bool] | None,
 ) -> FightStats:
-    """Exact :class:`FightStats` of fighting with ``value + dice`` against ``slot1`` then ``slot2``."""
+    """Exact [`FightStats`][thermopylae_agents.players.coop_features.FightStats] of fighting with
+    ``value + dice`` against ``slot1`` then ``slot2``."""
     if slot1 is None:
         return FightStats(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, (1.0, 0.0, 0.0), (1.0, 0.0, 0.0))
     pmf = _PMFS[dice]
@@ -314,8 +316,9 @@ def fight_win_prob(
 
 
 def view_from_state(game, state) -> TeamView:
-    """The :class:`TeamView` of an engine state, equal to ``decode_observation(game.observe(state))``
-    but without building the observation (the search player's rollouts call this at every decision).
+    """The [`TeamView`][thermopylae_agents.players.coop_features.TeamView] of an engine state, equal to
+    ``decode_observation(game.observe(state))`` but without building the observation (the search player's
+    rollouts call this at every decision).
 
     Only public parts of the state are read (hands, line, counters, which cards are still unseen).
     """

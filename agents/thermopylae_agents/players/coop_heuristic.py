@@ -1,7 +1,8 @@
 """A hand-written player for the co-op game (``thermopylae/Coop-v0``).
 
-:class:`CoopHeuristic` reads only the observation and the legal-action mask (plus the printed Persian
-deck table, which is part of the rules, not of the hidden state). Its ideas:
+[`CoopHeuristic`][thermopylae_agents.players.coop_heuristic.CoopHeuristic] reads only the observation and the
+legal-action mask (plus the printed Persian deck table, which is part of the rules, not of the hidden state).
+Its ideas:
 
 * **Which fight.** The exact dice-sum distribution gives, for card ``v`` with ``s`` support dice (plus the
   location die on markers 3 and 6), the expected number of beaten cards, graveyard cards and bonus draws
@@ -21,10 +22,11 @@ deck table, which is part of the rules, not of the hidden state). Its ideas:
   to the seat with the fewest cards, nearest in turn order.
 * **Discard.** The lowest card of the recipient's hand.
 
-The weights in :data:`DEFAULT_PARAMS` were tuned by coordinate search on 2,000 paired games of the
-default deck per trial (seeds disjoint from the evaluation seeds); it wins about 25.7% of the games
-(10,000 games, ``scripts/evaluate.py heuristic``). :meth:`CoopHeuristic.choose_state` plays the very same
-policy straight on engine states, for the search player's rollouts.
+The weights in [`DEFAULT_PARAMS`][thermopylae_agents.players.coop_heuristic.DEFAULT_PARAMS] were tuned by
+coordinate search on 2,000 paired games of the default deck per trial (seeds disjoint from the evaluation
+seeds); it wins about 25.7% of the games (10,000 games, ``scripts/evaluate.py heuristic``).
+[`CoopHeuristic.choose_state`][thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose_state] plays the
+very same policy straight on engine states, for the search player's rollouts.
 """
 
 from __future__ import annotations
@@ -87,13 +89,16 @@ class CoopHeuristic:
     Parameters
     ----------
     params:
-        Overrides for :data:`DEFAULT_PARAMS` (used by tuning experiments).
+        Overrides for [`DEFAULT_PARAMS`][thermopylae_agents.players.coop_heuristic.DEFAULT_PARAMS] (used by
+        tuning experiments).
     persian_deck:
         The Persian deck table the game is played with (a path, rows, or ``None`` for the default), as
-        accepted by :func:`thermopylae_env.cards.load_persian_deck`; the observation only says which
+        accepted by [`thermopylae_env.cards.load_persian_deck`][]; the observation only says which
         table rows are still unseen.
-    rng, seed:
+    rng:
         Accepted for the common agent interface; the policy itself is deterministic.
+    seed:
+        Accepted for the same reason, and ignored.
     """
 
     def __init__(
@@ -332,9 +337,10 @@ class CoopHeuristic:
 
     # ------------------------------------------------------------------------------ engine states
     def choose_state(self, game, state) -> int:
-        """The action :meth:`choose` would take on ``view_from_state(game, state)``, read straight from an
-        engine state (:class:`thermopylae_env.coop.CoopState`) without building the view: the search
-        player's rollouts call this at every step. Only public parts of the state are read."""
+        """The action [`choose`][thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose] would take on
+        ``view_from_state(game, state)``, read straight from an engine state
+        ([`thermopylae_env.coop.CoopState`][thermopylae_env.coop.state.CoopState]) without building the view:
+        the search player's rollouts call this at every step. Only public parts of the state are read."""
         spartan = game.spartan
         phase = state.phase
         seat = state.current_player

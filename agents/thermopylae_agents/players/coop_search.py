@@ -1,6 +1,7 @@
 """A determinized Monte-Carlo search player for the co-op game: the yardstick for learned policies.
 
-:class:`CoopSearchExpert` uses only public information. At each decision it
+[`CoopSearchExpert`][thermopylae_agents.players.coop_search.CoopSearchExpert] uses only public information. At
+each decision it
 
 1. lists the candidate actions: every legal action, less the obviously dominated ones (support that
    cannot change the fight's outcome, several hopeless fights when the lowest card does as well, the
@@ -17,10 +18,10 @@
 4. plays the candidate with the best mean return, but keeps the heuristic's choice unless the best beats
    it by ``z_pick`` standard errors of the paired difference (noise alone never overrules the heuristic).
 
-The rollout policy is :class:`~thermopylae_agents.players.coop_heuristic.CoopHeuristic` run straight on the
-engine state
-(:meth:`~thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose_state`: the same decisions as on the
-decoded observation, which the tests check, without encoding or decoding one).
+The rollout policy is [`CoopHeuristic`][thermopylae_agents.players.coop_heuristic.CoopHeuristic] run straight
+on the engine state
+([`choose_state`][thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose_state]: the same decisions as
+on the decoded observation, which the tests check, without encoding or decoding one).
 
 Strength and time: ``n_determinizations`` samples per round, at most ``rollouts`` rounds (so at most
 their product rollouts per candidate), ``max_candidates``. With the defaults (32 x 8, 5 candidates) it
@@ -63,18 +64,27 @@ class CoopSearchExpert:
         The most rounds; at most ``n_determinizations * rollouts`` rollouts per candidate.
     max_candidates:
         At most this many candidate actions are searched (the heuristic's best-ranked ones).
-    min_rounds, z_drop:
+    min_rounds:
+        The first round in which candidates may be dropped (see ``z_drop``).
+    z_drop:
         From round ``min_rounds`` on, a candidate whose paired difference to the leader is below zero by
         more than ``z_drop`` standard errors is dropped; the search stops when one candidate is left.
     z_pick:
         Another action replaces the heuristic's choice only when it beats it by more than ``z_pick``
         standard errors of the paired difference (0: the best mean wins).
-    num_players, persian_deck:
-        The game being played (as for :class:`thermopylae_env.coop.CoopGame`).
+    num_players:
+        The team size of the game being played (as for
+        [`thermopylae_env.coop.CoopGame`][thermopylae_env.coop.rules.CoopGame]).
+    persian_deck:
+        Its Persian deck table (as for
+        [`thermopylae_env.coop.CoopGame`][thermopylae_env.coop.rules.CoopGame]).
     heuristic_params:
-        Parameters of the rollout policy (:class:`~thermopylae_agents.players.coop_heuristic.CoopHeuristic`).
-    rng, seed:
-        The player's own randomness (determinizations and rollout dice); ``rng`` wins over ``seed``.
+        Parameters of the rollout policy
+        ([`CoopHeuristic`][thermopylae_agents.players.coop_heuristic.CoopHeuristic]).
+    rng:
+        The player's own randomness (determinizations and rollout dice); it wins over ``seed``.
+    seed:
+        The seed of that randomness when no ``rng`` is given.
     """
 
     def __init__(
@@ -235,9 +245,10 @@ _MAX_FIGHTS = 24  # a game has at most 20 fights (one per Spartan card)
 
 class _DiceTable:
     """A stand-in for the engine's dice generator (the engine rolls only through
-    ``rng.integers(1, 7, size=n)``, :func:`thermopylae_env.coop.roll_dice`): the k-th roll of a rollout
-    takes the first ``n`` dice of row k of a pre-drawn table, so that rollouts of different candidates on
-    the same sample see the same dice fight by fight. Anything else goes to a real generator."""
+    ``rng.integers(1, 7, size=n)``, [`thermopylae_env.coop.roll_dice`][thermopylae_env.coop.state.roll_dice]):
+    the k-th roll of a rollout takes the first ``n`` dice of row k of a pre-drawn table, so that rollouts of
+    different candidates on the same sample see the same dice fight by fight. Anything else goes to a real
+    generator."""
 
     __slots__ = ("rows", "k", "fallback")
 

@@ -1,10 +1,10 @@
 """The co-op fight features: the observation plus the exact dice odds of every fight against the line.
 
 The torch features extractor of the co-op PPO recipe (``policy_kwargs.features_extractor: coop_fight``);
-the same vector in NumPy is :func:`thermopylae_agents.players.fight_odds.coop_fight_features`. Saved models
+the same vector in NumPy is [`thermopylae_agents.players.fight_odds.coop_fight_features`][]. Saved models
 name ``thermopylae_agents.training.CoopFightFeatures`` or ``thermopylae_agents.fight_features``
-in their pickles; both names still resolve (:mod:`thermopylae_agents.training`,
-:mod:`thermopylae_agents._moved`).
+in their pickles; both names still resolve ([`thermopylae_agents.training`][],
+`thermopylae_agents._moved`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ class CoopFightFeatures(BaseFeaturesExtractor):
     of dice sums only slowly; given them, imitation of the heuristic agrees far more often.
     ``numpy_features`` computes the same vector without torch (fast single-game inference).
 
-    How: the 55 odds of one threshold are one row of :func:`fight_odds_table` (a constant), so a batch
+    How: the 55 odds of one threshold are one row of
+    [`fight_odds_table`][thermopylae_agents.players.fight_odds.fight_odds_table] (a constant), so a batch
     costs four row lookups per observation instead of 220 gathers with index tensors (the numbers are the
     same, bit for bit). The buffers ``tail``, ``values`` and ``supports`` of the first version are kept so
     that saved models load unchanged.
@@ -78,5 +79,5 @@ class CoopFightFeatures(BaseFeaturesExtractor):
     @staticmethod
     def numpy_features(observation: np.ndarray) -> np.ndarray:
         """The same features for one observation (115,) or a batch (B, 115), in NumPy
-        (:func:`thermopylae_agents.players.fight_odds.coop_fight_features`)."""
+        ([`thermopylae_agents.players.fight_odds.coop_fight_features`][])."""
         return coop_fight_features(observation)

@@ -1,9 +1,10 @@
 """The co-op fight odds in NumPy: the exact dice odds of every fight against the line, read off the
-observation (:func:`coop_fight_features`), without torch.
+observation ([`coop_fight_features`][thermopylae_agents.players.fight_odds.coop_fight_features]), without
+torch.
 
-:class:`thermopylae_agents.players.fight_features.CoopFightFeatures` (the torch features extractor of the
+[`thermopylae_agents.players.fight_features.CoopFightFeatures`][] (the torch features extractor of the
 co-op PPO recipe) computes the same vector from these tables; the pickle-free policies
-(:mod:`thermopylae_agents.policies.safe_policy`, :mod:`thermopylae_agents.policies.frozen_policy`) use this
+([`thermopylae_agents.policies.safe_policy`][], [`thermopylae_agents.policies.frozen_policy`][]) use this
 module, so that playing them imports neither torch nor SB3.
 """
 
@@ -70,7 +71,8 @@ SLOT_VALUES = [SLOT1 + 1, SLOT1 + 2, SLOT2 + 1, SLOT2 + 2]  # white1, red1, whit
 def fight_odds_table() -> np.ndarray:
     """``table[location * 91 + t + 30, (v - 10) * 5 + s]`` = P(``v`` + ``min(s + location, 5)`` dice
     >= ``t``) for locations 0..5 (dice from the marker), thresholds ``-30 <= t <= 60``, card values
-    ``v`` 10..20 and support counts ``s`` 0..4: float32 (546, 55), entries of :func:`dice_tail_table`."""
+    ``v`` 10..20 and support counts ``s`` 0..4: float32 (546, 55), entries of
+    [`dice_tail_table`][thermopylae_agents.players.fight_odds.dice_tail_table]."""
     tail = dice_tail_table()
     locations = np.arange(_MAX_DICE + 1)
     dice = np.minimum(np.arange(_NUM_SUPPORT + 1)[None, :] + locations[:, None], _MAX_DICE)  # (L, S)
@@ -81,7 +83,8 @@ def fight_odds_table() -> np.ndarray:
 
 
 def fight_rows(location: Any, w1: Any, r1: Any, w2: Any, r2: Any, lib: Any) -> Any:
-    """Rows of :func:`fight_odds_table` for the four thresholds of each observation, (B, 4)."""
+    """Rows of [`fight_odds_table`][thermopylae_agents.players.fight_odds.fight_odds_table] for the four
+    thresholds of each observation, (B, 4)."""
     thresholds = lib.stack([w1, r1, lib.maximum(w1, w2), lib.maximum(w1, r2)], 1)
     return location[:, None] * _NUM_THRESHOLDS + thresholds - MIN_THRESHOLD
 

@@ -6,9 +6,9 @@ amplifies a difference in the last bit into a different policy. Pinning all thre
 paths (what every x86-64 CPU of the last decade runs) makes the floating-point work the same everywhere.
 OpenBLAS also gets one thread, for speed (its matrices here are small).
 
-The settings are environment variables that the libraries read once, when first used: :func:`pin_kernels`
-must run before NumPy and torch are imported (``scripts/train.py`` calls it first). A variable the user
-has set is left as it is.
+The settings are environment variables that the libraries read once, when first used:
+[`pin_kernels`][thermopylae_agents.players.kernels.pin_kernels] must run before NumPy and torch are imported
+(``scripts/train.py`` calls it first). A variable the user has set is left as it is.
 """
 
 from __future__ import annotations
@@ -28,14 +28,16 @@ PINNED = {
 
 
 def pin_kernels() -> dict[str, str]:
-    """Set the variables of :data:`PINNED` that are not set yet; returns the values now in force."""
+    """Set the variables of [`PINNED`][thermopylae_agents.players.kernels.PINNED] that are not set yet;
+    returns the values now in force."""
     for name, value in PINNED.items():
         os.environ.setdefault(name, value)
     return kernel_settings()
 
 
 def kernel_settings() -> dict[str, str]:
-    """The kernel choice of this process: the variables of :data:`PINNED` and torch's capability in use."""
+    """The kernel choice of this process: the variables of
+    [`PINNED`][thermopylae_agents.players.kernels.PINNED] and torch's capability in use."""
     settings = {name: os.environ.get(name, "") for name in PINNED}
     try:
         import torch

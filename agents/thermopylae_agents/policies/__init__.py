@@ -1,3 +1,3 @@
-"""Policies: agent spec strings (:mod:`~.registry`), SB3 models (:mod:`~.sb3_agent`, the one place that
-unpickles them), frozen and pickle-free policies, and the shipped policy files with their model cards
-(this folder)."""
+"""Policies: agent spec strings ([`registry`][thermopylae_agents.policies.registry]), SB3 models
+([`sb3_agent`][thermopylae_agents.policies.sb3_agent], the one place that unpickles them), frozen and
+pickle-free policies, and the shipped policy files with their model cards (this folder)."""

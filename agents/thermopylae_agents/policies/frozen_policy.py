@@ -1,5 +1,5 @@
 """A frozen NumPy copy of a (Maskable)PPO actor: the ``fast:`` agent of evaluation and the self-play
-snapshots. It lives outside :mod:`thermopylae_agents.training` so that evaluation needs no training code."""
+snapshots. It lives outside [`thermopylae_agents.training`][] so that evaluation needs no training code."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ class FrozenPolicy:
     """A frozen NumPy copy of a (Maskable)PPO actor: a self-play snapshot, or a fast evaluation player.
 
     Copies the features (flat observation, or
-    :class:`~thermopylae_agents.players.fight_features.CoopFightFeatures`),
+    [`CoopFightFeatures`][thermopylae_agents.players.fight_features.CoopFightFeatures]),
     the actor MLP and the action head (``mlp_extractor.policy_net`` + ``action_net``), so that later PPO
     updates of the live model leave the snapshot as it was, and one observation costs a few small matrix
     products instead of an SB3 ``predict``. ``act`` plays the most likely legal action
-    (``deterministic=True``: what :class:`thermopylae_agents.policies.sb3_agent.SB3Agent` plays, checked by
+    (``deterministic=True``: what [`thermopylae_agents.policies.sb3_agent.SB3Agent`][] plays, checked by
     the tests) or samples the masked softmax with ``rng`` (an env's ``np_random``); ``act_batch`` plays the
     greedy actions of many rows in one call.
     """
@@ -72,7 +72,7 @@ class FrozenPolicy:
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The most likely legal action of every row (``observations`` ``(k, obs)``, ``masks`` bool
         ``(k, actions)``, each row with a legal action): the batched player of the native duel engine
-        (:class:`thermopylae_env.duel.vector.BatchOpponent`), always greedy, as ``act`` with
+        ([`thermopylae_env.duel.vector.BatchOpponent`][]), always greedy, as ``act`` with
         ``deterministic=True``. Returns int64 ``(k,)``."""
         legal = np.asarray(masks, dtype=bool)
         obs = np.asarray(observations, dtype=np.float32)

@@ -5,11 +5,12 @@ shipped policies a ``model-index`` of their measured win rates, which ``benchmar
 writes from the committed result files), then the sections *Intended use*, *Limitations* and *Training*
 (the commit and command that trained the policy, from its description's ``provenance``).
 
-:func:`write_hf_folder` writes a folder ready to upload to the Hugging Face Hub (nothing is uploaded):
-``README.md`` (the model card), ``config.json`` (the policy description) and ``model.safetensors`` (the
-arrays). :func:`thermopylae_agents.policies.safe_policy.load_safe_policy` loads the folder by its path,
-with NumPy and ``safetensors`` only. The front matter is written by a small emitter here, so that neither
-writing nor loading needs PyYAML.
+[`write_hf_folder`][thermopylae_agents.policies.model_card.write_hf_folder] writes a folder ready to upload to
+the Hugging Face Hub (nothing is uploaded): ``README.md`` (the model card), ``config.json`` (the policy
+description) and ``model.safetensors`` (the arrays).
+[`thermopylae_agents.policies.safe_policy.load_safe_policy`][] loads the folder by its path, with NumPy and
+``safetensors`` only. The front matter is written by a small emitter here, so that neither writing nor loading
+needs PyYAML.
 """
 
 from __future__ import annotations
@@ -200,9 +201,9 @@ def _check_out_dir(out: Path) -> None:
 def write_hf_folder(policy: str | os.PathLike[str], out_dir: str | os.PathLike[str]) -> Path:
     """Write the policy ``policy`` (a shipped name or a path, any format version) as a folder ready to
     upload to the Hugging Face Hub: ``README.md`` (its own card ``NAME.md`` when it has one with front
-    matter, else :func:`default_card`), ``config.json`` and ``model.safetensors``. The folder must be new
-    or empty. The written pair is loaded back and its arrays compared before returning the folder's
-    absolute path."""
+    matter, else [`default_card`][thermopylae_agents.policies.model_card.default_card]), ``config.json`` and
+    ``model.safetensors``. The folder must be new or empty. The written pair is loaded back and its arrays
+    compared before returning the folder's absolute path."""
     out = Path(out_dir)
     _check_out_dir(out)
     source = description_path(policy)

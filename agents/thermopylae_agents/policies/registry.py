@@ -1,28 +1,30 @@
 """The one agent registry: every spec string of the command line, evaluation, records and training.
 
-Spec strings (:func:`parse_spec` checks one without loading anything; :func:`make_agent` builds it):
+Spec strings ([`parse_spec`][thermopylae_agents.policies.registry.parse_spec] checks one without loading
+anything; [`make_agent`][thermopylae_agents.policies.registry.make_agent] builds it):
 
 * ``random``: a uniformly random legal player (any game);
 * ``heuristic``: the hand-written player of the game (co-op:
-  :class:`~thermopylae_agents.players.coop_heuristic.
-  CoopHeuristic`; duel: the side's :mod:`~thermopylae_env.duel.opponents` player);
+  [`CoopHeuristic`][thermopylae_agents.players.coop_heuristic.CoopHeuristic]; duel: the side's
+  [`opponents`][thermopylae_env.duel.opponents] player);
 * ``search`` or ``search:N,K`` or ``search:key=value,...``: the co-op search player
-  (:class:`~thermopylae_agents.players.coop_search.CoopSearchExpert`; ``N`` determinizations, ``K`` rollouts);
-  values are ASCII decimal numbers and keys the player's keyword arguments;
+  ([`CoopSearchExpert`][thermopylae_agents.players.coop_search.CoopSearchExpert]; ``N`` determinizations,
+  ``K`` rollouts); values are ASCII decimal numbers and keys the player's keyword arguments;
 * a model path (anything with a folder separator or a suffix, ``.zip`` mostly): an SB3 model played
-  by :class:`~thermopylae_agents.policies.sb3_agent.SB3Agent`;
+  by [`SB3Agent`][thermopylae_agents.policies.sb3_agent.SB3Agent];
 * ``fast:PATH``: the model at ``PATH`` played through its NumPy copy
-  (:class:`thermopylae_agents.policies.frozen_policy.FrozenPolicy`);
+  ([`thermopylae_agents.policies.frozen_policy.FrozenPolicy`][]);
 * a shipped policy by name (``coop_maskable_ppo``, ``duel_greek_maskable_ppo``, ...; also after
   ``fast:``): the pickle-free weights (``NAME.json`` + ``NAME.safetensors``) of
-  ``thermopylae_agents/policies/``, found through :mod:`importlib.resources` (so they work after a
+  ``thermopylae_agents/policies/``, found through `importlib.resources` (so they work after a
   plain ``pip install``) and played by
-  :func:`thermopylae_agents.policies.safe_policy.load_safe_policy`: no pickle is opened;
+  [`thermopylae_agents.policies.safe_policy.load_safe_policy`][]: no pickle is opened;
 * the path of such a ``.json`` description (``my_policy.json``, written by ``thermopylae-export-policy``;
   also its ``.safetensors`` file, an old ``.json`` + ``.npz`` pair, or a Hugging Face folder of
   ``config.json`` + ``model.safetensors`` written by ``thermopylae export --hf-folder``);
 * ``rllib:PATH``: a policy trained on RLlib and exported by ``thermopylae rllib`` (a data-only
-  ``.npz``, read without pickle or Ray: :func:`thermopylae_agents.rllib.load_rllib_agent`);
+  ``.npz``, read without pickle or Ray:
+  [`thermopylae_agents.rllib.load_rllib_agent`][thermopylae_agents.policies.rllib_policy.load_rllib_agent]);
 * ``LABEL=SPEC``: ``SPEC`` shown as ``LABEL`` in tables, plots and records (``ppo=runs/a/final.zip``).
 
 Names and paths: a spec with a folder separator (``/``) or a suffix (``.json``, ``.zip``, ...) is a path
@@ -33,19 +35,22 @@ the working folder is named by its path: ``./mine.json``, ``mine.json``, ``model
 The game a policy was trained on: a pickle-free policy's description records its env id and game options
 (``env_options``, e.g. ``{"num_players": 2}``; options it does not record are the env's defaults), and an
 SB3 zip is known by the exported pair beside it (``NAME.json`` + ``NAME.safetensors`` of ``NAME.zip``, as
-``thermopylae export`` writes them). :func:`make_agent` refuses such a policy for any other game (another
-env, another team size) with a one-line :class:`AgentSpecError` naming both games, before loading it. A
-zip with no description beside it does not say what it was trained on and is not checked. The Persian
-deck is not compared (a deck is data, not a recorded option).
+``thermopylae export`` writes them). [`make_agent`][thermopylae_agents.policies.registry.make_agent] refuses
+such a policy for any other game (another env, another team size) with a one-line
+[`AgentSpecError`][thermopylae_agents.policies.registry.AgentSpecError] naming both games, before loading it.
+A zip with no description beside it does not say what it was trained on and is not checked. The Persian deck
+is not compared (a deck is data, not a recorded option).
 
-A malformed spec raises :class:`AgentSpecError` (a ``ValueError``) with a one-line message.
+A malformed spec raises [`AgentSpecError`][thermopylae_agents.policies.registry.AgentSpecError] (a
+``ValueError``) with a one-line message.
 
 SB3 model files are pickles: loading one can run code. A spec names a model only when a person typed it
 (command line, API argument); nothing read from a file (a game record, a config) is turned into a loaded
 model by this module on its own.
 
-New kinds of spec (a pickle-free weights file, an RLlib export) are added with :func:`register_kind`:
-``register_kind("safe", build)`` makes ``safe:ARG`` call ``build(ARG, context)``.
+New kinds of spec (a pickle-free weights file, an RLlib export) are added with
+[`register_kind`][thermopylae_agents.policies.registry.register_kind]: ``register_kind("safe", build)`` makes
+``safe:ARG`` call ``build(ARG, context)``.
 """
 
 from __future__ import annotations
@@ -117,7 +122,7 @@ def shipped_policies() -> list[str]:
 
 def shipped_policy_path(name: str) -> Path:
     """The file of the shipped policy ``name`` (``KeyError``-free: an unknown name is an
-    :class:`AgentSpecError` listing the known ones)."""
+    [`AgentSpecError`][thermopylae_agents.policies.registry.AgentSpecError] listing the known ones)."""
     stem = name[:-4] if name.endswith(".zip") else name
     if stem not in shipped_policies():
         raise AgentSpecError(f"no shipped policy named {name!r}; shipped: {', '.join(shipped_policies())}")
@@ -204,7 +209,8 @@ def _is_policy_folder(text: str) -> bool:
 
 
 def parse_spec(spec: str | os.PathLike[str]) -> AgentSpec:
-    """Check a spec string and say what it names, loading nothing (raises :class:`AgentSpecError`)."""
+    """Check a spec string and say what it names, loading nothing (raises
+    [`AgentSpecError`][thermopylae_agents.policies.registry.AgentSpecError])."""
     text = os.fspath(spec)
     if not isinstance(text, str) or not text.strip():
         raise AgentSpecError("empty agent spec: expected random, heuristic, search[:N,K], a model path, "
@@ -313,8 +319,9 @@ def _trained_game(parsed: AgentSpec) -> tuple[str, dict[str, Any]] | None:
 
 
 def check_agent_game(spec: Any, env_id: str, env_kwargs: dict[str, Any] | None = None) -> None:
-    """Refuse (:class:`AgentSpecError`, one line naming both games) a policy trained on another game than
-    ``env_id`` with ``env_kwargs``; built-in players and agent objects pass. Loads no model."""
+    """Refuse ([`AgentSpecError`][thermopylae_agents.policies.registry.AgentSpecError], one line naming both
+    games) a policy trained on another game than ``env_id`` with ``env_kwargs``; built-in players and agent
+    objects pass. Loads no model."""
     if not isinstance(spec, (str, os.PathLike, AgentSpec)):
         return
     parsed = spec if isinstance(spec, AgentSpec) else parse_spec(spec)

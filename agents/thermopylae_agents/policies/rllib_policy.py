@@ -1,9 +1,11 @@
 """A trained RLlib policy as an agent of the package, stored as plain data (NumPy ``.npz``, no pickle).
 
-:func:`export_rl_module` copies the actor of a PPO RLModule (its actor encoder MLP and policy head) into
-an ``.npz`` file of weight arrays and a JSON description; :func:`load_rllib_agent` reads it back as an
-:class:`RLlibAgent`, which needs nothing but NumPy. The file is data: loading it never runs code
-(``numpy.load(allow_pickle=False)``), unlike an RLlib checkpoint, which holds pickled Python objects.
+[`export_rl_module`][thermopylae_agents.policies.rllib_policy.export_rl_module] copies the actor of a PPO
+RLModule (its actor encoder MLP and policy head) into an ``.npz`` file of weight arrays and a JSON
+description; [`load_rllib_agent`][thermopylae_agents.policies.rllib_policy.load_rllib_agent] reads it back as
+an [`RLlibAgent`][thermopylae_agents.policies.rllib_policy.RLlibAgent], which needs nothing but NumPy. The
+file is data: loading it never runs code (``numpy.load(allow_pickle=False)``), unlike an RLlib checkpoint,
+which holds pickled Python objects.
 """
 
 from __future__ import annotations
@@ -146,7 +148,8 @@ def _check_layers(layers: list[tuple[str, Any]], obs_size: int, num_actions: int
 def save_policy(
     path: str | os.PathLike[str], layers: Sequence[tuple[str, Any]], meta: Mapping[str, Any]
 ) -> Path:
-    """Write ``layers`` (see :class:`RLlibAgent`) and ``meta`` to the ``.npz`` file ``path``."""
+    """Write ``layers`` (see [`RLlibAgent`][thermopylae_agents.policies.rllib_policy.RLlibAgent]) and ``meta``
+    to the ``.npz`` file ``path``."""
     meta = dict(meta, format=FORMAT, version=_VERSION, layers=[kind for kind, _ in layers])
     _check_layers(list(layers), int(meta["obs_size"]), int(meta["num_actions"]))
     arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(meta, sort_keys=True))}
@@ -165,7 +168,8 @@ def save_policy(
 def load_rllib_agent(
     path: str | os.PathLike[str], deterministic: bool = True, seed: int | None = None
 ) -> RLlibAgent:
-    """Load an exported RLlib policy (``.npz`` written by :func:`export_rl_module`) as an agent.
+    """Load an exported RLlib policy (``.npz`` written by
+    [`export_rl_module`][thermopylae_agents.policies.rllib_policy.export_rl_module]) as an agent.
 
     Raises ``ValueError`` naming ``path`` when the file is missing, is not such an export, or is damaged.
     The file is read as data only (no pickle), so any file may be opened safely.

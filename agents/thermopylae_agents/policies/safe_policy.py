@@ -7,7 +7,7 @@ stored in a form that cannot: for a policy named ``NAME``,
   options it was trained with (``env_options``, e.g. ``{"num_players": 2}``; options not recorded are
   the env's defaults), the features the network reads (``"flat"``: the observation itself;
   ``"coop_fight"``: the co-op observation plus the fight odds of
-  :meth:`thermopylae_agents.players.fight_features.CoopFightFeatures.numpy_features`), the observation
+  [`thermopylae_agents.players.fight_features.CoopFightFeatures.numpy_features`][]), the observation
   size, the number of actions, the layers in order (``linear`` with the names of its weight and bias
   arrays, ``tanh``, ``relu``), the SHA-256 of the array file, and (``provenance``) the decks of the game
   (file names and hashes), the package version, commit and command that trained it (``"unknown"`` where
@@ -16,22 +16,26 @@ stored in a form that cannot: for a policy named ``NAME``,
   little-endian bytes; read by ``safetensors.numpy``, never with pickle).
 
 Format version 1 stored the arrays as ``NAME.npz`` (a zip of ``.npy`` files); such pairs still load
-(read from the ``.npy`` headers and raw bytes, never with pickle), and :func:`upgrade_policy` rewrites one
-as version 2. A Hugging Face folder (:func:`thermopylae_agents.policies.model_card.write_hf_folder`)
-holds the same two files as ``config.json`` + ``model.safetensors`` beside its ``README.md``; the folder's
-path loads it. Loading needs NumPy and ``safetensors`` only (no torch, no SB3).
+(read from the ``.npy`` headers and raw bytes, never with pickle), and
+[`upgrade_policy`][thermopylae_agents.policies.safe_policy.upgrade_policy] rewrites one as version 2. A
+Hugging Face folder ([`thermopylae_agents.policies.model_card.write_hf_folder`][]) holds the same two files as
+``config.json`` + ``model.safetensors`` beside its ``README.md``; the folder's path loads it. Loading needs
+NumPy and ``safetensors`` only (no torch, no SB3).
 
 The network is the actor of a (Maskable)PPO policy: features, the actor MLP
 (``mlp_extractor.policy_net``) and the action head (``action_net``); its outputs are the action logits.
-:class:`SafePolicy` plays the most likely legal action, the action an SB3 model plays with
-``deterministic=True`` (``tests/agents/test_safe_policy.py`` checks this game for game on hundreds of games).
+[`SafePolicy`][thermopylae_agents.policies.safe_policy.SafePolicy] plays the most likely legal action, the
+action an SB3 model plays with ``deterministic=True`` (``tests/agents/test_safe_policy.py`` checks this game
+for game on hundreds of games).
 
-:func:`load_safe_policy` loads a policy by path (either file of the pair; see :func:`is_path`) or by the
-name of a shipped policy (:func:`shipped_policy_names`; a name never means a file of the working folder).
-Every malformed file is one ``ValueError`` naming the file and the problem, and every size (the files, the
-zip members, the ``.npy`` headers) is checked against the description before anything is read or
-expanded. :func:`export_sb3_policy` writes the pair from a loaded SB3 model (``thermopylae export``,
-``thermopylae-export-policy``, which needs the ``train`` extra).
+[`load_safe_policy`][thermopylae_agents.policies.safe_policy.load_safe_policy] loads a policy by path (either
+file of the pair; see [`is_path`][thermopylae_agents.policies.safe_policy.is_path]) or by the name of a
+shipped policy ([`shipped_policy_names`][thermopylae_agents.policies.safe_policy.shipped_policy_names]; a name
+never means a file of the working folder). Every malformed file is one ``ValueError`` naming the file and the
+problem, and every size (the files, the zip members, the ``.npy`` headers) is checked against the description
+before anything is read or expanded.
+[`export_sb3_policy`][thermopylae_agents.policies.safe_policy.export_sb3_policy] writes the pair from a loaded
+SB3 model (``thermopylae export``, ``thermopylae-export-policy``, which needs the ``train`` extra).
 """
 
 from __future__ import annotations
@@ -135,7 +139,7 @@ class SafePolicy:
     ``act(observation, action_mask, rng=None)`` plays the legal action with the highest logit (what SB3
     plays with ``deterministic=True``); with ``deterministic=False`` and an ``rng`` it samples the masked
     softmax instead. ``action_probabilities`` gives the masked, renormalised distribution (hints).
-    Build one with :func:`load_safe_policy`.
+    Build one with [`load_safe_policy`][thermopylae_agents.policies.safe_policy.load_safe_policy].
     """
 
     def __init__(
@@ -551,8 +555,9 @@ def _read_npy(stream: Any, key: str, shape: tuple[int, ...], where: str) -> np.n
 
 
 def load_safe_policy(path_or_name: str | os.PathLike[str], deterministic: bool = True) -> SafePolicy:
-    """Load a policy from its ``.json`` / ``.safetensors`` pair (a path: see :func:`is_path`; an old
-    ``.json`` / ``.npz`` pair, a Hugging Face folder) or a shipped name.
+    """Load a policy from its ``.json`` / ``.safetensors`` pair (a path: see
+    [`is_path`][thermopylae_agents.policies.safe_policy.is_path]; an old ``.json`` / ``.npz`` pair, a Hugging
+    Face folder) or a shipped name.
 
     Nothing here can run code from the files: the description is JSON, the arrays are read by the
     safetensors parser (an old ``.npz``: from their ``.npy`` headers and raw bytes; never pickle). Every
@@ -669,7 +674,7 @@ def export_sb3_policy(
     with, e.g. ``{"num_players": 2}``; omitted options are the env's defaults) are recorded: SB3 files do
     not say which game they were trained on. ``source`` (e.g. the zip's name) too, when given.
     ``provenance`` (the training commit, command and package version; see
-    :func:`thermopylae_agents.policies.provenance.policy_provenance`) is added to the decks of the game and
+    [`thermopylae_agents.policies.provenance.policy_provenance`][]) is added to the decks of the game and
     the version and commit of this export, which are always recorded. The written pair is loaded back and
     checked before returning.
     """

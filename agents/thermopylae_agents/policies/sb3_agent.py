@@ -1,8 +1,8 @@
-"""A trained Stable-Baselines3 / sb3-contrib policy as an :class:`thermopylae_agents.players.base.Agent`.
+"""A trained Stable-Baselines3 / sb3-contrib policy as an [`thermopylae_agents.players.base.Agent`][].
 
-.. warning::
-   SB3 model files (``.zip``) contain pickled Python objects: loading one can run arbitrary code. Load
-   only models from sources you trust (your own training runs, the policies shipped with the package).
+!!! warning
+    SB3 model files (``.zip``) contain pickled Python objects: loading one can run arbitrary code. Load
+    only models from sources you trust (your own training runs, the policies shipped with the package).
 """
 
 from __future__ import annotations
@@ -51,8 +51,9 @@ def load_model(path: str | os.PathLike[str], device: str = "cpu") -> Any:
 class SB3Agent:
     """Plays a trained SB3 policy greedily.
 
-    ``model`` is a loaded model or the path of a saved one (see :func:`load_model`; SB3 files are pickles,
-    so load only files from trusted sources).
+    ``model`` is a loaded model or the path of a saved one (see
+    [`load_model`][thermopylae_agents.policies.sb3_agent.load_model]; SB3 files are pickles, so load only
+    files from trusted sources).
 
     * A ``MaskablePPO`` model (anything whose ``predict`` takes ``action_masks``) plays
       ``predict(obs, action_masks=mask, deterministic=True)``: the most probable legal action.

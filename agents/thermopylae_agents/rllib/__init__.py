@@ -2,18 +2,20 @@
 
 Everything here needs the ``rllib`` extra (``pip install -e '.[rllib]'``): Ray with RLlib and Tune. A
 trained policy is exported to a data-only ``.npz`` file that needs only NumPy to play
-(:mod:`thermopylae_agents.policies.rllib_policy`: :class:`RLlibAgent`, :func:`load_rllib_agent`), so
-evaluation, play and hints use it without Ray; its names are re-exported here. Modules:
+([`thermopylae_agents.policies.rllib_policy`][]:
+[`RLlibAgent`][thermopylae_agents.policies.rllib_policy.RLlibAgent],
+[`load_rllib_agent`][thermopylae_agents.policies.rllib_policy.load_rllib_agent]), so evaluation, play and
+hints use it without Ray; its names are re-exported here. Modules:
 
-* :mod:`~thermopylae_agents.rllib.envs`: the co-op game with dict observations ``{"observations",
+* [`envs`][thermopylae_agents.rllib.envs]: the co-op game with dict observations ``{"observations",
   "action_mask"}`` (single and native vector engine) and the duel as an RLlib ``MultiAgentEnv``.
-* :mod:`~thermopylae_agents.rllib.modules`: the masked PPO RLModule and the duel's heuristic RLModule.
-* :mod:`~thermopylae_agents.rllib.config`: the PPO settings and the RLlib configs (co-op, duel), and the
+* [`modules`][thermopylae_agents.rllib.modules]: the masked PPO RLModule and the duel's heuristic RLModule.
+* [`config`][thermopylae_agents.rllib.config]: the PPO settings and the RLlib configs (co-op, duel), and the
   audit of sampled actions against the mask.
-* :mod:`~thermopylae_agents.rllib.train`: the training loop with checkpoints and export, and evaluation.
-* :mod:`~thermopylae_agents.rllib.sweep`: the Ray Tune sweep over co-op PPO hyperparameters (ASHA).
+* [`train`][thermopylae_agents.rllib.train]: the training loop with checkpoints and export, and evaluation.
+* [`sweep`][thermopylae_agents.rllib.sweep]: the Ray Tune sweep over co-op PPO hyperparameters (ASHA).
 
-The command line is ``thermopylae rllib {coop,duel,sweep}`` (:mod:`thermopylae_agents.cli.rllib`).
+The command line is ``thermopylae rllib {coop,duel,sweep}`` ([`thermopylae_agents.cli.rllib`][]).
 """
 
 from __future__ import annotations

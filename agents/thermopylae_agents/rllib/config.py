@@ -132,8 +132,8 @@ def coop_config(
     ``num_env_runners`` parallel env runners (0: sample in the driver), each stepping ``envs_per_runner``
     games: on the native vector engine (``vector="native"``, ``CoopVectorEnv`` inside the runner) or as
     Gymnasium's ``SyncVectorEnv`` of single envs (``"sync"``). ``env_config`` goes to
-    :func:`thermopylae_agents.rllib.envs.make_coop`. ``audit_masks`` adds a callback that checks every
-    sampled action against its mask (:func:`count_illegal`).
+    [`thermopylae_agents.rllib.envs.make_coop`][]. ``audit_masks`` adds a callback that checks every
+    sampled action against its mask ([`count_illegal`][thermopylae_agents.rllib.config.count_illegal]).
     """
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
@@ -191,9 +191,10 @@ def duel_config(
     seed: int | None = 0,
     audit_masks: bool = False,
 ) -> Any:
-    """A multi-agent ``PPOConfig`` for the duel (:class:`~thermopylae_agents.rllib.envs.DuelMultiAgentEnv`)
-    with the policy mapping of ``mode`` (see :func:`duel_modules`); ``audit_masks`` as for
-    :func:`coop_config`."""
+    """A multi-agent ``PPOConfig`` for the duel
+    ([`DuelMultiAgentEnv`][thermopylae_agents.rllib.envs.DuelMultiAgentEnv]) with the policy mapping of
+    ``mode`` (see [`duel_modules`][thermopylae_agents.rllib.config.duel_modules]); ``audit_masks`` as for
+    [`coop_config`][thermopylae_agents.rllib.config.coop_config]."""
     import gymnasium as gym
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec

@@ -1,14 +1,16 @@
 """The package's environments in the shapes RLlib wants.
 
-* :class:`MaskedCoopEnv` / :class:`MaskedCoopVectorEnv`: ``thermopylae/Coop-v0`` (one game) and the native
-  vector engine :class:`thermopylae_env.coop.vector.CoopVectorEnv` (``num_envs`` games stepped together)
-  with the observation ``{"observations": Box(115), "action_mask": Box(72)}``, the layout RLlib's
-  action-masking RLModules read.
-* :class:`DuelMultiAgentEnv`: the duel (the PettingZoo AEC game :mod:`thermopylae_env.duel_v0`) as an RLlib
-  ``MultiAgentEnv`` with agents ``"greek"`` and ``"persian"``, each observing
-  ``{"observations": Box(56), "action_mask": Box(21)}``.
-* :func:`register_envs`: registers ``thermopylae-coop`` and ``thermopylae-duel`` with Ray Tune, so that
-  every env runner (on any node of a cluster) can build them by name.
+* [`MaskedCoopEnv`][thermopylae_agents.rllib.envs.MaskedCoopEnv] /
+  [`MaskedCoopVectorEnv`][thermopylae_agents.rllib.envs.MaskedCoopVectorEnv]: ``thermopylae/Coop-v0`` (one
+  game) and the native vector engine [`thermopylae_env.coop.vector.CoopVectorEnv`][] (``num_envs`` games
+  stepped together) with the observation ``{"observations": Box(115), "action_mask": Box(72)}``, the layout
+  RLlib's action-masking RLModules read.
+* [`DuelMultiAgentEnv`][thermopylae_agents.rllib.envs.DuelMultiAgentEnv]: the duel (the PettingZoo AEC game
+  [`thermopylae_env.duel_v0`][thermopylae_env.duel.pettingzoo]) as an RLlib ``MultiAgentEnv`` with agents
+  ``"greek"`` and ``"persian"``, each observing ``{"observations": Box(56), "action_mask": Box(21)}``.
+* [`register_envs`][thermopylae_agents.rllib.envs.register_envs]: registers ``thermopylae-coop`` and
+  ``thermopylae-duel`` with Ray Tune, so that every env runner (on any node of a cluster) can build them by
+  name.
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ class MaskedCoopEnv(gym.Wrapper):
 class MaskedCoopVectorEnv(VectorEnv):
     """``num_envs`` co-op games on the native vector engine, with dict observations (see the module).
 
-    Wraps :class:`thermopylae_env.coop.vector.CoopVectorEnv` in its default ``NEXT_STEP`` autoreset mode,
+    Wraps [`thermopylae_env.coop.vector.CoopVectorEnv`][] in its default ``NEXT_STEP`` autoreset mode,
     which RLlib's ``SingleAgentEnvRunner`` expects: the step after a game ends ignores that game's action
     and returns its new first observation. Keyword arguments go to ``CoopVectorEnv``.
     """
@@ -119,8 +121,9 @@ class MaskedCoopVectorEnv(VectorEnv):
 
 
 def make_coop(config: dict[str, Any] | None = None) -> gym.Env | VectorEnv:
-    """Env creator for RLlib: a :class:`MaskedCoopEnv`, or a :class:`MaskedCoopVectorEnv` when
-    ``config`` has ``num_envs`` (RLlib passes it with ``gym_env_vectorize_mode="vector_entry_point"``).
+    """Env creator for RLlib: a [`MaskedCoopEnv`][thermopylae_agents.rllib.envs.MaskedCoopEnv], or a
+    [`MaskedCoopVectorEnv`][thermopylae_agents.rllib.envs.MaskedCoopVectorEnv] when ``config`` has
+    ``num_envs`` (RLlib passes it with ``gym_env_vectorize_mode="vector_entry_point"``).
 
     ``config`` keys: ``num_players``, ``persian_deck``, ``reward_shaping`` (as for ``thermopylae/Coop-v0``)
     and, for the vector engine, ``backend``. Any other key is refused, naming it.
@@ -202,7 +205,7 @@ class DuelMultiAgentEnv(_multi_agent_env_base()):
 
 
 def make_duel(config: dict[str, Any] | None = None) -> DuelMultiAgentEnv:
-    """Env creator for RLlib: a :class:`DuelMultiAgentEnv`."""
+    """Env creator for RLlib: a [`DuelMultiAgentEnv`][thermopylae_agents.rllib.envs.DuelMultiAgentEnv]."""
     return DuelMultiAgentEnv(config)
 
 

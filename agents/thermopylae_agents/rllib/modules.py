@@ -1,11 +1,11 @@
 """RLModules (RLlib's current API stack) for the package's games.
 
-* :class:`MaskedPPOTorchRLModule`: RLlib's default PPO torch module over the ``"observations"`` part of a
-  dict observation, whose action logits get ``log(mask)`` added (``-3.4e38`` on illegal actions), so that
-  sampling, greedy play and the PPO loss all see only legal actions. The critic reads the same
-  observation without the mask.
-* :class:`DuelHeuristicRLModule`: the duel's hand-written player of one side
-  (:mod:`thermopylae_env.duel.opponents`) as a module that is never trained: the built-in
+* [`MaskedPPOTorchRLModule`][thermopylae_agents.rllib.modules.MaskedPPOTorchRLModule]: RLlib's default PPO
+  torch module over the ``"observations"`` part of a dict observation, whose action logits get ``log(mask)``
+  added (``-3.4e38`` on illegal actions), so that sampling, greedy play and the PPO loss all see only legal
+  actions. The critic reads the same observation without the mask.
+* [`DuelHeuristicRLModule`][thermopylae_agents.rllib.modules.DuelHeuristicRLModule]: the duel's hand-written
+  player of one side ([`thermopylae_env.duel.opponents`][]) as a module that is never trained: the built-in
   opponent of a learning side, reached through RLlib's policy mapping.
 """
 
@@ -85,7 +85,7 @@ class DuelHeuristicRLModule(RLModule):
     """The duel's hand-written player of one side, as an RLModule that RLlib never trains.
 
     ``model_config={"side": "greek"}`` or ``{"side": "persian"}``. It reads the dict observation
-    ``{"observations", "action_mask"}`` of :class:`thermopylae_agents.rllib.envs.DuelMultiAgentEnv` and
+    ``{"observations", "action_mask"}`` of [`thermopylae_agents.rllib.envs.DuelMultiAgentEnv`][] and
     returns the heuristic's actions directly (``Columns.ACTIONS``), so RLlib samples nothing for it. Leave
     it out of ``policies_to_train``.
     """

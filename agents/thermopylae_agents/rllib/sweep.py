@@ -1,16 +1,16 @@
 """A Ray Tune sweep over the co-op PPO hyperparameters, with ASHA early stopping.
 
-Each trial trains masked PPO on the co-op game (:func:`thermopylae_agents.rllib.config.coop_config`) with a
+Each trial trains masked PPO on the co-op game ([`thermopylae_agents.rllib.config.coop_config`][]) with a
 learning rate, an entropy coefficient and a train batch size drawn from the given choices (``num_samples``
 trials of random search over them). ASHA (``ray.tune.schedulers.ASHAScheduler``) compares trials on the
 mean episode return (``env_runners/episode_return_mean``: in the co-op game ``2 * win rate - 1``) at rungs
 of env steps and stops the worse ones early. The best trial's last checkpoint is exported
-(:mod:`thermopylae_agents.policies.rllib_policy`) and evaluated greedily on fixed seeded deals, with its
+([`thermopylae_agents.policies.rllib_policy`][]) and evaluated greedily on fixed seeded deals, with its
 95% Wilson interval. Trial results and checkpoints go to ``STORAGE/NAME``
 (``RunConfig(storage_path=...)``: a local directory; on a cluster of several machines a directory that
 every node mounts at the same path, e.g. NFS).
 
-Command line (:mod:`thermopylae_agents.cli.rllib`)::
+Command line ([`thermopylae_agents.cli.rllib`][]):
 
     thermopylae rllib sweep --storage-path runs/rllib_sweep --num-samples 8 \\
         --lr 1e-4 3e-4 1e-3 --entropy-coeff 0 0.003 0.01 --train-batch-size 4096 16384 \\

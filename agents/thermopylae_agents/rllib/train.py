@@ -1,7 +1,7 @@
 """PPO on Ray RLlib for the co-op game and the duel: configs, the training loop, checkpoints and export.
 
-The configs are in :mod:`thermopylae_agents.rllib.config`; the command line is ``thermopylae rllib``
-(:mod:`thermopylae_agents.cli.rllib`; also the ``thermopylae-train-rllib`` console script)::
+The configs are in [`thermopylae_agents.rllib.config`][]; the command line is ``thermopylae rllib``
+([`thermopylae_agents.cli.rllib`][]; also the ``thermopylae-train-rllib`` console script):
 
     thermopylae rllib coop --num-env-runners 2 --envs-per-runner 64 --storage-path runs/rllib_coop
     thermopylae rllib duel --mode self-play --storage-path runs/rllib_duel
@@ -12,9 +12,9 @@ Without ``--address`` the script starts a local Ray (``--num-cpus``, default: al
 the end; with ``--address`` (``auto``, ``HOST:6379`` or ``ray://HOST:10001``) it joins a running cluster.
 Checkpoints (``Algorithm.save_to_path``) go to ``STORAGE/checkpoints/iter_NNNNN`` and ``STORAGE/final``;
 the trained policies are exported to ``STORAGE/<module>.npz``
-(:mod:`thermopylae_agents.policies.rllib_policy`, loadable without Ray by
-:func:`~thermopylae_agents.policies.rllib_policy.load_rllib_agent`) and evaluated on fixed seeded deals;
-``STORAGE/summary.json`` records the run. RLlib checkpoints contain pickled objects: restore only
+([`thermopylae_agents.policies.rllib_policy`][], loadable without Ray by
+[`load_rllib_agent`][thermopylae_agents.policies.rllib_policy.load_rllib_agent]) and evaluated on fixed seeded
+deals; ``STORAGE/summary.json`` records the run. RLlib checkpoints contain pickled objects: restore only
 checkpoints you made.
 """
 
@@ -79,7 +79,8 @@ def _returns(result: Mapping[str, Any]) -> dict[str, float]:
 
 @dataclass
 class TrainReport:
-    """What :func:`train` did: iterations, steps, time, checkpoints and the exported policies."""
+    """What [`train`][thermopylae_agents.rllib.train.train] did: iterations, steps, time, checkpoints and the
+    exported policies."""
 
     iterations: int = 0
     timesteps: int = 0
@@ -164,7 +165,7 @@ def evaluate_policy(
     env_kwargs: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Win rate of the exported policy at ``path`` on ``games`` fixed seeded deals (seeds ``base_seed`` ..),
-    with its 95% Wilson interval, through :func:`thermopylae_agents.evaluation.games.evaluate`."""
+    with its 95% Wilson interval, through [`thermopylae_agents.evaluation.games.evaluate`][]."""
     from thermopylae_agents.evaluation.games import evaluate
     from thermopylae_agents.policies.rllib_policy import load_rllib_agent
 

@@ -1,7 +1,5 @@
 """Train PPO agents for the thermopylae environments (``thermopylae-train``, ``scripts/train.py``).
 
-::
-
     thermopylae-train coop                        # MaskablePPO on Coop-v0 with configs/coop.yaml
     thermopylae-train coop --timesteps 20000      # a short run: warm start and report shrink with it
     thermopylae-train duel-greek --timesteps 200000 --seed 3
@@ -9,7 +7,7 @@
     thermopylae-train selfplay                    # both duel sides, in alternation, against snapshot pools
     thermopylae-train coop --resume runs/coop-maskable_ppo-seed0   # continue a run (its config, its counter)
 
-Every run writes one folder (``--out``, default ``runs/<target>-<algo>-seed<seed>``)::
+Every run writes one folder (``--out``, default ``runs/<target>-<algo>-seed<seed>``):
 
     config.yaml         the configuration as resolved (file + command line), written before training
     tb/                 TensorBoard logs (``tensorboard --logdir runs``): PPO, warm_start, summary (hparams)
@@ -20,23 +18,28 @@ Every run writes one folder (``--out``, default ``runs/<target>-<algo>-seed<seed
 
 The package, one module per concern:
 
-* :mod:`~.config` -- the YAML files (keyed by env id, every key checked and tracked), budget sizing;
-* :mod:`~.envs` -- training and evaluation environments;
-* :mod:`~.distribution` -- the one-pass masked categorical distribution;
-* :mod:`~.callbacks` -- throughput, progress, checkpoints, periodic evaluation, TensorBoard writers;
-* :mod:`~.progress` -- progress bars on a terminal, log lines elsewhere;
-* :mod:`~.runs` -- the run skeleton both pipelines share: ``setup_experiment``, ``learn``,
-  ``save_trained_model``, ``finish``;
-* :mod:`~.imitation` -- the warm start (expert games, behaviour cloning, DAgger);
-* :mod:`~.ppo` -- one agent (``train``); :mod:`~.selfplay` -- both duel sides (``train_selfplay``);
-* :mod:`~.report` -- the final report and the TensorBoard curve reader;
-* :mod:`~.ppo_native` -- PPO on the native vector engine; :mod:`~.exploiters` -- exploiter training.
+* [`config`][thermopylae_agents.training.config] -- the YAML files (keyed by env id, every key checked and
+  tracked), budget sizing;
+* [`envs`][thermopylae_agents.training.envs] -- training and evaluation environments;
+* [`distribution`][thermopylae_agents.training.distribution] -- the one-pass masked categorical distribution;
+* [`callbacks`][thermopylae_agents.training.callbacks] -- throughput, progress, checkpoints, periodic
+  evaluation, TensorBoard writers;
+* [`progress`][thermopylae_agents.training.progress] -- progress bars on a terminal, log lines elsewhere;
+* [`runs`][thermopylae_agents.training.runs] -- the run skeleton both pipelines share: ``setup_experiment``,
+  ``learn``, ``save_trained_model``, ``finish``;
+* [`imitation`][thermopylae_agents.training.imitation] -- the warm start (expert games, behaviour cloning,
+  DAgger);
+* [`ppo`][thermopylae_agents.training.ppo] -- one agent (``train``);
+  [`selfplay`][thermopylae_agents.training.selfplay] -- both duel sides (``train_selfplay``);
+* [`report`][thermopylae_agents.training.report] -- the final report and the TensorBoard curve reader;
+* [`ppo_native`][thermopylae_agents.training.ppo_native] -- PPO on the native vector engine;
+  [`exploiters`][thermopylae_agents.training.exploiters] -- exploiter training.
 
-The command line is :mod:`thermopylae_agents.cli.train`.
+The command line is [`thermopylae_agents.cli.train`][].
 
 Saved models name ``thermopylae_agents.training.CoopFightFeatures`` (and ``LinearSchedule`` for a
 ``lin_`` schedule) in their pickles, so those names, and the others this package exported before it was
-split, resolve here on first use (:data:`_LAZY`): importing the package runs none of its modules, so that
+split, resolve here on first use (`_LAZY`): importing the package runs none of its modules, so that
 no import cycle goes through this file.
 """
 

@@ -52,7 +52,8 @@ def save_atomically(model: Any, path: str | os.PathLike[str], exclude: Sequence[
 
 
 class AtomicCheckpointCallback(CheckpointCallback):
-    """SB3's checkpoints (``<prefix>_<steps>_steps.zip``), each written by :func:`save_atomically`."""
+    """SB3's checkpoints (``<prefix>_<steps>_steps.zip``), each written by
+    [`save_atomically`][thermopylae_agents.training.callbacks.save_atomically]."""
 
     def _on_step(self) -> bool:
         if self.n_calls % self.save_freq == 0:

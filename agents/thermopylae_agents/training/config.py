@@ -4,8 +4,8 @@ The files are keyed by env id but are not RL Zoo's format (rl_zoo3 reads ``confi
 
 A hyperparameter file maps an environment id to its block (``n_envs``, ``n_timesteps``, PPO keywords,
 ``policy_kwargs``, and the sections ``eval``, ``bc``, ``report``; self-play adds a ``selfplay`` block). A
-key that the pipeline does not know is an error; :class:`Config` remembers which keys were read, so the
-tests prove that every key of a shipped file has an effect.
+key that the pipeline does not know is an error; [`Config`][thermopylae_agents.training.config.Config]
+remembers which keys were read, so the tests prove that every key of a shipped file has an effect.
 """
 
 from __future__ import annotations
@@ -136,8 +136,9 @@ SELFPLAY_SIZED = {("selfplay", "report_episodes"): 200}
 class Config(Mapping[str, Any]):
     """A read-only mapping from a YAML file that remembers which keys were read.
 
-    The pipeline reads every setting through it; :meth:`unused` then lists the keys nobody read, which
-    the tests use to prove that each key of a shipped config file has an effect.
+    The pipeline reads every setting through it; [`unused`][thermopylae_agents.training.config.Config.unused]
+    then lists the keys nobody read, which the tests use to prove that each key of a shipped config file has
+    an effect.
     """
 
     def __init__(self, data: Mapping[str, Any], name: str = "") -> None:
@@ -203,7 +204,8 @@ class LinearSchedule:
 
 
 def parse_schedule(value: Any, key: str) -> float | LinearSchedule:
-    """A number, or ``lin_<x>`` (a :class:`LinearSchedule`), for ``learning_rate`` / ``clip_range``."""
+    """A number, or ``lin_<x>`` (a [`LinearSchedule`][thermopylae_agents.training.config.LinearSchedule]), for
+    ``learning_rate`` / ``clip_range``."""
     if isinstance(value, str):
         try:
             return LinearSchedule(float(value[4:])) if value.startswith("lin_") else float(value)
@@ -513,7 +515,8 @@ def size_to_budget(data: dict[str, Any], target: str, timesteps: int) -> dict[st
 
 
 def _restore_full_size(data: dict[str, Any], changes: Mapping[str, Mapping[str, int]]) -> None:
-    """Undo :func:`size_to_budget` on a run's own ``config.yaml`` (before sizing it anew)."""
+    """Undo [`size_to_budget`][thermopylae_agents.training.config.size_to_budget] on a run's own
+    ``config.yaml`` (before sizing it anew)."""
     for name, change in changes.items():
         block, section, key = name.rsplit(".", 2)
         where = data if block == "top" else data[block]
@@ -538,8 +541,8 @@ def resolve_config(
     """The config file of ``target`` with the command-line overrides applied (plain data).
 
     ``run`` records the run's own settings (target, algorithm, seed, device, and the game counts that
-    ``timesteps`` shrank, see :func:`size_to_budget`) so that ``config.yaml`` alone describes, and can
-    repeat or resume, the run.
+    ``timesteps`` shrank, see [`size_to_budget`][thermopylae_agents.training.config.size_to_budget]) so that
+    ``config.yaml`` alone describes, and can repeat or resume, the run.
     """
     for name, value, minimum in (
         ("timesteps", timesteps, 1),

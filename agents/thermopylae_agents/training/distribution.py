@@ -54,7 +54,8 @@ class OnePassMaskableCategorical(MaskableCategorical):
 
 
 class OnePassMaskableCategoricalDistribution(MaskableCategoricalDistribution):
-    """``MaskableCategoricalDistribution`` over :class:`OnePassMaskableCategorical`."""
+    """``MaskableCategoricalDistribution`` over
+    [`OnePassMaskableCategorical`][thermopylae_agents.training.distribution.OnePassMaskableCategorical]."""
 
     def proba_distribution(self, action_logits: th.Tensor) -> OnePassMaskableCategoricalDistribution:
         self.distribution = OnePassMaskableCategorical(action_logits.view(-1, self.action_dim))
@@ -62,7 +63,8 @@ class OnePassMaskableCategoricalDistribution(MaskableCategoricalDistribution):
 
 
 def speed_up_policy(model: Any) -> Any:
-    """Give a maskable model's policy the one-pass masked distribution (:class:`OnePassMaskableCategorical`).
+    """Give a maskable model's policy the one-pass masked distribution
+    ([`OnePassMaskableCategorical`][thermopylae_agents.training.distribution.OnePassMaskableCategorical]).
 
     Only the live policy object changes: saved files keep sb3-contrib's classes (the distribution holds no
     parameters), so call this again after ``load`` to train on at the same speed. Other models are

@@ -45,10 +45,11 @@ def build_vec_env(
     """``n_envs`` copies of ``env_id`` as one SB3 ``VecEnv`` (episode statistics recorded), seeded.
 
     ``vec="native"`` uses the vector engines, which record episode statistics themselves
-    (:class:`thermopylae_env.coop.sb3.CoopSB3VecEnv`, :class:`thermopylae_env.duel.sb3.DuelSB3VecEnv`
+    ([`thermopylae_env.coop.sb3.CoopSB3VecEnv`][], [`thermopylae_env.duel.sb3.DuelSB3VecEnv`][]
     with the duel's built-in opponent; a model path opponent plays greedily through a
-    :class:`~thermopylae_agents.policies.frozen_policy.FrozenPolicy`); ``"dummy"`` / ``"subproc"`` stack
-    single environments in this process / in worker processes. Environment ``i`` is seeded with ``seed + i``.
+    [`FrozenPolicy`][thermopylae_agents.policies.frozen_policy.FrozenPolicy]); ``"dummy"`` / ``"subproc"``
+    stack single environments in this process / in worker processes. Environment ``i`` is seeded with
+    ``seed + i``.
     """
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 

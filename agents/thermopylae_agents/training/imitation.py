@@ -6,19 +6,22 @@ hand-written heuristic or the determinized search) puts PPO where wins are commo
 
 Three steps, each usable alone:
 
-* :func:`collect_expert_data` plays ``episodes`` games with an expert on a Gymnasium env and records
-  ``(observation, legal mask, expert action)`` plus the discounted return from each decision;
-* :func:`behaviour_cloning` trains the policy's actor with a *masked* cross-entropy (illegal actions get
-  no probability, exactly as in MaskablePPO) and, optionally, its critic on those returns so that PPO
-  starts from a value function that matches the cloned policy instead of wrecking it in the first update;
-* :func:`agreement` measures how often the policy's most likely legal action equals the expert's.
+* [`collect_expert_data`][thermopylae_agents.training.imitation.collect_expert_data] plays ``episodes`` games
+  with an expert on a Gymnasium env and records ``(observation, legal mask, expert action)`` plus the
+  discounted return from each decision;
+* [`behaviour_cloning`][thermopylae_agents.training.imitation.behaviour_cloning] trains the policy's actor
+  with a *masked* cross-entropy (illegal actions get no probability, exactly as in MaskablePPO) and,
+  optionally, its critic on those returns so that PPO starts from a value function that matches the cloned
+  policy instead of wrecking it in the first update;
+* [`agreement`][thermopylae_agents.training.imitation.agreement] measures how often the policy's most likely
+  legal action equals the expert's.
 
 DAgger (Ross et al., 2011) is the same loop with ``actor=`` the cloned policy: the expert labels the states
 the clone reaches, the labels join the data, and the policy is trained again; it fixes the mistakes that
 lead the clone off the expert's paths, which plain cloning never sees.
 
-The warm start of a run (:func:`warm_start`) plays the expert games (in worker processes), shows
-each stage's progress, and writes the curves to ``tb/warm_start``.
+The warm start of a run ([`warm_start`][thermopylae_agents.training.imitation.warm_start]) plays the expert
+games (in worker processes), shows each stage's progress, and writes the curves to ``tb/warm_start``.
 """
 
 from __future__ import annotations
@@ -106,7 +109,7 @@ def collect_expert_data(
 ) -> ExpertData:
     """Play ``episodes`` games and record the decisions of ``expert`` (an agent).
 
-    ``expert`` is a :class:`thermopylae_agents.players.base.Agent`.
+    ``expert`` is a [`thermopylae_agents.players.base.Agent`][].
 
     ``make_env`` builds the environment the policy will be trained on (same observation, same reward
     shaping), so the recorded returns are those PPO's critic has to predict. Episode ``i`` is reset with
@@ -262,7 +265,7 @@ def agreement(policy: Any, data: ExpertData, batch_size: int = 4096) -> float:
 
     This is the choice of the greedy masked player; a plain PPO policy is scored the same way, on the legal
     actions only, which is how
-    :class:`thermopylae_agents.policies.sb3_agent.SB3Agent` falls back when its prediction is illegal.
+    [`thermopylae_agents.policies.sb3_agent.SB3Agent`][] falls back when its prediction is illegal.
     """
     if len(data) == 0:
         raise ValueError("agreement needs at least one decision")
@@ -283,7 +286,7 @@ def agreement(policy: Any, data: ExpertData, batch_size: int = 4096) -> float:
 
 
 def make_expert(env_id: str, name: str, seed: int = 0) -> Any:
-    """The expert player ``name`` for ``env_id``: an :class:`thermopylae_agents.players.base.Agent`."""
+    """The expert player ``name`` for ``env_id``: an [`thermopylae_agents.players.base.Agent`][]."""
     if env_id == COOP_ID:
         if name == "heuristic":
             from thermopylae_agents.players.coop_heuristic import CoopHeuristic
@@ -336,9 +339,10 @@ def collect_bc_data(
 ):
     """Expert decisions from ``episodes`` games (game ``i`` seeded ``seed + i``), in ``workers`` processes.
 
-    ``actor`` (a picklable player such as :class:`FrozenPolicy`) plays the games instead of the expert,
-    which then only labels the states (DAgger). The games are played in consecutive chunks, in order, so
-    the data are the same for any number of workers; ``stage`` advances by each finished chunk.
+    ``actor`` (a picklable player such as
+    [`FrozenPolicy`][thermopylae_agents.policies.frozen_policy.FrozenPolicy]) plays the games instead of the
+    expert, which then only labels the states (DAgger). The games are played in consecutive chunks, in order,
+    so the data are the same for any number of workers; ``stage`` advances by each finished chunk.
     """
 
     workers = max(1, min(int(workers), episodes))

@@ -47,7 +47,7 @@ def build_model(
     algo: str, env: Any, hp: Config, seed: int, tensorboard_log: str | None, device: str, verbose: int = 0
 ) -> Any:
     """A fresh (Maskable)PPO model for ``env`` from the hyperparameter block ``hp`` (with
-    :func:`speed_up_policy` applied)."""
+    [`speed_up_policy`][thermopylae_agents.training.distribution.speed_up_policy] applied)."""
     model = algo_class(algo)(
         hp.get("policy", "MlpPolicy"),
         env,
@@ -108,7 +108,7 @@ def train(
     and trained on, keeping its timestep counter, until it has seen ``timesteps`` steps in all (default:
     the config's ``n_timesteps``). Arguments left ``None`` come from the config file. A ``timesteps``
     below the config's ``n_timesteps`` shrinks the warm start and the report in proportion
-    (:func:`thermopylae_agents.training.config.size_to_budget`).
+    ([`thermopylae_agents.training.config.size_to_budget`][]).
     """
     if target not in ENV_IDS:
         raise ValueError(f"train() takes one of {tuple(ENV_IDS)}; use train_selfplay() for self-play")

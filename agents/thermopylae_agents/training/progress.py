@@ -2,8 +2,8 @@
 
 On a terminal each stage is a tqdm bar that says what is being done and the time left. Elsewhere (a log
 file, a pipe, ``--no-progress``) a stage prints one line when it starts and one when it ends, and a long
-stage also a line every :data:`HEARTBEAT_SECONDS` with its count and the time left, so a job watched
-through ``tee`` or a CI log never goes silent for long.
+stage also a line every [`HEARTBEAT_SECONDS`][thermopylae_agents.training.progress.HEARTBEAT_SECONDS] with its
+count and the time left, so a job watched through ``tee`` or a CI log never goes silent for long.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """The run skeleton that the PPO and self-play pipelines share (as RL Zoo's ``ExperimentManager``).
 
-:func:`setup_experiment` resolves the config (file + command line), makes the run folder, writes
-``config.yaml`` and seeds torch; :func:`learn` trains a model for a number of steps with its callbacks and
-says how PPO rounds them; :func:`save_trained_model` saves the model for ``--resume`` and for play;
-:func:`finish` writes ``report.json``. A pipeline is then these four calls with its own models between.
+[`setup_experiment`][thermopylae_agents.training.runs.setup_experiment] resolves the config (file + command
+line), makes the run folder, writes ``config.yaml`` and seeds torch;
+[`learn`][thermopylae_agents.training.runs.learn] trains a model for a number of steps with its callbacks and
+says how PPO rounds them; [`save_trained_model`][thermopylae_agents.training.runs.save_trained_model] saves
+the model for ``--resume`` and for play; [`finish`][thermopylae_agents.training.runs.finish] writes
+``report.json``. A pipeline is then these four calls with its own models between.
 """
 
 from __future__ import annotations

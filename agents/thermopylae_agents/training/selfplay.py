@@ -4,10 +4,11 @@ of frozen snapshots of the other side.
 Reads top to bottom: set up the experiment, build both sides (env, model cloned from the heuristic or
 loaded to resume), then per generation each side learns against the other's pool and leaves a snapshot
 in it, save both, report the cross-play matrix. ``selfplay.vec: native`` (the default) collects on the
-native duel engine (:class:`thermopylae_env.duel.sb3.DuelSB3VecEnv`, one per side) and draws the
-opponent per rollout from a :class:`PFSPPool`; ``dummy`` keeps single envs and the fixed-probability
-:class:`OpponentPool`, drawn per episode. The skeleton (setup, learn, save, finish) is the one of
-:mod:`thermopylae_agents.training.ppo`.
+native duel engine ([`thermopylae_env.duel.sb3.DuelSB3VecEnv`][], one per side) and draws the
+opponent per rollout from a [`PFSPPool`][thermopylae_agents.training.selfplay.PFSPPool]; ``dummy`` keeps
+single envs and the fixed-probability [`OpponentPool`][thermopylae_agents.training.selfplay.OpponentPool],
+drawn per episode. The skeleton (setup, learn, save, finish) is the one of
+[`thermopylae_agents.training.ppo`][].
 """
 
 from __future__ import annotations
@@ -53,9 +54,10 @@ SIDES = (("greek", GREEK_ID), ("persian", PERSIAN_ID))
 class OpponentPool:
     """The opponents one side trains against: hand-written players and frozen snapshots of the other side.
 
-    For each episode :meth:`sample` picks the latest snapshot with probability ``latest_prob``, the
-    heuristic (while it is in the pool) with ``heuristic_prob``, and otherwise an older snapshot uniformly;
-    probabilities of absent members go to the others. At most ``max_pool`` snapshots are kept.
+    For each episode [`sample`][thermopylae_agents.training.selfplay.OpponentPool.sample] picks the latest
+    snapshot with probability ``latest_prob``, the heuristic (while it is in the pool) with
+    ``heuristic_prob``, and otherwise an older snapshot uniformly; probabilities of absent members go to the
+    others. At most ``max_pool`` snapshots are kept.
     """
 
     def __init__(self, heuristic: Any, latest_prob: float, heuristic_prob: float, max_pool: int) -> None:
@@ -102,10 +104,11 @@ class PFSPPool:
 
     Members: the hand-written player (``heuristic_name``, the duel engine's built-in heuristic; it never
     leaves the pool) and the last ``max_pool`` frozen snapshots of the other side. Each member keeps the
-    learner's results against it (:meth:`record`); its estimated learner win rate is
-    ``(wins + prior_games / 2) / (games + prior_games)`` (a member not played yet counts as even), and it
-    is drawn with weight ``(1 - win_rate) ** power``: AlphaStar's ``f_hard``, so the opponents that beat
-    the learner are played most and the ones it always beats rarely. All weights zero: uniform.
+    learner's results against it ([`record`][thermopylae_agents.training.selfplay.PFSPPool.record]); its
+    estimated learner win rate is ``(wins + prior_games / 2) / (games + prior_games)`` (a member not played
+    yet counts as even), and it is drawn with weight ``(1 - win_rate) ** power``: AlphaStar's ``f_hard``, so
+    the opponents that beat the learner are played most and the ones it always beats rarely. All weights zero:
+    uniform.
     """
 
     def __init__(self, heuristic: Any = "heuristic", heuristic_name: str = "heuristic", max_pool: int = 5,
@@ -175,9 +178,10 @@ class PFSPPool:
 
 
 class PFSPCallback(BaseCallback):
-    """Per rollout, draws the side's opponent from a :class:`PFSPPool` and puts it in the native env; every
-    finished game goes into the pool's results under the opponent that was playing when it ended (a game
-    running across a rollout boundary is credited to the later opponent)."""
+    """Per rollout, draws the side's opponent from a
+    [`PFSPPool`][thermopylae_agents.training.selfplay.PFSPPool] and puts it in the native env; every finished
+    game goes into the pool's results under the opponent that was playing when it ended (a game running across
+    a rollout boundary is credited to the later opponent)."""
 
     def __init__(self, pool: PFSPPool, env: Any, seed: int) -> None:
         super().__init__()
@@ -200,10 +204,12 @@ class PFSPCallback(BaseCallback):
 
 
 class PoolOpponent:
-    """The ``opponent=`` of one duel env: a member of an :class:`OpponentPool`, drawn anew each episode.
+    """The ``opponent=`` of one duel env: a member of an
+    [`OpponentPool`][thermopylae_agents.training.selfplay.OpponentPool], drawn anew each episode.
 
-    :class:`ResampleOpponent` clears the choice on ``reset``; the first opponent move of the episode (the
-    env plays it inside ``reset``, after reseeding) then draws from the env's ``np_random``.
+    [`ResampleOpponent`][thermopylae_agents.training.selfplay.ResampleOpponent] clears the choice on
+    ``reset``; the first opponent move of the episode (the env plays it inside ``reset``, after reseeding)
+    then draws from the env's ``np_random``.
     """
 
     def __init__(self, pool: OpponentPool) -> None:
@@ -221,7 +227,8 @@ class PoolOpponent:
 
 
 class ResampleOpponent(gym.Wrapper):
-    """Makes the env's :class:`PoolOpponent` draw a new opponent at every ``reset``."""
+    """Makes the env's [`PoolOpponent`][thermopylae_agents.training.selfplay.PoolOpponent] draw a new opponent
+    at every ``reset``."""
 
     def __init__(self, env: gym.Env, opponent: PoolOpponent) -> None:
         super().__init__(env)

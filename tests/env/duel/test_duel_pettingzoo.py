@@ -131,19 +131,45 @@ def test_render_test_passes_for_every_render_mode(capsys):
     assert image.shape == (360, 640, 3) and image.dtype == np.uint8
 
 
-def test_max_cycles_truncates_both_agents():
-    env = duel_v0.env(max_cycles=5)
+def _cycles(movers: list[str]) -> int:
+    """PettingZoo's cycles in a sequence of movers: a cycle is over once every agent has moved in it."""
+    cycles, seen = 0, set()
+    for mover in movers:
+        seen.add(mover)
+        if seen == {"greek", "persian"}:
+            cycles, seen = cycles + 1, set()
+    return cycles
+
+
+@pytest.mark.parametrize("max_cycles", [1, 2, 5, 12])
+def test_max_cycles_truncates_both_agents_after_that_many_cycles(max_cycles):
+    env = duel_v0.env(max_cycles=max_cycles)
     env.reset(seed=0)
-    moves = 0
-    for _agent in env.agent_iter():
+    movers, ended = [], []
+    for agent in env.agent_iter():
         obs, reward, termination, truncation, _ = env.last()
         if termination or truncation:
             assert truncation and not termination and reward == 0.0
+            ended.append(agent)
             env.step(None)
             continue
+        movers.append(agent)
         env.step(int(np.flatnonzero(obs["action_mask"])[0]))
-        moves += 1
-    assert moves == 5 and not env.unwrapped.state.terminated
+    assert sorted(ended) == ["greek", "persian"] and not env.unwrapped.state.terminated
+    # Truncated by the move that completed cycle max_cycles, not before; the same agent moves several
+    # times in a row, so there are more moves than cycles.
+    assert _cycles(movers) == max_cycles and _cycles(movers[:-1]) == max_cycles - 1
+    assert len(movers) > 2 * max_cycles
+    assert min(movers.count("greek"), movers.count("persian")) >= max_cycles
+
+
+def test_max_cycles_is_none_by_default_and_a_game_plays_to_its_end():
+    env = duel_v0.env()
+    env.reset(seed=3)
+    for _agent in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        env.step(None if termination or truncation else int(np.flatnonzero(obs["action_mask"])[-1]))
+    assert env.unwrapped.state.terminated
     for bad in (0, -1, 2.5, True, "5"):
         with pytest.raises(ValueError, match="max_cycles must be None or a positive integer"):
             duel_v0.env(max_cycles=bad)
