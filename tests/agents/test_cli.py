@@ -564,3 +564,13 @@ def test_a_record_that_cannot_be_written_during_the_game_is_a_one_line_error(tmp
     assert code == 2
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "No space left on device" in error and "--record" in error
+
+
+@pytest.mark.parametrize("command", ["exploitability", "render", "bound", "rllib", "duel-table"])
+def test_help_shows_plain_names_not_the_documentation_links(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "][" not in text and "``" not in text
+    assert f"thermopylae {command}" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from thermopylae_env.render import safe_text
 __all__ = [
     "SEED_HELP",
     "check_output_path",
+    "description",
     "device_argument",
     "error",
     "float_argument",
@@ -25,6 +27,19 @@ __all__ = [
 ]
 
 SEED_HELP = "shuffle seed, an integer in 0..2**64-1 (default: random, shown on screen)"
+
+
+_REFERENCE = re.compile(r"\[`([^`]+)`\]\[[^\]]*\]")
+
+
+def description(doc: str | None) -> str:
+    """The first paragraph of a module docstring as plain text for ``--help``.
+
+    The docstrings are written for the documentation site (``[`name`][target]`` links, ````code````); a
+    terminal shows the names alone.
+    """
+    first = (doc or "").strip().split("\n\n")[0]
+    return _REFERENCE.sub(r"\1", first).replace("``", "")
 
 
 def seed_argument(text: str) -> int:

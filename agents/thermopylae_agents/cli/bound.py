@@ -39,7 +39,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from thermopylae_agents.cli.args import check_output_path, int_argument
+from thermopylae_agents.cli.args import check_output_path, description, int_argument
 from thermopylae_agents.evaluation.coop_bound import DeckClairvoyantSolver, deal_orders, policy_value
 from thermopylae_agents.evaluation.games import results_from_json
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
@@ -263,7 +263,7 @@ def _print_summary(summary: dict, gaps: list[dict]) -> None:
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=prog, description=description(__doc__))
     parser.add_argument("--deals", type=int_argument(1, 10**7), default=1000,
                         help="number of deals (default 1000)")
     parser.add_argument("--start", type=int_argument(0, 2**63 - 1), default=0, help="first deal (default 0)")

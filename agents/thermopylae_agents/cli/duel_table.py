@@ -7,7 +7,7 @@ import argparse
 import json
 from collections.abc import Sequence
 
-from thermopylae_agents.cli.args import int_argument, output_path_argument, seed_argument
+from thermopylae_agents.cli.args import description, int_argument, output_path_argument, seed_argument
 from thermopylae_agents.evaluation.duel_table import (
     PAIRINGS,
     play_pairing,
@@ -19,7 +19,7 @@ MAX_GAMES = 10**8  # games are played one after another: the bound is on time, n
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=prog, description=description(__doc__))
     parser.add_argument("--games", type=int_argument(1, MAX_GAMES), default=10_000,
                         help=f"games per pairing, 1..{MAX_GAMES:,} (default 10,000)")
     parser.add_argument("--seed", type=seed_argument, default=0, help="base seed, 0..2**64-1 (default 0)")

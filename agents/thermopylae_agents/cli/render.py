@@ -10,6 +10,7 @@ from pathlib import Path
 
 from thermopylae_agents.cli.args import (
     check_output_path,
+    description,
     float_argument,
     int_argument,
     seed_argument,
@@ -25,7 +26,7 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=prog, description=description(__doc__))
     parser.add_argument("--game", choices=("coop", "duel"), default="coop")
     parser.add_argument("--players", type=int_argument(1, 4), default=1, help="co-op: number of seats (1..4)")
     parser.add_argument("--side", choices=("greek", "persian"), default="greek",

@@ -14,6 +14,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from thermopylae_agents.cli.args import description
 from thermopylae_agents.rllib.config import (
     COOP_DEFAULTS,
     DUEL_DEFAULTS,
@@ -98,7 +99,7 @@ def _common(parser: argparse.ArgumentParser, defaults: PPOSettings, envs_per_run
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
-        description=__doc__.split("\n\n")[0],
+        description=description(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
