@@ -213,10 +213,10 @@ def check_duel(raw: Any) -> None:
 def run_aec(report: Report, steps: int, illegal_rate: float, seed: int) -> None:
     from pettingzoo.utils.env_logger import EnvLogger
 
-    from thermopylae_env import duel_v0
+    from thermopylae_env import duel_v1
 
     EnvLogger.suppress_output()  # the illegal moves tried on purpose would each print a warning
-    env = duel_v0.env()
+    env = duel_v1.env()
     raw = env.unwrapped
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
@@ -575,7 +575,7 @@ def main(argv: list[str] | None = None) -> int:
     import thermopylae_env.coop.env  # noqa: F401
     import thermopylae_env.coop.vector  # noqa: F401
     import thermopylae_env.duel.env  # noqa: F401
-    import thermopylae_env.duel_v0  # noqa: F401
+    import thermopylae_env.duel_v1  # noqa: F401
 
     if any("sb3" in name for name in names):
         import thermopylae_env.coop.sb3  # noqa: F401

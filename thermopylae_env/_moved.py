@@ -8,8 +8,9 @@ path, and binds the old name to the very same module object (so a test that patc
 modules of those names held.
 
 `PUBLIC` holds the names that are not deprecated but only other names of a module:
-``thermopylae_env.duel_v0`` (PettingZoo's ``<game>_v<version>`` name) is ``thermopylae_env.duel.pettingzoo``,
-imported without a warning.
+``thermopylae_env.duel_v1`` (PettingZoo's ``<game>_v<version>`` name) is ``thermopylae_env.duel.pettingzoo``,
+imported without a warning; the former version's name ``duel_v0`` warns (its ``max_cycles`` counted
+micro-actions, see the CHANGELOG).
 """
 
 from __future__ import annotations
@@ -36,10 +37,12 @@ MOVED: dict[str, str] = {
     "thermopylae_env.duel_env": "thermopylae_env.duel.env",
     "thermopylae_env.duel_sb3_vec": "thermopylae_env.duel.sb3",
     "thermopylae_env.opponents": "thermopylae_env.duel.opponents",
+    # The PettingZoo view's version went up when max_cycles came to count cycles (CHANGELOG).
+    "thermopylae_env.duel_v0": "thermopylae_env.duel.pettingzoo",
 }
 
 PUBLIC: dict[str, str] = {
-    "thermopylae_env.duel_v0": "thermopylae_env.duel.pettingzoo",
+    "thermopylae_env.duel_v1": "thermopylae_env.duel.pettingzoo",
 }
 
 

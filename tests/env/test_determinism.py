@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401  (registers the environments)
-from thermopylae_env import duel_v0
+from thermopylae_env import duel_v1
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS_VECTOR = 120  # steps of the vector environments (4 games each: several whole games)
@@ -95,7 +95,7 @@ def continue_aec(env, rng: np.random.Generator, hasher: Hasher) -> None:
 def aec_hash(seed: int) -> str:
     hasher = Hasher()
     rng = np.random.default_rng(seed + 1)
-    env = duel_v0.env()
+    env = duel_v1.env()
     for episode in range(2):
         env.reset(seed=seed if episode == 0 else None)
         continue_aec(env, rng, hasher)
@@ -237,7 +237,7 @@ def test_deepcopy_and_pickle_of_an_env_mid_game_continue_identically(name):
 
 @pytest.mark.parametrize("wrapped", [True, False])
 def test_deepcopy_and_pickle_of_the_pettingzoo_env_mid_game_continue_identically(wrapped):
-    env = duel_v0.env() if wrapped else duel_v0.raw_env()
+    env = duel_v1.env() if wrapped else duel_v1.raw_env()
     env.reset(seed=13)
     rng = np.random.default_rng(0)
     for _ in range(5):

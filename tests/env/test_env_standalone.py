@@ -57,8 +57,8 @@ for env_id, kwargs in [("thermopylae/Coop-v0", {}), ("thermopylae/DuelGreek-v0",
         if term:
             obs, info = env.reset()
 try:
-    from thermopylae_env import duel_v0
-    duel_v0.env().reset(seed=0)
+    from thermopylae_env import duel_v1
+    duel_v1.env().reset(seed=0)
 except ImportError:
     pass
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "thermopylae_agents")))

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401  (registers the environments)
-from thermopylae_env import duel_v0
+from thermopylae_env import duel_v1
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.cards import DeckError, default_persian_deck
 from thermopylae_env.coop.env import CoopEnv
@@ -178,7 +178,7 @@ def test_writing_into_the_handed_out_mask_does_not_make_an_illegal_action_legal(
 # --------------------------------------------------------------------------------------------- PettingZoo
 
 
-def aec_snapshot(raw: duel_v0.raw_env) -> tuple:
+def aec_snapshot(raw: duel_v1.raw_env) -> tuple:
     return (state_snapshot(raw.state), raw._np_random.bit_generator.state, raw.agent_selection,
             dict(raw.rewards), dict(raw._cumulative_rewards), dict(raw.terminations), list(raw.agents),
             raw.observe(raw.agent_selection)["observation"].tobytes())
@@ -186,7 +186,7 @@ def aec_snapshot(raw: duel_v0.raw_env) -> tuple:
 
 @pytest.mark.parametrize(("action", "error", "message"), BAD_ACTIONS)
 def test_raw_aec_env_refuses_out_of_space_actions_and_changes_nothing(action, error, message):
-    raw = duel_v0.raw_env()
+    raw = duel_v1.raw_env()
     raw.reset(seed=4)
     before = aec_snapshot(raw)
     with pytest.raises(error, match=message):
@@ -196,7 +196,7 @@ def test_raw_aec_env_refuses_out_of_space_actions_and_changes_nothing(action, er
 
 @pytest.mark.parametrize(("action", "error", "message"), BAD_ACTIONS)
 def test_wrapped_aec_env_refuses_out_of_space_actions_and_changes_nothing(action, error, message):
-    env = duel_v0.env()
+    env = duel_v1.env()
     env.reset(seed=4)
     before = aec_snapshot(env.unwrapped)
     with pytest.raises(error, match=message):
@@ -206,7 +206,7 @@ def test_wrapped_aec_env_refuses_out_of_space_actions_and_changes_nothing(action
 
 
 def test_raw_aec_env_refuses_an_illegal_move_without_touching_the_rewards():
-    raw = duel_v0.raw_env()
+    raw = duel_v1.raw_env()
     raw.reset(seed=4)
     raw._cumulative_rewards["persian"] = 7  # must survive a refused move
     before = aec_snapshot(raw)
@@ -218,10 +218,10 @@ def test_raw_aec_env_refuses_an_illegal_move_without_touching_the_rewards():
 
 
 def test_aec_env_before_reset_and_after_the_end():
-    raw = duel_v0.raw_env()
+    raw = duel_v1.raw_env()
     with pytest.raises(RuntimeError, match="before reset"):
         raw.step(0)
-    env = duel_v0.env()
+    env = duel_v1.env()
     with pytest.raises(AssertionError, match="reset"):  # PettingZoo's OrderEnforcingWrapper
         env.step(0)
     raw.reset(seed=8)

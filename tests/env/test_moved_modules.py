@@ -64,16 +64,26 @@ def test_a_patch_through_an_old_name_is_seen_through_the_new_one(monkeypatch):
     assert opponents.RandomAgent == "patched"
 
 
-def test_duel_v0_is_the_pettingzoo_module_without_a_warning():
+def test_duel_v1_is_the_pettingzoo_module_without_a_warning():
+    pytest.importorskip("pettingzoo")
+    from thermopylae_env.duel import pettingzoo
+
+    _forget("thermopylae_env.duel_v1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        from thermopylae_env import duel_v1
+    assert duel_v1 is pettingzoo
+    assert PUBLIC == {"thermopylae_env.duel_v1": "thermopylae_env.duel.pettingzoo"}
+
+
+def test_the_former_version_duel_v0_warns_and_is_the_same_module():
     pytest.importorskip("pettingzoo")
     from thermopylae_env.duel import pettingzoo
 
     _forget("thermopylae_env.duel_v0")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)
+    with pytest.warns(DeprecationWarning, match=r"duel\.pettingzoo"):
         from thermopylae_env import duel_v0
     assert duel_v0 is pettingzoo
-    assert PUBLIC == {"thermopylae_env.duel_v0": "thermopylae_env.duel.pettingzoo"}
 
 
 def test_the_former_game_modules_are_packages_that_keep_their_public_names():

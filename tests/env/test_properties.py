@@ -41,7 +41,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import thermopylae_env  # noqa: F401  (registers the environments)
-from thermopylae_env import coop, duel, duel_v0
+from thermopylae_env import coop, duel, duel_v1
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.coop import CoopGame
 from thermopylae_env.coop.env import CoopEnv
@@ -402,7 +402,7 @@ def aec_snapshot(raw) -> tuple:
 @examples(8)
 @given(seed=seeds, data=st.data())
 def test_pettingzoo_view_random_legal_play(seed, data):
-    env = duel_v0.env()
+    env = duel_v1.env()
     env.reset(seed=seed)
     raw = env.unwrapped
     steps = 0

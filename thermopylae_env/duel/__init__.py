@@ -10,7 +10,7 @@
   vector envs; [`env`][thermopylae_env.duel.env]: ``DuelGreek-v0`` / ``DuelPersian-v0``;
   [`sb3`][thermopylae_env.duel.sb3]: the SB3 ``VecEnv``; [`opponents`][thermopylae_env.duel.opponents]: the
   built-in players; [`pettingzoo`][thermopylae_env.duel.pettingzoo]: the PettingZoo views (public as
-  ``thermopylae_env.duel_v0``); [`render`][thermopylae_env.duel.render]: the picture of the table.
+  ``thermopylae_env.duel_v1``); [`render`][thermopylae_env.duel.render]: the picture of the table.
 
 This package re-exports the names the former single module ``thermopylae_env.duel`` had, so
 ``from thermopylae_env.duel import DuelGame`` keeps working; inside the project, import a name from the

@@ -4,9 +4,9 @@
 
 Usage:
 
-    from thermopylae_env import duel_v0
+    from thermopylae_env import duel_v1
 
-    env = duel_v0.env()
+    env = duel_v1.env()
     env.reset(seed=42)
     for agent in env.agent_iter():
         observation, reward, termination, truncation, info = env.last()
@@ -131,7 +131,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     metadata = {
         "render_modes": ["ansi", "rgb_array", "human"],
-        "name": "thermopylae_duel_v0",
+        "name": "thermopylae_duel_v1",
         "is_parallelizable": False,
         "render_fps": 4,
     }

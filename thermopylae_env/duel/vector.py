@@ -634,7 +634,7 @@ class DuelSelfPlayVectorEnv(_DuelVectorBase):
     [`to_move`][thermopylae_env.duel.vector.DuelSelfPlayVectorEnv.to_move]: ``GREEK = 0``, ``PERSIAN = 1``)
     moves, so one learner playing both sides, or two learners (each taking the rows where its side is to
     move), collect from all games at once: the batched counterpart of the PettingZoo AEC view
-    (``thermopylae_env.duel_v0``).
+    (``thermopylae_env.duel_v1``).
 
     ## Action Space
     ``MultiDiscrete([21] * num_envs)``: one action per game, for the side to move there. Masks, illegal

@@ -6,7 +6,7 @@
   stepped together) with the observation ``{"observations": Box(115), "action_mask": Box(72)}``, the layout
   RLlib's action-masking RLModules read.
 * [`DuelMultiAgentEnv`][thermopylae_agents.rllib.envs.DuelMultiAgentEnv]: the duel (the PettingZoo AEC game
-  [`thermopylae_env.duel_v0`][thermopylae_env.duel.pettingzoo]) as an RLlib ``MultiAgentEnv`` with agents
+  [`thermopylae_env.duel_v1`][thermopylae_env.duel.pettingzoo]) as an RLlib ``MultiAgentEnv`` with agents
   ``"greek"`` and ``"persian"``, each observing ``{"observations": Box(56), "action_mask": Box(21)}``.
 * [`register_envs`][thermopylae_agents.rllib.envs.register_envs]: registers ``thermopylae-coop`` and
   ``thermopylae-duel`` with Ray Tune, so that every env runner (on any node of a cluster) can build them by
@@ -150,7 +150,7 @@ def _multi_agent_env_base() -> type:
 class DuelMultiAgentEnv(_multi_agent_env_base()):
     """The duel as an RLlib ``MultiAgentEnv``: agents ``"greek"`` and ``"persian"``, turn by turn.
 
-    Wraps the PettingZoo AEC game ``thermopylae_env.duel_v0.raw_env`` (the same rules engine, seeding and
+    Wraps the PettingZoo AEC game ``thermopylae_env.duel_v1.raw_env`` (the same rules engine, seeding and
     rewards). Each call returns the observation of the one agent that must act next (the same agent often
     acts several times in a row: discards, cards added to an attack). At the end both agents get their
     final observation, +1 (winner) or -1 (loser) and ``terminateds["__all__"] = True``. The observation is
@@ -161,13 +161,13 @@ class DuelMultiAgentEnv(_multi_agent_env_base()):
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         super().__init__()
-        from thermopylae_env import duel_v0
+        from thermopylae_env import duel_v1
 
         config = dict(config or {})
         config.pop("num_envs", None)
         if config:
             raise ValueError(f"unknown duel env_config key(s) {sorted(config)}; the duel takes none")
-        self.game = duel_v0.raw_env()
+        self.game = duel_v1.raw_env()
         self.agents = self.possible_agents = list(DUEL_AGENTS)
         space = masked_space(DUEL_OBS, DUEL_ACTIONS)
         self.observation_spaces = dict.fromkeys(DUEL_AGENTS, space)

@@ -155,9 +155,9 @@ def _random_opponent_fn(seed: int) -> Callable:
 
 
 def pettingzoo_episode(seed: int, wrapped: bool) -> tuple[str, int]:
-    from thermopylae_env import duel_v0
+    from thermopylae_env import duel_v1
 
-    env = duel_v0.env() if wrapped else duel_v0.raw_env()
+    env = duel_v1.env() if wrapped else duel_v1.raw_env()
     env.reset(seed=seed)
     rng = np.random.default_rng(seed + 30_000)
     d = _Digest()

@@ -1,4 +1,4 @@
-"""The PettingZoo AEC view of the duel (``thermopylae_env.duel_v0``)."""
+"""The PettingZoo AEC view of the duel (``thermopylae_env.duel_v1``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ pytest.importorskip("pettingzoo")
 
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test, seed_test  # noqa: E402
 
-from thermopylae_env import duel_v0  # noqa: E402
+from thermopylae_env import duel_v1  # noqa: E402
 from thermopylae_env.actions import IllegalActionError  # noqa: E402
 from thermopylae_env.duel import COMMIT, DONE_DISCARDING, NUM_ACTIONS, OBS_SIZE, check_invariants  # noqa: E402
 from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian  # noqa: E402
@@ -20,18 +20,18 @@ from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian  # n
 def test_api_test_wrapped_and_raw():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PettingZoo's advice on Dict spaces and agent names
-        api_test(duel_v0.env(), num_cycles=300)
-        api_test(duel_v0.raw_env(), num_cycles=300)
+        api_test(duel_v1.env(), num_cycles=300)
+        api_test(duel_v1.raw_env(), num_cycles=300)
 
 
 def test_seed_test():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        seed_test(duel_v0.env, num_cycles=300)
+        seed_test(duel_v1.env, num_cycles=300)
 
 
 def test_spaces_and_agent_order_follow_the_rules():
-    env = duel_v0.env()
+    env = duel_v1.env()
     env.reset(seed=3)
     assert env.possible_agents == ["greek", "persian"]
     for agent in env.possible_agents:
@@ -62,7 +62,7 @@ def test_spaces_and_agent_order_follow_the_rules():
 
 
 def test_heuristic_players_through_the_aec_api():
-    env = duel_v0.env()
+    env = duel_v1.env()
     players = {"greek": HeuristicGreek(), "persian": HeuristicPersian()}
     env.reset(seed=1)
     for agent in env.agent_iter():
@@ -73,12 +73,12 @@ def test_heuristic_players_through_the_aec_api():
 
 
 def test_illegal_moves():
-    env = duel_v0.env()
+    env = duel_v1.env()
     env.reset(seed=0)
     env.step(COMMIT)  # illegal in the Persian's discard phase: the wrapper ends the game
     assert all(env.terminations.values())
     assert env.rewards["persian"] == -1
-    raw = duel_v0.raw_env()
+    raw = duel_v1.raw_env()
     raw.reset(seed=0)
     before = raw.state.copy()
     with pytest.raises(IllegalActionError):
@@ -87,21 +87,21 @@ def test_illegal_moves():
 
 
 def test_render_ansi():
-    raw = duel_v0.raw_env(render_mode="ansi")
+    raw = duel_v1.raw_env(render_mode="ansi")
     raw.reset(seed=0)
     assert "Greek tokens 10" in raw.render()
-    assert duel_v0.raw_env().render() is None  # no render mode: nothing drawn
+    assert duel_v1.raw_env().render() is None  # no render mode: nothing drawn
 
 
 def test_parallel_env_passes_pettingzoos_parallel_api_and_seed_tests():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        parallel_api_test(duel_v0.parallel_env(), num_cycles=300)
-        parallel_seed_test(duel_v0.parallel_env, num_cycles=300)
+        parallel_api_test(duel_v1.parallel_env(), num_cycles=300)
+        parallel_seed_test(duel_v1.parallel_env, num_cycles=300)
 
 
 def test_parallel_env_moves_only_the_agent_to_act_and_ends_with_float_rewards():
-    env = duel_v0.parallel_env()
+    env = duel_v1.parallel_env()
     observations, infos = env.reset(seed=2)
     rng = np.random.default_rng(2)
     total = dict.fromkeys(env.possible_agents, 0.0)
@@ -122,10 +122,10 @@ def test_render_test_passes_for_every_render_mode(capsys):
     pytest.importorskip("PIL")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        render_test(duel_v0.env)
-        render_test(duel_v0.raw_env)
+        render_test(duel_v1.env)
+        render_test(duel_v1.raw_env)
     assert "Greek tokens" in capsys.readouterr().out  # "human" prints the table
-    frame = duel_v0.env(render_mode="rgb_array")
+    frame = duel_v1.env(render_mode="rgb_array")
     frame.reset(seed=0)
     image = frame.render()
     assert image.shape == (360, 640, 3) and image.dtype == np.uint8
@@ -143,7 +143,7 @@ def _cycles(movers: list[str]) -> int:
 
 @pytest.mark.parametrize("max_cycles", [1, 2, 5, 12])
 def test_max_cycles_truncates_both_agents_after_that_many_cycles(max_cycles):
-    env = duel_v0.env(max_cycles=max_cycles)
+    env = duel_v1.env(max_cycles=max_cycles)
     env.reset(seed=0)
     movers, ended = [], []
     for agent in env.agent_iter():
@@ -164,7 +164,7 @@ def test_max_cycles_truncates_both_agents_after_that_many_cycles(max_cycles):
 
 
 def test_max_cycles_is_none_by_default_and_a_game_plays_to_its_end():
-    env = duel_v0.env()
+    env = duel_v1.env()
     env.reset(seed=3)
     for _agent in env.agent_iter():
         obs, _, termination, truncation, _ = env.last()
@@ -172,27 +172,27 @@ def test_max_cycles_is_none_by_default_and_a_game_plays_to_its_end():
     assert env.unwrapped.state.terminated
     for bad in (0, -1, 2.5, True, "5"):
         with pytest.raises(ValueError, match="max_cycles must be None or a positive integer"):
-            duel_v0.env(max_cycles=bad)
+            duel_v1.env(max_cycles=bad)
 
 
 def test_illegal_action_options_of_the_wrapped_env():
-    env = duel_v0.env(illegal_action="loss", illegal_action_penalty=-2.5)
+    env = duel_v1.env(illegal_action="loss", illegal_action_penalty=-2.5)
     env.reset(seed=0)
     env.step(COMMIT)
     assert env.rewards["persian"] == -2.5 and all(env.terminations.values())
-    env = duel_v0.env(illegal_action="raise")
+    env = duel_v1.env(illegal_action="raise")
     env.reset(seed=0)
     with pytest.raises(IllegalActionError):
         env.step(COMMIT)
     env.step(DONE_DISCARDING)  # nothing changed: the game goes on
     with pytest.raises(ValueError, match="illegal_action must be one of"):
-        duel_v0.env(illegal_action="ignore")
+        duel_v1.env(illegal_action="ignore")
     with pytest.raises(ValueError, match="illegal_action_penalty must be a finite number"):
-        duel_v0.env(illegal_action_penalty=float("nan"))
+        duel_v1.env(illegal_action_penalty=float("nan"))
 
 
 def test_reset_follows_the_package_seed_rule():
-    env = duel_v0.raw_env()
+    env = duel_v1.raw_env()
     env.reset(seed=np.int64(4))
     a = env.observe("persian")["observation"]
     env.reset(seed=4)

@@ -55,7 +55,7 @@ def test_single_envs_refuse_a_masked_action(cls: type) -> None:
 
 
 def test_the_pettingzoo_view_refuses_a_masked_action_with_the_same_error() -> None:
-    from thermopylae_env.duel_v0 import env as duel_aec
+    from thermopylae_env.duel_v1 import env as duel_aec
 
     aec = duel_aec()
     aec.reset(seed=0)
