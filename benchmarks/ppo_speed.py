@@ -9,7 +9,7 @@ numba engine) with the shipped co-op recipe (``agents/thermopylae_agents/configs
 x 64 steps per rollout, batch 4096, 2 epochs, actor [128, 128] and critic [64, 64] with tanh over the
 observation plus the fight odds, one torch thread, no warm start) for ``--rollouts`` whole rollouts:
 
-* ``ppo-native``: :func:`thermopylae_agents.training.ppo_native.train` on ``CoopVectorEnv`` (no
+* ``ppo-native``: ``thermopylae_agents.training.ppo_native.train`` on ``CoopVectorEnv`` (no
   evaluation, no TensorBoard);
 * ``sb3 MaskablePPO``: ``learn()`` of the model ``thermopylae_agents.training.build_model`` builds on the
   SB3 adapter ``CoopSB3VecEnv`` (what ``thermopylae train coop`` trains on).

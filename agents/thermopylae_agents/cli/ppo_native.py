@@ -1,7 +1,7 @@
 """``thermopylae ppo-native``: single-file masked PPO on the native vector engines
-(:mod:`thermopylae_agents.training.ppo_native`).
+([`thermopylae_agents.training.ppo_native`][]).
 
-The flags are the fields of :class:`~thermopylae_agents.training.ppo_native.Args`, parsed by ``tyro``
+The flags are the fields of [`Args`][thermopylae_agents.training.ppo_native.Args], parsed by `tyro`
 (their docstrings are the help). Every value is then checked here: a bad one ends with one line on
 standard error and exit status 2, before anything is written."""
 
@@ -76,7 +76,7 @@ def _one_line(panel: str) -> str:
 
 
 def check(args: Args) -> None:
-    """Raise :class:`UsageError` naming the first bad value of ``args``."""
+    """Raise `UsageError` naming the first bad value of ``args``."""
     defaults = Args()
     for name, (low, high, low_open) in BOUNDS.items():
         value = getattr(args, name)
@@ -126,7 +126,7 @@ def _check_device_exists(device: str) -> None:
 
 
 def parse_args(argv: Sequence[str] | None = None, prog: str | None = None) -> Args:
-    """``Args`` from the command line (``--help`` prints the flags and exits), checked by :func:`check`;
+    """``Args`` from the command line (``--help`` prints the flags and exits), checked by `check`;
     a bad flag prints one line and exits with status 2."""
     prog = prog or Path(sys.argv[0]).name
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -139,7 +139,7 @@ def parse_args(argv: Sequence[str] | None = None, prog: str | None = None) -> Ar
     except SystemExit as done:
         if done.code in (0, None):
             raise
-        _fail(prog, _one_line(panel.getvalue()))
+        _fail(prog, _one_line(panel.getvalue()) or "invalid arguments (see --help)")
     except UsageError as err:
         _fail(prog, str(err))
     return args

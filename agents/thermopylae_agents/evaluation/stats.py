@@ -4,11 +4,12 @@ played on the same deals, and the aggregate of a multi-seed table (the interquar
 scores with a stratified bootstrap interval, as recommended by Agarwal et al. 2021, "Deep RL at the Edge
 of the Statistical Precipice").
 
-The tests and intervals come from SciPy (``scipy.stats.binomtest`` and its ``proportion_ci``,
-``scipy.stats.bootstrap``, ``scipy.stats.trim_mean``). The ``rliable`` package computes the same
-aggregates, but its dependency ``arch`` fails to import beside the pinned pandas/NumPy here, so the
-bootstrap is SciPy's: each task's runs are resampled on their own (SciPy resamples each of several
-unpaired samples independently), which is rliable's stratified bootstrap."""
+The tests and intervals come from SciPy (`scipy.stats.binomtest` and its `proportion_ci`,
+`scipy.stats.bootstrap`, `scipy.stats.trim_mean`; the train extra). Without SciPy the Wilson interval
+falls back to its closed form (the same numbers); the seed aggregates need SciPy. The `rliable` package
+computes the same aggregates, but its dependency `arch` fails to import beside the pinned pandas and
+NumPy here, so the bootstrap is SciPy's: each task's runs are resampled on their own (SciPy resamples
+each of several unpaired samples independently), which is rliable's stratified bootstrap."""
 
 from __future__ import annotations
 
@@ -40,13 +41,27 @@ def wilson_interval(successes: int, trials: int, z: float = 1.959963984540054) -
         raise ValueError(f"need 0 <= successes <= trials, got {successes} of {trials}")
     if trials == 0:
         return 0.0, 1.0
-    from scipy.stats import binomtest, norm  # scipy's import costs every importer of this module
-
-    interval = binomtest(successes, trials).proportion_ci(1.0 - 2.0 * norm.sf(z), method="wilson")
+    try:  # scipy comes with the train extra; the core package evaluates without it (the closed form)
+        from scipy.stats import binomtest, norm
+    except ImportError:
+        low, high = _wilson_closed_form(successes, trials, z)
+    else:
+        interval = binomtest(successes, trials).proportion_ci(1.0 - 2.0 * norm.sf(z), method="wilson")
+        low, high = float(interval.low), float(interval.high)
     # At 0 or n successes the bound on that side is exactly 0 or 1; rounding would leave 1e-17 off it.
-    low = 0.0 if successes == 0 else max(0.0, float(interval.low))
-    high = 1.0 if successes == trials else min(1.0, float(interval.high))
+    low = 0.0 if successes == 0 else max(0.0, low)
+    high = 1.0 if successes == trials else min(1.0, high)
     return low, high
+
+
+def _wilson_closed_form(successes: int, trials: int, z: float) -> tuple[float, float]:
+    """Wilson's score interval written out (what ``scipy.stats.binomtest(...).proportion_ci(method=
+    "wilson")`` computes; the tests hold the two together)."""
+    p = successes / trials
+    z2 = z * z
+    centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
+    return centre - half, centre + half
 
 
 @dataclass(frozen=True)

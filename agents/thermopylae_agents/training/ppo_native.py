@@ -5,12 +5,12 @@
     thermopylae-ppo-native --track --capture-video             # the same, installed (the train extra)
     tensorboard --logdir runs                                  # charts/, losses/, eval/ (with --track)
 
-Read it top to bottom: the config (:class:`Args`, a dataclass: each field is a command-line flag and its
-docstring the flag's help, parsed with ``tyro`` by :mod:`thermopylae_agents.cli.ppo_native`, which also
+Read it top to bottom: the config (`Args`, a dataclass: each field is a command-line flag and its
+docstring the flag's help, parsed with `tyro` by [`thermopylae_agents.cli.ppo_native`][], which also
 checks the values), the actor-critic, the rollout on the native vector env, generalized advantage
 estimation, the clipped PPO update, a greedy evaluation on fixed deals and the videos. No
 Stable-Baselines3: torch, NumPy, Gymnasium and the env engine; the co-op fight odds are NumPy tables
-(:mod:`thermopylae_agents.players.fight_odds`).
+(`thermopylae_agents.players.fight_odds`).
 
 Environments (``--env-id``): ``thermopylae/Coop-v0`` on ``thermopylae_env.coop.vector.CoopVectorEnv``,
 ``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0`` on ``thermopylae_env.duel.vector``'s
@@ -24,7 +24,7 @@ legal action is still guarded (treated as all legal), so that a masked softmax n
 row, whatever the env's autoreset mode gives for a finished game waiting for its reset step.
 
 The co-op network is the shipped co-op recipe's (``agents/thermopylae_agents/configs/coop.yaml``) without
-the behaviour-cloning warm start: the observation plus the exact fight odds (:class:`FightFeatures`, the
+the behaviour-cloning warm start: the observation plus the exact fight odds (`FightFeatures`, the
 same numbers as ``thermopylae_agents.training.CoopFightFeatures``), an actor MLP [128, 128] and a critic
 MLP [64, 64] (tanh), 256 games x 64 steps per rollout, 2 epochs of 4 minibatches. So its steps per second
 compare with SB3's MaskablePPO on the same recipe (``benchmarks/ppo_speed.py``). The duel's network sees
@@ -308,7 +308,7 @@ def record_videos(agent: Agent, args: Args, device: torch.device, folder: Path) 
 
 
 def train(args: Args) -> dict:
-    """Train with ``args`` (checked by :mod:`thermopylae_agents.cli.ppo_native`); writes the run folder
+    """Train with ``args`` (checked by [`thermopylae_agents.cli.ppo_native`][]); writes the run folder
     and returns the summary."""
     batch_size = args.num_envs * args.num_steps
     minibatch_size = batch_size // args.num_minibatches
