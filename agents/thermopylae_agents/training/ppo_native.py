@@ -489,7 +489,7 @@ def train(args: Args) -> dict:
         "steps_per_s": global_step / train_seconds,
         "cpu_steps_per_s": global_step / train_cpu_seconds,
         "collection_steps_per_s": global_step / collect_time,
-        "engine_backend": getattr(envs, "backend", "numba"),  # the duel engine is numba's only
+        "engine_backend": getattr(envs, "backend", None),  # the co-op engine names its backend
     }
     envs.close()
     if args.eval_games > 0:
