@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,71 @@ def test_wilson_interval_known_values():
     with pytest.raises(ValueError):
         wilson_interval(3, 2)
 
+
+
+def test_scipy_wilson_interval_equals_the_closed_form_on_many_inputs(monkeypatch):
+    pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(0)
+    cases = [(k, n) for n in range(1, 60) for k in range(n + 1)]
+    cases += [(int(rng.integers(0, n + 1)), int(n)) for n in rng.integers(60, 1_000_000, 300)]
+    zs = (1.959963984540054, 1.0, 2.5758293035489)
+    with_scipy = {(k, n, z): wilson_interval(k, n, z) for z in zs for k, n in cases}
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)  # the closed form of the core install
+    for (k, n, z), interval in with_scipy.items():
+        assert wilson_interval(k, n, z) == pytest.approx(interval, abs=1e-12), (k, n, z)
+
+
+def test_mcnemar_equals_the_binomial_tail_summed_by_hand_on_many_inputs():
+    from math import comb
+
+    from thermopylae_agents.evaluation.stats import mcnemar_exact
+
+    for only_a in range(0, 30):
+        for only_b in range(0, 30):
+            n, low = only_a + only_b, min(only_a, only_b)
+            tail = sum(comb(n, i) for i in range(low + 1)) / 2**n if n else 0.5
+            assert mcnemar_exact(only_a, only_b) == pytest.approx(min(1.0, 2 * tail), abs=1e-12)
+
+
+# ------------------------------------------------------------------------------- multi-seed aggregates
+def test_iqm_is_the_mean_of_the_middle_half():
+    from thermopylae_agents.evaluation.stats import iqm
+
+    assert iqm([1, 2, 3, 4, 5, 6, 7, 8]) == pytest.approx(4.5)  # 3, 4, 5, 6
+    assert iqm([0.0, 0.5, 0.5, 100.0]) == pytest.approx(0.5)  # one wild seed does not move it
+    with pytest.raises(ValueError):
+        iqm([])
+
+
+def test_seed_aggregate_bootstrap_interval_holds_the_estimate_and_is_reproducible():
+    from thermopylae_agents.evaluation.stats import seed_aggregate
+
+    scores = [0.41, 0.44, 0.39, 0.47, 0.43]
+    agg = seed_aggregate(scores, resamples=2000, seed=3)
+    assert agg.runs == 5 and agg.mean == pytest.approx(np.mean(scores))
+    assert agg.iqm_ci95[0] <= agg.iqm <= agg.iqm_ci95[1]
+    assert agg.mean_ci95[0] <= agg.mean <= agg.mean_ci95[1]
+    assert min(scores) <= agg.iqm_ci95[0] and agg.iqm_ci95[1] <= max(scores)
+    assert seed_aggregate(scores, resamples=2000, seed=3) == agg  # same bootstrap seed, same interval
+    assert seed_aggregate([0.5]).iqm_ci95 is None  # one run: nothing to resample
+    assert seed_aggregate([0.5, 0.5, 0.5]).iqm_ci95 == (0.5, 0.5)
+    assert agg.summary()["iqm_ci95"] == list(agg.iqm_ci95)
+
+
+def test_seed_aggregate_resamples_each_task_on_its_own():
+    from thermopylae_agents.evaluation.stats import seed_aggregate
+
+    # Two tasks far apart, each tight: a stratified resample always holds six runs of each, so its IQM
+    # stays near the pooled 0.5; resampling all twelve runs together would often draw eight of one task
+    # and move the IQM to that task's level.
+    scores = np.column_stack([np.full(6, 0.2), np.linspace(0.79, 0.81, 6)])
+    agg = seed_aggregate(scores, resamples=500)
+    assert agg.iqm == pytest.approx(0.5, abs=0.01)
+    assert 0.49 < agg.iqm_ci95[0] <= agg.iqm <= agg.iqm_ci95[1] < 0.51
+    with pytest.raises(ValueError, match="shape"):
+        seed_aggregate(np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match="finite"):
+        seed_aggregate([0.1, float("nan")])
 
 # ----------------------------------------------------------------------------------- paired, seeded
 def test_same_seed_gives_identical_numbers():

@@ -1,9 +1,12 @@
-"""``thermopylae ppo-native`` (thermopylae_agents.training.ppo_native): the single-file masked PPO runs end to
-end on a tiny budget and samples only legal actions, also through NEXT_STEP autoresets."""
+"""``thermopylae ppo-native`` (thermopylae_agents.training.ppo_native, .cli.ppo_native): the single-file
+masked PPO runs end to end on a tiny budget on both games without Stable-Baselines3, samples only legal
+actions, also through NEXT_STEP autoresets, and refuses bad flags in one line."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +33,7 @@ def test_tiny_run_trains_logs_evaluates_and_saves(tmp_path):
     run_dir = tmp_path / "run"
     command = [*COMMAND, "--total-timesteps", "2048", "--num-envs", "16",
                "--num-steps", "32", "--num-minibatches", "2", "--eval-games", "20",
-               "--run-dir", str(run_dir)]
+               "--run-dir", str(run_dir), "--track"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -45,37 +48,122 @@ def test_tiny_run_trains_logs_evaluates_and_saves(tmp_path):
     assert weights["actor.0.weight"].shape == (128, 335)  # observation + fight odds
 
 
-def test_bad_config_is_refused_in_one_line():
-    done = subprocess.run([*COMMAND, "--num-envs", "3", "--num-steps", "3",
-                           "--num-minibatches", "4"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "multiple of num_minibatches" in done.stderr
+BAD_FLAGS = [
+    (["--num-envs", "3", "--num-steps", "3", "--num-minibatches", "4"], "multiple of num_minibatches"),
+    (["--num-envs", "0"], "--num-envs: 0 is outside [1, 65536]"),
+    (["--num-envs", "x"], "--num-envs"),
+    (["--learning-rate", "0"], "--learning-rate: 0 is outside (0, 10]"),
+    (["--learning-rate", "nan"], "--learning-rate: nan is not a finite number"),
+    (["--env-id", "CartPole-v1"], "invalid choice 'CartPole-v1' for argument '--env-id'"),
+    (["--env-id", "thermopylae/DuelGreek-v0", "--num-players", "2"], "--num-players applies to the co-op"),
+    (["--opponent", "random"], "--opponent applies to the duel game only"),
+    (["--device", "gpu"], "--device: 'gpu' is not a torch device"),
+    (["--no-such-flag"], "Unrecognized options: --no-such-flag"),
+]
 
 
-def test_guarded_sampler_plays_only_legal_actions_through_next_step_resets():
+@pytest.mark.parametrize(("flags", "message"), BAD_FLAGS)
+def test_a_bad_flag_is_refused_in_one_line_with_status_2(tmp_path, capsys, flags, message):
+    from thermopylae_agents.cli.ppo_native import main
+
+    with pytest.raises(SystemExit) as done:
+        main([*flags, "--run-dir", str(tmp_path / "run")], prog="thermopylae ppo-native")
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.count("\n") == 1, err
+    assert err.startswith("thermopylae ppo-native: error: ") and message in err
+    assert not (tmp_path / "run").exists()  # refused before anything is written
+
+
+def test_the_command_refuses_bad_flags_without_a_traceback(tmp_path):
+    for flags, message in (BAD_FLAGS[1], BAD_FLAGS[2]):
+        done = subprocess.run([*COMMAND, *flags, "--run-dir", str(tmp_path / "run")], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "Traceback" not in done.stderr and message in done.stderr
+
+
+def test_help_describes_every_flag():
+    done = subprocess.run([*COMMAND, "--help"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 0 and done.stdout.startswith("usage: thermopylae ppo-native")
+    from thermopylae_agents.training.ppo_native import Args
+
+    for field in dataclasses.fields(Args):
+        assert "--" + field.name.replace("_", "-") in done.stdout, field.name
+    for text in ("games played at once", "the surrogate clipping coefficient",
+                 "duel: the built-in player of the other side"):  # the fields' docstrings
+        assert text in done.stdout
+
+
+def test_training_imports_no_stable_baselines3(tmp_path):
+    script = (
+        "import sys\n"
+        "from thermopylae_agents.cli.ppo_native import main\n"
+        f"main(['--total-timesteps', '256', '--num-envs', '8', '--num-steps', '16', '--eval-games', '4', "
+        f"'--run-dir', {str(tmp_path / 'run')!r}])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('stable_baselines3', 'sb3_contrib')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "run" / "summary.json").is_file()
+
+
+@pytest.mark.parametrize("env_id", ["thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"])
+def test_the_duel_trains_against_the_built_in_opponent(tmp_path, env_id):
+    from thermopylae_agents.cli.ppo_native import parse_args
+
+    run_dir = tmp_path / "run"
+    args = parse_args(["--env-id", env_id, "--opponent", "random", "--total-timesteps", "512", "--num-envs",
+                       "8", "--num-steps", "32", "--eval-games", "8", "--run-dir", str(run_dir)])
+    summary = _script().train(args)
+    assert summary == json.loads((run_dir / "summary.json").read_text())
+    assert summary["env_steps"] == 512 and summary["config"]["env_id"] == env_id
+    assert summary["eval_games"] == 8 and 0.0 <= summary["eval_win_rate"] <= 1.0
+    weights = torch.load(run_dir / "agent.pt", weights_only=True)
+    assert weights["actor.0.weight"].shape == (128, 56)  # the duel observation alone
+    assert not list(run_dir.glob("events.out.tfevents.*"))  # no --track: no TensorBoard files
+
+
+def test_masked_sampling_is_legal_in_the_duel():
     ppo = _script()
-    envs = CoopVectorEnv(num_envs=32, autoreset_mode="NextStep")
-    agent = ppo.ActorCritic(envs, fight_features=True)
-    obs, _ = envs.reset(seed=0)
-    saw_reset_step = False
-    waiting = np.zeros(32, bool)
-    for _ in range(200):
+    args = ppo.Args(env_id="thermopylae/DuelGreek-v0", num_envs=16)
+    envs = ppo.make_env(args, 16)
+    agent = ppo.Agent(envs, fight_features=False)
+    obs, _ = envs.reset(seed=3)
+    for _ in range(300):
         raw = envs.action_masks()
-        saw_reset_step |= bool(waiting.any())
-        mask = torch.as_tensor(ppo.guard(raw))
         with torch.no_grad():
-            action, logprob, entropy, _ = agent.get_action_and_value(torch.as_tensor(obs), mask)
-        assert torch.isfinite(logprob).all() and torch.isfinite(entropy).all()
-        live = ~waiting
-        assert raw[live, action.numpy()[live]].all()  # every game that plays gets a legal action
+            action, *_ = agent.get_action_and_value(torch.as_tensor(obs), torch.as_tensor(ppo.guard(raw)))
+        assert raw[np.arange(16), action.numpy()].all()
         obs, _, terminated, _, infos = envs.step(action.numpy())
-        assert not infos.get("illegal_action", np.zeros(32, bool)).any()
-        waiting = terminated
-    assert saw_reset_step  # finished games waiting for their NEXT_STEP reset were sampled for too
+        final = infos.get("final_info", {})
+        assert not np.asarray(final.get("illegal_action", np.zeros(16, bool)))[terminated].any()
 
 
-def test_guard_leaves_live_rows_alone_and_opens_empty_ones():
+def test_fight_features_are_those_of_the_sb3_extractor():
+    pytest.importorskip("stable_baselines3")
+    from thermopylae_agents.players.fight_features import CoopFightFeatures
+
     ppo = _script()
-    mask = np.array([[True, False, False], [False, False, False]])
-    guarded = ppo.guard(mask)
-    assert guarded.tolist() == [[True, False, False], [True, True, True]]
-    assert mask[1].sum() == 0  # the caller's array is not changed
+    envs = CoopVectorEnv(num_envs=64)
+    obs, _ = envs.reset(seed=5)
+    batch = [obs]
+    for _ in range(20):
+        obs, *_ = envs.step(ppo.guard(envs.action_masks()).argmax(1))
+        batch.append(obs)
+    x = torch.as_tensor(np.concatenate(batch))
+    ours = ppo.FightFeatures(x.shape[1])(x)
+    assert torch.equal(ours, CoopFightFeatures(envs.single_observation_space)(x))
+
+
+def test_capture_video_records_the_evaluation_games(tmp_path, capsys):
+    ppo = _script()
+    run_dir = tmp_path / "run"
+    summary = ppo.train(ppo.Args(total_timesteps=128, num_envs=8, num_steps=16, eval_games=0,
+                                 capture_video=True, video_episodes=2, run_dir=str(run_dir)))
+    missing = ppo.video_missing()
+    if missing:
+        assert missing in capsys.readouterr().out and not (run_dir / "videos").exists()
+        pytest.skip(missing)
+    assert len(summary["videos"]) == 2 and all(Path(v).stat().st_size > 0 for v in summary["videos"])

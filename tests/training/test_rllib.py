@@ -309,6 +309,41 @@ def test_one_duel_side_learns_against_the_built_in_heuristic_through_policy_mapp
     assert set(report.exported) == {"persian"}
 
 
+def _variants(param_space: dict) -> list[dict]:
+    """Every trial's configuration Tune's variant generator makes of ``param_space`` (no Ray running)."""
+    from ray.tune.search.variant_generator import generate_variants
+
+    return [config for _, config in generate_variants(param_space)]
+
+
+def test_a_grid_sweep_tries_every_given_value_once():
+    from thermopylae_agents.rllib.config import COOP_DEFAULTS, coop_config
+    from thermopylae_agents.rllib.sweep import search_space
+
+    config = coop_config(COOP_DEFAULTS, 0, 4, "native", {"backend": "auto"}, 0)
+    config = config.training(**search_space([3e-4, 1e-3], [0.0], [4096], "grid"))
+    trials = _variants(config.to_dict())
+    assert sorted(t["lr"] for t in trials) == [3e-4, 1e-3]  # two random draws may give one value twice
+    grid = _variants(search_space([3e-4, 1e-3], [0.0, 0.01], [128, 256, 512], "grid"))
+    combos = {(t["lr"], t["entropy_coeff"], t["train_batch_size_per_learner"]) for t in grid}
+    assert len(grid) == len(combos) == 12
+
+
+def test_random_and_optuna_sweeps_draw_from_the_given_values_and_bad_searches_are_refused():
+    from ray.tune.search.optuna import OptunaSearch
+
+    from thermopylae_agents.rllib.sweep import search_algorithm, search_space
+
+    space = search_space([3e-4, 1e-3], [0.0], [4096], "random")
+    assert space["lr"].categories == [3e-4, 1e-3]
+    assert search_algorithm("grid") is None and search_algorithm("random") is None
+    assert isinstance(search_algorithm("optuna", seed=3), OptunaSearch)
+    with pytest.raises(ValueError, match="search must be one of grid, random, optuna"):
+        search_space([3e-4], [0.0], [4096], "bayes")
+    with pytest.raises(ValueError, match="lr: give at least one value"):
+        search_space([], [0.0], [4096])
+
+
 @pytest.mark.slow
 def test_a_two_trial_tune_sweep_completes_and_reports_the_best_trial_with_its_evaluation(local_ray, tmp_path):
     from thermopylae_agents.rllib.sweep import run_sweep
@@ -317,9 +352,8 @@ def test_a_two_trial_tune_sweep_completes_and_reports_the_best_trial_with_its_ev
         str(tmp_path),
         "sweep",
         lrs=[1e-3, 3e-4],
-        entropy_coeffs=[0.0, 0.01],
-        batch_sizes=[128, 256],
-        num_samples=2,
+        entropy_coeffs=[0.01],
+        batch_sizes=[128],
         timesteps_per_trial=512,
         grace_period=128,
         envs_per_runner=4,
@@ -328,9 +362,10 @@ def test_a_two_trial_tune_sweep_completes_and_reports_the_best_trial_with_its_ev
         eval_games=10,
     )
     assert len(summary["trials"]) == 2 and all(t["error"] is None for t in summary["trials"])
+    assert sorted(t["lr"] for t in summary["trials"]) == [3e-4, 1e-3]  # the grid: each value once
     assert all(t["timesteps"] >= 128 for t in summary["trials"])
     best = summary["best"]
-    assert best["lr"] in (1e-3, 3e-4) and best["train_batch_size"] in (128, 256)
+    assert best["lr"] in (1e-3, 3e-4) and best["train_batch_size"] == 128
     ev = best["evaluation"]
     assert ev["games"] == 10 and 0 <= ev["wins"] <= 10 and ev["ci95"][0] <= ev["win_rate"] <= ev["ci95"][1]
     assert Path(best["exported"]).is_file()

@@ -13,7 +13,7 @@ Usage:
     thermopylae bound ...                   the co-op upper bound (.cli.bound)
     thermopylae render ...                  one game as a GIF or a PNG strip (.cli.render)
     thermopylae rllib {coop,duel,sweep} ... Ray RLlib training and sweeps (.cli.rllib)
-    thermopylae ppo-native ...              PPO on the native co-op vector engine (.cli.ppo_native)
+    thermopylae ppo-native ...              PPO in one file, co-op or duel (.cli.ppo_native)
     thermopylae duel-table ...              the duel strength table of the built-in players (.cli.duel_table)
 
 Also ``python -m thermopylae_agents ...``. ``play`` and ``replay`` are parsed here; every other subcommand
@@ -50,7 +50,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bound": ("thermopylae_agents.cli.bound", "the co-op upper bound (perfect information) against agents"),
     "render": ("thermopylae_agents.cli.render", "render one game to a GIF or a PNG strip"),
     "rllib": ("thermopylae_agents.cli.rllib", "PPO on Ray RLlib and Ray Tune sweeps (coop, duel, sweep)"),
-    "ppo-native": ("thermopylae_agents.cli.ppo_native", "PPO on the native co-op vector engine"),
+    "ppo-native": ("thermopylae_agents.cli.ppo_native", "masked PPO in one file (co-op, duel)"),
     "duel-table": ("thermopylae_agents.cli.duel_table", "the duel strength table of the built-in players"),
 }
 

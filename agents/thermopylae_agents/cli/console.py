@@ -38,6 +38,7 @@ EXTRA_OF_MODULE = {
     "tqdm": "train",
     "rich": "train",
     "matplotlib": "train",
+    "tyro": "train",
     "pettingzoo": "pettingzoo",
     "PIL": "render",
     "moviepy": "video",

@@ -1,96 +1,155 @@
-"""``thermopylae ppo-native``: PPO on the native co-op vector engine
+"""``thermopylae ppo-native``: single-file masked PPO on the native vector engines
 ([`thermopylae_agents.training.ppo_native`][]).
 
-Every numeric argument is a finite number within stated bounds; a bad one ends with one line and exit
-status 2 before anything is written."""
+The flags are the fields of [`Args`][thermopylae_agents.training.ppo_native.Args], parsed by `tyro`
+(their docstrings are the help). Every value is then checked here: a bad one ends with one line on
+standard error and exit status 2, before anything is written."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-from collections.abc import Callable, Sequence
+import contextlib
+import io
+import math
+import re
+import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from thermopylae_agents.cli.args import check_output_path, device_argument, float_argument, int_argument
-from thermopylae_agents.training.ppo_native import (
-    Args,
-    train,
-)
+import tyro
 
-__all__ = ["build_parser", "main", "parse_args"]
+from thermopylae_agents.cli.args import check_output_path, device_argument
+from thermopylae_agents.training.ppo_native import COOP_ID, Args, default_run_dir, train
 
+__all__ = ["check", "main", "parse_args"]
+
+DESCRIPTION = ("Single-file masked PPO (in the manner of CleanRL's ppo.py) on the native vector engines of "
+               "the co-op game and the duel; writes RUN_DIR/summary.json and agent.pt.")
 MAX_ROLLOUT = 2**24  # num_envs * num_steps observations are held at once (on the device)
 
-# The type of each numeric or named field of Args: bounds far above any useful run that still refuse a
+# (low, high, low excluded) of each numeric field: bounds far above any useful run that still refuse a
 # typo (an extra zero, a sign) with one line instead of a crash deep in training.
-FIELD_TYPES: dict[str, Callable[[str], Any]] = {
-    "seed": int_argument(0, 2**31 - 1),
-    "total_timesteps": int_argument(1, 10**11),
-    "time_budget": float_argument(0.0, 1e7),
-    "num_envs": int_argument(1, 65_536),
-    "num_steps": int_argument(1, 65_536),
-    "learning_rate": float_argument(0.0, 10.0, low_open=True),
-    "gamma": float_argument(0.0, 1.0),
-    "gae_lambda": float_argument(0.0, 1.0),
-    "num_minibatches": int_argument(1, MAX_ROLLOUT),
-    "update_epochs": int_argument(1, 10_000),
-    "clip_coef": float_argument(0.0, 1000.0, low_open=True),
-    "ent_coef": float_argument(0.0, 1000.0),
-    "vf_coef": float_argument(0.0, 1000.0),
-    "max_grad_norm": float_argument(0.0, 1e6, low_open=True),
-    "target_kl": float_argument(0.0, 1000.0),
-    "num_players": int_argument(1, 4),
-    "reward_shaping": float_argument(0.0, 1000.0),
-    "torch_threads": int_argument(1, 1024),
-    "device": device_argument,
-    "eval_games": int_argument(0, 10**7),
+BOUNDS: dict[str, tuple[float, float, bool]] = {
+    "seed": (0, 2**31 - 1, False),
+    "total_timesteps": (1, 10**11, False),
+    "time_budget": (0.0, 1e7, False),
+    "video_episodes": (1, 1000, False),
+    "num_envs": (1, 65_536, False),
+    "num_steps": (1, 65_536, False),
+    "learning_rate": (0.0, 10.0, True),
+    "gamma": (0.0, 1.0, False),
+    "gae_lambda": (0.0, 1.0, False),
+    "num_minibatches": (1, MAX_ROLLOUT, False),
+    "update_epochs": (1, 10_000, False),
+    "clip_coef": (0.0, 1000.0, True),
+    "ent_coef": (0.0, 1000.0, False),
+    "vf_coef": (0.0, 1000.0, False),
+    "max_grad_norm": (0.0, 1e6, True),
+    "target_kl": (0.0, 1000.0, False),
+    "num_players": (1, 4, False),
+    "reward_shaping": (0.0, 1000.0, False),
+    "torch_threads": (1, 1024, False),
+    "eval_games": (0, 10**7, False),
 }
-CHOICES = {"backend": ("auto", "numba")}
+COOP_ONLY = ("num_players", "reward_shaping", "backend")
+DUEL_ONLY = ("opponent",)
+_BOX = re.compile(r"[\u2500-\u257f]+")  # the box-drawing characters of tyro's error panels
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    for field in dataclasses.fields(Args):
-        flag = "--" + field.name.replace("_", "-")
-        if field.type in ("bool", bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=field.default)
-        elif field.name in CHOICES:
-            parser.add_argument(flag, choices=CHOICES[field.name], default=field.default)
-        else:
-            parser.add_argument(flag, type=FIELD_TYPES.get(field.name, str), default=field.default)
-    return parser
+class UsageError(ValueError):
+    """A bad flag: its one-line message is printed as ``PROG: error: MESSAGE`` with exit status 2."""
 
 
-def parse_args(argv: Sequence[str] | None = None, prog: str | None = None) -> Args:
-    parser = build_parser(prog)
-    args = Args(**vars(parser.parse_args(argv)))
-    if args.num_envs * args.num_steps > MAX_ROLLOUT:
-        parser.error(f"num_envs * num_steps must be at most {MAX_ROLLOUT:,}")
-    if args.num_envs * args.num_steps % args.num_minibatches:
-        parser.error("num_envs * num_steps must be a multiple of num_minibatches")
-    if args.device.startswith("cuda"):
-        import torch
+def _one_line(panel: str) -> str:
+    """The message of tyro's error panel (a box of several lines) on one line: the rows above the
+    panel's first rule, without the frame; the help hint below it is left out."""
+    rows = []
+    for line in _ANSI.sub("", panel).splitlines()[1:]:  # the first line is the panel's title bar
+        text = line.strip().strip("\u2502").strip()
+        if not text or _BOX.fullmatch(text) or text.startswith("\u2570"):
+            if rows:
+                break
+            continue
+        rows.append(text)
+    return " ".join(rows) or " ".join(_BOX.sub(" ", _ANSI.sub("", panel)).split())
 
-        index = int(args.device.partition(":")[2] or 0)
-        if not torch.cuda.is_available() or index >= torch.cuda.device_count():
-            parser.error(f"--device {args.device}: no such CUDA device on this machine")
-    if args.device == "mps":
-        import torch
 
-        if not torch.backends.mps.is_available():
-            parser.error("--device mps: MPS is not available on this machine")
+def check(args: Args) -> None:
+    """Raise `UsageError` naming the first bad value of ``args``."""
+    defaults = Args()
+    for name, (low, high, low_open) in BOUNDS.items():
+        value = getattr(args, name)
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"{flag}: {value} is not a finite number")
+        if value < low or value > high or (low_open and value == low):
+            interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
+            raise UsageError(f"{flag}: {value:g} is outside {interval}")
+    batch = args.num_envs * args.num_steps
+    if batch > MAX_ROLLOUT:
+        raise UsageError(f"num_envs * num_steps must be at most {MAX_ROLLOUT:,}, got {batch:,}")
+    if batch % args.num_minibatches:
+        raise UsageError(f"num_envs * num_steps ({batch}) must be a multiple of num_minibatches "
+                         f"({args.num_minibatches})")
+    wrong = DUEL_ONLY if args.env_id == COOP_ID else COOP_ONLY
+    for name in wrong:
+        if getattr(args, name) != getattr(defaults, name):
+            game = "duel" if args.env_id == COOP_ID else "co-op"
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"{flag} applies to the {game} game only, not to {args.env_id}")
+    try:
+        device_argument(args.device)
+    except argparse.ArgumentTypeError as err:
+        raise UsageError(f"--device: {err}") from None
+    _check_device_exists(args.device)
     if args.run_dir and not args.run_dir.strip():
-        parser.error("--run-dir: a blank path (leave it out for the default folder)")
-    run_dir = Path(args.run_dir or f"runs/ppo_native_s{args.seed}")
+        raise UsageError("--run-dir: a blank path (leave it out for the default folder)")
+    run_dir = default_run_dir(args)
     if run_dir.exists() and not run_dir.is_dir():
-        parser.error(f"--run-dir {run_dir}: not a folder")
+        raise UsageError(f"--run-dir {run_dir}: not a folder")
     try:  # the folder's own files (summary.json, agent.pt) are written into it
         check_output_path(run_dir / "summary.json", "--run-dir")
     except ValueError as err:
-        parser.error(str(err))
+        raise UsageError(str(err)) from None
+
+
+def _check_device_exists(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        index = int(device.partition(":")[2] or 0)
+        if not torch.cuda.is_available() or index >= torch.cuda.device_count():
+            raise UsageError(f"--device {device}: no such CUDA device on this machine")
+    if device == "mps" and not torch.backends.mps.is_available():
+        raise UsageError("--device mps: MPS is not available on this machine")
+
+
+def parse_args(argv: Sequence[str] | None = None, prog: str | None = None) -> Args:
+    """``Args`` from the command line (``--help`` prints the flags and exits), checked by `check`;
+    a bad flag prints one line and exits with status 2."""
+    prog = prog or Path(sys.argv[0]).name
+    argv = list(sys.argv[1:] if argv is None else argv)
+    panel = io.StringIO()
+    try:
+        # tyro draws its errors as a panel of several lines; the project's rule is one line.
+        with contextlib.redirect_stderr(panel):
+            args = tyro.cli(Args, args=argv, prog=prog, description=DESCRIPTION)
+        check(args)
+    except SystemExit as done:
+        if done.code in (0, None):
+            raise
+        _fail(prog, _one_line(panel.getvalue()) or "invalid arguments (see --help)")
+    except UsageError as err:
+        _fail(prog, str(err))
     return args
+
+
+def _fail(prog: str, message: str) -> None:
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
     return train(parse_args(argv, prog))
+

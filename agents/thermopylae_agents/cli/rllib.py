@@ -24,7 +24,7 @@ from thermopylae_agents.rllib.config import (
     duel_config,
     duel_modules,
 )
-from thermopylae_agents.rllib.sweep import run_sweep
+from thermopylae_agents.rllib.sweep import SEARCHES, run_sweep
 from thermopylae_agents.rllib.train import evaluate_policy, start_ray, train
 
 __all__ = ["add_sweep_parser", "build_parser", "main"]
@@ -226,7 +226,11 @@ def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--entropy-coeff", type=float, nargs="+", default=[0.0, 0.003, 0.01])
     p.add_argument("--train-batch-size", type=int, nargs="+", default=[4096, 16384])
     p.add_argument("--minibatch-size", type=int, default=None, help="default: min(4096, smallest batch)")
-    p.add_argument("--num-samples", type=int, default=8, help="trials (random search over the choices)")
+    p.add_argument("--search", choices=SEARCHES, default="grid",
+                   help="grid: every combination of the values; random: num-samples uniform draws; optuna: "
+                        "num-samples trials proposed by Optuna's TPE sampler")
+    p.add_argument("--num-samples", type=int, default=None,
+                   help="grid: passes over the whole grid (default 1); random, optuna: trials (default 8)")
     p.add_argument("--timesteps-per-trial", type=int, default=2_000_000)
     p.add_argument("--grace-period", type=int, default=200_000, help="env steps before ASHA may stop a trial")
     p.add_argument("--reduction-factor", type=int, default=3)
@@ -259,6 +263,7 @@ def run_sweep_from_args(args: argparse.Namespace) -> dict[str, Any]:
         args.eval_games,
         args.eval_seed,
         args.seed,
+        search=args.search,
     )
     best = summary["best"]
     print(

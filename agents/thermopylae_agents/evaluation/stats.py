@@ -1,6 +1,15 @@
 """Small statistics shared by every script that reports a win rate: the Wilson interval of one rate,
-and the paired comparison (McNemar's exact test, Newcombe's interval of the difference) of two agents
-played on the same deals."""
+the paired comparison (McNemar's exact test, Newcombe's interval of the difference) of two agents
+played on the same deals, and the aggregate of a multi-seed table (the interquartile mean of the seeds'
+scores with a stratified bootstrap interval, as recommended by Agarwal et al. 2021, "Deep RL at the Edge
+of the Statistical Precipice").
+
+The tests and intervals come from SciPy (`scipy.stats.binomtest` and its `proportion_ci`,
+`scipy.stats.bootstrap`, `scipy.stats.trim_mean`; the train extra). Without SciPy the Wilson interval
+falls back to its closed form (the same numbers); the seed aggregates need SciPy. The `rliable` package
+computes the same aggregates, but its dependency `arch` fails to import beside the pinned pandas and
+NumPy here, so the bootstrap is SciPy's: each task's runs are resampled on their own (SciPy resamples
+each of several unpaired samples independently), which is rliable's stratified bootstrap."""
 
 from __future__ import annotations
 
@@ -9,8 +18,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 
+import numpy as np
+
 __all__ = [
     "PairedComparison",
+    "SeedAggregate",
+    "iqm",
+    "seed_aggregate",
     "mcnemar_exact",
     "paired_comparison",
     "paired_difference_interval",
@@ -28,14 +42,27 @@ def wilson_interval(successes: int, trials: int, z: float = 1.959963984540054) -
         raise ValueError(f"need 0 <= successes <= trials, got {successes} of {trials}")
     if trials == 0:
         return 0.0, 1.0
+    try:  # scipy comes with the train extra; the core package evaluates without it (the closed form)
+        from scipy.stats import binomtest, norm
+    except ImportError:
+        low, high = _wilson_closed_form(successes, trials, z)
+    else:
+        interval = binomtest(successes, trials).proportion_ci(1.0 - 2.0 * norm.sf(z), method="wilson")
+        low, high = float(interval.low), float(interval.high)
+    # At 0 or n successes the bound on that side is exactly 0 or 1; rounding would leave 1e-17 off it.
+    low = 0.0 if successes == 0 else max(0.0, low)
+    high = 1.0 if successes == trials else min(1.0, high)
+    return low, high
+
+
+def _wilson_closed_form(successes: int, trials: int, z: float) -> tuple[float, float]:
+    """Wilson's score interval written out (what ``scipy.stats.binomtest(...).proportion_ci(method=
+    "wilson")`` computes; the tests hold the two together)."""
     p = successes / trials
     z2 = z * z
     centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
-    # At 0 or n successes the bound on that side is exactly 0 or 1; rounding would leave 1e-17 off it.
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == trials else min(1.0, centre + half)
-    return low, high
+    return centre - half, centre + half
 
 
 @dataclass(frozen=True)
@@ -126,3 +153,76 @@ def paired_comparison(a: str, wins_a: Sequence[bool], b: str, wins_b: Sequence[b
         ci95=paired_difference_interval(both, only_a, only_b, neither),
         p_value=mcnemar_exact(only_a, only_b),
     )
+
+
+def iqm(scores: Sequence[float] | np.ndarray) -> float:
+    """The interquartile mean: the mean of the middle half of the scores (25% trimmed from each end,
+    ``scipy.stats.trim_mean``), robust to one outlying seed yet less noisy than the median."""
+    from scipy.stats import trim_mean
+
+    values = np.asarray(scores, dtype=float).ravel()
+    if values.size == 0:
+        raise ValueError("the IQM of no scores is undefined")
+    return float(trim_mean(values, 0.25))
+
+
+@dataclass(frozen=True)
+class SeedAggregate:
+    """The aggregate of one row of a multi-seed table: the scores' ``iqm`` and ``mean`` with 95%
+    stratified-bootstrap intervals (percentile method, ``resamples`` resamples from ``bootstrap_seed``);
+    the intervals are ``None`` with fewer than two runs (a single run has no spread to resample)."""
+
+    runs: int
+    iqm: float
+    iqm_ci95: tuple[float, float] | None
+    mean: float
+    mean_ci95: tuple[float, float] | None
+    resamples: int
+    bootstrap_seed: int
+
+    def summary(self) -> dict:
+        data = asdict(self)
+        for key in ("iqm_ci95", "mean_ci95"):
+            data[key] = None if data[key] is None else list(data[key])
+        return data
+
+
+def _stratified_interval(tasks: list[np.ndarray], statistic: str, resamples: int, seed: int,
+                         confidence: float) -> tuple[float, float]:
+    from scipy.stats import bootstrap, trim_mean
+
+    def pooled(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+        values = np.concatenate(samples, axis=axis)
+        return trim_mean(values, 0.25, axis=axis) if statistic == "iqm" else values.mean(axis=axis)
+
+    if all(np.all(task == task[0]) for task in tasks):
+        value = float(pooled(*tasks))  # no spread: SciPy's bootstrap would warn and give NaN
+        return value, value
+    result = bootstrap(tuple(tasks), pooled, n_resamples=resamples, confidence_level=confidence,
+                       method="percentile", vectorized=True, rng=np.random.default_rng(seed))
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def seed_aggregate(scores: Sequence[float] | np.ndarray, resamples: int = 10_000, seed: int = 0,
+                   confidence: float = 0.95) -> SeedAggregate:
+    """IQM and mean of a multi-seed table with stratified bootstrap intervals.
+
+    ``scores``: one score per run (seed), shape ``(runs,)``, or ``(runs, tasks)`` for several tasks
+    (opponents, sides), each task's runs resampled separately (the stratified bootstrap of rliable's
+    ``get_interval_estimates``); the IQM is taken over all runs and tasks together.
+    """
+    values = np.asarray(scores, dtype=float)
+    if values.ndim == 1:
+        values = values[:, None]
+    if values.ndim != 2 or values.size == 0:
+        raise ValueError(f"scores must be (runs,) or (runs, tasks) and not empty, got shape {values.shape}")
+    if not np.isfinite(values).all():
+        raise ValueError("scores must be finite numbers")
+    if resamples < 1 or not 0 < confidence < 1:
+        raise ValueError(f"need resamples >= 1 and 0 < confidence < 1, got {resamples} and {confidence}")
+    tasks = [values[:, k] for k in range(values.shape[1])]
+    runs = values.shape[0]
+    intervals = {name: (_stratified_interval(tasks, name, resamples, seed, confidence) if runs >= 2 else None)
+                 for name in ("iqm", "mean")}
+    return SeedAggregate(runs=runs, iqm=iqm(values), iqm_ci95=intervals["iqm"], mean=float(values.mean()),
+                         mean_ci95=intervals["mean"], resamples=resamples, bootstrap_seed=seed)

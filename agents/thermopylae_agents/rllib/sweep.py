@@ -1,8 +1,17 @@
 """A Ray Tune sweep over the co-op PPO hyperparameters, with ASHA early stopping.
 
 Each trial trains masked PPO on the co-op game ([`thermopylae_agents.rllib.config.coop_config`][]) with a
-learning rate, an entropy coefficient and a train batch size drawn from the given choices (``num_samples``
-trials of random search over them). ASHA (``ray.tune.schedulers.ASHAScheduler``) compares trials on the
+learning rate, an entropy coefficient and a train batch size from the given values. ``search`` says how:
+
+* ``"grid"`` (default): every combination once (``tune.grid_search`` on each list), the whole grid
+  ``num_samples`` times (default once), so no value is left out by chance;
+* ``"random"``: ``num_samples`` trials (default 8), each drawing every value uniformly (``tune.choice``), so
+  two trials may draw the same learning rate;
+* ``"optuna"``: ``num_samples`` trials (default 8) proposed by Optuna's TPE sampler
+  (``ray.tune.search.optuna.OptunaSearch``, seeded with ``seed``) from the same choices, each new trial
+  informed by the finished ones.
+
+ASHA (``ray.tune.schedulers.ASHAScheduler``) compares trials on the
 mean episode return (``env_runners/episode_return_mean``: in the co-op game ``2 * win rate - 1``) at rungs
 of env steps and stops the worse ones early. The best trial's last checkpoint is exported
 ([`thermopylae_agents.policies.rllib_policy`][]) and evaluated greedily on fixed seeded deals, with its
@@ -12,7 +21,7 @@ every node mounts at the same path, e.g. NFS).
 
 Command line ([`thermopylae_agents.cli.rllib`][]):
 
-    thermopylae rllib sweep --storage-path runs/rllib_sweep --num-samples 8 \\
+    thermopylae rllib sweep --storage-path runs/rllib_sweep --search grid \\
         --lr 1e-4 3e-4 1e-3 --entropy-coeff 0 0.003 0.01 --train-batch-size 4096 16384 \\
         --timesteps-per-trial 2000000 --grace-period 200000
 """
@@ -25,10 +34,12 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["METRIC", "TIME_ATTR", "run_sweep"]
+__all__ = ["METRIC", "SEARCHES", "TIME_ATTR", "run_sweep", "search_algorithm", "search_space"]
 
 METRIC = "env_runners/episode_return_mean"
 TIME_ATTR = "num_env_steps_sampled_lifetime"
+SEARCHES = ("grid", "random", "optuna")
+DEFAULT_SAMPLES = {"grid": 1, "random": 8, "optuna": 8}
 
 
 def _positive_list(name: str, values: Sequence[Any], kind: type) -> list[Any]:
@@ -43,13 +54,43 @@ def _positive_list(name: str, values: Sequence[Any], kind: type) -> list[Any]:
     return [kind(v) for v in values]
 
 
+def search_space(lrs: Sequence[float], entropy_coeffs: Sequence[float], batch_sizes: Sequence[int],
+                 search: str = "grid") -> dict[str, Any]:
+    """The keyword arguments of ``AlgorithmConfig.training`` that Tune varies: a grid over every list
+    (``search="grid"``) or a uniform choice from it (``"random"``, ``"optuna"``)."""
+    from ray import tune
+
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+    values = {
+        "lr": _positive_list("lr", lrs, float),
+        "entropy_coeff": _positive_list("entropy_coeff", entropy_coeffs, float),
+        "train_batch_size_per_learner": _positive_list("train_batch_size", batch_sizes, int),
+    }
+    vary = tune.grid_search if search == "grid" else tune.choice
+    return {key: vary(choices) for key, choices in values.items()}
+
+
+def search_algorithm(search: str, seed: int = 0) -> Any:
+    """Tune's ``search_alg`` for ``search``: ``None`` (Tune's variant generator: grid or random) or an
+    ``OptunaSearch`` (``pip install optuna``)."""
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+    if search != "optuna":
+        return None
+    import optuna
+    from ray.tune.search.optuna import OptunaSearch
+
+    return OptunaSearch(sampler=optuna.samplers.TPESampler(seed=seed))
+
+
 def run_sweep(
     storage_path: str,
     name: str = "coop_ppo_sweep",
     lrs: Sequence[float] = (1e-4, 3e-4, 1e-3),
     entropy_coeffs: Sequence[float] = (0.0, 0.003, 0.01),
     batch_sizes: Sequence[int] = (4096, 16384),
-    num_samples: int = 8,
+    num_samples: int | None = None,
     timesteps_per_trial: int = 2_000_000,
     grace_period: int = 200_000,
     reduction_factor: int = 3,
@@ -61,6 +102,7 @@ def run_sweep(
     eval_games: int = 1000,
     eval_seed: int = 0,
     seed: int = 0,
+    search: str = "grid",
 ) -> dict[str, Any]:
     """Run the sweep (see the module docstring) on the Ray that is running; returns a JSON-friendly summary
     with every trial's hyperparameters and last result, and the best trial with its evaluation."""
@@ -72,9 +114,12 @@ def run_sweep(
     from thermopylae_agents.rllib.config import COOP_DEFAULTS, coop_config
     from thermopylae_agents.rllib.train import evaluate_policy
 
+    space = search_space(lrs, entropy_coeffs, batch_sizes, search)
     lrs = _positive_list("lr", lrs, float)
     entropy_coeffs = _positive_list("entropy_coeff", entropy_coeffs, float)
     batch_sizes = _positive_list("train_batch_size", batch_sizes, int)
+    if num_samples is None:
+        num_samples = DEFAULT_SAMPLES[search]
     if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples < 1:
         raise ValueError(f"num_samples must be a positive integer, got {num_samples!r}")
     if grace_period < 1 or timesteps_per_trial < grace_period:
@@ -91,11 +136,7 @@ def run_sweep(
         hiddens=tuple(hiddens or COOP_DEFAULTS.hiddens),
     )
     config = coop_config(settings, num_env_runners, envs_per_runner, "native", {"backend": "auto"}, seed)
-    config = config.training(
-        lr=tune.choice(lrs),
-        entropy_coeff=tune.choice(entropy_coeffs),
-        train_batch_size_per_learner=tune.choice(batch_sizes),
-    )
+    config = config.training(**space)
     scheduler = ASHAScheduler(
         time_attr=TIME_ATTR,
         max_t=timesteps_per_trial,
@@ -109,6 +150,7 @@ def run_sweep(
             metric=METRIC,
             mode="max",
             scheduler=scheduler,
+            search_alg=search_algorithm(search, seed),
             num_samples=num_samples,
             max_concurrent_trials=max_concurrent,
         ),
@@ -143,6 +185,7 @@ def run_sweep(
         "metric": METRIC,
         "time_attr": TIME_ATTR,
         "space": {"lr": lrs, "entropy_coeff": entropy_coeffs, "train_batch_size": batch_sizes},
+        "search": search,
         "num_samples": num_samples,
         "timesteps_per_trial": timesteps_per_trial,
         "grace_period": grace_period,

@@ -1,90 +1,186 @@
-"""Masked PPO on the native co-op vector engine, in one file, in the manner of CleanRL's ``ppo.py``.
+"""Masked PPO on the native vector engines, in one file, in the manner of CleanRL's ``cleanrl/ppo.py``.
 
     thermopylae ppo-native --total-timesteps 2000000 --seed 1
-    thermopylae ppo-native --time-budget 120            # stop after two minutes of training
-    thermopylae-ppo-native --time-budget 120                   # the same, installed (the train extra)
-    tensorboard --logdir runs                                  # charts/, losses/
+    thermopylae ppo-native --env-id thermopylae/DuelGreek-v0 --time-budget 120   # the duel, two minutes
+    thermopylae-ppo-native --track --capture-video             # the same, installed (the train extra)
+    tensorboard --logdir runs                                  # charts/, losses/, eval/ (with --track)
 
-Read it top to bottom: the config (a dataclass, every field a command-line flag), the actor-critic, the
-rollout on ``thermopylae_env.coop.vector.CoopVectorEnv``, generalized advantage estimation, the clipped
-PPO update, and a greedy evaluation on fixed deals. No Stable-Baselines3: only torch, NumPy and the env.
+Read it top to bottom: the config (`Args`, a dataclass: each field is a command-line flag and its
+docstring the flag's help, parsed with `tyro` by [`thermopylae_agents.cli.ppo_native`][], which also
+checks the values), the actor-critic, the rollout on the native vector env, generalized advantage
+estimation, the clipped PPO update, a greedy evaluation on fixed deals and the videos. No
+Stable-Baselines3: torch, NumPy, Gymnasium and the env engine; the co-op fight odds are NumPy tables
+(`thermopylae_agents.players.fight_odds`).
+
+Environments (``--env-id``): ``thermopylae/Coop-v0`` on ``thermopylae_env.coop.vector.CoopVectorEnv``,
+``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0`` on ``thermopylae_env.duel.vector``'s
+engine with the other side played inside ``step`` by the built-in ``--opponent`` (heuristic or random).
 
 Masking: the policy's logits of illegal actions are set to a large negative number before the softmax,
 so the sampled action is always legal, and the ratio and entropy are those of the masked distribution.
-The env runs with ``autoreset_mode=SAME_STEP``: the step that ends a game already returns the next game's
+The envs run with ``autoreset_mode=SAME_STEP``: the step that ends a game already returns the next game's
 first observation and mask, so every mask row the sampler sees belongs to a live game. A row with no
 legal action is still guarded (treated as all legal), so that a masked softmax never sees an empty
 row, whatever the env's autoreset mode gives for a finished game waiting for its reset step.
 
-The network is the shipped co-op recipe's (``agents/thermopylae_agents/configs/coop.yaml``) without the
-behaviour-cloning warm start: the observation plus the exact fight odds
-(``thermopylae_agents.training.CoopFightFeatures``), an actor MLP [128, 128] and a critic MLP [64, 64]
-(tanh), 256 games x 64 steps per rollout, 2 epochs of 4 minibatches. So its steps per second compare
-with SB3's ``learn`` on the same recipe (``benchmarks/benchmark.py --ppo-only``).
+The co-op network is the shipped co-op recipe's (``agents/thermopylae_agents/configs/coop.yaml``) without
+the behaviour-cloning warm start: the observation plus the exact fight odds (`FightFeatures`, the
+same numbers as ``thermopylae_agents.training.CoopFightFeatures``), an actor MLP [128, 128] and a critic
+MLP [64, 64] (tanh), 256 games x 64 steps per rollout, 2 epochs of 4 minibatches. So its steps per second
+compare with SB3's MaskablePPO on the same recipe (``benchmarks/ppo_speed.py``). The duel's network sees
+the observation alone.
 
 The run writes ``RUN_DIR/summary.json`` (config, steps/s end to end and of collection alone, the greedy
-win rate on ``--eval-games`` fixed deals) and ``RUN_DIR/agent.pt`` (the weights; a torch file is a pickle,
-so ``torch.load(..., weights_only=True)`` it).
+win rate on ``--eval-games`` fixed deals), ``RUN_DIR/agent.pt`` (the weights; a torch file is a pickle,
+so ``torch.load(..., weights_only=True)`` it), with ``--track`` TensorBoard events in ``RUN_DIR`` and with
+``--capture-video`` the evaluation videos in ``RUN_DIR/videos`` (Gymnasium's ``RecordVideo`` on the
+single env's ``rgb_array`` render; needs moviepy and pillow, the video extra).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, Literal
 
+import gymnasium as gym
 import numpy as np
 import torch  # torch and tensorboard: the train extra (the console script names it when missing)
 import torch.nn as nn
-from torch.utils.tensorboard import SummaryWriter
 
+from thermopylae_agents.players.fight_odds import (
+    MARKER_3,
+    MARKER_6,
+    MAX_THRESHOLD,
+    MIN_THRESHOLD,
+    NUM_ODDS,
+    SCALE,
+    SLOT1,
+    SLOT2,
+    SLOT_VALUES,
+    fight_rows,
+    numpy_odds,
+)
+from thermopylae_env.coop.state import MAX_DICE
 from thermopylae_env.coop.vector import CoopVectorEnv
+from thermopylae_env.duel.vector import DuelGreekVectorEnv, DuelPersianVectorEnv
 from thermopylae_env.threads import configure_torch
+
+__all__ = ["ENV_IDS", "Agent", "Args", "FightFeatures", "default_run_dir", "evaluate", "guard", "train"]
+
+COOP_ID = "thermopylae/Coop-v0"
+VECTOR_ENVS = {
+    COOP_ID: CoopVectorEnv,
+    "thermopylae/DuelGreek-v0": DuelGreekVectorEnv,
+    "thermopylae/DuelPersian-v0": DuelPersianVectorEnv,
+}
+ENV_IDS = tuple(VECTOR_ENVS)
+EVAL_SEED = 10_000_000  # evaluation and video deals: EVAL_SEED + i, apart from the training seeds
 
 
 @dataclass
 class Args:
+    env_id: Literal["thermopylae/Coop-v0", "thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"] = COOP_ID
+    """the game: the co-op game, or one side of the duel against --opponent"""
     seed: int = 1
-    """seed of the games, of torch and of the evaluation deals' offset"""
+    """seed of the games, of torch and of the minibatch shuffles"""
     total_timesteps: int = 2_000_000
     """env steps (decisions) to train for"""
     time_budget: float = 0.0
     """if > 0, stop training after this many seconds (checked after each update)"""
+    track: bool = False
+    """write TensorBoard scalars (charts/, losses/, eval/) into the run folder"""
+    capture_video: bool = False
+    """record --video-episodes greedy evaluation games into RUN_DIR/videos (needs moviepy and pillow)"""
+    video_episodes: int = 3
+    """games recorded by --capture-video"""
+
+    # Algorithm-specific arguments
     num_envs: int = 256
     """games played at once"""
     num_steps: int = 64
-    """steps per game per rollout (rollout = num_envs * num_steps)"""
+    """steps per game per rollout (a rollout is num_envs * num_steps decisions)"""
     learning_rate: float = 3e-4
+    """the learning rate of the Adam optimizer"""
     anneal_lr: bool = False
     """linearly anneal the learning rate to 0 over total_timesteps"""
     gamma: float = 1.0
     """discount: episodes are short and only the outcome counts"""
     gae_lambda: float = 0.95
+    """the lambda of generalized advantage estimation"""
     num_minibatches: int = 4
+    """minibatches per epoch (must divide num_envs * num_steps)"""
     update_epochs: int = 2
+    """epochs over each rollout"""
     norm_adv: bool = True
+    """normalize the advantages of each minibatch"""
     clip_coef: float = 0.2
+    """the surrogate clipping coefficient"""
     clip_vloss: bool = False
+    """clip the value loss as the policy loss is clipped"""
     ent_coef: float = 0.003
+    """coefficient of the entropy bonus"""
     vf_coef: float = 0.5
+    """coefficient of the value loss"""
     max_grad_norm: float = 0.5
+    """the maximum norm of the gradient (clipped above it)"""
     target_kl: float = 0.0
     """if > 0, stop an update's epochs early once the approximate KL exceeds it"""
+
+    # The games
     fight_features: bool = True
-    """feed the network the observation plus the exact fight odds (else the observation alone)"""
+    """co-op: feed the network the observation plus the exact fight odds (else the observation alone)"""
     num_players: int = 1
+    """co-op: seats, 1..4"""
     reward_shaping: float = 0.0
-    backend: str = "auto"
-    """engine backend (CoopVectorEnv's backend argument): auto or numba"""
+    """co-op: the env's reward_shaping"""
+    backend: Literal["auto", "numba"] = "auto"
+    """co-op: the engine backend (CoopVectorEnv's backend argument)"""
+    opponent: Literal["heuristic", "random"] = "heuristic"
+    """duel: the built-in player of the other side"""
+
+    # The machine and the outputs
     torch_threads: int = 1
+    """torch's intra-op threads"""
     device: str = "cpu"
+    """torch device: cpu, cuda, cuda:N or mps"""
     eval_games: int = 2000
     """greedy evaluation games at the end (0: none), deals 10_000_000 + i"""
     run_dir: str = ""
-    """where to write TensorBoard events, summary.json and agent.pt (default runs/ppo_native_s{seed})"""
+    """where to write summary.json, agent.pt, TensorBoard events and videos (default runs/ppo_native_...)"""
+
+
+def default_run_dir(args: Args) -> Path:
+    if args.run_dir:
+        return Path(args.run_dir)
+    game = "" if args.env_id == COOP_ID else args.env_id.split("/")[1].removesuffix("-v0").lower() + "_"
+    return Path(f"runs/ppo_native_{game}s{args.seed}")
+
+
+class FightFeatures(nn.Module):
+    """The co-op observation plus the exact odds of every fight against the current line (220 numbers;
+    the forward of ``thermopylae_agents.training.CoopFightFeatures`` without SB3's base class)."""
+
+    def __init__(self, obs_size: int) -> None:
+        super().__init__()
+        self.features_dim = obs_size + NUM_ODDS * 4
+        self.register_buffer("odds", torch.as_tensor(numpy_odds()), persistent=False)
+        self.register_buffer("slot_values", torch.as_tensor(SLOT_VALUES), persistent=False)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        location = (obs[:, MARKER_3] + obs[:, MARKER_6]).round().long().clamp(0, MAX_DICE)
+        slots = (obs.index_select(1, self.slot_values) * SCALE).round().clamp(MIN_THRESHOLD, MAX_THRESHOLD)
+        rows = fight_rows(location, *slots.long().unbind(1), lib=torch)  # (B, 4)
+        odds = nn.functional.embedding(rows, self.odds)  # (B, 4, 55)
+        p1, p2 = obs[:, SLOT1], obs[:, SLOT2]
+        present = torch.stack([p1, p1, p1 * p2, p1 * p2], 1)
+        fights = (odds * present[:, :, None]).transpose(1, 2).reshape(obs.shape[0], -1)
+        return torch.cat([obs, fights], 1)
 
 
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias_const: float = 0.0) -> nn.Linear:
@@ -93,18 +189,15 @@ def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias_const: float = 0.
     return layer
 
 
-class ActorCritic(nn.Module):
-    def __init__(self, envs: CoopVectorEnv, fight_features: bool) -> None:
+class Agent(nn.Module):
+    def __init__(self, envs: gym.vector.VectorEnv, fight_features: bool) -> None:
         super().__init__()
-        obs_space = envs.single_observation_space
+        size = int(np.prod(envs.single_observation_space.shape))
         if fight_features:
-            from thermopylae_agents.players.fight_features import CoopFightFeatures
-
-            self.features: nn.Module = CoopFightFeatures(obs_space)
+            self.features: nn.Module = FightFeatures(size)
             size = self.features.features_dim
         else:
             self.features = nn.Identity()
-            size = int(np.prod(obs_space.shape))
         n = int(envs.single_action_space.n)
         self.critic = nn.Sequential(
             layer_init(nn.Linear(size, 64)), nn.Tanh(),
@@ -120,11 +213,14 @@ class ActorCritic(nn.Module):
     def get_value(self, x: torch.Tensor) -> torch.Tensor:
         return self.critic(self.features(x))
 
+    def masked_logits(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.actor(self.features(x)).masked_fill(~mask, -1e8)  # illegal actions: probability 0
+
     def get_action_and_value(
         self, x: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         hidden = self.features(x)
-        logits = self.actor(hidden).masked_fill(~mask, -1e8)  # illegal actions: probability 0
+        logits = self.actor(hidden).masked_fill(~mask, -1e8)
         logp = torch.log_softmax(logits, dim=-1)
         if action is None:
             # Gumbel-max: argmax(log p + Gumbel noise) is a sample of p, without torch.multinomial.
@@ -133,6 +229,7 @@ class ActorCritic(nn.Module):
         # Entropy of the masked distribution: illegal actions have p = 0 and add nothing.
         entropy = -(logp.exp() * logp).sum(-1)
         return action, logp.gather(1, action[:, None]).squeeze(1), entropy, self.critic(hidden)
+
 
 
 def guard(mask: np.ndarray) -> np.ndarray:
@@ -151,26 +248,28 @@ def game_won(infos: dict, terminated: np.ndarray) -> np.ndarray:
     return terminated & np.asarray(final.get("is_success", np.zeros_like(terminated)), bool)
 
 
-def make_env(args: Args, num_envs: int) -> CoopVectorEnv:
-    return CoopVectorEnv(
-        num_envs=num_envs,
-        num_players=args.num_players,
-        reward_shaping=args.reward_shaping,
-        autoreset_mode="SameStep",
-        backend=args.backend,
-    )
+def game_kwargs(args: Args) -> dict[str, Any]:
+    """The env arguments of ``args``'s game (the co-op options or the duel's opponent)."""
+    if args.env_id == COOP_ID:
+        return {"num_players": args.num_players, "reward_shaping": args.reward_shaping}
+    return {"opponent": args.opponent}
+
+
+def make_env(args: Args, num_envs: int) -> gym.vector.VectorEnv:
+    kwargs = game_kwargs(args) | ({"backend": args.backend} if args.env_id == COOP_ID else {})
+    return VECTOR_ENVS[args.env_id](num_envs=num_envs, autoreset_mode="SameStep", **kwargs)
 
 
 @torch.no_grad()
-def evaluate(agent: ActorCritic, args: Args, device: torch.device) -> float:
+def evaluate(agent: Agent, args: Args, device: torch.device) -> float:
     """Greedy play (most likely legal action) of one game on each of ``eval_games`` fixed deals."""
     envs = make_env(args, args.eval_games)
-    obs, _ = envs.reset(seed=10_000_000)
+    obs, _ = envs.reset(seed=EVAL_SEED)
     finished = np.zeros(args.eval_games, bool)  # the first game of each deal is the one counted
     won = np.zeros(args.eval_games, bool)
     while not finished.all():
         mask = torch.as_tensor(guard(envs.action_masks()), device=device)
-        logits = agent.actor(agent.features(torch.as_tensor(obs, device=device))).masked_fill(~mask, -1e8)
+        logits = agent.masked_logits(torch.as_tensor(obs, device=device), mask)
         obs, _, terminated, _, infos = envs.step(logits.argmax(1).cpu().numpy())
         first = terminated & ~finished
         won[first] = game_won(infos, terminated)[first]
@@ -179,15 +278,53 @@ def evaluate(agent: ActorCritic, args: Args, device: torch.device) -> float:
     return float(won.mean())
 
 
+def video_missing() -> str | None:
+    """Why ``--capture-video`` cannot record here (a missing package), or ``None``."""
+    missing = [name for name, module in (("moviepy", "moviepy"), ("pillow", "PIL"))
+               if importlib.util.find_spec(module) is None]
+    if missing:
+        return (f"--capture-video: {' and '.join(missing)} not installed, no video recorded "
+                "(pip install 'thermopylae-env[video]')")
+    return None
+
+
+@torch.no_grad()
+def record_videos(agent: Agent, args: Args, device: torch.device, folder: Path) -> list[str]:
+    """Greedy games on deals ``EVAL_SEED + i`` of the single env, recorded by Gymnasium's ``RecordVideo``
+    from its ``rgb_array`` render; returns the video files."""
+    env = gym.make(args.env_id, render_mode="rgb_array", **game_kwargs(args))
+    env = gym.wrappers.RecordVideo(env, os.fspath(folder), episode_trigger=lambda _: True,
+                                   name_prefix="eval", disable_logger=True)
+    for episode in range(args.video_episodes):
+        obs, info = env.reset(seed=EVAL_SEED + episode)
+        done = False
+        while not done:
+            mask = torch.as_tensor(guard(np.asarray(info["action_mask"], bool)[None]), device=device)
+            logits = agent.masked_logits(torch.as_tensor(obs[None], device=device), mask)
+            obs, _, terminated, truncated, info = env.step(int(logits.argmax(1)[0]))
+            done = terminated or truncated
+    env.close()
+    return sorted(os.fspath(path) for path in folder.glob("*.mp4"))
+
+
 def train(args: Args) -> dict:
-    """Train with ``args``; writes the run folder and returns the summary."""
+    """Train with ``args`` (checked by [`thermopylae_agents.cli.ppo_native`][]); writes the run folder
+    and returns the summary."""
     batch_size = args.num_envs * args.num_steps
     minibatch_size = batch_size // args.num_minibatches
     num_iterations = max(1, args.total_timesteps // batch_size)
-    run_dir = Path(args.run_dir or f"runs/ppo_native_s{args.seed}")
-    writer = SummaryWriter(os.fspath(run_dir))
-    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
-        f"|{key}|{value}|" for key, value in vars(args).items()))
+    run_dir = default_run_dir(args)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    writer = None
+    if args.track:
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(os.fspath(run_dir))
+        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
+            f"|{key}|{value}|" for key, value in asdict(args).items()))
+    video_skip = video_missing() if args.capture_video else None
+    if video_skip:
+        print(video_skip, flush=True)
 
     random.seed(args.seed)
     rng = np.random.default_rng(args.seed)  # minibatch shuffles
@@ -196,7 +333,7 @@ def train(args: Args) -> dict:
     device = torch.device(args.device)
 
     envs = make_env(args, args.num_envs)
-    agent = ActorCritic(envs, args.fight_features).to(device)
+    agent = Agent(envs, args.fight_features and args.env_id == COOP_ID).to(device)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
 
     # Rollout storage.
@@ -209,7 +346,7 @@ def train(args: Args) -> dict:
     dones = torch.zeros((args.num_steps, args.num_envs), device=device)
     values = torch.zeros((args.num_steps, args.num_envs), device=device)
 
-    # Warm-up outside the clock: the numba engine loads its compiled kernels on the first reset and step.
+    # Warm-up outside the clock: the numba engines load their compiled kernels on the first reset and step.
     envs.reset(seed=args.seed)
     envs.step(guard(envs.action_masks()).argmax(1))
     global_step = 0
@@ -239,7 +376,7 @@ def train(args: Args) -> dict:
 
             next_obs_np, reward, terminated, truncated, infos = envs.step(action.cpu().numpy())
             ended = terminated | truncated
-            rewards[step] = torch.as_tensor(reward, device=device)
+            rewards[step] = torch.as_tensor(reward, dtype=torch.float32, device=device)
             next_obs = torch.as_tensor(next_obs_np, device=device)
             next_mask = torch.as_tensor(guard(envs.action_masks()), device=device)
             next_done = torch.as_tensor(ended, dtype=torch.float32, device=device)
@@ -290,7 +427,7 @@ def train(args: Args) -> dict:
                     clipfracs += [((ratio - 1.0).abs() > args.clip_coef).float().mean().item()]
 
                 mb_advantages = b_advantages[mb_inds]
-                if args.norm_adv:
+                if args.norm_adv and len(mb_inds) > 1:  # the std of one number is NaN
                     mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + 1e-8)
                 pg_loss1 = -mb_advantages * ratio
                 pg_loss2 = -mb_advantages * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
@@ -323,18 +460,19 @@ def train(args: Args) -> dict:
 
         elapsed = time.time() - start_time
         sps = int(global_step / elapsed)
-        writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
-        writer.add_scalar("charts/win_rate", wins / max(games, 1), global_step)
-        writer.add_scalar("charts/games", games, global_step)
-        writer.add_scalar("losses/value_loss", v_loss.item(), global_step)
-        writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
-        writer.add_scalar("losses/entropy", entropy_loss.item(), global_step)
-        writer.add_scalar("losses/old_approx_kl", old_approx_kl.item(), global_step)
-        writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
-        writer.add_scalar("losses/clipfrac", np.mean(clipfracs), global_step)
-        writer.add_scalar("losses/explained_variance", explained_var, global_step)
-        writer.add_scalar("charts/SPS", sps, global_step)
-        writer.add_scalar("charts/collection_SPS", int(global_step / collect_time), global_step)
+        if writer is not None:
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
+            writer.add_scalar("charts/win_rate", wins / max(games, 1), global_step)
+            writer.add_scalar("charts/games", games, global_step)
+            writer.add_scalar("losses/value_loss", v_loss.item(), global_step)
+            writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
+            writer.add_scalar("losses/entropy", entropy_loss.item(), global_step)
+            writer.add_scalar("losses/old_approx_kl", old_approx_kl.item(), global_step)
+            writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
+            writer.add_scalar("losses/clipfrac", np.mean(clipfracs), global_step)
+            writer.add_scalar("losses/explained_variance", explained_var, global_step)
+            writer.add_scalar("charts/SPS", sps, global_step)
+            writer.add_scalar("charts/collection_SPS", int(global_step / collect_time), global_step)
         print(f"iteration {iteration}/{num_iterations}  step {global_step:,}  SPS {sps:,}  "
               f"training win rate {wins / max(games, 1):.3f} ({games:,} games)", flush=True)
         wins = games = 0
@@ -344,24 +482,29 @@ def train(args: Args) -> dict:
 
     train_seconds = time.time() - start_time
     train_cpu_seconds = time.process_time() - start_cpu
-    summary = {
-        "config": vars(args),
+    summary: dict[str, Any] = {
+        "config": asdict(args),
         "env_steps": global_step,
         "train_seconds": round(train_seconds, 3),
         "steps_per_s": global_step / train_seconds,
         "cpu_steps_per_s": global_step / train_cpu_seconds,
         "collection_steps_per_s": global_step / collect_time,
-        "engine_backend": envs.backend,
+        "engine_backend": getattr(envs, "backend", None),  # the co-op engine names its backend
     }
     envs.close()
     if args.eval_games > 0:
         summary["eval_games"] = args.eval_games
         summary["eval_win_rate"] = evaluate(agent, args, device)
-        writer.add_scalar("eval/win_rate", summary["eval_win_rate"], global_step)
+        if writer is not None:
+            writer.add_scalar("eval/win_rate", summary["eval_win_rate"], global_step)
         print(f"greedy win rate on {args.eval_games} fixed deals: {summary['eval_win_rate']:.4f}")
+    if args.capture_video and not video_skip:
+        summary["videos"] = record_videos(agent, args, device, run_dir / "videos")
+        print(f"recorded {len(summary['videos'])} evaluation videos in {run_dir / 'videos'}")
     print(f"{global_step:,} env steps in {train_seconds:.1f} s: {summary['steps_per_s']:,.0f} steps/s end to "
           f"end (cpu {summary['cpu_steps_per_s']:,.0f}), {summary['collection_steps_per_s']:,.0f} collecting")
     torch.save(agent.state_dict(), run_dir / "agent.pt")
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    writer.close()
+    if writer is not None:
+        writer.close()
     return summary
