@@ -168,6 +168,7 @@ class _Game:
 
     def record_text(self) -> str:
         """The record so far; an unfinished game's record ends with the line a closed record gets."""
+        self.env.flush()
         text = self.path.read_text(encoding="utf-8")
         if not self.state.terminated:
             result = {"type": "result", "steps": self.steps, "finished": False, "return": self.total,
