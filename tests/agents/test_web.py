@@ -30,6 +30,12 @@ def _new(client: TestClient, **body) -> tuple[str, dict]:
     return response.json()["id"], response.json()["view"]
 
 
+def _act(client: TestClient, key: str, action: int) -> dict:
+    response = client.post(f"/api/games/{key}/action", json={"action": action})
+    assert response.status_code == 200, response.text
+    return response.json()["view"]
+
+
 def _play_first_legal(client: TestClient, key: str, view: dict, limit: int = 2000) -> dict:
     for _ in range(limit):
         if view["terminated"]:
@@ -121,8 +127,10 @@ def test_fight_odds_are_exact_dice_odds_of_each_legal_fight(client):
         odds = fights[entry["action"]]
         dice = support + (1 if view["marker"] in view["die_markers"] else 0)
         totals = _dice_totals(dice)
-        assert odds["beat1"] == pytest.approx(sum(p for s, p in totals.items() if value + s >= white), abs=1e-6)
-        assert odds["kill1"] == pytest.approx(sum(p for s, p in totals.items() if value + s >= red), abs=1e-6)
+        beat = sum(p for s, p in totals.items() if value + s >= white)
+        kill = sum(p for s, p in totals.items() if value + s >= red)
+        assert odds["beat1"] == pytest.approx(beat, abs=1e-6)
+        assert odds["kill1"] == pytest.approx(kill, abs=1e-6)
 
 
 def _dice_totals(dice: int) -> dict[int, float]:
@@ -153,7 +161,7 @@ def test_a_duel_turn_is_played_as_each_side_against_an_agent(client):
         assert view["side"] == side and view["my_move"] and len(view["hand"]) >= 4
         turn = view["turn"]
         while view["turn"] == turn and not view["terminated"]:
-            view = client.post(f"/api/games/{key}/action", json={"action": view["legal"][-1]["action"]}).json()["view"]
+            view = _act(client, key, view["legal"][-1]["action"])
         assert view["turn"] == turn + 1 or view["terminated"]
         hint = client.post(f"/api/games/{key}/hint", json={"agent": "heuristic"}).json()
         assert hint["choice"] in {entry["action"] for entry in view["legal"]}
@@ -230,7 +238,7 @@ def test_idle_games_are_freed_and_the_number_of_games_is_capped():
 def test_a_replay_steps_forward_and_back_through_a_recorded_game(client):
     key, view = _new(client, game="duel", side="greek", opponent="random", seed=8)
     for _ in range(6):
-        view = client.post(f"/api/games/{key}/action", json={"action": view["legal"][0]["action"]}).json()["view"]
+        view = _act(client, key, view["legal"][0]["action"])
     text = client.get(f"/api/games/{key}/record").text
     response = client.post("/api/replays", json={"text": text, "name": "mine.jsonl"})
     assert response.status_code == 200, response.text
