@@ -332,8 +332,8 @@ function render() {
   if (ui.replay) {
     controls.appendChild(el("h3", null, "Replay of " + view.name));
     const nav = el("div", "row");
-    const buttons = [["replay-first", "⏮ start", 0], ["replay-prev", "◀ back", view.index - 1],
-                     ["replay-next", "forward ▶", view.index + 1], ["replay-last", "end ⏭", view.last]];
+    const buttons = [["replay-first", "|◀ start", 0], ["replay-prev", "◀ back", view.index - 1],
+                     ["replay-next", "forward ▶", view.index + 1], ["replay-last", "end ▶|", view.last]];
     buttons.forEach(([id, text, target]) => {
       const button = el("button", null, text);
       button.type = "button";
