@@ -193,8 +193,12 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
 
     async def show_game(request: Request) -> Response:
         game, lock = _game(request)
-        with lock:
-            return _ok({"id": request.path_params["key"], "view": game.view()})
+
+        def run() -> dict[str, Any]:
+            with lock:  # in a worker thread: an agent's move in progress must not block the event loop
+                return game.view()
+
+        return _ok({"id": request.path_params["key"], "view": await run_in_threadpool(run)})
 
     async def act(request: Request) -> Response:
         body = await _body(request)
@@ -236,15 +240,24 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
 
     async def record(request: Request) -> Response:
         game, lock = _game(request)
-        with lock:
-            text = game.record_text()
+
+        def run() -> str:
+            with lock:
+                return game.record_text()
+
+        text = await run_in_threadpool(run)
         name = f"thermopylae-{game.kind}-{game.seed}.jsonl"
         headers = {**_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'}
         return Response(text, media_type="application/jsonl", headers=headers)
 
     async def delete_game(request: Request) -> Response:
-        store.get(request.path_params["key"], "coop|duel")
-        store.remove(request.path_params["key"])
+        _, lock = _game(request)
+
+        def run() -> None:
+            with lock:  # after a move in progress
+                store.remove(request.path_params["key"])
+
+        await run_in_threadpool(run)
         return _ok({"deleted": True})
 
     async def new_replay(request: Request) -> Response:
