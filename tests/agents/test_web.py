@@ -319,3 +319,23 @@ def test_the_web_command_refuses_a_bad_agent_spec_in_one_line(capsys):
 
     assert main(["web", "--agent", "search:x=1", "--port", "0"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+_BAD_BODIES = [b"", b"null", b"0", b'"x"', b"[]", b"{", b"\x00\xff", b'{"action": null}', b'{"agent": 5}',
+               b'{"agent": "../../etc/passwd"}', b'{"text": null}', b'{"listed": -1}', b'{"step": 1}',
+               b'{"seats": [null], "game": "coop"}', b'{"game": "duel", "side": null, "opponent": []}',
+               b'{"action": 1e400}', b'{"action": 1.0}', b'{"x": ' + b"1" * 5000 + b"}"]
+
+
+def test_no_request_of_any_shape_gets_a_server_error(client):
+    key, _ = _new(client, game="coop", seats=["human"], seed=1)  # a person's seat: advance is refused too
+    paths = ["/api/games", f"/api/games/{key}/action", f"/api/games/{key}/advance", f"/api/games/{key}/hint",
+             "/api/replays", "/api/games/nope/hint"]
+    for path in paths:
+        for body in _BAD_BODIES:
+            response = client.post(path, content=body)
+            assert 400 <= response.status_code < 500, (path, body, response.text)
+            assert response.json()["error"]
+        for method in ("PUT", "PATCH"):
+            response = client.request(method, path)
+            assert response.status_code == 405 and response.json()["error"]
