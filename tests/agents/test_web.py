@@ -339,3 +339,15 @@ def test_no_request_of_any_shape_gets_a_server_error(client):
         for method in ("PUT", "PATCH"):
             response = client.request(method, path)
             assert response.status_code == 405 and response.json()["error"]
+
+
+def test_a_pickle_free_policy_file_given_on_the_command_line_is_offered_for_its_game_only():
+    from thermopylae_agents.policies.safe_policy import description_path
+
+    path = str(description_path("coop_maskable_ppo"))
+    with TestClient(create_app(agents=[path], allowed_hosts=["testserver"])) as client:
+        agents = client.get("/api/options").json()["agents"]
+        assert path in agents["coop"] and path not in agents["greek"] + agents["persian"]
+        key, view = _new(client, game="coop", seats=[path], seed=6)
+        view = client.post(f"/api/games/{key}/advance").json()["view"]
+        assert view["log"][0] == f"seat 0 ({path}) played"

@@ -109,9 +109,15 @@ def _status(driver) -> str:
 
 
 def _click_and_wait(driver, element) -> None:
+    """Click ``element`` and wait for the page to draw the answer (which replaces it); an element that a
+    re-render replaced before the click is no click, and the caller looks again."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support import expected_conditions as ec
 
-    element.click()
+    try:
+        element.click()
+    except StaleElementReferenceException:
+        return
     _wait(driver, ec.staleness_of(element))
 
 
@@ -132,7 +138,11 @@ def test_a_coop_game_is_played_to_its_end_by_clicks_with_an_agent_hint(browser, 
     from selenium.webdriver.support.ui import Select
 
     _open(browser, server)
+    Select(browser.find_element(By.ID, "seat-0")).select_by_value("coop_2p_maskable_ppo")
+    browser.find_element(By.ID, "start-coop").click()  # a two-player policy on a one-seat team: refused
+    _wait(browser, lambda d: "num_players=2" in _error(d))
     Select(browser.find_element(By.ID, "coop-count")).select_by_visible_text("2")
+    Select(browser.find_element(By.ID, "seat-0")).select_by_value("human")
     Select(browser.find_element(By.ID, "seat-1")).select_by_value("heuristic")
     browser.find_element(By.ID, "coop-seed").send_keys("7")
     browser.find_element(By.ID, "start-coop").click()
@@ -152,8 +162,8 @@ def test_a_coop_game_is_played_to_its_end_by_clicks_with_an_agent_hint(browser, 
         else:  # the heuristic seat moves by itself
             _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "button.action")
                   or _status(d).startswith("GAME OVER"))
-        assert not _error(browser)
-    assert _status(browser).startswith("GAME OVER")
+        assert not _error(browser), _error(browser)
+    assert _status(browser).startswith("GAME OVER"), _status(browser)
     assert "/record" in browser.find_element(By.ID, "download-record").get_attribute("href")
 
 
