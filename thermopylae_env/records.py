@@ -294,6 +294,11 @@ class RecordEpisode(gym.Wrapper):
             self._finish(True, None if won is None else bool(won))
         return obs, reward, terminated, truncated, info
 
+    def flush(self) -> None:
+        """Write the lines buffered so far to the file (for a reader of the game in progress)."""
+        if self._file is not None:
+            self._file.flush()
+
     def close(self) -> None:
         self._finish(False, None)
         super().close()

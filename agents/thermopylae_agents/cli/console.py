@@ -48,6 +48,8 @@ EXTRA_OF_MODULE = {
     "tree": "rllib",  # dm-tree
     "lz4": "rllib",
     "ormsgpack": "rllib",
+    "starlette": "web",
+    "uvicorn": "web",
 }
 
 

@@ -20,12 +20,14 @@ import os
 import secrets
 import stat
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 import numpy as np
 
+from thermopylae_agents.evaluation.labels import coop_action_label as _coop_label
+from thermopylae_agents.evaluation.labels import duel_action_label as _duel_label
+from thermopylae_agents.evaluation.labels import duel_cards_text as _group
 from thermopylae_env.render import safe_text
 
 __all__ = ["Terminal", "UsageError", "play_coop", "play_duel", "replay"]
@@ -282,41 +284,6 @@ def _coop_screen(game: Any, state: Any, seed: int, events: Sequence[dict]) -> st
     return "\n".join(lines)
 
 
-def _coop_label(game: Any, state: Any, action: int) -> str:
-    from thermopylae_env.coop.layout import (
-        DECLINE,
-        DISCARD_BASE,
-        FIGHT_BASE,
-        GIVE_BASE,
-        LOSS_MARKER,
-        NUM_SUPPORT,
-        RETREAT,
-    )
-    from thermopylae_env.coop.state import LOCATION_DIE_MARKERS
-
-    if action == RETREAT:
-        after = state.marker + 1
-        if after >= LOSS_MARKER:
-            return f"retreat  (marker {state.marker} -> {after}: the game is LOST)"
-        return f"retreat  (marker {state.marker} -> {after}, then a draw is offered)"
-    if FIGHT_BASE <= action < GIVE_BASE:
-        value, support = divmod(action - FIGHT_BASE, NUM_SUPPORT + 1)
-        value += 10
-        dice = support + (1 if state.marker in LOCATION_DIE_MARKERS else 0)
-        if dice == 0:
-            return f"fight {value} +{support} support  (total {value})"
-        return f"fight {value} +{support} support  ({dice} {'die' if dice == 1 else 'dice'}: total " \
-               f"{value + dice}..{value + 6 * dice})"
-    if GIVE_BASE <= action < DECLINE:
-        seat = action - GIVE_BASE
-        held = len(state.hands[seat])
-        full = ", full: then discards one" if held >= 5 else ""
-        return f"give draw to seat {seat}  (holds {held} card(s){full})"
-    if action == DECLINE:
-        return "decline draw"
-    return f"discard {action - DISCARD_BASE + 10}  (from seat {state.recipient})"
-
-
 def play_coop(args: argparse.Namespace, term: Terminal) -> int:
     seed = _seed(args.seed)
     env, hinter = _make_play_env("thermopylae/Coop-v0", args.hints, args.record, num_players=args.players)
@@ -405,22 +372,6 @@ How to play (duel, Greek against Persian):
   larger, the Greeks lose (attack - defence) / 10 of their 10 tokens; no tokens left: the Persians win."""
 
 
-def _card_text(game: Any, card: int) -> str:
-    kind = game.kinds[card // 52][game.card_kinds[card]]
-    name = game.card_names[card]
-    if kind.force > 0:
-        return f"{name} ({kind.force})"
-    return f"{name} ({'multiplier' if kind.kind == 'strategy' else 'discard 2'})"
-
-
-def _group(game: Any, cards: Sequence[int]) -> str:
-    if not cards:
-        return "-"
-    ordered = sorted(cards, key=lambda c: (game.card_kinds[c], game.card_names[c]))
-    counts = Counter(_card_text(game, c) for c in ordered)
-    return ", ".join(f"{n} x {text}" if n > 1 else text for text, n in counts.items())
-
-
 def _duel_screen(game: Any, state: Any, side: int, opponent: str, seed: int, events: Sequence[dict]) -> str:
     from thermopylae_env.duel.layout import PLAYER_NAMES, START_TOKENS
     from thermopylae_env.duel.rules import Phase, combat_total
@@ -464,22 +415,6 @@ def _duel_screen(game: Any, state: Any, side: int, opponent: str, seed: int, eve
     else:
         lines.append("Your move:")
     return "\n".join(lines)
-
-
-def _duel_label(game: Any, state: Any, side: int, action: int) -> str:
-    from thermopylae_env.duel.layout import ADD_BASE, COMMIT, DONE_DISCARDING, decode_action
-    from thermopylae_env.duel.rules import combat_total
-
-    name = decode_action(action, side)
-    if action == DONE_DISCARDING:
-        return f"{name}  (keep {len(state.hands[side])} cards)"
-    if ADD_BASE <= action < COMMIT:
-        build = list(state.build)
-        build[action - ADD_BASE] += 1
-        return f"{name}  (total {combat_total(state.build)} -> {combat_total(build)})"
-    if action == COMMIT:
-        return f"{name}  (total {combat_total(state.build)})"
-    return name
 
 
 def play_duel(args: argparse.Namespace, term: Terminal) -> int:

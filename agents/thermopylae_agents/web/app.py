@@ -1,0 +1,339 @@
+"""The browser app of ``thermopylae web``: a Starlette application (:func:`create_app`) whose page, script
+and style sheet are files of this package (no build step, nothing fetched from the internet), and a JSON
+API over the games of :mod:`thermopylae_agents.web.sessions`.
+
+API (every body is a JSON object; every error is ``{"error": "one line"}`` with HTTP 400, 404, 405, 413 or
+503, never a 500 for bad input):
+
+=======================================  =============================================================
+``GET  /api/options``                    the agent specs each game offers, the records of the command line
+``POST /api/games``                      ``{"game": "coop", "seats": [...], "seed"?}`` or
+                                         ``{"game": "duel", "side": ..., "opponent": ..., "seed"?}``
+``GET  /api/games/ID``                   the position (table, legal actions, fight odds, log)
+``POST /api/games/ID/action``            ``{"action": index}``: the person to move plays
+``POST /api/games/ID/advance``           the agent to move plays one move
+``POST /api/games/ID/hint``              ``{"agent": spec}``: what that agent would do here
+``GET  /api/games/ID/record``            the game record so far (``.jsonl``, as ``--record`` writes)
+``DELETE /api/games/ID``                 free the game now
+``POST /api/replays``                    ``{"text": record, "name"?}`` (an upload) or ``{"listed": k}``
+``GET  /api/replays/ID?step=K``          moment ``K`` of the replay (0: the deal)
+=======================================  =============================================================
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.resources
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from thermopylae_agents.policies.registry import COOP_ID
+from thermopylae_agents.web.sessions import (
+    CoopGame,
+    DuelGame,
+    NotFoundError,
+    Replay,
+    RequestError,
+    Store,
+    agent_choices,
+)
+from thermopylae_env.record_format import GameRecord, load_record
+
+__all__ = ["MAX_BODY_BYTES", "STATIC_FILES", "create_app", "load_listed_records"]
+
+MAX_BODY_BYTES = 16 * 1024 * 1024  # an uploaded record; far above a whole duel's record
+STATIC_FILES = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
+                "style.css": "text/css; charset=utf-8"}
+_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
+                               "base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=_HEADERS)
+
+
+def _ok(body: Any) -> JSONResponse:
+    return JSONResponse(body, headers=_HEADERS)
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    """The request's JSON object (``{}`` for an empty body); ``RequestError`` for anything else."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
+        raise _TooLarge
+    data = bytearray()
+    async for chunk in request.stream():
+        data.extend(chunk)
+        if len(data) > MAX_BODY_BYTES:
+            raise _TooLarge
+    if not data.strip():
+        return {}
+    try:
+        body = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise RequestError("the request body is not UTF-8 text; send a JSON object") from None
+    except (json.JSONDecodeError, RecursionError) as err:
+        where = f" ({err.msg} at column {err.colno})" if isinstance(err, json.JSONDecodeError) else ""
+        raise RequestError(f"the request body is not valid JSON{where}; send a JSON object") from None
+    except ValueError as err:
+        raise RequestError(f"the request body is not usable JSON ({str(err)[:80]})") from None
+    if not isinstance(body, dict):
+        raise RequestError(f"the request body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def _unknown_keys(body: dict[str, Any], allowed: Sequence[str]) -> None:
+    extra = sorted(set(body) - set(allowed))
+    if extra:
+        raise RequestError(f"unknown field(s) {', '.join(map(repr, extra))[:200]}; expected "
+                           f"{', '.join(allowed)}")
+
+
+def load_listed_records(paths: Sequence[str]) -> list[tuple[str, GameRecord]]:
+    """The records named on the command line, read and checked now (``ValueError``: one line naming the
+    file); the page refers to them by position only."""
+    listed = []
+    for path in paths:
+        try:
+            listed.append((os.path.basename(path) or path, load_record(path)))
+        except FileNotFoundError:
+            raise ValueError(f"--record {path}: no such file") from None
+    return listed
+
+
+def _read_upload(folder: Path, text: Any, name: Any) -> tuple[str, GameRecord]:
+    """A record sent by the page, checked by the same reader as a record file (through a private file)."""
+    if not isinstance(text, str):
+        raise RequestError("text must be the record's text (a string)")
+    if name is not None and (not isinstance(name, str) or len(name) > 200):
+        raise RequestError("name must be a string of at most 200 characters")
+    shown = name or "uploaded record"
+    handle, temp = tempfile.mkstemp(suffix=".jsonl", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        try:
+            record = load_record(temp)
+        except ValueError as err:
+            raise RequestError(f"not a valid game record: {str(err).replace(temp, shown)}") from None
+    finally:
+        os.unlink(temp)
+    record.path = shown
+    return shown, record
+
+
+def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_seconds: float = 1800.0,
+               max_games: int = 64, allowed_hosts: Sequence[str] | None = None) -> Starlette:
+    """The app. ``records``: record files the page may open (read and checked now); ``agents``: agent
+    specs offered besides the built-in and shipped ones; games idle for ``idle_seconds`` are freed, and at
+    most ``max_games`` games and replays are held. ``allowed_hosts``: the ``Host`` headers accepted (the
+    loopback names by default: another site cannot reach the app through DNS rebinding)."""
+    listed = load_listed_records(records)
+    choices = agent_choices(agents)
+    folder = Path(tempfile.mkdtemp(prefix="thermopylae-web-"))
+    store = Store(folder, idle_seconds=idle_seconds, max_items=max_games)
+
+    async def page(request: Request) -> Response:
+        return _static("index.html")
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC_FILES:
+            return _error(404, "no such file")
+        return _static(name)
+
+    async def options(request: Request) -> Response:
+        return _ok({"agents": {"coop": choices[COOP_ID], "greek": choices["thermopylae/DuelGreek-v0"],
+                               "persian": choices["thermopylae/DuelPersian-v0"]},
+                    "records": [name for name, _ in listed], "max_players": 4})
+
+    async def new_game(request: Request) -> Response:
+        body = await _body(request)
+        kind = body.get("game")
+        store.has_room()
+        key, path = store.new_path()
+        if kind == "coop":
+            _unknown_keys(body, ("game", "seats", "seed"))
+            game = await run_in_threadpool(CoopGame, body.get("seats"), body.get("seed"), path,
+                                           choices[COOP_ID])
+        elif kind == "duel":
+            _unknown_keys(body, ("game", "side", "opponent", "seed"))
+            game = await run_in_threadpool(DuelGame, body.get("side"), body.get("opponent"), body.get("seed"),
+                                           path, choices)
+        else:
+            raise RequestError(f"game must be 'coop' or 'duel', got {json.dumps(kind)[:40]}")
+        store.add(key, game)
+        return _ok({"id": key, "view": game.view()})
+
+    def _game(request: Request) -> tuple[Any, Any]:
+        return store.get(request.path_params["key"], "coop|duel")
+
+    async def show_game(request: Request) -> Response:
+        game, lock = _game(request)
+
+        def run() -> dict[str, Any]:
+            with lock:  # in a worker thread: an agent's move in progress must not block the event loop
+                return game.view()
+
+        return _ok({"id": request.path_params["key"], "view": await run_in_threadpool(run)})
+
+    async def act(request: Request) -> Response:
+        body = await _body(request)
+        _unknown_keys(body, ("action",))
+        if "action" not in body:
+            raise RequestError("the body must give the action: {\"action\": index}")
+        game, lock = _game(request)
+
+        def run() -> dict[str, Any]:
+            with lock:
+                game.act(body["action"])
+                return game.view()
+
+        return _ok({"id": request.path_params["key"], "view": await run_in_threadpool(run)})
+
+    async def advance(request: Request) -> Response:
+        _unknown_keys(await _body(request), ())
+        game, lock = _game(request)
+        if game.kind != "coop":
+            raise RequestError("the duel's opponent moves by itself; only co-op agents are advanced")
+
+        def run() -> dict[str, Any]:
+            with lock:
+                game.advance()
+                return game.view()
+
+        return _ok({"id": request.path_params["key"], "view": await run_in_threadpool(run)})
+
+    async def hint(request: Request) -> Response:
+        body = await _body(request)
+        _unknown_keys(body, ("agent",))
+        game, lock = _game(request)
+
+        def run() -> dict[str, Any]:
+            with lock:
+                return game.hint(body.get("agent"))
+
+        return _ok(await run_in_threadpool(run))
+
+    async def record(request: Request) -> Response:
+        game, lock = _game(request)
+
+        def run() -> str:
+            with lock:
+                return game.record_text()
+
+        text = await run_in_threadpool(run)
+        name = f"thermopylae-{game.kind}-{game.seed}.jsonl"
+        headers = {**_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'}
+        return Response(text, media_type="application/jsonl", headers=headers)
+
+    async def delete_game(request: Request) -> Response:
+        _, lock = _game(request)
+
+        def run() -> None:
+            with lock:  # after a move in progress
+                store.remove(request.path_params["key"])
+
+        await run_in_threadpool(run)
+        return _ok({"deleted": True})
+
+    async def new_replay(request: Request) -> Response:
+        body = await _body(request)
+        _unknown_keys(body, ("text", "name", "listed"))
+        if ("text" in body) == ("listed" in body):
+            raise RequestError("send either the record's text ({\"text\": ...}) or the number of a record "
+                               "given on the command line ({\"listed\": k})")
+        if "listed" in body:
+            k = body["listed"]
+            if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < len(listed):
+                raise RequestError(f"listed must be the number of a record given on the command line "
+                                   f"(0..{len(listed) - 1}); {len(listed)} were given")
+            name, loaded = listed[k]
+        else:
+            name, loaded = _read_upload(folder, body["text"], body.get("name"))
+        store.has_room()
+        replay = await run_in_threadpool(Replay, loaded, name)
+        key = store.add(store.new_path()[0], replay)
+        return _ok({"id": key, "view": replay.view(0)})
+
+    async def show_replay(request: Request) -> Response:
+        replay, _ = store.get(request.path_params["key"], "replay")
+        step = request.query_params.get("step", "0")
+        if not (step.isascii() and step.isdigit() and len(step) <= 7):
+            raise RequestError(f"step must be an integer from 0 to {len(replay.moments) - 1}")
+        return _ok({"id": request.path_params["key"], "view": replay.view(int(step))})
+
+    async def on_request_error(request: Request, err: Exception) -> Response:
+        return _error(400, str(err))
+
+    async def on_not_found(request: Request, err: Exception) -> Response:
+        return _error(404, str(err))
+
+    async def on_too_large(request: Request, err: Exception) -> Response:
+        return _error(413, f"the request body is larger than {MAX_BODY_BYTES} bytes")
+
+    async def on_http(request: Request, err: HTTPException) -> Response:
+        return _error(err.status_code, str(err.detail))
+
+    routes = [
+        Route("/", page),
+        Route("/static/{name}", static),
+        Route("/api/options", options),
+        Route("/api/games", new_game, methods=["POST"]),
+        Route("/api/games/{key}", show_game, methods=["GET"]),
+        Route("/api/games/{key}", delete_game, methods=["DELETE"]),
+        Route("/api/games/{key}/action", act, methods=["POST"]),
+        Route("/api/games/{key}/advance", advance, methods=["POST"]),
+        Route("/api/games/{key}/hint", hint, methods=["POST"]),
+        Route("/api/games/{key}/record", record),
+        Route("/api/replays", new_replay, methods=["POST"]),
+        Route("/api/replays/{key}", show_replay),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        try:
+            yield
+        finally:
+            store.close()
+            shutil.rmtree(folder, ignore_errors=True)
+
+    hosts = list(allowed_hosts) if allowed_hosts is not None else ["127.0.0.1", "localhost", "[::1]"]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
+        exception_handlers={RequestError: on_request_error, NotFoundError: on_not_found,
+                            _TooLarge: on_too_large, HTTPException: on_http},
+        lifespan=lifespan,
+    )
+    app.state.store = store
+    app.state.folder = folder
+    return app
+
+
+def _static(name: str) -> Response:
+    data = (importlib.resources.files("thermopylae_agents.web") / "static" / name).read_bytes()
+    return Response(data, media_type=STATIC_FILES[name], headers=_HEADERS)

@@ -1,0 +1,406 @@
+"""The games and replays of the browser app, held on the server: :class:`CoopGame` (1 to 4 seats, each a
+person or an agent), :class:`DuelGame` (one side against an agent), :class:`Replay` (a checked record,
+stepped forward and back) and :class:`Store`, which keys them by random ids, frees idle ones and caps
+their number.
+
+Every value a page sends is checked here before anything changes (:class:`RequestError`: a one-line
+message, HTTP 400; :class:`NotFoundError`: 404). Agents come only from the list the server offers
+(:func:`agent_choices`: the built-in players, the shipped pickle-free policies, and the specs given on the
+command line), so a page cannot name a file. Each game writes its record to a file of the server's own
+temporary folder, named by the server; the page downloads it by the game's id.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from thermopylae_agents.evaluation.replay import agent_for_env, opponent_agent
+from thermopylae_agents.evaluation.replay import iter_replay as agent_iter_replay
+from thermopylae_agents.policies.registry import (
+    COOP_ID,
+    GREEK_ID,
+    PERSIAN_ID,
+    check_agent_game,
+    make_agent,
+    shipped_policies,
+)
+from thermopylae_agents.web.views import (
+    coop_labels,
+    coop_view,
+    duel_labels,
+    duel_view,
+    event_lines,
+    fight_odds,
+    legal_actions,
+    policy_hint,
+)
+from thermopylae_env.record_format import GameRecord
+from thermopylae_env.records import RecordEpisode, RecordMismatchError, RecordNeedsOpponentError
+
+__all__ = ["HUMAN", "CoopGame", "DuelGame", "NotFoundError", "Replay", "RequestError", "Store",
+           "agent_choices"]
+
+HUMAN = "human"
+BUILT_IN = ("heuristic", "random")
+MAX_SEED = 2**63 - 1
+_LOG_LINES = 60
+
+
+class RequestError(ValueError):
+    """A request the server refuses (HTTP 400): the message says what is wrong, in one line."""
+
+
+class NotFoundError(LookupError):
+    """No game or replay with that id (HTTP 404): never made, finished and freed, or idle too long."""
+
+
+def agent_choices(extra: Sequence[str] = ()) -> dict[str, list[str]]:
+    """The agent specs a page may choose, per env id: the built-in players, the shipped policies of that
+    game (by name: pickle-free) and the specs given on the command line that play it."""
+    choices: dict[str, list[str]] = {COOP_ID: [*BUILT_IN, "search"], GREEK_ID: list(BUILT_IN),
+                                     PERSIAN_ID: list(BUILT_IN)}
+    for env_id, specs in choices.items():
+        for spec in [*shipped_policies(), *extra]:
+            if spec in specs:
+                continue
+            if _plays(spec, env_id):
+                specs.append(spec)
+    return choices
+
+
+def _plays(spec: str, env_id: str) -> bool:
+    """Whether the policy ``spec`` plays ``env_id`` with some team size (checked again, for the team size
+    of the game, when a game is made)."""
+    sizes = (1, 2, 3, 4) if env_id == COOP_ID else (None,)
+    for size in sizes:
+        try:
+            check_agent_game(spec, env_id, {} if size is None else {"num_players": size})
+        except ValueError:
+            continue
+        return True
+    return False
+
+
+def check_seed(seed: Any) -> int:
+    """A seed from a request: absent (a fresh one is drawn) or an integer in 0..2**63-1."""
+    if seed is None:
+        return secrets.randbits(31)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise RequestError(f"seed must be an integer from 0 to {MAX_SEED}, got {_shown(seed)}")
+    return seed
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _check_choice(spec: Any, choices: Sequence[str], what: str) -> str:
+    if not isinstance(spec, str) or spec not in choices:
+        raise RequestError(f"{what} must be one of {', '.join(choices)}; got {_shown(spec)}")
+    return spec
+
+
+def _check_action(action: Any, mask: np.ndarray) -> int:
+    if isinstance(action, bool) or not isinstance(action, int):
+        raise RequestError(f"action must be an integer action index, got {_shown(action)}")
+    if not 0 <= action < len(mask) or not mask[action]:
+        raise RequestError(f"action {action} is not legal now; the legal actions are "
+                           f"{', '.join(str(a) for a in np.flatnonzero(mask))}")
+    return action
+
+
+class _Game:
+    """What both games share: the recorded env, the log of events, hints, the record file."""
+
+    kind = ""
+
+    def __init__(self, env: gym.Env, env_id: str, options: dict[str, Any], agent: str, path: Path,
+                 seed: int, hint_choices: Sequence[str]) -> None:
+        self.env = RecordEpisode(env, path, env_id=env_id, options=options, agent=agent)
+        self.env_id = env_id
+        self.path = path
+        self.seed = seed
+        self.hint_choices = list(hint_choices)
+        self._hinters: dict[str, Any] = {}
+        self.steps = 0
+        self.total = 0.0
+        self.obs, self.info = self.env.reset(seed=seed)
+        self.log: list[str] = []
+        self.last: list[str] = []
+
+    @property
+    def state(self) -> Any:
+        return self.env.unwrapped.state
+
+    @property
+    def mask(self) -> np.ndarray:
+        return np.asarray(self.info["action_mask"])
+
+    def _step(self, action: int) -> None:
+        self.obs, reward, _, _, self.info = self.env.step(action)
+        self.steps += 1
+        self.total += float(reward)
+
+    def _told(self, lines: list[str]) -> None:
+        self.last = lines
+        self.log = (self.log + lines)[-_LOG_LINES:]
+
+    def hint(self, spec: Any) -> dict[str, Any]:
+        spec = _check_choice(spec, self.hint_choices, "the hint agent")
+        if self.state.terminated:
+            raise RequestError("the game is over: there is no move to hint")
+        if spec not in self._hinters:
+            try:
+                self._hinters[spec] = self._hint_agent(spec)
+            except ValueError as err:
+                raise RequestError(str(err)) from None
+        return policy_hint(self._hinters[spec], self.obs, self.mask, self.label())
+
+    def record_text(self) -> str:
+        """The record so far; an unfinished game's record ends with the line a closed record gets."""
+        self.env.flush()
+        text = self.path.read_text(encoding="utf-8")
+        if not self.state.terminated:
+            result = {"type": "result", "steps": self.steps, "finished": False, "return": self.total,
+                      "won": None, "reason": None}
+            text += json.dumps(result, separators=(",", ":")) + "\n"
+        return text
+
+    def close(self) -> None:
+        try:
+            self.env.close()
+        finally:
+            self.path.unlink(missing_ok=True)
+
+
+class CoopGame(_Game):
+    """The co-op game with 1 to 4 seats, each ``"human"`` or an agent spec of ``choices``."""
+
+    kind = "coop"
+
+    def __init__(self, seats: Any, seed: Any, path: Path, choices: Sequence[str]) -> None:
+        if not isinstance(seats, list) or not 1 <= len(seats) <= 4:
+            raise RequestError(f"seats must be a list of 1 to 4 entries, got {_shown(seats)}")
+        seats = [_check_choice(s, [HUMAN, *choices], f"seat {k}") for k, s in enumerate(seats)]
+        seed = check_seed(seed)
+        env = gym.make(COOP_ID, num_players=len(seats), record_events=True, disable_env_checker=True)
+        self.agents: list[Any] = []
+        try:
+            for k, spec in enumerate(seats):
+                self.agents.append(None if spec == HUMAN else agent_for_env(spec, env, seed + k)[0])
+        except ValueError as err:
+            env.close()
+            raise RequestError(str(err)) from None
+        self.seats = seats
+        super().__init__(env, COOP_ID, {"num_players": len(seats)}, "seats: " + ", ".join(seats), path,
+                         seed, choices)
+        self._told(event_lines(self.info.get("events", [])))
+
+    def label(self) -> Any:
+        return coop_labels(self.env.unwrapped.game, self.state)
+
+    def _hint_agent(self, spec: str) -> Any:
+        game = self.env.unwrapped.game
+        return make_agent(spec, COOP_ID, seed=self.seed,
+                          env_kwargs={"num_players": game.num_players, "persian_deck": game.persian})[0]
+
+    def _to_move(self) -> int | None:
+        return None if self.state.terminated else int(self.state.current_player)
+
+    def act(self, action: Any) -> None:
+        """The person at the seat to move plays ``action``."""
+        seat = self._to_move()
+        if seat is None:
+            raise RequestError("the game is over")
+        if self.agents[seat] is not None:
+            raise RequestError(f"seat {seat} is played by {self.seats[seat]}: ask for its move (advance)")
+        self._step(_check_action(action, self.mask))
+        self._told(event_lines(self.info.get("events", [])))
+
+    def advance(self) -> None:
+        """The agent at the seat to move plays one move."""
+        seat = self._to_move()
+        if seat is None:
+            raise RequestError("the game is over")
+        agent = self.agents[seat]
+        if agent is None:
+            raise RequestError(f"seat {seat} is played by a person: choose an action")
+        self._step(int(agent(np.array(self.obs, copy=True), self.mask.copy())))
+        self._told([f"seat {seat} ({self.seats[seat]}) played"] + event_lines(self.info.get("events", [])))
+
+    def view(self) -> dict[str, Any]:
+        game, state = self.env.unwrapped.game, self.state
+        seat = self._to_move()
+        human = seat is not None and self.agents[seat] is None
+        view = coop_view(game, state)
+        view.update({
+            "seats": self.seats, "seed": self.seed, "events": self.last, "log": self.log,
+            "to_move": None if seat is None else ("human" if human else "agent"),
+            "legal": legal_actions(self.mask, self.label()) if human else [],
+            "odds": fight_odds(game, state, self.mask) if human else [],
+            "hint_agents": self.hint_choices,
+        })
+        return view
+
+
+class DuelGame(_Game):
+    """The duel: a person plays ``side`` (``"greek"`` or ``"persian"``) against an agent of ``choices``."""
+
+    kind = "duel"
+
+    def __init__(self, side: Any, opponent: Any, seed: Any, path: Path,
+                 choices: dict[str, list[str]]) -> None:
+        side = _check_choice(side, ["greek", "persian"], "side")
+        env_id, other = (GREEK_ID, PERSIAN_ID) if side == "greek" else (PERSIAN_ID, GREEK_ID)
+        spec = _check_choice(opponent, choices[other], "the opponent")
+        seed = check_seed(seed)
+        try:
+            played, recorded = opponent_agent(spec, env_id)
+        except ValueError as err:
+            raise RequestError(str(err)) from None
+        env = gym.make(env_id, opponent=played, record_events=True, disable_env_checker=True)
+        self.side = 0 if side == "greek" else 1
+        self.opponent = recorded
+        super().__init__(env, env_id, {"opponent": recorded}, HUMAN, path, seed, choices[env_id])
+        self._told(event_lines(self.info.get("events", []), viewer=self.side))
+
+    def label(self) -> Any:
+        return duel_labels(self.env.unwrapped.game, self.state, self.side)
+
+    def _hint_agent(self, spec: str) -> Any:
+        return make_agent(spec, self.env_id, seed=self.seed)[0]
+
+    def act(self, action: Any) -> None:
+        """The person plays ``action``; the opponent's replies are played by the env."""
+        if self.state.terminated:
+            raise RequestError("the game is over")
+        self._step(_check_action(action, self.mask))
+        self._told(event_lines(self.info.get("events", []), viewer=self.side))
+
+    def view(self) -> dict[str, Any]:
+        view = duel_view(self.env.unwrapped.game, self.state, self.side, self.opponent)
+        mine = not self.state.terminated
+        view.update({"seed": self.seed, "events": self.last, "log": self.log,
+                     "to_move": "human" if mine else None,
+                     "legal": legal_actions(self.mask, self.label()) if mine else [],
+                     "hint_agents": self.hint_choices})
+        return view
+
+
+class Replay:
+    """A record replayed and checked once, in full (as ``thermopylae replay`` does); each moment's view is
+    kept, so stepping back and forth replays nothing. A record is data: it never loads a model it names
+    (a duel against a model is refused, with the command that replays it)."""
+
+    kind = "replay"
+
+    def __init__(self, record: GameRecord, name: str) -> None:
+        self.name = name
+        self.moments: list[dict[str, Any]] = []
+        try:
+            for moment in agent_iter_replay(record):
+                self.moments.append(self._moment(moment))
+        except RecordNeedsOpponentError:
+            raise RequestError(f"{name}: the duel was played against a model, which a record never loads; "
+                               "replay it with: thermopylae replay FILE --opponent MODEL") from None
+        except RecordMismatchError as err:
+            raise RequestError(f"the record does not replay to the same game: {err}") from None
+        except (ValueError, TypeError) as err:
+            raise RequestError(f"cannot replay {name}: {err}") from None
+
+    @staticmethod
+    def _moment(moment: Any) -> dict[str, Any]:
+        base = moment.env.unwrapped
+        if hasattr(base, "side"):
+            view = duel_view(base.game, base.state, base.side, base.opponent_label)
+            lines = event_lines(moment.events)
+        else:
+            view = coop_view(base.game, base.state)
+            lines = event_lines(moment.events)
+        view.update({"events": lines, "action_name": moment.action_name, "reward": moment.reward,
+                     "legal": [], "to_move": None})
+        return view
+
+    def view(self, index: Any) -> dict[str, Any]:
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(self.moments):
+            raise RequestError(f"step must be an integer from 0 to {len(self.moments) - 1}, "
+                               f"got {_shown(index)}")
+        return {"name": self.name, "index": index, "last": len(self.moments) - 1, **self.moments[index]}
+
+
+class Store:
+    """Games and replays by random id, freed after ``idle_seconds`` without a request; at most
+    ``max_items`` at once (a new one is refused until one is freed)."""
+
+    def __init__(self, folder: Path, idle_seconds: float = 1800.0, max_items: int = 64) -> None:
+        self.folder = folder
+        self.idle_seconds = idle_seconds
+        self.max_items = max_items
+        self._items: dict[str, tuple[Any, float, threading.Lock]] = {}
+        self._lock = threading.Lock()
+
+    def new_path(self) -> tuple[str, Path]:
+        key = secrets.token_urlsafe(18)
+        return key, self.folder / f"game-{key}.jsonl"
+
+    def _free(self, key: str) -> None:
+        item = self._items.pop(key)[0]
+        if hasattr(item, "close"):
+            item.close()
+
+    def purge(self, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            for key in [k for k, (_, used, _) in self._items.items() if now - used > self.idle_seconds]:
+                self._free(key)
+
+    def has_room(self) -> None:
+        self.purge()
+        with self._lock:
+            if len(self._items) >= self.max_items:
+                raise RequestError(f"the server holds {self.max_items} games and replays already (its "
+                                   "limit); finish one or wait until idle ones are freed")
+
+    def add(self, key: str, item: Any) -> str:
+        with self._lock:
+            if len(self._items) >= self.max_items:
+                if hasattr(item, "close"):
+                    item.close()
+                raise RequestError(f"the server holds {self.max_items} games and replays already (its limit)")
+            self._items[key] = (item, time.monotonic(), threading.Lock())
+        return key
+
+    def get(self, key: Any, kind: str) -> tuple[Any, threading.Lock]:
+        self.purge()
+        with self._lock:
+            entry = self._items.get(key) if isinstance(key, str) else None
+            if entry is None or entry[0].kind not in kind.split("|"):
+                what = "replay" if kind == "replay" else "game"
+                raise NotFoundError(f"no {what} with that id (freed after being idle too long, deleted, or "
+                                    "never made)")
+            self._items[key] = (entry[0], time.monotonic(), entry[2])
+            return entry[0], entry[2]
+
+    def remove(self, key: str) -> None:
+        with self._lock:
+            if key in self._items:
+                self._free(key)
+
+    def close(self) -> None:
+        with self._lock:
+            for key in list(self._items):
+                self._free(key)
+
+    def __len__(self) -> int:
+        return len(self._items)
+

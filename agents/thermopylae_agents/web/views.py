@@ -1,0 +1,176 @@
+"""What the page draws: a position as plain JSON (cards, counts, the legal actions with their names), and
+the hints for the player to move (an agent's action probabilities or choice, the exact fight odds).
+
+Everything here is computed from the engine's state and the events it emitted; the page never sees an
+object of the engine and never sends one back (it sends an action index, which the server checks against
+the action mask).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from thermopylae_agents.evaluation.labels import coop_action_label, duel_action_label, duel_card_text
+from thermopylae_agents.players.fight_odds import dice_tail_table
+from thermopylae_env.coop.layout import (
+    FIGHT_BASE,
+    GIVE_BASE,
+    GRAVEYARD_WIN,
+    LOSS_MARKER,
+    MIN_VALUE,
+    NUM_SUPPORT,
+    PERSIAN_DECK_SIZE,
+)
+from thermopylae_env.coop.state import LOCATION_DIE_MARKERS, MAX_DICE, Phase
+from thermopylae_env.duel.layout import PLAYER_NAMES, START_TOKENS
+from thermopylae_env.duel.rules import Phase as DuelPhase
+from thermopylae_env.duel.rules import combat_total
+from thermopylae_env.records import describe_event
+
+__all__ = ["coop_view", "duel_view", "event_lines", "fight_odds", "legal_actions", "policy_hint"]
+
+_COOP_PHASES = {Phase.MAIN: "main", Phase.DRAW_OFFER: "draw_offer", Phase.DISCARD: "discard"}
+_DUEL_PHASES = {DuelPhase.PERSIAN_DISCARD: "Persian discard phase",
+                DuelPhase.GREEK_DISCARD: "Greek discard phase",
+                DuelPhase.ATTACK: "Persian attack", DuelPhase.DEFENCE: "Greek defence"}
+
+
+def event_lines(events: Sequence[dict], viewer: int | None = None) -> list[str]:
+    """The events as lines of text (those the viewer may not see left out)."""
+    return [text for text in (describe_event(event, viewer=viewer) for event in events) if text]
+
+
+def legal_actions(mask: np.ndarray, label: Any) -> list[dict[str, Any]]:
+    """``[{"action": index, "label": text}]`` for every legal action of ``mask``."""
+    return [{"action": int(a), "label": label(int(a))} for a in np.flatnonzero(mask)]
+
+
+def _persian(game: Any, card: int) -> dict[str, Any] | None:
+    if card < 0:
+        return None
+    p = game.persian[card]
+    return {"white": int(p.white), "red": int(p.red), "bonus": bool(p.bonus)}
+
+
+def coop_view(game: Any, state: Any) -> dict[str, Any]:
+    """The co-op table: the Persian line, the marker track, hands, support, decks and graveyard."""
+    over = bool(state.terminated)
+    return {
+        "game": "coop",
+        "num_players": int(game.num_players),
+        "turn": int(state.turn),
+        "marker": int(state.marker),
+        "loss_marker": LOSS_MARKER,
+        "die_markers": list(LOCATION_DIE_MARKERS),
+        "line": [_persian(game, state.slot1), _persian(game, state.slot2)],
+        "support": int(state.support),
+        "num_support": NUM_SUPPORT,
+        "spartan_deck": int(state.spartan_deck_size),
+        "persian_deck": int(state.persian_deck_size),
+        "persian_deck_total": PERSIAN_DECK_SIZE,
+        "persian_discard": [_persian(game, c) for c in state.persian_discard],
+        "graveyard": [_persian(game, c) for c in state.graveyard],
+        "graveyard_win": GRAVEYARD_WIN,
+        "hands": [sorted(int(game.spartan[c]) for c in hand) for hand in state.hands],
+        "current": None if over else int(state.current_player),
+        "phase": None if over else _COOP_PHASES[Phase(state.phase)],
+        "recipient": int(state.recipient) if state.recipient >= 0 and not over else None,
+        "terminated": over,
+        "won": bool(state.won) if over else None,
+        "reason": state.reason,
+    }
+
+
+def coop_labels(game: Any, state: Any) -> Any:
+    return lambda action: coop_action_label(game, state, action)
+
+
+def _cards(game: Any, cards: Sequence[int]) -> list[dict[str, Any]]:
+    ordered = sorted(cards, key=lambda c: (game.card_kinds[c], game.card_names[c]))
+    return [{"text": duel_card_text(game, c), "kind": int(game.card_kinds[c])} for c in ordered]
+
+
+def duel_view(game: Any, state: Any, side: int, opponent: str) -> dict[str, Any]:
+    """The duel table seen by ``side``: its hand, the other hand's size, tokens, decks, discard piles and
+    the attack on the table (the other side's hand and draws stay hidden)."""
+    over = bool(state.terminated)
+    other = 1 - side
+    kinds = game.kinds[side]
+    building = [] if over or state.current_player != side else [
+        {"label": kinds[k].label, "count": int(n)} for k, n in enumerate(state.build) if n]
+    return {
+        "game": "duel",
+        "side": PLAYER_NAMES[side],
+        "opponent": opponent,
+        "turn": int(state.turn),
+        "phase": None if over else _DUEL_PHASES[DuelPhase(state.phase)],
+        "my_move": (not over) and state.current_player == side,
+        "tokens": int(state.tokens),
+        "start_tokens": START_TOKENS,
+        "hand": _cards(game, state.hands[side]),
+        "opponent_hand": len(state.hands[other]),
+        "deck": int(state.deck_size(side)),
+        "opponent_deck": int(state.deck_size(other)),
+        "discards": _cards(game, state.discards[side]),
+        "opponent_discards": _cards(game, state.discards[other]),
+        "table": _cards(game, state.table),
+        "attack_total": int(state.attack_total),
+        "build": building,
+        "build_total": int(combat_total(state.build)) if building else 0,
+        "terminated": over,
+        "won": (state.winner == side) if over else None,
+        "reason": state.reason,
+    }
+
+
+def duel_labels(game: Any, state: Any, side: int) -> Any:
+    return lambda action: duel_action_label(game, state, side, action)
+
+
+def fight_odds(game: Any, state: Any, mask: np.ndarray) -> list[dict[str, Any]]:
+    """The exact odds of each legal fight: beating slot 1 (total >= its white value), sending it to the
+    graveyard (>= red), and the same for slot 2, which is fought only when slot 1 was beaten."""
+    if state.terminated or state.slot1 < 0:
+        return []
+    tail = dice_tail_table()
+    offset = (tail.shape[1] - 1) // 2
+    first = game.persian[state.slot1]
+    second = game.persian[state.slot2] if state.slot2 >= 0 else None
+    location = 1 if state.marker in LOCATION_DIE_MARKERS else 0
+
+    def chance(dice: int, threshold: int, value: int) -> float:
+        need = int(np.clip(threshold - value, -offset, offset))
+        return float(tail[dice, need + offset])
+
+    odds = []
+    for action in np.flatnonzero(mask):
+        if not FIGHT_BASE <= action < GIVE_BASE:
+            continue
+        value, support = divmod(int(action) - FIGHT_BASE, NUM_SUPPORT + 1)
+        value += MIN_VALUE
+        dice = min(support + location, MAX_DICE)
+        entry = {"action": int(action), "beat1": chance(dice, first.white, value),
+                 "kill1": chance(dice, first.red, value), "beat2": None, "kill2": None}
+        if second is not None:
+            entry["beat2"] = chance(dice, max(first.white, second.white), value)
+            entry["kill2"] = chance(dice, max(first.white, second.red), value)
+        odds.append(entry)
+    return odds
+
+
+def policy_hint(agent: Any, obs: np.ndarray, mask: np.ndarray, label: Any, top: int = 5) -> dict[str, Any]:
+    """What ``agent`` would do here: its action probabilities over the legal actions (the ``top`` most
+    probable) where it has them, else the action it chooses."""
+    legal = np.asarray(mask, dtype=bool)
+    probabilities = getattr(agent, "action_probabilities", None)
+    if callable(probabilities):
+        p = np.asarray(probabilities(np.array(obs, copy=True), legal.copy()), dtype=float)
+        ranked = sorted(np.flatnonzero(legal), key=lambda a: (-p[a], a))[:top]
+        shown = [{"action": int(a), "label": label(int(a)), "p": float(p[a])} for a in ranked]
+        return {"probabilities": shown, "choice": int(ranked[0]) if ranked else None,
+                "choice_label": label(int(ranked[0])) if ranked else None}
+    choice = int(agent.act(np.array(obs, copy=True), legal.astype(np.int8)))
+    return {"probabilities": None, "choice": choice, "choice_label": label(choice)}
