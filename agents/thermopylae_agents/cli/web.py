@@ -1,6 +1,6 @@
 """``thermopylae web``: watch and play the games in a browser (extra ``web``: Starlette and uvicorn).
 
-Serves the app of :mod:`thermopylae_agents.web.app` on ``--host`` (default 127.0.0.1: this machine only)
+Serves the app of [`thermopylae_agents.web.app`][] on ``--host`` (default 127.0.0.1: this machine only)
 and ``--port`` (default 8000; 0 picks a free port) and prints its address. ``--record FILE`` (repeatable)
 offers a record file to the replay page; ``--agent SPEC`` (repeatable) offers an agent spec besides the
 built-in players and the shipped policies (a page can choose only among the agents offered, and opens

@@ -1,6 +1,6 @@
 """The words of a position for people: the label of each legal action and the text of duel cards, shared
-by the terminal game (:mod:`thermopylae_agents.cli.play`) and the browser game
-(:mod:`thermopylae_agents.web`), so that both offer the same choices in the same words."""
+by the terminal game ([`thermopylae_agents.cli.play`][]) and the browser game
+([`thermopylae_agents.web`][]), so that both offer the same choices in the same words."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The browser app of ``thermopylae web``: a Starlette application (:func:`create_app`) whose page, script
-and style sheet are files of this package (no build step, nothing fetched from the internet), and a JSON
-API over the games of :mod:`thermopylae_agents.web.sessions`.
+"""The browser app of ``thermopylae web``: a Starlette application
+([`create_app`][thermopylae_agents.web.app.create_app]) whose page, script and style sheet are files of this
+package (no build step, nothing fetched from the internet), and a JSON API over the games of
+[`thermopylae_agents.web.sessions`][].
 
 API (every body is a JSON object; every error is ``{"error": "one line"}`` with HTTP 400, 404, 405, 413 or
 503, never a 500 for bad input):

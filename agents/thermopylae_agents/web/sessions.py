@@ -1,13 +1,17 @@
-"""The games and replays of the browser app, held on the server: :class:`CoopGame` (1 to 4 seats, each a
-person or an agent), :class:`DuelGame` (one side against an agent), :class:`Replay` (a checked record,
-stepped forward and back) and :class:`Store`, which keys them by random ids, frees idle ones and caps
+"""The games and replays of the browser app, held on the server:
+[`CoopGame`][thermopylae_agents.web.sessions.CoopGame] (1 to 4 seats, each a person or an agent),
+[`DuelGame`][thermopylae_agents.web.sessions.DuelGame] (one side against an agent),
+[`Replay`][thermopylae_agents.web.sessions.Replay] (a checked record, stepped forward and back) and
+[`Store`][thermopylae_agents.web.sessions.Store], which keys them by random ids, frees idle ones and caps
 their number.
 
-Every value a page sends is checked here before anything changes (:class:`RequestError`: a one-line
-message, HTTP 400; :class:`NotFoundError`: 404). Agents come only from the list the server offers
-(:func:`agent_choices`: the built-in players, the shipped pickle-free policies, and the specs given on the
-command line), so a page cannot name a file. Each game writes its record to a file of the server's own
-temporary folder, named by the server; the page downloads it by the game's id.
+Every value a page sends is checked here before anything changes
+([`RequestError`][thermopylae_agents.web.sessions.RequestError]: a one-line message, HTTP 400;
+[`NotFoundError`][thermopylae_agents.web.sessions.NotFoundError]: 404). Agents come only from the list the
+server offers ([`agent_choices`][thermopylae_agents.web.sessions.agent_choices]: the built-in players, the
+shipped pickle-free policies, and the specs given on the command line), so a page cannot name a file. Each
+game writes its record to a file of the server's own temporary folder, named by the server; the page downloads
+it by the game's id.
 """
 
 from __future__ import annotations
