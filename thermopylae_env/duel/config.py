@@ -160,16 +160,20 @@ def load_duel_config(source: str | os.PathLike[str]) -> DuelConfig:
 FULL_DUEL = DuelConfig("full", *full_kind_counts())
 
 # Kinds: 0 Greek Allies / Attack (10), 1..4 force 20..50, 5..7 strategy, 8 discard card (Leonidas / Xerxes).
+# Each member keeps hidden hands and a chance deal; "medium" is the largest whose whole tree the NumPy
+# solver of thermopylae_agents.gametheory builds and solves in minutes on two cores.
 SMALL_DUELS: dict[str, DuelConfig] = {
     config.name: config
     for config in (
-        DuelConfig("tiny", greek=(1, 0, 0, 1, 0, 0, 0, 0, 0), persian=(2, 0, 0, 0, 1, 0, 0, 0, 0),
+        # Greek: Allies 10, Hoplites 40; Persian: Attack x2, Persian Archers 40.
+        DuelConfig("tiny", greek=(1, 0, 0, 1, 0, 0, 0, 0, 0), persian=(2, 0, 0, 1, 0, 0, 0, 0, 0),
                    start_hand=1, hand_limit=2, start_tokens=1),
-        DuelConfig("three", greek=(1, 1, 0, 0, 0, 1, 0, 0, 0), persian=(2, 0, 1, 0, 0, 0, 0, 0, 0),
+        # Greek: Allies 10, Overlapping Shields 20, Heroic Last Stand;
+        # Persian: Attack x2, Bactrian Spearmen 30.
+        DuelConfig("small", greek=(1, 1, 0, 0, 0, 1, 0, 0, 0), persian=(2, 0, 1, 0, 0, 0, 0, 0, 0),
                    start_hand=1, hand_limit=2, start_tokens=2),
-        DuelConfig("four", greek=(1, 1, 0, 1, 0, 1, 0, 0, 0), persian=(2, 1, 0, 0, 1, 0, 0, 0, 0),
-                   start_hand=2, hand_limit=3, start_tokens=2),
-        DuelConfig("five", greek=(1, 1, 0, 1, 0, 1, 0, 0, 1), persian=(2, 1, 0, 0, 1, 1, 0, 0, 0),
-                   start_hand=2, hand_limit=3, start_tokens=3),
+        # Greek: Allies 10, Overlapping Shields 20, Hoplites 40, Heroic Last Stand; Persian as in "small".
+        DuelConfig("medium", greek=(1, 1, 0, 1, 0, 1, 0, 0, 0), persian=(2, 0, 1, 0, 0, 0, 0, 0, 0),
+                   start_hand=1, hand_limit=2, start_tokens=2),
     )
 }
