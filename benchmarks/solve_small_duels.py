@@ -62,10 +62,12 @@ def run(argv: list[str] | None = None) -> int:
         print(f"{config.name}: value in [{members[-1]['game_value_bounds'][0]:.4f}, "
               f"{members[-1]['game_value_bounds'][1]:.4f}], NashConv {eq['nash_conv']:.2e}", flush=True)
     doc = {
-        "title": "Reduced duels solved exactly: equilibria and the exact exploitability of the built-in players",
+        "title": ("Reduced duels solved exactly: equilibria and the exact exploitability of the built-in "
+                  "players"),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": git_commit(ROOT),
-        "command": " ".join(["benchmarks/" + Path(sys.argv[0]).name] + (sys.argv[1:] if argv is None else argv)),
+        "command": " ".join(["benchmarks/" + Path(sys.argv[0]).name]
+                            + (sys.argv[1:] if argv is None else argv)),
         "method": ("whole tree over thermopylae_env.duel.rules (thermopylae_agents.gametheory.tree), CFR+ "
                    "with alternating updates and linear averaging, exact best responses per information set "
                    "(thermopylae_agents.gametheory.cfr); values are the Greek's expected return (+1 win, -1 "
