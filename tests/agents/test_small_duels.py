@@ -21,7 +21,7 @@ from thermopylae_agents.gametheory.cfr import (
 )
 from thermopylae_agents.gametheory.players import agent_strategy, combine, solve_member
 from thermopylae_agents.gametheory.tree import CHANCE, TreeTooLarge, build_tree
-from thermopylae_env.duel.config import SMALL_DUELS
+from thermopylae_env.duel.config import SMALL_DUELS, DuelConfig
 from thermopylae_env.duel.layout import (
     ADD_BASE,
     COMMIT,
@@ -33,8 +33,18 @@ from thermopylae_env.duel.layout import (
     NUM_KINDS,
     PERSIAN,
 )
+from thermopylae_env.duel.rules import DuelGame
 
 TOLERANCE = 1e-3
+# Chance after the deal: Xerxes Commands hitting a three-card Greek hand, and draws from a Persian deck
+# with cards of several kinds left (the members of SMALL_DUELS have neither).
+LATER_CHANCE = {
+    "xerxes": DuelConfig("xerxes", greek=(1, 1, 0, 1, 0, 0, 0, 0, 0), persian=(1, 0, 0, 1, 0, 0, 0, 0, 1),
+                         start_hand=1, hand_limit=2, start_tokens=1),
+    "long persian deck": DuelConfig("long persian deck", greek=(1, 0, 0, 0, 0, 0, 0, 0, 0),
+                                    persian=(2, 1, 1, 1, 0, 0, 0, 0, 0), start_hand=1, hand_limit=1,
+                                    start_tokens=1),
+}
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +100,40 @@ def test_chance_outcomes_of_every_chance_node_sum_to_one(tiny):
     totals = np.bincount(tree.edge_parent[chance], weights=tree.edge_prob[chance], minlength=tree.num_nodes)
     assert np.allclose(totals[tree.node_player == CHANCE], 1.0)
     assert np.all(tree.edge_sa[~chance] >= 0)
+
+
+def _sampled_uniform_value(config, games: int) -> tuple[float, float]:
+    """Mean and standard error of the Greek's return over ``games`` uniformly random engine games."""
+    game = DuelGame(config)
+    returns = []
+    for seed in range(games):
+        rng = np.random.default_rng(seed)
+        state = game.init(rng)
+        while not state.terminated:
+            legal = game.legal_actions(state)
+            game.apply(state, legal[int(rng.integers(len(legal)))], rng)
+        returns.append(1.0 if state.winner == GREEK else -1.0)
+    return float(np.mean(returns)), float(np.std(returns) / np.sqrt(games))
+
+
+def _check_against_sampled_games(config: DuelConfig) -> None:
+    tree = build_tree(config)
+    exact = expected_value(Evaluator(tree), uniform_profile(tree))
+    mean, error = _sampled_uniform_value(config, 3000)
+    assert abs(mean - exact) < 4 * error + 1e-9
+
+
+def test_the_trees_value_of_random_play_matches_the_engines_random_games():
+    _check_against_sampled_games(SMALL_DUELS["tiny"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(LATER_CHANCE))
+def test_the_trees_later_chance_matches_the_engines_random_games(name):
+    tree = build_tree(LATER_CHANCE[name])
+    chance = tree.node_player == CHANCE
+    assert np.count_nonzero(chance) > 1  # not only the deal
+    _check_against_sampled_games(LATER_CHANCE[name])
 
 
 def test_cfr_plus_reaches_the_stated_nash_conv_on_the_tiny_duel(tiny, tiny_solution):
