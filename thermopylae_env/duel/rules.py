@@ -6,6 +6,10 @@ and a small mutable :class:`DuelState` with a cheap :meth:`DuelState.copy`. All 
 ``numpy.random.Generator`` passed in, drawn in exactly two places: :func:`shuffle_decks` and
 :func:`pick_random_discards`.
 
+The size of the game is data (:mod:`thermopylae_env.duel.config`): ``DuelGame()`` plays the full game,
+``DuelGame(config)`` a reduced duel with fewer cards (a subset of the full game's card ids), another
+opening hand, hand limit or token count. The numbers below are the full game's.
+
 Players: ``GREEK = 0``, ``PERSIAN = 1``. Card ids: the 52 Greek cards are ``0..51`` and the 52 Persian cards
 ``52..103``, in the row order of ``seeds/duel_{greek,persian}_deck.csv`` (so ``card // 52`` is the owner).
 
