@@ -577,7 +577,8 @@ def duel_small_players_table() -> str:
         for name, report in member["players"].items():
             low, high = report["exploitability_bounds"]
             rows.append([f"`{member['config']['name']}`", name.replace("_", " "),
-                         f"{report['return_against_best_response']:+.4f}", f"[{round(low, 4) + 0.0:.4f}, {round(high, 4) + 0.0:.4f}]",
+                         f"{report['return_against_best_response']:+.4f}",
+                         f"[{round(low, 4) + 0.0:.4f}, {round(high, 4) + 0.0:.4f}]",
                          f"{report['return_against_equilibrium']:+.4f}"])
         for name, profile in member["profiles"].items():
             rows.append([f"`{member['config']['name']}`", f"both {name.replace('_', ' ')} (NashConv)", "",
