@@ -543,6 +543,51 @@ def rllib_projection_table() -> str:
     )
 
 
+def _deck(counts: list[int]) -> str:
+    """A reduced deck as forces and kinds, e.g. ``10, 40, S`` (S strategy card, D discard card)."""
+    names = ["10", "20", "30", "40", "50", "S1", "S2", "S3", "D"]
+    return ", ".join(name for name, n in zip(names, counts, strict=True) for _ in range(n))
+
+
+def duel_small_games_table() -> str:
+    """Each reduced duel, its tree and its solution (``benchmarks/duel_small_games.json``)."""
+    result = _load(BENCH / "duel_small_games.json")
+    rows = []
+    for member in result["members"]:
+        config, tree, solver = member["config"], member["tree"], member["solver"]
+        low, high = member["game_value_bounds"]
+        rows.append([
+            f"`{config['name']}`", _deck(config["greek"]), _deck(config["persian"]),
+            f"{config['start_hand']} / {config['hand_limit']} / {config['start_tokens']}",
+            _count(tree["nodes"]),
+            f"{_count(tree['infosets']['greek'])} / {_count(tree['infosets']['persian'])}",
+            _count(solver["iterations"]), f"{member['equilibrium']['nash_conv']:.1e}",
+            f"[{low:+.4f}, {high:+.4f}]", f"{member['seconds']:.0f}",
+        ])
+    header = ["duel", "Greek deck", "Persian deck", "hand / limit / tokens", "tree nodes",
+              "infosets G / P", "CFR+ iterations", "NashConv", "game value (Greek) in", "seconds"]
+    return _table(header, ["---"] * 4 + ["---:"] * 6, rows)
+
+
+def duel_small_players_table() -> str:
+    """The exact exploitability of the built-in players on each reduced duel (``duel_small_games.json``)."""
+    result = _load(BENCH / "duel_small_games.json")
+    rows = []
+    for member in result["members"]:
+        for name, report in member["players"].items():
+            low, high = report["exploitability_bounds"]
+            rows.append([f"`{member['config']['name']}`", name.replace("_", " "),
+                         f"{report['return_against_best_response']:+.4f}",
+                         f"[{round(low, 4) + 0.0:.4f}, {round(high, 4) + 0.0:.4f}]",
+                         f"{report['return_against_equilibrium']:+.4f}"])
+        for name, profile in member["profiles"].items():
+            rows.append([f"`{member['config']['name']}`", f"both {name.replace('_', ' ')} (NashConv)", "",
+                         f"{profile['nash_conv']:.4f}", ""])
+    header = ["duel", "player", "its return against a best response", "exploitability in",
+              "its return against the equilibrium"]
+    return _table(header, ["---", "---", "---:", "---:", "---:"], rows)
+
+
 def headline_table() -> str:
     """The README's headline: one row per result, each linking the page with its method and command."""
     coop = _load(BENCH / "coop_bound_agents_eval.json")
@@ -614,6 +659,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "exploitability": exploitability_table,
     "rllib-measured": rllib_measured_table,
     "rllib-projection": rllib_projection_table,
+    "duel-small-games": duel_small_games_table,
+    "duel-small-players": duel_small_players_table,
 }
 
 

@@ -101,10 +101,12 @@ def keep_value(hand: tuple[int, ...], persian: bool) -> list[float]:
     return values
 
 
-def _discard_phase(o: list[float], mask: np.ndarray, hand: tuple[int, ...], persian: bool) -> int:
+def _discard_phase(
+    o: list[float], mask: np.ndarray, hand: tuple[int, ...], persian: bool, hand_limit: int = HAND_LIMIT
+) -> int:
     if mask[PLAY_DISCARD_CARD] and o[OBS_OPP_HAND_SIZE] > 0:
         return PLAY_DISCARD_CARD
-    if sum(hand) > HAND_LIMIT:
+    if sum(hand) > hand_limit:
         values = keep_value(hand, persian)
         return DISCARD_BASE + min(range(len(values)), key=values.__getitem__)
     return DONE_DISCARDING
@@ -131,12 +133,18 @@ class HeuristicPersian:
         With at most this many cards left in its deck, attack with whatever it has.
     hold_xerxes
         Keep Xerxes Commands until the turn of an attack (else play it at once).
+    hand_limit
+        The game's hand limit (a reduced duel's, ``thermopylae_env.duel.config``).
     """
 
-    def __init__(self, attack_threshold: int = 300, endgame_deck: int = 1, hold_xerxes: bool = True) -> None:
+    def __init__(
+        self, attack_threshold: int = 300, endgame_deck: int = 1, hold_xerxes: bool = True,
+        hand_limit: int = HAND_LIMIT,
+    ) -> None:
         self.attack_threshold = attack_threshold
         self.endgame_deck = endgame_deck
         self.hold_xerxes = hold_xerxes
+        self.hand_limit = hand_limit
 
     def plan_attack(self, hand: tuple[int, ...], greek_hand: int, deck: int) -> tuple[int, ...] | None:
         """Cards (count per kind 0..7) of the attack to make with ``hand``, or None to decline."""
@@ -163,13 +171,13 @@ class HeuristicPersian:
             if (
                 self.hold_xerxes
                 and action_mask[PLAY_DISCARD_CARD]
-                and sum(hand) <= HAND_LIMIT
+                and sum(hand) <= self.hand_limit
                 and self.plan_attack(hand, greek_hand, deck) is None
             ):
                 hold = np.array(action_mask, dtype=bool)
                 hold[PLAY_DISCARD_CARD] = False
-                return _discard_phase(o, hold, hand, persian=True)
-            return _discard_phase(o, action_mask, hand, persian=True)
+                return _discard_phase(o, hold, hand, True, self.hand_limit)
+            return _discard_phase(o, action_mask, hand, True, self.hand_limit)
         if phase == Phase.ATTACK:
             return _next_add(o, self.plan_attack(hand, greek_hand, deck))
         raise ValueError("HeuristicPersian asked to act outside the Persian's decisions")
@@ -184,11 +192,16 @@ class HeuristicGreek:
         Cost of one lost token, in force points of cards spent.
     strategy_cost
         Cost of spending one strategy card.
+    hand_limit
+        The game's hand limit (a reduced duel's, ``thermopylae_env.duel.config``).
     """
 
-    def __init__(self, token_value: float = 25.0, strategy_cost: float = 80.0) -> None:
+    def __init__(
+        self, token_value: float = 25.0, strategy_cost: float = 80.0, hand_limit: int = HAND_LIMIT
+    ) -> None:
         self.token_value = token_value
         self.strategy_cost = strategy_cost
+        self.hand_limit = hand_limit
         self._cache: dict[tuple, tuple[int, ...] | None] = {}
 
     def plan_defence(self, hand: tuple[int, ...], attack: int, tokens: int) -> tuple[int, ...] | None:
@@ -224,7 +237,7 @@ class HeuristicGreek:
         phase = _phase(o)
         hand = _hand(o)
         if phase == Phase.GREEK_DISCARD:
-            return _discard_phase(o, action_mask, hand, persian=False)
+            return _discard_phase(o, action_mask, hand, False, self.hand_limit)
         if phase == Phase.DEFENCE:
             attack = int(o[OBS_TABLE_TOTAL] * TOTAL_SCALE + 0.5)
             tokens = int(o[OBS_TOKENS] * START_TOKENS + 0.5)

@@ -8,6 +8,10 @@ cheap [`DuelState.copy`][thermopylae_env.duel.rules.DuelState.copy]. All randomn
 [`shuffle_decks`][thermopylae_env.duel.rules.shuffle_decks] and
 [`pick_random_discards`][thermopylae_env.duel.rules.pick_random_discards].
 
+The size of the game is data (:mod:`thermopylae_env.duel.config`): ``DuelGame()`` plays the full game,
+``DuelGame(config)`` a reduced duel with fewer cards (a subset of the full game's card ids), another
+opening hand, hand limit or token count. The numbers below are the full game's.
+
 Players: ``GREEK = 0``, ``PERSIAN = 1``. Card ids: the 52 Greek cards are ``0..51`` and the 52 Persian cards
 ``52..103``, in the row order of ``seeds/duel_{greek,persian}_deck.csv`` (so ``card // 52`` is the owner).
 
@@ -95,6 +99,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from thermopylae_env.actions import IllegalActionError, as_action_index
+from thermopylae_env.duel.config import FULL_DUEL, DuelConfig
 from thermopylae_env.duel.layout import (
     ADD_BASE,
     ATTACK_KIND,
@@ -105,9 +110,6 @@ from thermopylae_env.duel.layout import (
     DISCARD_KIND,
     DONE_DISCARDING,
     GREEK,
-    HAND_LIMIT,
-    MAX_HAND,
-    MAX_TURNS,
     NUM_ACTIONS,
     NUM_CARDS,
     NUM_FORCE_KINDS,
@@ -118,7 +120,6 @@ from thermopylae_env.duel.layout import (
     PERSIAN,
     PLAY_DISCARD_CARD,
     PLAYER_NAMES,
-    START_HAND,
     START_TOKENS,
     STRATEGY_KINDS,
     DuelKind,
@@ -226,7 +227,7 @@ class DuelState:
 
     def deck_size(self, player: int) -> int:
         """Cards left in ``player``'s deck."""
-        return DECK_SIZE - self.deck_pos[player]
+        return len(self.decks[player]) - self.deck_pos[player]
 
     def hand_size(self, player: int) -> int:
         """Cards in ``player``'s hand (cards being added to an attack/defence included)."""
@@ -273,17 +274,29 @@ class DuelGame:
     num_actions = NUM_ACTIONS
     obs_size = OBS_SIZE
 
-    def __init__(self) -> None:
+    def __init__(self, config: DuelConfig | None = None) -> None:
         kinds, card_kinds, card_names = _build_tables()
         self.kinds: tuple[tuple[DuelKind, ...], tuple[DuelKind, ...]] = kinds
         self.card_kinds: tuple[int, ...] = card_kinds
         self.card_names: tuple[str, ...] = card_names
+        # The size of the game (thermopylae_env.duel.config): the full game unless a reduced one is given.
+        self.config: DuelConfig = FULL_DUEL if config is None else config
+        self.deck_ids: tuple[tuple[int, ...], tuple[int, ...]] = self.config.deck_ids(card_kinds)
+        self.start_hand: int = self.config.start_hand
+        self.hand_limit: int = self.config.hand_limit
+        self.start_tokens: int = self.config.start_tokens
+        self._full = self.config.is_full
 
     # --- setup ---------------------------------------------------------------------------------------
 
     def init(self, rng: np.random.Generator, events: list | None = None) -> DuelState:
-        """Shuffle both decks with ``rng``, deal 4 cards each and play the first draw."""
-        greek, persian = shuffle_decks(rng)
+        """Shuffle both decks with ``rng``, deal 4 cards each (``config.start_hand``) and play the first
+        draw."""
+        if self._full:
+            greek, persian = shuffle_decks(rng)
+        else:
+            greek, persian = (tuple(ids[i] for i in rng.permutation(len(ids)).tolist())
+                              for ids in self.deck_ids)
         return self.new_state(greek, persian, events)
 
     def new_state(
@@ -291,23 +304,32 @@ class DuelGame:
     ) -> DuelState:
         """The state after the deal and the first draw for given deck orders (explicit chance).
 
-        ``greek_order`` must be a permutation of 0..51 and ``persian_order`` of 52..103 (top card first).
+        ``greek_order`` must be a permutation of 0..51 and ``persian_order`` of 52..103 (top card first); in a
+        reduced game (``config``), permutations of :attr:`deck_ids`.
         """
         greek = tuple(int(c) for c in greek_order)
         persian = tuple(int(c) for c in persian_order)
-        if sorted(greek) != list(range(DECK_SIZE)):
-            raise ValueError("greek_order must be a permutation of the Greek card ids 0..51")
-        if sorted(persian) != list(range(DECK_SIZE, NUM_CARDS)):
-            raise ValueError("persian_order must be a permutation of the Persian card ids 52..103")
+        if self._full:
+            if sorted(greek) != list(range(DECK_SIZE)):
+                raise ValueError("greek_order must be a permutation of the Greek card ids 0..51")
+            if sorted(persian) != list(range(DECK_SIZE, NUM_CARDS)):
+                raise ValueError("persian_order must be a permutation of the Persian card ids 52..103")
+        else:
+            for order, ids, name in ((greek, self.deck_ids[GREEK], "greek"), (persian, self.deck_ids[PERSIAN],
+                                                                                "persian")):
+                if sorted(order) != list(ids):
+                    raise ValueError(f"{name}_order must be a permutation of the card ids {list(ids)} of "
+                                     f"the {self.config.name!r} duel")
         ck = self.card_kinds
-        hands = [list(greek[:START_HAND]), list(persian[:START_HAND])]
+        start = self.start_hand
+        hands = [list(greek[:start]), list(persian[:start])]
         hand_counts = [[0] * NUM_KINDS, [0] * NUM_KINDS]
         for p in (GREEK, PERSIAN):
             for c in hands[p]:
                 hand_counts[p][ck[c]] += 1
         state = DuelState(
             decks=(greek, persian),
-            deck_pos=[START_HAND, START_HAND],
+            deck_pos=[start, start],
             hands=hands,
             hand_counts=hand_counts,
             discards=[[], []],
@@ -315,6 +337,7 @@ class DuelGame:
             build=[0] * NUM_KINDS,
             table=[],
             table_counts=[0] * NUM_KINDS,
+            tokens=self.start_tokens,
         )
         if events is not None:
             events.append({"type": "deal", "hands": [hands[0][:], hands[1][:]]})
@@ -338,7 +361,8 @@ class DuelGame:
                 return None if counts[k] else f"no {self.kinds[p][k].label} in hand to discard"
             if action == DONE_DISCARDING:
                 n = len(state.hands[p])
-                return None if n <= HAND_LIMIT else f"holding {n} cards; discard down to {HAND_LIMIT} first"
+                limit = self.hand_limit
+                return None if n <= limit else f"holding {n} cards; discard down to {limit} first"
             return "only discard-phase actions (0..10) are legal in a discard phase"
         if action < ADD_BASE:
             return "discard-phase actions are not legal while an attack/defence is being built"
@@ -371,7 +395,7 @@ class DuelGame:
         if state.phase <= _G_DISC:
             legal = [PLAY_DISCARD_CARD] if counts[DISCARD_KIND] else []
             legal += [DISCARD_BASE + k for k in range(NUM_KINDS) if counts[k]]
-            if len(state.hands[p]) <= HAND_LIMIT:
+            if len(state.hands[p]) <= self.hand_limit:
                 legal.append(DONE_DISCARDING)
             return legal
         b = state.build
@@ -390,7 +414,8 @@ class DuelGame:
         c = state.hand_counts[p]
         if state.phase <= _G_DISC:
             values = [
-                c[8], c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], len(state.hands[p]) <= HAND_LIMIT,
+                c[8], c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8],
+                len(state.hands[p]) <= self.hand_limit,
                 *_ZEROS[:NUM_ACTIONS - ADD_BASE],  # add, commit, decline: not in a discard phase
             ]
         else:
@@ -554,11 +579,11 @@ class DuelGame:
 
     def _begin_turn(self, state: DuelState, events: list | None) -> None:
         state.turn += 1
-        if state.deck_pos[PERSIAN] >= DECK_SIZE:
+        if state.deck_pos[PERSIAN] >= len(state.decks[PERSIAN]):
             self._end(state, GREEK, "persian_deck_empty", events)
             return
         self._draw(state, PERSIAN, events)
-        if state.deck_pos[GREEK] < DECK_SIZE:
+        if state.deck_pos[GREEK] < len(state.decks[GREEK]):
             self._draw(state, GREEK, events)
         state.phase = _P_DISC
         state.current_player = PERSIAN
@@ -632,7 +657,7 @@ class DuelGame:
         t = state.table_counts
         values = [
             *head, player, *state.hand_counts[player], b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-            len(state.hands[o]), DECK_SIZE - dp[player], DECK_SIZE - dp[o],
+            len(state.hands[o]), len(state.decks[player]) - dp[player], len(state.decks[o]) - dp[o],
             *state.discard_counts[player], *state.discard_counts[o], state.tokens, state.turn,
             t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], state.attack_total, build_total,
         ]
@@ -700,6 +725,8 @@ def check_invariants(state: DuelState, game: DuelGame | None = None) -> None:
     game = game or DuelGame()
     ck = game.card_kinds
     seen: dict[int, str] = {}
+    limit = game.hand_limit
+    persian_deck = len(game.deck_ids[PERSIAN])
 
     def place(card: int, where: str) -> None:
         _require(0 <= card < NUM_CARDS, f"card id {card} out of range (in {where})")
@@ -709,9 +736,10 @@ def check_invariants(state: DuelState, game: DuelGame | None = None) -> None:
 
     for p in (GREEK, PERSIAN):
         name = PLAYER_NAMES[p]
-        own_ids = list(range(p * DECK_SIZE, (p + 1) * DECK_SIZE))
+        own_ids = list(game.deck_ids[p])
         _require(sorted(state.decks[p]) == own_ids, f"{name} deck order")
-        _require(START_HAND <= state.deck_pos[p] <= DECK_SIZE, f"{name} deck position {state.deck_pos[p]}")
+        _require(game.start_hand <= state.deck_pos[p] <= len(own_ids),
+                 f"{name} deck position {state.deck_pos[p]}")
         for c in state.decks[p][state.deck_pos[p]:]:
             place(c, f"{name} deck")
         for c in state.hands[p]:
@@ -729,18 +757,19 @@ def check_invariants(state: DuelState, game: DuelGame | None = None) -> None:
                 expect[ck[c]] += 1
             _require(list(counts) == expect, f"{name} {what} counts {counts} != {expect}")
         if not state.terminated:
-            _require(len(state.hands[p]) <= MAX_HAND, f"{name} holds {len(state.hands[p])} cards")
+            _require(len(state.hands[p]) <= limit + 1, f"{name} holds {len(state.hands[p])} cards")
     for c in state.table:
         _require(card_owner(c) == PERSIAN, f"Greek card {c} on the attack table")
         place(c, "table")
-    _require(len(seen) == NUM_CARDS, f"{NUM_CARDS - len(seen)} card(s) are nowhere")
+    cards = len(game.deck_ids[GREEK]) + persian_deck
+    _require(len(seen) == cards, f"{cards - len(seen)} card(s) are nowhere")
     expect = [0] * NUM_KINDS
     for c in state.table:
         expect[ck[c]] += 1
     _require(list(state.table_counts) == expect, "table counts")
     _require(state.attack_total == combat_total(state.table_counts), "attack total")
-    _require(0 <= state.tokens <= START_TOKENS, f"tokens {state.tokens}")
-    _require(1 <= state.turn <= MAX_TURNS, f"turn {state.turn}")
+    _require(0 <= state.tokens <= game.start_tokens, f"tokens {state.tokens}")
+    _require(1 <= state.turn <= persian_deck - game.start_hand + 1, f"turn {state.turn}")
     _require(state.terminated == (state.reason is not None), "terminated and reason disagree")
     if state.terminated:
         _require(state.winner in (GREEK, PERSIAN), f"winner {state.winner}")
@@ -759,7 +788,7 @@ def check_invariants(state: DuelState, game: DuelGame | None = None) -> None:
         _require(not any(state.build), "cards added outside an attack/defence")
     if state.phase == _ATTACK:
         _require(counts[ATTACK_KIND] > 0, "Persian asked to attack without an Attack card")
-        _require(len(state.hands[PERSIAN]) <= HAND_LIMIT, "the attacking Persian holds more than 7 cards")
+        _require(len(state.hands[PERSIAN]) <= limit, f"the attacking Persian holds more than {limit} cards")
     if state.phase == _DEFENCE:
         _require(any(counts[:NUM_FORCE_KINDS]), "Greek asked to defend without a card of force > 0")
-        _require(len(state.hands[GREEK]) <= HAND_LIMIT, "the defending Greek holds more than 7 cards")
+        _require(len(state.hands[GREEK]) <= limit, f"the defending Greek holds more than {limit} cards")

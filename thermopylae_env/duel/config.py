@@ -1,0 +1,179 @@
+"""The duel's size as data: the cards of each deck, the opening hand, the hand limit and the troop tokens.
+
+:class:`DuelConfig` is a small frozen record; :data:`FULL_DUEL` is the game of the rules contract (52 cards
+a side, 4 cards dealt, hand limit 7, 10 tokens) and the default of the reference engine
+(:class:`thermopylae_env.duel.rules.DuelGame`), which plays it exactly as before. A *reduced* duel keeps
+every rule and removes cards: a deck is given as the number of cards of each of the nine kinds (at most
+as many as the full deck holds), so a reduced game's cards are a subset of the full game's card ids and
+its observations keep the full layout and scales (every entry stays in [0, 1]).
+
+:data:`SMALL_DUELS` names a family of reduced duels, from one small enough to check by hand to the largest
+that the exact solver (``thermopylae_agents.gametheory``) takes on a small machine. A config is data:
+:func:`load_duel_config` reads one from a JSON object and refuses a malformed one with a one-line
+:class:`DuelConfigError`.
+
+Only the reference engine plays reduced duels. The compiled kernel (``duel/kernel.py``), the vector
+engine and the Gymnasium / PettingZoo environments play the full game only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from thermopylae_env.duel.layout import (
+    DECK_SIZE,
+    HAND_LIMIT,
+    NUM_KINDS,
+    START_HAND,
+    START_TOKENS,
+    _build_tables,
+)
+
+__all__ = [
+    "DuelConfig",
+    "DuelConfigError",
+    "FULL_DUEL",
+    "SMALL_DUELS",
+    "full_kind_counts",
+    "load_duel_config",
+    "duel_config_from_mapping",
+]
+
+_FIELDS = ("name", "greek", "persian", "start_hand", "hand_limit", "start_tokens")
+
+
+class DuelConfigError(ValueError):
+    """A duel config is malformed; the message names the field and the problem."""
+
+
+def full_kind_counts() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Cards per kind (0..8) of the full Greek and Persian decks, read from the deck lists."""
+    kinds = _build_tables()[0]
+    return tuple(k.count for k in kinds[0]), tuple(k.count for k in kinds[1])
+
+
+def _check_int(value: object, field: str, low: int, high: int) -> int:
+    if type(value) is not int:
+        raise DuelConfigError(f"duel config: {field} must be an integer, got {value!r}")
+    if not low <= value <= high:
+        raise DuelConfigError(f"duel config: {field} must be in {low}..{high}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class DuelConfig:
+    """The size of a duel: cards per kind of each deck (kinds 0..8 as in ``duel/rules.py``), the cards
+    dealt to each side, the hand limit at the end of a discard phase and the Greek troop tokens.
+
+    Construction checks every field (:class:`DuelConfigError`, one line)."""
+
+    name: str
+    greek: tuple[int, ...]
+    persian: tuple[int, ...]
+    start_hand: int = START_HAND
+    hand_limit: int = HAND_LIMIT
+    start_tokens: int = START_TOKENS
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise DuelConfigError(f"duel config: name must be a non-empty string, got {self.name!r}")
+        full = full_kind_counts()
+        for side, field in enumerate(("greek", "persian")):
+            counts = getattr(self, field)
+            if isinstance(counts, (str, bytes)) or not isinstance(counts, Sequence):
+                raise DuelConfigError(f"duel config: {field} must be a list of {NUM_KINDS} counts per kind")
+            if len(counts) != NUM_KINDS:
+                raise DuelConfigError(
+                    f"duel config: {field} must hold {NUM_KINDS} counts (kinds 0..8), got {len(counts)}")
+            for k, n in enumerate(counts):
+                _check_int(n, f"{field}[{k}]", 0, full[side][k])
+            object.__setattr__(self, field, tuple(counts))
+        _check_int(self.hand_limit, "hand_limit", 1, HAND_LIMIT)
+        _check_int(self.start_hand, "start_hand", 1, self.hand_limit)
+        _check_int(self.start_tokens, "start_tokens", 1, START_TOKENS)
+        if sum(self.greek) < self.start_hand:
+            raise DuelConfigError(
+                f"duel config: the Greek deck holds {sum(self.greek)} cards, fewer than start_hand "
+                f"{self.start_hand}")
+        if sum(self.persian) < self.start_hand + 1:
+            raise DuelConfigError(
+                f"duel config: the Persian deck holds {sum(self.persian)} cards; it needs start_hand + 1 = "
+                f"{self.start_hand + 1} (the deal and a first draw)")
+
+    @property
+    def is_full(self) -> bool:
+        """Whether this is the full game of the rules contract (whatever its name)."""
+        return (self.greek, self.persian, self.start_hand, self.hand_limit, self.start_tokens) == (
+            *full_kind_counts(), START_HAND, HAND_LIMIT, START_TOKENS)
+
+    def deck_ids(self, card_kinds: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The card ids of each deck, ascending: the first ``greek[k]`` (``persian[k]``) ids of each kind."""
+        decks = []
+        for side, counts in enumerate((self.greek, self.persian)):
+            left = list(counts)
+            ids = []
+            for card in range(side * DECK_SIZE, (side + 1) * DECK_SIZE):
+                if left[card_kinds[card]]:
+                    left[card_kinds[card]] -= 1
+                    ids.append(card)
+            decks.append(tuple(ids))
+        return decks[0], decks[1]
+
+    def to_dict(self) -> dict:
+        """The JSON-ready form that :func:`duel_config_from_mapping` reads back."""
+        return {"name": self.name, "greek": list(self.greek), "persian": list(self.persian),
+                "start_hand": self.start_hand, "hand_limit": self.hand_limit,
+                "start_tokens": self.start_tokens}
+
+
+def duel_config_from_mapping(data: Mapping) -> DuelConfig:
+    """A :class:`DuelConfig` from a mapping with the fields of :meth:`DuelConfig.to_dict` (name, greek and
+    persian required; unknown keys refused)."""
+    if not isinstance(data, Mapping):
+        raise DuelConfigError(f"duel config: expected an object, got {type(data).__name__}")
+    unknown = sorted(str(key) for key in data if key not in _FIELDS)
+    if unknown:
+        raise DuelConfigError(
+            f"duel config: unknown field(s) {', '.join(unknown)}; known: {', '.join(_FIELDS)}")
+    missing = [key for key in ("name", "greek", "persian") if key not in data]
+    if missing:
+        raise DuelConfigError(f"duel config: missing field(s) {', '.join(missing)}")
+    return DuelConfig(**dict(data))
+
+
+def load_duel_config(source: str | os.PathLike[str]) -> DuelConfig:
+    """Read a :class:`DuelConfig` from a JSON file: an object with the fields of
+    :meth:`DuelConfig.to_dict`."""
+    try:
+        with open(source, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as error:
+        raise DuelConfigError(f"duel config {os.fspath(source)!r}: cannot read ({error.strerror})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise DuelConfigError(f"duel config {os.fspath(source)!r}: not valid JSON ({error})") from None
+    return duel_config_from_mapping(data)
+
+
+FULL_DUEL = DuelConfig("full", *full_kind_counts())
+
+# Kinds: 0 Greek Allies / Attack (10), 1..4 force 20..50, 5..7 strategy, 8 discard card (Leonidas / Xerxes).
+# Each member keeps hidden hands and a chance deal; "medium" is the largest whose whole tree the NumPy
+# solver of thermopylae_agents.gametheory builds and solves in minutes on two cores.
+SMALL_DUELS: dict[str, DuelConfig] = {
+    config.name: config
+    for config in (
+        # Greek: Allies 10, Hoplites 40; Persian: Attack x2, Persian Archers 40.
+        DuelConfig("tiny", greek=(1, 0, 0, 1, 0, 0, 0, 0, 0), persian=(2, 0, 0, 1, 0, 0, 0, 0, 0),
+                   start_hand=1, hand_limit=2, start_tokens=1),
+        # Greek: Allies 10, Overlapping Shields 20, Heroic Last Stand;
+        # Persian: Attack x2, Bactrian Spearmen 30.
+        DuelConfig("small", greek=(1, 1, 0, 0, 0, 1, 0, 0, 0), persian=(2, 0, 1, 0, 0, 0, 0, 0, 0),
+                   start_hand=1, hand_limit=2, start_tokens=2),
+        # Greek: Allies 10, Overlapping Shields 20, Hoplites 40, Heroic Last Stand; Persian as in "small".
+        DuelConfig("medium", greek=(1, 1, 0, 1, 0, 1, 0, 0, 0), persian=(2, 0, 1, 0, 0, 0, 0, 0, 0),
+                   start_hand=1, hand_limit=2, start_tokens=2),
+    )
+}
