@@ -1,16 +1,18 @@
 """The duel's size as data: the cards of each deck, the opening hand, the hand limit and the troop tokens.
 
-:class:`DuelConfig` is a small frozen record; :data:`FULL_DUEL` is the game of the rules contract (52 cards
-a side, 4 cards dealt, hand limit 7, 10 tokens) and the default of the reference engine
-(:class:`thermopylae_env.duel.rules.DuelGame`), which plays it exactly as before. A *reduced* duel keeps
-every rule and removes cards: a deck is given as the number of cards of each of the nine kinds (at most
-as many as the full deck holds), so a reduced game's cards are a subset of the full game's card ids and
-its observations keep the full layout and scales (every entry stays in [0, 1]).
+[`DuelConfig`][thermopylae_env.duel.config.DuelConfig] is a small frozen record;
+[`FULL_DUEL`][thermopylae_env.duel.config.FULL_DUEL] is the game of the rules contract (52 cards a side, 4
+cards dealt, hand limit 7, 10 tokens) and the default of the reference engine
+([`thermopylae_env.duel.rules.DuelGame`][]), which plays it exactly as before. A *reduced* duel keeps every
+rule and removes cards: a deck is given as the number of cards of each of the nine kinds (at most as many as
+the full deck holds), so a reduced game's cards are a subset of the full game's card ids and its observations
+keep the full layout and scales (every entry stays in [0, 1]).
 
-:data:`SMALL_DUELS` names a family of reduced duels, from one small enough to check by hand to the largest
-that the exact solver (``thermopylae_agents.gametheory``) takes on a small machine. A config is data:
-:func:`load_duel_config` reads one from a JSON object and refuses a malformed one with a one-line
-:class:`DuelConfigError`.
+[`SMALL_DUELS`][thermopylae_env.duel.config.SMALL_DUELS] names a family of reduced duels, from one small
+enough to check by hand to the largest that the exact solver (``thermopylae_agents.gametheory``) takes on a
+small machine. A config is data: [`load_duel_config`][thermopylae_env.duel.config.load_duel_config] reads one
+from a JSON object and refuses a malformed one with a one-line
+[`DuelConfigError`][thermopylae_env.duel.config.DuelConfigError].
 
 Only the reference engine plays reduced duels. The compiled kernel (``duel/kernel.py``), the vector
 engine and the Gymnasium / PettingZoo environments play the full game only.
@@ -68,7 +70,8 @@ class DuelConfig:
     """The size of a duel: cards per kind of each deck (kinds 0..8 as in ``duel/rules.py``), the cards
     dealt to each side, the hand limit at the end of a discard phase and the Greek troop tokens.
 
-    Construction checks every field (:class:`DuelConfigError`, one line)."""
+    Construction checks every field ([`DuelConfigError`][thermopylae_env.duel.config.DuelConfigError], one
+    line)."""
 
     name: str
     greek: tuple[int, ...]
@@ -123,15 +126,17 @@ class DuelConfig:
         return decks[0], decks[1]
 
     def to_dict(self) -> dict:
-        """The JSON-ready form that :func:`duel_config_from_mapping` reads back."""
+        """The JSON-ready form that
+        [`duel_config_from_mapping`][thermopylae_env.duel.config.duel_config_from_mapping] reads back."""
         return {"name": self.name, "greek": list(self.greek), "persian": list(self.persian),
                 "start_hand": self.start_hand, "hand_limit": self.hand_limit,
                 "start_tokens": self.start_tokens}
 
 
 def duel_config_from_mapping(data: Mapping) -> DuelConfig:
-    """A :class:`DuelConfig` from a mapping with the fields of :meth:`DuelConfig.to_dict` (name, greek and
-    persian required; unknown keys refused)."""
+    """A [`DuelConfig`][thermopylae_env.duel.config.DuelConfig] from a mapping with the fields of
+    [`DuelConfig.to_dict`][thermopylae_env.duel.config.DuelConfig.to_dict] (name, greek and persian required;
+    unknown keys refused)."""
     if not isinstance(data, Mapping):
         raise DuelConfigError(f"duel config: expected an object, got {type(data).__name__}")
     unknown = sorted(str(key) for key in data if key not in _FIELDS)
@@ -145,8 +150,8 @@ def duel_config_from_mapping(data: Mapping) -> DuelConfig:
 
 
 def load_duel_config(source: str | os.PathLike[str]) -> DuelConfig:
-    """Read a :class:`DuelConfig` from a JSON file: an object with the fields of
-    :meth:`DuelConfig.to_dict`."""
+    """Read a [`DuelConfig`][thermopylae_env.duel.config.DuelConfig] from a JSON file: an object with the
+    fields of [`DuelConfig.to_dict`][thermopylae_env.duel.config.DuelConfig.to_dict]."""
     try:
         with open(source, encoding="utf-8") as handle:
             data = json.load(handle)

@@ -8,7 +8,7 @@ cheap [`DuelState.copy`][thermopylae_env.duel.rules.DuelState.copy]. All randomn
 [`shuffle_decks`][thermopylae_env.duel.rules.shuffle_decks] and
 [`pick_random_discards`][thermopylae_env.duel.rules.pick_random_discards].
 
-The size of the game is data (:mod:`thermopylae_env.duel.config`): ``DuelGame()`` plays the full game,
+The size of the game is data ([`thermopylae_env.duel.config`][]): ``DuelGame()`` plays the full game,
 ``DuelGame(config)`` a reduced duel with fewer cards (a subset of the full game's card ids), another
 opening hand, hand limit or token count. The numbers below are the full game's.
 
@@ -305,7 +305,7 @@ class DuelGame:
         """The state after the deal and the first draw for given deck orders (explicit chance).
 
         ``greek_order`` must be a permutation of 0..51 and ``persian_order`` of 52..103 (top card first); in a
-        reduced game (``config``), permutations of :attr:`deck_ids`.
+        reduced game (``config``), permutations of [`deck_ids`][thermopylae_env.duel.rules.DuelGame.deck_ids].
         """
         greek = tuple(int(c) for c in greek_order)
         persian = tuple(int(c) for c in persian_order)

@@ -1,18 +1,21 @@
-"""Exact values, best responses and CFR+ on a :class:`~thermopylae_agents.gametheory.tree.GameTree`, in NumPy.
+"""Exact values, best responses and CFR+ on a [`GameTree`][thermopylae_agents.gametheory.tree.GameTree], in
+NumPy.
 
 A *strategy profile* is one array over the tree's sequence indices: the probability of each action at its
 information set, for both players at once (each information set belongs to one player).
 
-* :func:`expected_value`: the Greek's expected return under a profile (the Persian's is its negative).
-* :func:`best_response`: an exact best response of one player to the other's fixed strategy. It respects
-  information sets: the responder picks one action per information set, the one with the highest value
-  summed over the set's nodes weighted by the chance and opponent reach, deepest sets first (the
-  responder's later choices are fixed before an earlier one is made), so it knows only its information
-  state.
-* :func:`nash_conv`: the sum of both players' gains from best responding, with the bounds on the game
-  value it gives (the Greek's best-response value is an upper bound, the Persian's a lower one).
-* :func:`solve`: CFR+ (regret matching+, alternating updates, linearly weighted average strategy) until the
-  average profile's NashConv is below a tolerance.
+* [`expected_value`][thermopylae_agents.gametheory.cfr.expected_value]: the Greek's expected return under a
+  profile (the Persian's is its negative).
+* [`best_response`][thermopylae_agents.gametheory.cfr.best_response]: an exact best response of one player to
+  the other's fixed strategy. It respects information sets: the responder picks one action per information
+  set, the one with the highest value summed over the set's nodes weighted by the chance and opponent reach,
+  deepest sets first (the responder's later choices are fixed before an earlier one is made), so it knows only
+  its information state.
+* [`nash_conv`][thermopylae_agents.gametheory.cfr.nash_conv]: the sum of both players' gains from best
+  responding, with the bounds on the game value it gives (the Greek's best-response value is an upper bound,
+  the Persian's a lower one).
+* [`solve`][thermopylae_agents.gametheory.cfr.solve]: CFR+ (regret matching+, alternating updates, linearly
+  weighted average strategy) until the average profile's NashConv is below a tolerance.
 """
 
 from __future__ import annotations

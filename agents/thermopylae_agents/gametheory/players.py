@@ -1,10 +1,11 @@
 """Players as strategies on a duel tree, and how far each is from the equilibrium.
 
-:func:`agent_strategy` turns any player with ``act(observation, action_mask)`` that reads only its own
-observation (the duel heuristics, a frozen policy) into the behaviour strategy it plays on the tree: at
-each of its information sets it is asked once, with the observation and legal actions of that set.
-:func:`solve_member` solves one reduced duel and measures the exact exploitability of the uniformly random
-players and the heuristics against it.
+[`agent_strategy`][thermopylae_agents.gametheory.players.agent_strategy] turns any player with
+``act(observation, action_mask)`` that reads only its own observation (the duel heuristics, a frozen policy)
+into the behaviour strategy it plays on the tree: at each of its information sets it is asked once, with the
+observation and legal actions of that set.
+[`solve_member`][thermopylae_agents.gametheory.players.solve_member] solves one reduced duel and measures the
+exact exploitability of the uniformly random players and the heuristics against it.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def strategy_report(ev: Evaluator, profile: np.ndarray, player: int, bounds: tup
 
 def solve_member(config: DuelConfig, tolerance: float, max_iterations: int = 20_000, check_every: int = 50,
                  progress: Callable[[str], None] | None = None) -> dict:
-    """Build, solve and measure one reduced duel; the JSON-ready record of :mod:`benchmarks` results."""
+    """Build, solve and measure one reduced duel; the JSON-ready record of `benchmarks` results."""
     say = progress or (lambda _: None)
     started = time.perf_counter()
     tree = build_tree(config)

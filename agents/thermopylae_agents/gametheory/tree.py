@@ -1,7 +1,7 @@
 """The extensive-form tree of a reduced duel, built by playing the reference engine (``duel/rules.py``).
 
-Every decision node is a state of :class:`~thermopylae_env.duel.rules.DuelGame` where the player to act has
-two or more legal actions (a move the rules force is applied without a node); every chance node lists the
+Every decision node is a state of [`DuelGame`][thermopylae_env.duel.rules.DuelGame] where the player to act
+has two or more legal actions (a move the rules force is applied without a node); every chance node lists the
 outcomes of one random event with their exact probabilities; a leaf holds the Greek's return (+1 / -1).
 
 Chance, exactly as the engine draws it
@@ -12,8 +12,8 @@ Chance, exactly as the engine draws it
   the next card of that deck is chosen by chance among the cards left. Cards of one kind play alike, so
   the outcomes are kinds, with probability (cards of that kind left) / (cards left).
 * A discard card's victim loses two cards at random
-  (:func:`~thermopylae_env.duel.rules.pick_random_discards`): every pair of positions is equally
-  likely; the outcomes are the kinds lost.
+  ([`pick_random_discards`][thermopylae_env.duel.rules.pick_random_discards]): every pair of positions is
+  equally likely; the outcomes are the kinds lost.
 
 Information sets
 ----------------
@@ -45,7 +45,8 @@ CHANCE = -2
 
 
 class TreeTooLarge(RuntimeError):
-    """The tree outgrew the node limit given to :func:`build_tree`."""
+    """The tree outgrew the node limit given to
+    [`build_tree`][thermopylae_agents.gametheory.tree.build_tree]."""
 
 
 class _ForcedPick:
@@ -301,7 +302,8 @@ class _Builder:
 
 
 def build_tree(config: DuelConfig, max_nodes: int = 5_000_000) -> GameTree:
-    """The whole game tree of the duel ``config`` (raises :class:`TreeTooLarge` past ``max_nodes``)."""
+    """The whole game tree of the duel ``config`` (raises
+    [`TreeTooLarge`][thermopylae_agents.gametheory.tree.TreeTooLarge] past ``max_nodes``)."""
     game = DuelGame(config)
     b = _Builder(game, max_nodes)
     b.root()
