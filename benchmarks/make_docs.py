@@ -27,6 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
 POLICIES = ROOT / "agents" / "thermopylae_agents" / "policies"
+sys.path[:0] = [str(ROOT), str(ROOT / "agents")]
+
+from thermopylae_agents.evaluation.stats import seed_aggregate  # noqa: E402
+
+# The bootstrap of the seeds' aggregate is drawn with this seed, so that ``--check`` is deterministic.
+BOOTSTRAP_SEED = 0
 
 MARKER = re.compile(
     r"(?P<start><!-- generated: (?P<name>[a-z0-9-]+) -->\n)(?P<body>.*?)(?P<end><!-- end generated -->)",
@@ -447,6 +453,15 @@ def _curve(row: dict) -> str:
     return " → ".join(points)
 
 
+def _seed_iqm(row: dict) -> str:
+    """IQM of the seeds' final win rates with its stratified bootstrap 95% interval, computed here from the
+    per-seed results (a fixed bootstrap seed)."""
+    agg = seed_aggregate([run["final"]["win_rate"] for run in row["runs"]], seed=BOOTSTRAP_SEED)
+    if agg.iqm_ci95 is None:
+        return f"{_pct(agg.iqm)} (one seed)"
+    return f"{_pct(agg.iqm)} {_interval(*agg.iqm_ci95)}"
+
+
 def exploitability_table() -> str:
     """Best responses to every duel player, pooled over seeds (``benchmarks/exploitability.json``)."""
     result = _load(BENCH / "exploitability.json")
@@ -460,6 +475,7 @@ def exploitability_table() -> str:
             + [_pct(finals[seed]) for seed in seeds]
             + [
                 f"{_pct(pooled['win_rate'])} {_interval(*pooled['ci95'])}",
+                _seed_iqm(row),
                 f"{_pct(reference['win_rate'])} {_interval(*reference['ci95'])}",
                 _curve(row),
                 row["measured"]["commit"],
@@ -468,9 +484,10 @@ def exploitability_table() -> str:
     header = (
         ["frozen player", "side"]
         + [f"BR seed {seed}" for seed in seeds]
-        + ["BR pooled [95%]", "other side's heuristic vs it [95%]", "BR curve, mean of seeds (%)", "commit"]
+        + ["BR pooled [95%]", "BR IQM of seeds [95% bootstrap]", "other side's heuristic vs it [95%]",
+           "BR curve, mean of seeds (%)", "commit"]
     )
-    return _table(header, ["---", "---"] + ["---:"] * len(seeds) + ["---", "---", "---", "---"], rows)
+    return _table(header, ["---", "---"] + ["---:"] * len(seeds) + ["---"] * 5, rows)
 
 
 def duel_vec_eval_table() -> str:
