@@ -1,7 +1,7 @@
 """The shipped policy files: convert them to safetensors, and write their model cards' generated parts.
 
     python benchmarks/policy_files.py convert        # NAME.json + .npz -> NAME.json (v2) + .safetensors
-    python benchmarks/policy_files.py cards          # rewrite each NAME.md's front matter and training list
+    python benchmarks/policy_files.py cards          # rewrite each NAME.md's generated parts
     python benchmarks/policy_files.py cards --check  # exit 1, naming each stale card (what the tests run)
 
 ``convert`` rewrites every shipped pair of format version 1 as version 2 (the arrays compared bit for bit
@@ -13,7 +13,9 @@ left for ``git rm``.
 ``cards`` writes each card's YAML front matter, whose ``model-index`` holds the win rates and numbers of
 deals of the committed result files (``benchmarks/coop_*_eval.json``; ``duel_eval.json`` of the policies'
 folder), and the list of the *Training* section (from the description's ``provenance``), between
-``<!-- provenance -->`` and ``<!-- end provenance -->``. Nothing measured is typed by hand.
+``<!-- provenance -->`` and ``<!-- end provenance -->``, and the measured tables between ``<!-- measured -->``
+and ``<!-- end measured -->`` (the co-op evaluations and the search's first deals, ``duel_vec_eval.json``, the
+cross-play and ``benchmarks/exploitability.json``). Nothing measured is typed by hand.
 """
 
 from __future__ import annotations
