@@ -635,8 +635,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
 
 
 def pages() -> list[Path]:
-    """README.md and every Markdown page of docs/."""
-    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    """README.md, every Markdown page of docs/ and the shipped policies' README."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), POLICIES / "README.md"]
 
 
 def render(text: str, page: Path) -> tuple[str, list[str]]:

@@ -193,3 +193,10 @@ def test_duel_card_tables_show_the_committed_strength_and_exploitability(name):
         pooled = rows[player, side]["pooled_final"]
         low, high = pooled["ci95"]
         assert f"{_pct(pooled['win_rate'])} [{_pct(low)}, {_pct(high)}]" in text
+
+
+def test_the_policies_readme_has_no_table_outside_its_generated_ones():
+    text = (POLICY_DIR / "README.md").read_text(encoding="utf-8")
+    outside = "".join(part.split("<!-- end generated -->")[-1] for part in text.split("<!-- generated: "))
+    hand_typed = [line for line in outside.splitlines() if line.startswith("|")]
+    assert hand_typed == [], hand_typed
