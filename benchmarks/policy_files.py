@@ -1,7 +1,7 @@
 """The shipped policy files: convert them to safetensors, and write their model cards' generated parts.
 
     python benchmarks/policy_files.py convert        # NAME.json + .npz -> NAME.json (v2) + .safetensors
-    python benchmarks/policy_files.py cards          # rewrite each NAME.md's front matter and training list
+    python benchmarks/policy_files.py cards          # rewrite each NAME.md's generated parts
     python benchmarks/policy_files.py cards --check  # exit 1, naming each stale card (what the tests run)
 
 ``convert`` rewrites every shipped pair of format version 1 as version 2 (the arrays compared bit for bit
@@ -13,7 +13,9 @@ left for ``git rm``.
 ``cards`` writes each card's YAML front matter, whose ``model-index`` holds the win rates and numbers of
 deals of the committed result files (``benchmarks/coop_*_eval.json``; ``duel_eval.json`` of the policies'
 folder), and the list of the *Training* section (from the description's ``provenance``), between
-``<!-- provenance -->`` and ``<!-- end provenance -->``. Nothing measured is typed by hand.
+``<!-- provenance -->`` and ``<!-- end provenance -->``, and the measured tables between ``<!-- measured -->``
+and ``<!-- end measured -->`` (the co-op evaluations and the search's first deals, ``duel_vec_eval.json``, the
+cross-play and ``benchmarks/exploitability.json``). Nothing measured is typed by hand.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "agents")]
 
+from thermopylae_agents.evaluation.stats import wilson_interval  # noqa: E402
 from thermopylae_agents.policies.model_card import (  # noqa: E402
     card_text,
     front_matter,
@@ -69,7 +72,22 @@ COOP_RESULTS = {
     "coop_4p_maskable_ppo": "benchmarks/coop_4p_eval.json",
 }
 DUEL_RESULTS = "agents/thermopylae_agents/policies/duel_eval.json"
+# The search expert on the first deals of a team size's evaluation (too slow for all of them).
+COOP_SEARCH_RESULTS = {
+    "coop_2p_maskable_ppo": "benchmarks/coop_2p_search_40.json",
+    "coop_4p_maskable_ppo": "benchmarks/coop_4p_search_40.json",
+}
+DUEL_VEC_RESULTS = "agents/thermopylae_agents/policies/duel_vec_eval.json"
+EXPLOITABILITY_RESULTS = "benchmarks/exploitability.json"
+# Each retrained duel file's name in duel_vec_eval.json (which also holds the files it replaced).
+DUEL_VEC_LABELS = {
+    "duel_greek_maskable_ppo": "PPO Greek (new)",
+    "selfplay_greek_maskable_ppo": "self-play Greek (new)",
+    "duel_persian_maskable_ppo": "PPO Persian (new)",
+    "selfplay_persian_maskable_ppo": "self-play Persian (new)",
+}
 _START, _END = "<!-- provenance -->\n", "<!-- end provenance -->"
+MEASURED_START, MEASURED_END = "<!-- measured -->\n", "<!-- end measured -->"
 
 
 def _git(*args: str) -> str:
@@ -162,9 +180,153 @@ def model_index(name: str, description: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"name": name, "results": results}]
 
 
-def _with_sections(body: str, description: dict[str, Any]) -> str:
-    """The body with its *Training* section's generated list, and the *Intended use* and *Limitations*
+def _pct(rate: float, signed: bool = False) -> str:
+    return f"{100 * rate:+.2f}%" if signed else f"{100 * rate:.2f}%"
+
+
+def _ci(low: float, high: float, signed: bool = False) -> str:
+    return f"[{_pct(low, signed)}, {_pct(high, signed)}]"
+
+
+def _p(value: float) -> str:
+    return "0" if value == 0 else f"{value:.3g}"
+
+
+def _md_table(header: list[str], align: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows]) + "\n"
+
+
+_ALIGN = ["---", "---:", "---:", "---"]
+_COOP_PLAYERS = {"random": "random legal", "heuristic": "heuristic (`CoopHeuristic`)",
+                 "search": "search expert (`search`, full strength)"}
+
+
+def _coop_pair(name: str, pair: dict[str, Any]) -> list[str]:
+    """A paired row, turned so that this policy comes first (``a - b`` becomes ``b - a``)."""
+    a, b, difference, (low, high) = pair["a"], pair["b"], pair["difference"], pair["ci95"]
+    if b == name:
+        a, b, difference, low, high = b, a, -difference, -high, -low
+    return [f"{a} - {b}", f"{pair['games']:,}", _pct(difference, True), _ci(low, high, signed=True),
+            _p(pair["p_value"])]
+
+
+def _coop_tables(name: str, path: str) -> str:
+    """A co-op result file's players and paired differences as two tables, this policy's row in bold."""
+    results = _read(path)
+    players = []
+    for row in results["results"]:
+        label = _COOP_PLAYERS.get(row["agent"], f"`{row['agent']}`")
+        label = "**this policy**" if row["agent"] == name else label
+        players.append([label, f"{row['games']:,}", _pct(row["win_rate"]), _ci(*row["ci95"])])
+    pairs = [_coop_pair(name, pair) for pair in results["paired"]]
+    return (f"`{path}` ({results['title']}), greedy play, Wilson 95% intervals:\n\n"
+            + _md_table(["player", "games", "win rate", "95% interval"], _ALIGN, players)
+            + "\nPaired on the same deals (difference of win rates with its Newcombe 95% interval, McNemar's "
+            "exact p):\n\n"
+            + _md_table(["pair", "deals", "difference", "95% interval", "p"],
+                        ["---", "---:", "---:", "---", "---:"], pairs))
+
+
+def _coop_measured(name: str) -> str:
+    text = "The same deals for every player: " + _coop_tables(name, COOP_RESULTS[name])
+    if name in COOP_SEARCH_RESULTS:
+        text += ("\nThe search expert at full strength, too slow for every deal, on the first deals of the "
+                 "same seeds, with this policy and the heuristic on the same deals (too few deals to rank "
+                 "them): "
+                 + _coop_tables(name, COOP_SEARCH_RESULTS[name]))
+    return text
+
+
+def _paired_verdict(low: float, high: float) -> str:
+    if low > 0:
+        return "the paired interval is above zero"
+    if high < 0:
+        return "the paired interval is below zero"
+    return "the paired interval includes zero"
+
+
+def _duel_vec(name: str, side: str, other: str) -> str:
+    """This file and the players it was compared with, against the other side's heuristic, same deals."""
+    block = _read(DUEL_VEC_RESULTS)[side.lower()]
+    rows = []
+    for player, entry in block["players"].items():
+        low, high = wilson_interval(entry["wins"], block["games"])
+        label = f"**{player} (this file)**" if player == DUEL_VEC_LABELS[name] else player
+        rows.append([label, f"{entry['wins']:,}", _pct(entry["win_rate"]), _ci(low, high)])
+    first, last = block["seeds"]
+    text = (f"Against the heuristic {other} on the same {block['games']:,} deals (game keys {first:,} to "
+            f"{last:,} of the native vector engine, greedy play; {side} win rates, Wilson 95%), "
+            f"`python benchmarks/duel_vec_eval.py` (`{DUEL_VEC_RESULTS}`; \"previous\" is the file this one "
+            "replaced):\n\n"
+            + _md_table([f"{side} player", "wins", "win rate", "95% interval"], _ALIGN, rows)
+            + "\nPaired on the same deals (difference of win rates, Newcombe 95% interval, McNemar's exact "
+            "test):\n\n")
+    pairs = [[f"{pair['a']} - {pair['b']}", f"{pair['games']:,}", _pct(pair["difference"], True),
+              _ci(*pair["ci95"], signed=True), _p(pair["p_value"]), _paired_verdict(*pair["ci95"])]
+             for pair in block["paired"] if pair["a"] == DUEL_VEC_LABELS[name]]
+    return text + _md_table(["pair", "deals", "difference", "95% interval", "p", "so"],
+                            ["---", "---:", "---:", "---", "---:", "---"], pairs)
+
+
+def _duel_crossplay(name: str, side: str) -> str:
+    """This file's win rates against every player of the other side in the shipped cross-play."""
+    result = _read(DUEL_RESULTS)
+    greek = side == "Greek"
+    rows = []
+    for row in result["results"]:
+        if (row["agent"] if greek else row["opponent"]) != name:
+            continue
+        wins = row["wins"] if greek else row["games"] - row["wins"]  # the duel has no draws
+        low, high = row["ci95"] if greek else (1 - row["ci95"][1], 1 - row["ci95"][0])
+        opponent = row["opponent"] if greek else row["agent"]
+        rows.append([f"`{opponent}`", f"{row['games']:,}", _pct(wins / row["games"]), _ci(low, high)])
+    return (f"\nCross-play of the shipped files (`{DUEL_RESULTS}`, {result['date']}, commit "
+            f"{result['commit']}; `docs/results.md`, \"Duel cross-play\"), {side} win rates:\n\n"
+            + _md_table(["opponent", "deals", "win rate", "95% interval"], _ALIGN, rows))
+
+
+def _exploitability(name: str, side: str) -> str:
+    """The best response's win rate against this file and against the heuristic of the same side."""
+    result = _read(EXPLOITABILITY_RESULTS)
+    rows = {(row["frozen_player"], row["frozen_side"]): row for row in result["rows"]}
+    mine, heuristic = rows[name, side.lower()], rows["heuristic", side.lower()]
+    other = mine["best_response_side"].capitalize()
+    pooled, reference = mine["pooled_final"], heuristic["pooled_final"]
+    if pooled["ci95"][1] < reference["ci95"][0]:
+        verdict = f"less exploitable than the heuristic {side} (intervals apart)"
+    elif pooled["ci95"][0] > reference["ci95"][1]:
+        verdict = f"more exploitable than the heuristic {side} (intervals apart)"
+    else:
+        verdict = f"level with the heuristic {side} (the intervals overlap)"
+    seeds = ", ".join(str(seed) for seed in mine["seeds"])
+    return (f"\n## Exploitability\n\nA best response ({other}: MaskablePPO warm-started from the "
+            f"{mine['warm_start']} of its side, {mine['budget_timesteps']:,} steps, seeds {seeds}; "
+            f"`{EXPLOITABILITY_RESULTS}`, measured at commit {mine['measured']['commit']}; "
+            "`docs/strength.md`) "
+            f"wins {_pct(pooled['win_rate'])} {_ci(*pooled['ci95'])} of {pooled['games']:,} evaluation games "
+            f"against this file, against {_pct(reference['win_rate'])} {_ci(*reference['ci95'])} against the "
+            f"heuristic {side}: this player is {verdict}.\n")
+
+
+def measured_text(name: str, description: dict[str, Any]) -> str:
+    """The generated part of a card's *Measured strength* section (and, for a duel file, its
+    *Exploitability* section), from the committed result files."""
+    if name in COOP_RESULTS:
+        return _coop_measured(name)
+    side = "Greek" if description["env_id"].endswith("DuelGreek-v0") else "Persian"
+    other = "Persian" if side == "Greek" else "Greek"
+    return _duel_vec(name, side, other) + _duel_crossplay(name, side) + _exploitability(name, side)
+
+
+def _with_sections(name: str, body: str, description: dict[str, Any]) -> str:
+    """The body with its *Training* section's generated list, its measured tables (between
+    ``<!-- measured -->`` and ``<!-- end measured -->``), and the *Intended use* and *Limitations*
     sections added when missing (then kept as edited)."""
+    if MEASURED_START in body:
+        head, rest = body.split(MEASURED_START, 1)
+        tail = rest.split(MEASURED_END, 1)[1]
+        body = head + MEASURED_START + measured_text(name, description) + MEASURED_END + tail
     body = body.replace("## How it was trained\n", "## Training\n", 1)
     listing = f"{_START}{training_text(description)}{_END}"
     if _START in body:
@@ -192,7 +354,7 @@ def cards(check: bool) -> int:
         old = path.read_text(encoding="utf-8")
         _, body = split_card(old)
         new = card_text(front_matter(description, model_index(name, description)),
-                        _with_sections(body, description))
+                        _with_sections(name, body, description))
         if new != old:
             stale.append(name)
             if not check:

@@ -145,3 +145,58 @@ def test_an_exported_folder_has_a_card_made_from_its_description(tmp_path):
 
 def test_only_the_shipped_policies_are_listed_as_shipped():
     assert shipped_policy_names() == sorted(SHIPPED_ENV_IDS)
+
+
+def _measured(name: str) -> str:
+    _, body = split_card((POLICY_DIR / f"{name}.md").read_text(encoding="utf-8"))
+    assert body.count("<!-- measured -->") == 1, f"{name}.md has no generated measured section"
+    return body.split("<!-- measured -->", 1)[1].split("<!-- end measured -->", 1)[0]
+
+
+def _pct(rate: float) -> str:
+    return f"{100 * rate:.2f}%"
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_ENV_IDS))
+def test_every_table_of_a_card_is_generated_from_the_result_files(name):
+    _, body = split_card((POLICY_DIR / f"{name}.md").read_text(encoding="utf-8"))
+    outside = body.split("<!-- measured -->", 1)[0] + body.split("<!-- end measured -->", 1)[1]
+    hand_typed = [line for line in outside.splitlines() if line.startswith("|")]
+    assert hand_typed == [], hand_typed
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4])
+def test_coop_card_tables_show_the_committed_win_rates(players):
+    name = "coop_maskable_ppo" if players == 1 else f"coop_{players}p_maskable_ppo"
+    results = json.loads((ROOT / "benchmarks" / f"coop_{'solo' if players == 1 else f'{players}p'}_eval.json")
+                         .read_text())
+    (row,) = [r for r in results["results"] if r["agent"] == name]
+    low, high = row["ci95"]
+    line = f"| **this policy** | {row['games']:,} | {_pct(row['win_rate'])} | [{_pct(low)}, {_pct(high)}] |"
+    assert line in _measured(name).splitlines()
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(SHIPPED_ENV_IDS) if "coop" not in n])
+def test_duel_card_tables_show_the_committed_strength_and_exploitability(name):
+    text = _measured(name)
+    side = "greek" if SHIPPED_ENV_IDS[name].endswith("DuelGreek-v0") else "persian"
+    block = json.loads((POLICY_DIR / "duel_vec_eval.json").read_text())[side]
+    (row,) = [line for line in text.splitlines() if line.endswith("%] |") and "(this file)**" in line]
+    label = row.split("**")[1].removesuffix(" (this file)")
+    mine = block["players"][label]
+    assert row.startswith(f"| **{label} (this file)** | {mine['wins']:,} | {_pct(mine['win_rate'])} |")
+    kind = "self-play" if name.startswith("selfplay") else "PPO"
+    assert label.startswith(kind) and "(new)" in label
+    rows = {(r["frozen_player"], r["frozen_side"]): r
+            for r in json.loads((ROOT / "benchmarks" / "exploitability.json").read_text())["rows"]}
+    for player in (name, "heuristic"):
+        pooled = rows[player, side]["pooled_final"]
+        low, high = pooled["ci95"]
+        assert f"{_pct(pooled['win_rate'])} [{_pct(low)}, {_pct(high)}]" in text
+
+
+def test_the_policies_readme_has_no_table_outside_its_generated_ones():
+    text = (POLICY_DIR / "README.md").read_text(encoding="utf-8")
+    outside = "".join(part.split("<!-- end generated -->")[-1] for part in text.split("<!-- generated: "))
+    hand_typed = [line for line in outside.splitlines() if line.startswith("|")]
+    assert hand_typed == [], hand_typed
