@@ -220,7 +220,7 @@ def test_a_duel_of_two_agents_is_watched_paused_stepped_and_played_to_its_end(br
     Select(browser.find_element(By.ID, "watch-speed")).select_by_value("0")
     browser.find_element(By.ID, "watch-pause").click()
     _wait(browser, lambda d: _status(d).startswith("GAME OVER: the "), seconds=120)
-    assert re.match(r"GAME OVER: the (greek|persian)s won", _status(browser)), _status(browser)
+    assert re.match(r"GAME OVER: the (Greek|Persian)s won", _status(browser)), _status(browser)
     assert not _error(browser) and not browser.find_element(By.ID, "watch-step").is_enabled()
 
 

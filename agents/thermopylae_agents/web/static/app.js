@@ -343,6 +343,8 @@ function drawDuel(view, table) {
   table.appendChild(zone(yours + " discard pile", duelCards(view.discards, "mini")));
 }
 
+function sideName(side) { return side ? side[0].toUpperCase() + side.slice(1) : "nobody"; }
+
 function percent(p) { return p === null ? "-" : Math.round(100 * p) + "%"; }
 
 function drawActions(view, box) {
@@ -370,7 +372,7 @@ function drawActions(view, box) {
 
 function statusLine(view) {
   const reason = view.reason ? " (" + view.reason + ")" : "";
-  if (view.terminated && view.watched) return "GAME OVER: the " + view.winner + "s won" + reason;
+  if (view.terminated && view.watched) return "GAME OVER: the " + sideName(view.winner) + "s won" + reason;
   if (view.terminated) return "GAME OVER: " + (view.won ? "won" : "lost") + reason;
   if (view.game === "coop") {
     const phase = { main: "retreat or fight", draw_offer: "a drawn card: give it or decline it",
@@ -417,7 +419,7 @@ function render() {
   drawActions(view, controls);
   if (view.to_move === "agent") {
     const who = view.game === "coop" ? "Seat " + view.current + " (" + view.seats[view.current] + ") is"
-      : "The " + view.side + "s (" + view.players[view.side] + ") are";
+      : "The " + sideName(view.side) + "s (" + view.players[view.side] + ") are";
     controls.appendChild(el("p", "thinking", who + (ui.paused ? " to move: Play or Step" : " thinking…")));
   }
   const link = el("a", "download", "Download the game record");
