@@ -351,3 +351,92 @@ def test_a_pickle_free_policy_file_given_on_the_command_line_is_offered_for_its_
         key, view = _new(client, game="coop", seats=[path], seed=6)
         view = client.post(f"/api/games/{key}/advance").json()["view"]
         assert view["log"][0] == f"seat 0 ({path}) played"
+
+
+def _watch(client: TestClient, key: str, view: dict, limit: int = 3000) -> dict:
+    for _ in range(limit):
+        if view["terminated"]:
+            return view
+        response = client.post(f"/api/games/{key}/advance")
+        assert response.status_code == 200, response.text
+        view = response.json()["view"]
+    raise AssertionError("the game did not end")
+
+
+def test_a_duel_of_two_agents_is_watched_to_its_end_with_both_hands_shown(client, tmp_path):
+    key, view = _new(client, game="duel", greek="duel_greek_maskable_ppo", persian="heuristic", seed=4)
+    assert view["players"] == {"greek": "duel_greek_maskable_ppo", "persian": "heuristic"}
+    assert view["watched"] and view["to_move"] == "agent" and view["legal"] == []
+    assert len(view["opponent_cards"]) == view["opponent_hand"]  # a watched game hides no hand
+    refused = client.post(f"/api/games/{key}/action", json={"action": 0})
+    assert refused.status_code == 400 and "advance" in refused.json()["error"]
+    view = _watch(client, key, view)
+    assert view["winner"] in ("greek", "persian") and view["won"] == (view["winner"] == "greek")
+    assert view["to_move"] is None
+    assert any(line.startswith("greek (duel_greek_maskable_ppo): ") for line in view["log"])
+    assert client.post(f"/api/games/{key}/advance").json()["error"] == "the game is over"
+    path = tmp_path / "duel.jsonl"
+    path.write_text(client.get(f"/api/games/{key}/record").text)
+    assert replay_record(path)["won"] == view["won"]  # the agent's moves are recorded as a person's
+
+
+def test_a_duel_of_two_policies_is_watched_to_its_end(client):
+    key, view = _new(client, game="duel", greek="duel_greek_maskable_ppo",
+                     persian="duel_persian_maskable_ppo", seed=9)
+    assert _watch(client, key, view)["winner"] in ("greek", "persian")
+
+
+def test_a_person_may_play_either_duel_side_named_by_side_and_the_agent_is_never_advanced(client):
+    key, view = _new(client, game="duel", greek="random", persian="human", seed=6)
+    assert view["side"] == "persian" and view["to_move"] == "human" and not view["watched"]
+    assert view["opponent_cards"] is None  # the agent's hand stays hidden from the person
+    refused = client.post(f"/api/games/{key}/advance")
+    assert refused.status_code == 400 and "choose your action" in refused.json()["error"]
+    view = _play_first_legal(client, key, view)
+    assert view["winner"] in ("greek", "persian")
+
+
+@pytest.mark.parametrize("body, needle", [
+    ({"greek": "human", "persian": "human"}, "an agent on at least one side"),
+    ({"greek": "alphazero", "persian": "heuristic"}, "greek must be one of"),
+    ({"greek": "heuristic", "persian": "duel_greek_maskable_ppo"}, "persian must be one of"),
+    ({"greek": "heuristic"}, "persian must be one of"),
+    ({"greek": "heuristic", "persian": ["random"]}, "persian must be one of"),
+    ({"greek": "/etc/passwd", "persian": "heuristic"}, "greek must be one of"),
+    ({"greek": "heuristic", "persian": "random", "side": "greek"}, "unknown field"),
+    ({"side": "greek", "opponent": "human"}, "the opponent must be one of"),
+    ({"greek": "heuristic", "persian": "random", "seed": "1"}, "seed must be"),
+])
+def test_bad_duel_sides_get_400_with_a_one_line_message(client, body, needle):
+    response = client.post("/api/games", json={"game": "duel", **body})
+    assert response.status_code == 400, response.text
+    assert needle in response.json()["error"] and "\n" not in response.json()["error"]
+    assert len(client.app.state.store) == 0
+
+
+def test_a_slow_agent_move_leaves_the_server_answering_other_requests(client):
+    import threading
+
+    key, _ = _new(client, game="coop", seats=["search", "human"], seed=3)
+    other, view = _new(client, game="coop", seats=["human"], seed=3)
+    game, _ = client.app.state.store.get(key, "coop")
+    answered = threading.Event()
+    search = game.agents[0]
+    in_time = []
+
+    def slow_search(obs, mask):  # the search seat thinks until another tab was answered
+        in_time.append(answered.wait(timeout=10))
+        return search(obs, mask)
+
+    game.agents[0] = slow_search
+    moving = threading.Thread(target=lambda: client.post(f"/api/games/{key}/advance"))
+    moving.start()
+    try:
+        assert client.get(f"/api/games/{other}").json()["view"] == view
+        assert _act(client, other, view["legal"][0]["action"])["turn"] >= view["turn"]
+        answered.set()
+    finally:
+        answered.set()
+        moving.join(timeout=60)
+    assert in_time == [True]  # the other tab was answered while the agent thought, not after
+    assert client.get(f"/api/games/{key}").json()["view"]["log"][0] == "seat 0 (search) played"

@@ -1,6 +1,7 @@
 """``thermopylae web`` in a real browser: Debian's chromium driven by Selenium through chromedriver (no
 driver or browser is downloaded). It plays a co-op game to its end by clicks, a duel turn as each side,
-steps a replay forward and back, and asks an agent for a hint.
+watches a duel of two agents (paused, stepped, then at the fastest speed to its end), steps a replay
+forward and back, and asks an agent for a hint.
 
 Skipped when chromium, chromedriver or selenium is missing, unless ``THERMOPYLAE_REQUIRE_BROWSER=1`` (CI).
 With ``THERMOPYLAE_WEB_SCREENSHOTS=FOLDER`` the pages are saved there as ``web_*.png`` (the docs' images:
@@ -174,8 +175,9 @@ def test_a_duel_turn_is_played_by_clicks_as_each_side(browser, server, tmp_path,
 
     _open(browser, server)
     browser.find_element(By.ID, "tab-duel").click()
-    Select(browser.find_element(By.ID, "duel-side")).select_by_value(side)
-    Select(browser.find_element(By.ID, "duel-opponent")).select_by_value("heuristic")
+    other = "persian" if side == "greek" else "greek"
+    Select(browser.find_element(By.ID, f"duel-{side}")).select_by_value("human")
+    Select(browser.find_element(By.ID, f"duel-{other}")).select_by_value("heuristic")
     browser.find_element(By.ID, "start-duel").click()
     _wait(browser, lambda d: _status(d).startswith("Turn 1"))
     assert browser.find_elements(By.CSS_SELECTOR, ".card.duel")
@@ -190,8 +192,41 @@ def test_a_duel_turn_is_played_by_clicks_as_each_side(browser, server, tmp_path,
     assert _status(browser).startswith(("Turn 2", "GAME OVER"))
 
 
-def test_a_replay_steps_forward_and_back(browser, server, record_file, tmp_path):
+def test_a_duel_of_two_agents_is_watched_paused_stepped_and_played_to_its_end(browser, server, tmp_path):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    _open(browser, server)
+    browser.find_element(By.ID, "tab-duel").click()
+    Select(browser.find_element(By.ID, "duel-greek")).select_by_value("human")
+    Select(browser.find_element(By.ID, "duel-persian")).select_by_value("human")
+    browser.find_element(By.ID, "start-duel").click()  # two people: refused with the reason
+    _wait(browser, lambda d: "an agent on at least one side" in _error(d))
+    Select(browser.find_element(By.ID, "duel-greek")).select_by_value("duel_greek_maskable_ppo")
+    Select(browser.find_element(By.ID, "duel-persian")).select_by_value("heuristic")
+    browser.find_element(By.ID, "duel-seed").send_keys("3")
+    browser.find_element(By.ID, "start-duel").click()
+    _wait(browser, lambda d: _status(d).startswith("Turn"))
+    assert browser.find_element(By.ID, "watch-box").is_displayed()
+    Select(browser.find_element(By.ID, "watch-speed")).select_by_value("1")
+    assert not browser.find_elements(By.CSS_SELECTOR, "#table .card.back.small-card")  # both hands shown
+    browser.find_element(By.ID, "watch-pause").click()
+    _wait(browser, lambda d: _text(d, "#watch-pause") == "Play")
+    _wait(browser, lambda d: "to move" in _text(d, "#controls .thinking"))  # a move in flight has ended
+    before = _text(browser, "#log")
+    browser.find_element(By.ID, "watch-step").click()
+    _wait(browser, lambda d: _text(d, "#log") != before)
+    _shot(browser, tmp_path, "watch")
+    Select(browser.find_element(By.ID, "watch-speed")).select_by_value("0")
+    browser.find_element(By.ID, "watch-pause").click()
+    _wait(browser, lambda d: _status(d).startswith("GAME OVER: the "), seconds=120)
+    assert re.match(r"GAME OVER: the (Greek|Persian)s won", _status(browser)), _status(browser)
+    assert not _error(browser) and not browser.find_element(By.ID, "watch-step").is_enabled()
+
+
+def test_a_replay_steps_forward_and_back_and_plays_by_itself(browser, server, record_file, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
 
     _open(browser, server)
     browser.find_element(By.ID, "tab-replay").click()
@@ -211,4 +246,9 @@ def test_a_replay_steps_forward_and_back(browser, server, record_file, tmp_path)
     _shot(browser, tmp_path, "replay")
     browser.find_element(By.ID, "replay-last").click()
     _wait(browser, lambda d: _status(d).startswith("GAME OVER"))
-    assert not _error(browser)
+    browser.find_element(By.ID, "replay-first").click()
+    _wait(browser, lambda d: step().startswith("step 0 /"))
+    Select(browser.find_element(By.ID, "watch-speed")).select_by_value("0")
+    browser.find_element(By.ID, "watch-pause").click()  # a replay waits for Play, then plays by itself
+    _wait(browser, lambda d: _status(d).startswith("GAME OVER"), seconds=60)
+    assert not _error(browser) and _text(browser, "#watch-pause") == "Pause"

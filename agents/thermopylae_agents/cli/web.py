@@ -21,7 +21,8 @@ __all__ = ["build_parser", "main"]
 
 def build_parser(prog: str = "thermopylae web") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description="Watch and play the Thermopylae games in a "
-                                     "browser: co-op with 1 to 4 seats (people or agents), the duel, hints, "
+                                     "browser: co-op with 1 to 4 seats (people or agents), the duel (each "
+                                     "side a person or an agent), agents watched at a chosen speed, hints, "
                                      "replays of game records.")
     parser.add_argument("--host", default="127.0.0.1",
                         help="the address to listen on (default 127.0.0.1: this machine only)")

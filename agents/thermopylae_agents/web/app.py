@@ -9,10 +9,12 @@ API (every body is a JSON object; every error is ``{"error": "one line"}`` with 
 =======================================  =============================================================
 ``GET  /api/options``                    the agent specs each game offers, the records of the command line
 ``POST /api/games``                      ``{"game": "coop", "seats": [...], "seed"?}`` or
-                                         ``{"game": "duel", "side": ..., "opponent": ..., "seed"?}``
+                                         ``{"game": "duel", "greek": ..., "persian": ..., "seed"?}``
+                                         (each side ``"human"`` or an agent; ``{"side": ..., "opponent":
+                                         ...}`` is a person against an agent)
 ``GET  /api/games/ID``                   the position (table, legal actions, fight odds, log)
 ``POST /api/games/ID/action``            ``{"action": index}``: the person to move plays
-``POST /api/games/ID/advance``           the agent to move plays one move
+``POST /api/games/ID/advance``           the agent to move plays one move (the page times the calls)
 ``POST /api/games/ID/hint``              ``{"agent": spec}``: what that agent would do here
 ``GET  /api/games/ID/record``            the game record so far (``.jsonl``, as ``--record`` writes)
 ``DELETE /api/games/ID``                 free the game now
@@ -42,7 +44,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from thermopylae_agents.policies.registry import COOP_ID
+from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_agents.web.sessions import (
     CoopGame,
     DuelGame,
@@ -113,6 +115,23 @@ def _unknown_keys(body: dict[str, Any], allowed: Sequence[str]) -> None:
                            f"{', '.join(allowed)}")
 
 
+def _duel_sides(body: dict[str, Any], choices: dict[str, list[str]]) -> tuple[Any, Any]:
+    """``(greek, persian)`` of a new duel's request: each side by name, or the person's ``side`` and the
+    agent ``opponent`` of the other side."""
+    if "side" in body or "opponent" in body:
+        _unknown_keys(body, ("game", "side", "opponent", "seed"))
+        side, opponent = body.get("side"), body.get("opponent")
+        if side not in ("greek", "persian"):
+            raise RequestError(f"side must be one of greek, persian; got {json.dumps(side)[:40]}")
+        offered = choices[PERSIAN_ID if side == "greek" else GREEK_ID]
+        if not isinstance(opponent, str) or opponent not in offered:
+            raise RequestError(f"the opponent must be one of {', '.join(offered)}; got "
+                               f"{json.dumps(opponent)[:40]}")
+        return ("human", opponent) if side == "greek" else (opponent, "human")
+    _unknown_keys(body, ("game", "greek", "persian", "seed"))
+    return body.get("greek"), body.get("persian")
+
+
 def load_listed_records(paths: Sequence[str]) -> list[tuple[str, GameRecord]]:
     """The records named on the command line, read and checked now (``ValueError``: one line naming the
     file); the page refers to them by position only."""
@@ -167,8 +186,8 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         return _static(name)
 
     async def options(request: Request) -> Response:
-        return _ok({"agents": {"coop": choices[COOP_ID], "greek": choices["thermopylae/DuelGreek-v0"],
-                               "persian": choices["thermopylae/DuelPersian-v0"]},
+        return _ok({"agents": {"coop": choices[COOP_ID], "greek": choices[GREEK_ID],
+                               "persian": choices[PERSIAN_ID]},
                     "records": [name for name, _ in listed], "max_players": 4})
 
     async def new_game(request: Request) -> Response:
@@ -181,9 +200,8 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
             game = await run_in_threadpool(CoopGame, body.get("seats"), body.get("seed"), path,
                                            choices[COOP_ID])
         elif kind == "duel":
-            _unknown_keys(body, ("game", "side", "opponent", "seed"))
-            game = await run_in_threadpool(DuelGame, body.get("side"), body.get("opponent"), body.get("seed"),
-                                           path, choices)
+            greek, persian = _duel_sides(body, choices)
+            game = await run_in_threadpool(DuelGame, greek, persian, body.get("seed"), path, choices)
         else:
             raise RequestError(f"game must be 'coop' or 'duel', got {json.dumps(kind)[:40]}")
         store.add(key, game)
@@ -218,8 +236,6 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
     async def advance(request: Request) -> Response:
         _unknown_keys(await _body(request), ())
         game, lock = _game(request)
-        if game.kind != "coop":
-            raise RequestError("the duel's opponent moves by itself; only co-op agents are advanced")
 
         def run() -> dict[str, Any]:
             with lock:

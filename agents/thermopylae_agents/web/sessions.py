@@ -1,6 +1,6 @@
 """The games and replays of the browser app, held on the server:
 [`CoopGame`][thermopylae_agents.web.sessions.CoopGame] (1 to 4 seats, each a person or an agent),
-[`DuelGame`][thermopylae_agents.web.sessions.DuelGame] (one side against an agent),
+[`DuelGame`][thermopylae_agents.web.sessions.DuelGame] (each side a person or an agent),
 [`Replay`][thermopylae_agents.web.sessions.Replay] (a checked record, stepped forward and back) and
 [`Store`][thermopylae_agents.web.sessions.Store], which keys them by random ids, frees idle ones and caps
 their number.
@@ -47,6 +47,7 @@ from thermopylae_agents.web.views import (
     legal_actions,
     policy_hint,
 )
+from thermopylae_env.duel.layout import PLAYER_NAMES
 from thermopylae_env.record_format import GameRecord
 from thermopylae_env.records import RecordEpisode, RecordMismatchError, RecordNeedsOpponentError
 
@@ -258,25 +259,46 @@ class CoopGame(_Game):
 
 
 class DuelGame(_Game):
-    """The duel: a person plays ``side`` (``"greek"`` or ``"persian"``) against an agent of ``choices``."""
+    """The duel, each side ``"human"`` or an agent spec of ``choices`` (at least one side an agent: the
+    page cannot hide a hand from the person at the other side). The env is played from the person's side
+    (the Greek side when both are agents, whose moves the page asks for with ``advance``); the other side
+    is the env's opponent, which replies by itself."""
 
     kind = "duel"
 
-    def __init__(self, side: Any, opponent: Any, seed: Any, path: Path,
+    def __init__(self, greek: Any, persian: Any, seed: Any, path: Path,
                  choices: dict[str, list[str]]) -> None:
-        side = _check_choice(side, ["greek", "persian"], "side")
-        env_id, other = (GREEK_ID, PERSIAN_ID) if side == "greek" else (PERSIAN_ID, GREEK_ID)
-        spec = _check_choice(opponent, choices[other], "the opponent")
+        greek = _check_choice(greek, [HUMAN, *choices[GREEK_ID]], "greek")
+        persian = _check_choice(persian, [HUMAN, *choices[PERSIAN_ID]], "persian")
+        if greek == HUMAN and persian == HUMAN:
+            raise RequestError("a duel needs an agent on at least one side: the page cannot hide a hand "
+                               "from the person at the other side")
         seed = check_seed(seed)
+        self.side = 1 if persian == HUMAN else 0
+        env_id = PERSIAN_ID if self.side else GREEK_ID
+        spec = persian if self.side == 0 else greek
+        self.players = {"greek": greek, "persian": persian}
+        self.watched = HUMAN not in (greek, persian)
         try:
             played, recorded = opponent_agent(spec, env_id)
         except ValueError as err:
             raise RequestError(str(err)) from None
         env = gym.make(env_id, opponent=played, record_events=True, disable_env_checker=True)
-        self.side = 0 if side == "greek" else 1
+        self.agent = None
+        own = greek if self.side == 0 else persian
+        if own != HUMAN:
+            try:
+                self.agent = agent_for_env(own, env, seed)[0]
+            except ValueError as err:
+                env.close()
+                raise RequestError(str(err)) from None
         self.opponent = recorded
-        super().__init__(env, env_id, {"opponent": recorded}, HUMAN, path, seed, choices[env_id])
-        self._told(event_lines(self.info.get("events", []), viewer=self.side))
+        super().__init__(env, env_id, {"opponent": recorded}, own, path, seed, choices[env_id])
+        self._told(event_lines(self.info.get("events", []), viewer=self._viewer))
+
+    @property
+    def _viewer(self) -> int | None:
+        return None if self.watched else self.side  # a watched game hides nothing
 
     def label(self) -> Any:
         return duel_labels(self.env.unwrapped.game, self.state, self.side)
@@ -288,15 +310,33 @@ class DuelGame(_Game):
         """The person plays ``action``; the opponent's replies are played by the env."""
         if self.state.terminated:
             raise RequestError("the game is over")
+        if self.agent is not None:
+            raise RequestError(f"the {PLAYER_NAMES[self.side]} side is played by "
+                               f"{self.players[PLAYER_NAMES[self.side]]}: ask for its move (advance)")
         self._step(_check_action(action, self.mask))
-        self._told(event_lines(self.info.get("events", []), viewer=self.side))
+        self._told(event_lines(self.info.get("events", []), viewer=self._viewer))
+
+    def advance(self) -> None:
+        """The agent of the env's side plays one move (the opponent's replies follow within the step)."""
+        if self.state.terminated:
+            raise RequestError("the game is over")
+        if self.agent is None:
+            raise RequestError("the duel's agent opponent moves by itself; choose your action")
+        action = int(self.agent(np.array(self.obs, copy=True), self.mask.copy()))
+        name = PLAYER_NAMES[self.side]
+        said = f"{name} ({self.players[name]}): {self.label()(action)}"
+        self._step(action)
+        self._told([said] + event_lines(self.info.get("events", []), viewer=self._viewer))
 
     def view(self) -> dict[str, Any]:
-        view = duel_view(self.env.unwrapped.game, self.state, self.side, self.opponent)
-        mine = not self.state.terminated
-        view.update({"seed": self.seed, "events": self.last, "log": self.log,
-                     "to_move": "human" if mine else None,
-                     "legal": legal_actions(self.mask, self.label()) if mine else [],
+        state = self.state
+        view = duel_view(self.env.unwrapped.game, state, self.side, self.opponent, reveal=self.watched)
+        live = not state.terminated
+        human = live and self.agent is None
+        view.update({"seed": self.seed, "events": self.last, "log": self.log, "players": self.players,
+                     "watched": self.watched,
+                     "to_move": None if not live else ("human" if human else "agent"),
+                     "legal": legal_actions(self.mask, self.label()) if human else [],
                      "hint_agents": self.hint_choices})
         return view
 

@@ -93,9 +93,10 @@ def _cards(game: Any, cards: Sequence[int]) -> list[dict[str, Any]]:
     return [{"text": duel_card_text(game, c), "kind": int(game.card_kinds[c])} for c in ordered]
 
 
-def duel_view(game: Any, state: Any, side: int, opponent: str) -> dict[str, Any]:
+def duel_view(game: Any, state: Any, side: int, opponent: str, reveal: bool = False) -> dict[str, Any]:
     """The duel table seen by ``side``: its hand, the other hand's size, tokens, decks, discard piles and
-    the attack on the table (the other side's hand and draws stay hidden)."""
+    the attack on the table (the other side's hand and draws stay hidden unless ``reveal``: a game of two
+    agents, watched, has no hand to hide)."""
     over = bool(state.terminated)
     other = 1 - side
     kinds = game.kinds[side]
@@ -122,6 +123,8 @@ def duel_view(game: Any, state: Any, side: int, opponent: str) -> dict[str, Any]
         "build_total": int(combat_total(state.build)) if building else 0,
         "terminated": over,
         "won": (state.winner == side) if over else None,
+        "winner": PLAYER_NAMES[state.winner] if over and state.winner >= 0 else None,
+        "opponent_cards": _cards(game, state.hands[other]) if reveal else None,
         "reason": state.reason,
     }
 

@@ -2,7 +2,10 @@
 // Everything the server sends is shown with textContent (never parsed as HTML).
 "use strict";
 
-const ui = { tab: "coop", options: null, game: null, replay: null, timer: null };
+// Watching: the page only times its calls of the server's step endpoints (advance, replay step); the
+// server decides whose move it is and plays it.
+const ui = { tab: "coop", options: null, game: null, replay: null, timer: null, paused: false, busy: false,
+             lastStep: 0 };
 
 function $(id) { return document.getElementById(id); }
 
@@ -90,9 +93,11 @@ function coopSeatSelects() {
   }
 }
 
-function duelOpponents() {
-  const side = $("duel-side").value;
-  fillSelect($("duel-opponent"), ui.options.agents[side === "greek" ? "persian" : "greek"]);
+function duelSides() {
+  for (const side of ["greek", "persian"]) {
+    fillSelect($("duel-" + side), ["human", ...ui.options.agents[side]], ["person", ...ui.options.agents[side]]);
+  }
+  $("duel-persian").value = "heuristic";
 }
 
 async function startCoop() {
@@ -107,7 +112,7 @@ async function startCoop() {
 }
 
 async function startDuel() {
-  const body = { game: "duel", side: $("duel-side").value, opponent: $("duel-opponent").value };
+  const body = { game: "duel", greek: $("duel-greek").value, persian: $("duel-persian").value };
   const seed = seedOf($("duel-seed"));
   if (seed !== undefined) body.seed = seed;
   openGame(await api("POST", "/api/games", body));
@@ -115,6 +120,7 @@ async function startDuel() {
 
 function openGame(data) {
   clearTimeout(ui.timer);
+  ui.paused = false;
   ui.replay = null;
   ui.game = { id: data.id, view: data.view };
   fillSelect($("hint-agent"), data.view.hint_agents);
@@ -125,6 +131,7 @@ function openGame(data) {
 async function openReplay(body) {
   clearTimeout(ui.timer);
   const data = await api("POST", "/api/replays", body);
+  ui.paused = true;  // a replay is stepped by hand until Play
   ui.game = null;
   ui.replay = { id: data.id, view: data.view };
   render();
@@ -140,16 +147,64 @@ async function openUpload() {
 // ------------------------------------------------------------------------------------------ actions
 async function play(action) {
   const data = await api("POST", "/api/games/" + ui.game.id + "/action", { action });
+  ui.lastStep = performance.now();  // an agent's reply waits one interval after the person's move
   ui.game.view = data.view;
   $("hint").replaceChildren();
   render();
 }
 
 async function advance() {
-  if (!ui.game || ui.game.view.to_move !== "agent") return;
-  const data = await api("POST", "/api/games/" + ui.game.id + "/advance", {});
-  ui.game.view = data.view;
+  const game = ui.game;
+  if (!game || game.view.to_move !== "agent") return;
+  const data = await api("POST", "/api/games/" + game.id + "/advance", {});
+  if (ui.game !== game) return;  // another game was opened meanwhile
+  game.view = data.view;
   render();
+}
+
+// ------------------------------------------------------------------------------------------ watching
+function speedDelay() {
+  const speed = Number($("watch-speed").value);
+  return speed > 0 ? 1000 / speed : 0;
+}
+
+function hasAgentMoves(view) {
+  if (view.game === "coop") return view.seats.some((seat) => seat !== "human");
+  return view.players[view.side] !== "human";
+}
+
+function canStep() {
+  if (ui.game) return ui.game.view.to_move === "agent";
+  if (ui.replay) return ui.replay.view.index < ui.replay.view.last;
+  return false;
+}
+
+async function stepOnce() {
+  if (ui.busy || !canStep()) return;
+  ui.busy = true;
+  ui.lastStep = performance.now();
+  try {
+    if (ui.game) await advance(); else await replayStep(ui.replay.view.index + 1);
+  } finally {
+    ui.busy = false;
+  }
+}
+
+function schedule() {
+  clearTimeout(ui.timer);
+  ui.timer = null;
+  if (ui.paused || !canStep()) return;
+  // the time a move took on the server counts toward the wait: the speed is moves per second, not pauses
+  const wait = Math.max(0, speedDelay() - (performance.now() - ui.lastStep));
+  ui.timer = setTimeout(() => guarded(stepOnce), wait);
+}
+
+function drawWatch() {
+  const current = ui.game || ui.replay;
+  $("watch-box").hidden = !current || (ui.game !== null && !hasAgentMoves(current.view));
+  $("watch-pause").textContent = ui.paused ? "Play" : "Pause";
+  $("watch-step").disabled = !canStep();
+  schedule();
 }
 
 async function askHint() {
@@ -174,10 +229,11 @@ async function askHint() {
 }
 
 async function replayStep(index) {
-  const last = ui.replay.view.last;
-  const step = Math.max(0, Math.min(last, index));
-  const data = await api("GET", "/api/replays/" + ui.replay.id + "?step=" + step);
-  ui.replay.view = data.view;
+  const replay = ui.replay;
+  const step = Math.max(0, Math.min(replay.view.last, index));
+  const data = await api("GET", "/api/replays/" + replay.id + "?step=" + step);
+  if (ui.replay !== replay) return;
+  replay.view = data.view;
   render();
 }
 
@@ -261,23 +317,33 @@ function drawDuel(view, table) {
   const tokens = el("div", "row tokens");
   for (let k = 0; k < view.start_tokens; k++) tokens.appendChild(el("span", "token" + (k < view.tokens ? "" : " lost")));
   table.appendChild(zone("Greek tokens " + view.tokens + " / " + view.start_tokens, tokens));
+  const own = view.side === "greek" ? "Greek" : "Persian";
   const other = view.side === "greek" ? "Persian" : "Greek";
-  const backs = el("div", "row");
-  for (let k = 0; k < view.opponent_hand; k++) backs.appendChild(el("div", "card back small-card"));
-  table.appendChild(zone(other + " (opponent: " + view.opponent + "), hand of " + view.opponent_hand, backs,
-                         pile("deck", view.opponent_deck)));
+  const watched = Boolean(view.watched);  // two agents: both hands are shown, nothing is "yours"
+  const yours = watched ? own : "Your";
+  let hidden = el("div", "row");
+  if (view.opponent_cards) {
+    hidden = duelCards(view.opponent_cards);
+  } else {
+    for (let k = 0; k < view.opponent_hand; k++) hidden.appendChild(el("div", "card back small-card"));
+  }
+  table.appendChild(zone(other + " (" + (watched ? "" : "opponent: ") + view.opponent + "), hand of " +
+                         view.opponent_hand, hidden, pile("deck", view.opponent_deck)));
   table.appendChild(zone(other + " discard pile", duelCards(view.opponent_discards, "mini")));
   table.appendChild(zone("Attack on the table" + (view.table.length ? " (total " + view.attack_total + ")" : ""),
                          duelCards(view.table)));
   if (view.build.length) {
     const row = el("div", "row");
     view.build.forEach((b) => row.appendChild(el("div", "card duel", (b.count > 1 ? b.count + " x " : "") + b.label)));
-    table.appendChild(zone("Your " + (view.side === "persian" ? "attack" : "defence") + " so far (total " +
+    table.appendChild(zone(yours + " " + (view.side === "persian" ? "attack" : "defence") + " so far (total " +
                            view.build_total + ")", row));
   }
-  table.appendChild(zone("Your hand (" + view.side + ")", duelCards(view.hand), pile("deck", view.deck)));
-  table.appendChild(zone("Your discard pile", duelCards(view.discards, "mini")));
+  const player = watched ? view.players[view.side] : view.side;
+  table.appendChild(zone(yours + " hand (" + player + ")", duelCards(view.hand), pile("deck", view.deck)));
+  table.appendChild(zone(yours + " discard pile", duelCards(view.discards, "mini")));
 }
+
+function sideName(side) { return side ? side[0].toUpperCase() + side.slice(1) : "nobody"; }
 
 function percent(p) { return p === null ? "-" : Math.round(100 * p) + "%"; }
 
@@ -305,7 +371,9 @@ function drawActions(view, box) {
 }
 
 function statusLine(view) {
-  if (view.terminated) return "GAME OVER: " + (view.won ? "won" : "lost") + (view.reason ? " (" + view.reason + ")" : "");
+  const reason = view.reason ? " (" + view.reason + ")" : "";
+  if (view.terminated && view.watched) return "GAME OVER: the " + sideName(view.winner) + "s won" + reason;
+  if (view.terminated) return "GAME OVER: " + (view.won ? "won" : "lost") + reason;
   if (view.game === "coop") {
     const phase = { main: "retreat or fight", draw_offer: "a drawn card: give it or decline it",
                     discard: "seat " + view.recipient + " holds 6 cards: discard one" }[view.phase];
@@ -321,6 +389,7 @@ function render() {
   controls.replaceChildren();
   $("panel").hidden = false;
   const current = ui.game || ui.replay;
+  drawWatch();
   if (!current) return;
   const view = current.view;
   table.appendChild(el("p", "status", statusLine(view)));
@@ -349,26 +418,9 @@ function render() {
   }
   drawActions(view, controls);
   if (view.to_move === "agent") {
-    const seat = view.current;
-    controls.appendChild(el("p", null, "Seat " + seat + " (" + view.seats[seat] + ") is thinking…"));
-    if (ui.autoplay !== false) ui.timer = setTimeout(() => guarded(advance), 350);
-  }
-  if (view.game === "coop") {
-    const label = el("label", "small", " play agents' moves by themselves");
-    const box = el("input");
-    box.type = "checkbox";
-    box.id = "autoplay-state";
-    box.checked = ui.autoplay !== false;
-    box.addEventListener("change", () => { ui.autoplay = box.checked; if (box.checked) guarded(advance); });
-    label.prepend(box);
-    controls.appendChild(label);
-    if (view.to_move === "agent" && !box.checked) {
-      const step = el("button", null, "Next agent move");
-      step.type = "button";
-      step.id = "advance";
-      step.addEventListener("click", () => guarded(advance));
-      controls.appendChild(step);
-    }
+    const who = view.game === "coop" ? "Seat " + view.current + " (" + view.seats[view.current] + ") is"
+      : "The " + sideName(view.side) + "s (" + view.players[view.side] + ") are";
+    controls.appendChild(el("p", "thinking", who + (ui.paused ? " to move: Play or Step" : " thinking…")));
   }
   const link = el("a", "download", "Download the game record");
   link.href = "/api/games/" + ui.game.id + "/record";
@@ -384,7 +436,9 @@ async function init() {
     button.addEventListener("click", () => showTab(button.dataset.tab));
   });
   $("coop-count").addEventListener("change", coopSeatSelects);
-  $("duel-side").addEventListener("change", duelOpponents);
+  $("watch-speed").addEventListener("change", schedule);
+  $("watch-pause").addEventListener("click", () => { ui.paused = !ui.paused; render(); });
+  $("watch-step").addEventListener("click", () => guarded(stepOnce));
   $("start-coop").addEventListener("click", () => guarded(startCoop));
   $("start-duel").addEventListener("click", () => guarded(startDuel));
   $("open-upload").addEventListener("click", () => guarded(openUpload));
@@ -395,7 +449,7 @@ async function init() {
     $("listed-box").hidden = false;
   }
   coopSeatSelects();
-  duelOpponents();
+  duelSides();
   showTab("coop");
   document.body.dataset.ready = "1";
 }
