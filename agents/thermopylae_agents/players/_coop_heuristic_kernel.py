@@ -7,16 +7,17 @@ loops over the same dice-sum table (:func:`_fight_stats`, :func:`_fight_win_prob
 does not depend on the unseen Persian cards (the pair tables, the line quality of each pair, the support
 cost by cards left, the future of a deck with fewer than two unseen cards) is computed once by the Python
 heuristic's own code (:func:`heuristic_tables`). What depends on the unseen cards (a card's average
-future gain, the quality of a line with a random second card) is kept as running sums that a refill
-updates (:func:`remove_unseen`), instead of the Python heuristic's cache of whole tables per unseen set;
-they differ from NumPy's sums in the last bits only, so a decision could differ only where two scores tie
-to within rounding (``tests/agents/test_coop_search_kernel.py`` checks move for move).
+future gain, the quality of a line with a random second card) is summed over the unseen rows when a
+decision first needs it after a refill (:func:`remove_unseen` marks the sums stale), instead of the
+Python heuristic's cache of whole tables per unseen set; the loops sum in another order than NumPy's, so
+a decision could differ only where two scores tie to within the last bits
+(``tests/agents/test_coop_search_kernel.py`` checks move for move).
 
 The compact state (:func:`compact_state` builds it from a :class:`~thermopylae_env.coop.CoopState`) is one
 int32 array: the hands as counts per seat and value, the whole Spartan deck order as value indices (0 for
 10) with its position, the Persian deck order as table rows with its position, a flag per row still in the
 Persian deck, and the scalars at the ``S_*`` offsets. The float64 array of :data:`F_SIZE` holds the
-running sums.
+sums over the unseen rows.
 
 Compiled on first use and cached on disk (``cache=True``).
 """
@@ -71,10 +72,11 @@ S_ROWS = S_PLAYERS + 1  # rows of the Persian deck table
 S_NUNSEEN = S_ROWS + 1
 S_SIZE = S_NUNSEEN + 1
 
-# Offsets of the running sums: per bonus flag (0 off, 1 on) the sum over unseen pairs and the diagonal.
+# Offsets of the sums over the unseen rows: per bonus flag (0 off, 1 on) the sum over unseen pairs and the diagonal.
 F_TOTAL = 0  # 2 * NUM_VALUES
 F_DIAGONAL = 2 * NUM_VALUES
-F_SIZE = 4 * NUM_VALUES
+F_VALID = 4 * NUM_VALUES  # per bonus flag: 1.0 while the sums are those of the unseen rows
+F_SIZE = F_VALID + 2
 
 # Parameter vector order.
 PARAM_NAMES = ("grave", "beaten", "bonus", "win", "line", "card_scale", "full_hand_discount",
@@ -166,42 +168,43 @@ def compact_state(game, state) -> np.ndarray:
     return s
 
 
-# ------------------------------------------------------------------------------------------ running sums
-@numba.njit(cache=True)
-def future_init(s, ht, f) -> None:
-    """The running sums of ``s``'s unseen Persian rows, from scratch."""
+# ------------------------------------------------------------------------------------------ unseen sums
+@numba.njit(cache=True, inline="always")
+def _sums(s, ht, f, flag) -> None:
+    """The sums over the unseen rows of one bonus flag, from scratch, in row order: running sums that a
+    refill would update by subtraction leave rounding residues where the Python heuristic's sums are
+    exact (a zero gain stays zero there), and such residues change near-tied decisions."""
     combined = ht[0]
     n = s[S_ROWS]
-    for flag in range(2):
-        for v in range(NUM_VALUES):
-            total = 0.0
-            diagonal = 0.0
-            for i in range(n):
-                if s[S_UNSEEN + i]:
-                    diagonal += combined[flag, v, i, i]
-                    for j in range(n):
-                        if s[S_UNSEEN + j]:
-                            total += combined[flag, v, i, j]
-            f[F_TOTAL + flag * NUM_VALUES + v] = total
-            f[F_DIAGONAL + flag * NUM_VALUES + v] = diagonal
+    for v in range(NUM_VALUES):
+        total = 0.0
+        diagonal = 0.0
+        for i in range(n):
+            if s[S_UNSEEN + i]:
+                diagonal += combined[flag, v, i, i]
+                for j in range(n):
+                    if s[S_UNSEEN + j]:
+                        total += combined[flag, v, i, j]
+        f[F_TOTAL + flag * NUM_VALUES + v] = total
+        f[F_DIAGONAL + flag * NUM_VALUES + v] = diagonal
+    f[F_VALID + flag] = 1.0
+
+
+@numba.njit(cache=True)
+def future_init(s, ht, f) -> None:
+    """The sums of ``s``'s unseen Persian rows for both bonus flags."""
+    _sums(s, ht, f, 0)
+    _sums(s, ht, f, 1)
 
 
 @numba.njit(cache=True, inline="always")
-def remove_unseen(s, ht, f, row) -> None:
-    """Row ``row`` leaves the Persian deck (a refill): the flag, the count and the running sums."""
-    combined = ht[0]
-    n = s[S_ROWS]
-    for flag in range(2):
-        for v in range(NUM_VALUES):
-            out = 0.0
-            for j in range(n):
-                if s[S_UNSEEN + j]:
-                    out += combined[flag, v, row, j] + combined[flag, v, j, row]
-            out -= combined[flag, v, row, row]
-            f[F_TOTAL + flag * NUM_VALUES + v] -= out
-            f[F_DIAGONAL + flag * NUM_VALUES + v] -= combined[flag, v, row, row]
+def remove_unseen(s, f, row) -> None:
+    """Row ``row`` leaves the Persian deck (a refill): the flag and the count; the sums are recomputed
+    at the next decision that reads them."""
     s[S_UNSEEN + row] = 0
     s[S_NUNSEEN] -= 1
+    f[F_VALID] = 0.0
+    f[F_VALID + 1] = 0.0
 
 
 # ------------------------------------------------------------------------------------------ fight odds
@@ -312,6 +315,8 @@ def _main(s, ht, f, gain) -> int:
             gain[v] = full_gain[flag, v]
         pair_quality = full_pair[flag]
     else:
+        if f[F_VALID + flag] == 0.0:
+            _sums(s, ht, f, flag)
         scale = float(nu) * float(nu - 1)
         pair_quality = 0.0
         for v in range(NUM_VALUES):
@@ -402,7 +407,7 @@ def _main(s, ht, f, gain) -> int:
 
 @numba.njit(cache=True)
 def choose(s, ht, f, gain) -> int:
-    """The heuristic's action in the compact state ``s`` (running sums ``f``, scratch ``gain`` of
+    """The heuristic's action in the compact state ``s`` (sums ``f``, scratch ``gain`` of
     NUM_VALUES floats): :meth:`CoopHeuristic.choose_state`."""
     phase = s[S_PHASE]
     cur = s[S_CUR]
@@ -429,7 +434,7 @@ def choose(s, ht, f, gain) -> int:
 
 @numba.njit(cache=True)
 def choose_from_scratch(s, ht) -> int:
-    """:func:`choose` with the running sums computed from scratch (what the tests compare)."""
+    """:func:`choose` with the sums computed from scratch (what the tests compare)."""
     f = np.zeros(F_SIZE)
     future_init(s, ht, f)
     return choose(s, ht, f, np.zeros(NUM_VALUES))
