@@ -26,7 +26,8 @@ def tables(heuristic: CoopHeuristic) -> tuple:
     return heuristic_tables(heuristic)
 
 
-def _heuristic_decisions(num_players: int, games: int, seed: int, heuristic: CoopHeuristic, tables: tuple) -> int:
+def _heuristic_decisions(num_players: int, games: int, seed: int, heuristic: CoopHeuristic,
+                         tables: tuple) -> int:
     """Walk ``games`` games (half the moves random, to reach states the heuristic avoids) and compare the
     compiled heuristic's choice with ``choose_state`` at every decision; returns the decisions compared."""
     game = CoopGame(num_players=num_players)
@@ -52,7 +53,7 @@ def test_compiled_heuristic_chooses_the_python_heuristics_move(num_players, heur
 
 @pytest.mark.slow
 @pytest.mark.parametrize("num_players", TEAM_SIZES)
-def test_compiled_heuristic_chooses_the_python_heuristics_move_over_many_games(num_players, heuristic, tables):
+def test_compiled_heuristic_chooses_the_python_heuristics_move_in_many_games(num_players, heuristic, tables):
     for seed in range(10):
         assert _heuristic_decisions(num_players, 200, 1000 * num_players + seed, heuristic, tables) > 4000
 

@@ -97,7 +97,8 @@ PART_BITS = 30
 PARTS = 2 * NUM_VALUES
 F_TOTAL = 0  # 2 * PARTS: the sums over the ordered pairs of unseen rows
 F_DIAGONAL = 2 * PARTS  # 2 * PARTS: the sums over the unseen rows paired with themselves
-F_SIZE = 4 * PARTS
+F_VALID = 4 * PARTS  # per bonus flag: 1 while its sums are those of the unseen rows
+F_SIZE = F_VALID + 2
 
 # Parameter vector order.
 PARAM_NAMES = ("grave", "beaten", "bonus", "win", "line", "card_scale", "full_hand_discount",
@@ -110,37 +111,55 @@ MAIN, DRAW_OFFER, DISCARD = 0, 1, 2
 
 # ------------------------------------------------------------------------------------------ unseen sums
 @numba.njit(cache=True)
-def future_init(s, ht, f) -> None:
-    """The sums of ``s``'s unseen Persian rows for both bonus flags, from scratch."""
+def _sums(s, ht, f, flag) -> None:
+    """The sums of ``s``'s unseen Persian rows for one bonus flag, from scratch."""
     fixed = ht[1]
     n = s[S_ROWS]
-    for flag in range(2):
-        for v in range(PARTS):
-            total = 0
-            diagonal = 0
-            for i in range(n):
-                if s[S_UNSEEN + i]:
-                    diagonal += fixed[flag, i, i, v]
-                    for j in range(n):
-                        if s[S_UNSEEN + j]:
-                            total += fixed[flag, i, j, v]
-            f[F_TOTAL + flag * PARTS + v] = total
-            f[F_DIAGONAL + flag * PARTS + v] = diagonal
+    total = F_TOTAL + flag * PARTS
+    diagonal = F_DIAGONAL + flag * PARTS
+    for v in range(PARTS):
+        f[total + v] = 0
+        f[diagonal + v] = 0
+    for i in range(n):
+        if s[S_UNSEEN + i]:
+            for v in range(PARTS):
+                f[diagonal + v] += fixed[flag, i, i, v]
+            for j in range(n):
+                if s[S_UNSEEN + j]:
+                    for v in range(PARTS):
+                        f[total + v] += fixed[flag, i, j, v]
+    f[F_VALID + flag] = 1
+
+
+@numba.njit(cache=True)
+def future_init(s, ht, f) -> None:
+    """The sums of ``s``'s unseen Persian rows for the bonus flag of ``s``; those of the other flag are
+    computed when a decision first needs them (the Spartan deck only shrinks: at most once a game)."""
+    flag = 1 if s[S_SPOS] < SPARTAN_DECK_SIZE else 0
+    f[F_VALID + 1 - flag] = 0
+    _sums(s, ht, f, flag)
 
 
 @numba.njit(cache=True, inline="always")
-def remove_unseen(s, ht, f, row) -> None:
-    """Row ``row`` leaves the Persian deck (a refill): the flag, the count and the sums."""
-    fixed = ht[1]
+def remove_unseen(s, fixed, f, row) -> None:
+    """Row ``row`` leaves the Persian deck (a refill): the flag, the count and the sums in use (``fixed``:
+    the pair table in fixed point, ``ht[1]``)."""
     n = s[S_ROWS]
     for flag in range(2):
+        if not f[F_VALID + flag]:
+            continue
+        total = F_TOTAL + flag * PARTS
+        diagonal = F_DIAGONAL + flag * PARTS
+        # Without a branch on the flags (random, so often mispredicted), into a fresh array (that LLVM
+        # knows aliases nothing, so the parts add in vector registers).
+        out = np.zeros(PARTS, np.int64)
+        for j in range(n):
+            keep = -np.int64(s[S_UNSEEN + j])  # all ones or zero: a mask, since AVX2 has no 64-bit multiply
+            for v in range(PARTS):
+                out[v] += (fixed[flag, row, j, v] + fixed[flag, j, row, v]) & keep
         for v in range(PARTS):
-            out = -fixed[flag, row, row, v]
-            for j in range(n):
-                if s[S_UNSEEN + j]:
-                    out += fixed[flag, row, j, v] + fixed[flag, j, row, v]
-            f[F_TOTAL + flag * PARTS + v] -= out
-            f[F_DIAGONAL + flag * PARTS + v] -= fixed[flag, row, row, v]
+            f[total + v] -= out[v] - fixed[flag, row, row, v]
+            f[diagonal + v] -= fixed[flag, row, row, v]
     s[S_UNSEEN + row] = 0
     s[S_NUNSEEN] -= 1
 
@@ -247,7 +266,7 @@ def _should_retreat(params, marker, spartan_deck, hand_size, best_adv) -> bool:
     return hand_size <= params[P_WALK_HAND] or best_adv < params[P_WALK_ADV]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _main(s, ht, f, gain) -> int:
     (_, _, quality, line_quality, full_gain, full_rows, full_pair, pmf, white, red, _, alias,
      support_cost_of, weights, params, outcomes) = ht
@@ -277,6 +296,8 @@ def _main(s, ht, f, gain) -> int:
             gain[v] = full_gain[flag, v]
         pair_quality = full_pair[flag]
     else:
+        if not f[F_VALID + flag]:
+            _sums(s, ht, f, flag)
         scale = float(nu) * float(nu - 1) * 2.0 ** (2 * PART_BITS)
         pair_quality = 0.0
         total = F_TOTAL + flag * PARTS
@@ -304,8 +325,7 @@ def _main(s, ht, f, gain) -> int:
         else:
             row_sum = 0.0
             for j in range(n_rows):
-                if s[S_UNSEEN + j]:
-                    row_sum += quality[flag, i2, j]
+                row_sum += quality[flag, i2, j] * s[S_UNSEEN + j]
             own = s[S_UNSEEN + i2]
             q_one = (row_sum - quality[flag, i2, i2] * own) / max(float(nu - own), 1.0)
     discount = params[P_DISCOUNT] if hand_size >= HAND_LIMIT else 0.0
@@ -422,19 +442,19 @@ def _end(s, won) -> None:
 
 
 @numba.njit(cache=True)
-def _complete(s, ht, f) -> None:
+def _complete(s, fixed, f) -> None:
     """``CoopGame._complete``: refill the line, the loss by exhaustion, the next seat."""
     s[S_PHASE] = MAIN
     if s[S_SLOT1] < 0:
         row = s[S_PERSIAN + s[S_PPOS]]
         s[S_SLOT1] = row
         s[S_PPOS] += 1
-        remove_unseen(s, ht, f, row)
+        remove_unseen(s, fixed, f, row)
     if s[S_SLOT2] < 0:
         row = s[S_PERSIAN + s[S_PPOS]]
         s[S_SLOT2] = row
         s[S_PPOS] += 1
-        remove_unseen(s, ht, f, row)
+        remove_unseen(s, fixed, f, row)
     if s[S_SPOS] >= SPARTAN_DECK_SIZE:
         empty = True
         for c in range(MAX_PLAYERS * NUM_VALUES):
@@ -449,26 +469,26 @@ def _complete(s, ht, f) -> None:
 
 
 @numba.njit(cache=True)
-def _next_offer(s, ht, f) -> None:
+def _next_offer(s, fixed, f) -> None:
     if s[S_OFFERS] and s[S_SPOS] < SPARTAN_DECK_SIZE:
         s[S_OFFERS] -= 1
         s[S_PHASE] = DRAW_OFFER
     else:
         s[S_OFFERS] = 0
-        _complete(s, ht, f)
+        _complete(s, fixed, f)
 
 
 @numba.njit(cache=True)
-def _start_offers(s, count, ht, f) -> None:
+def _start_offers(s, count, fixed, f) -> None:
     if count and s[S_SPOS] < SPARTAN_DECK_SIZE:
         s[S_PHASE] = DRAW_OFFER
         s[S_OFFERS] = count - 1
     else:
-        _complete(s, ht, f)
+        _complete(s, fixed, f)
 
 
 @numba.njit(cache=True)
-def _give(s, seat, ht, f) -> None:
+def _give(s, seat, fixed, f) -> None:
     value = s[S_SPARTAN + s[S_SPOS]]
     s[S_SPOS] += 1
     s[S_HANDS + seat * NUM_VALUES + value] += 1
@@ -478,11 +498,11 @@ def _give(s, seat, ht, f) -> None:
         s[S_PHASE] = DISCARD
         s[S_REC] = seat
     else:
-        _next_offer(s, ht, f)
+        _next_offer(s, fixed, f)
 
 
 @numba.njit(cache=True)
-def _fight(s, vi, support, dice, et, ht, f) -> None:
+def _fight(s, vi, support, dice, et, fixed, f) -> None:
     """``CoopGame.resolve_fight`` for the card of value index ``vi`` with ``support`` support cards."""
     white, red, bonus = et
     s[S_HANDS + s[S_CUR] * NUM_VALUES + vi] -= 1
@@ -515,7 +535,7 @@ def _fight(s, vi, support, dice, et, ht, f) -> None:
         else:
             s[S_PDISCARD] += 1
     if beaten == 0:
-        _complete(s, ht, f)
+        _complete(s, fixed, f)
         return
     if beaten == 1:  # the survivor of slot 2 moves up
         s[S_SLOT1] = s[S_SLOT2]
@@ -523,11 +543,11 @@ def _fight(s, vi, support, dice, et, ht, f) -> None:
     if s[S_ROWS] - s[S_PPOS] < beaten:
         _end(s, True)
         return
-    _start_offers(s, bonus_beaten, ht, f)
+    _start_offers(s, bonus_beaten, fixed, f)
 
 
 @numba.njit(cache=True)
-def step(s, action, dice, et, ht, f) -> None:
+def step(s, action, dice, et, fixed, f) -> None:
     """``CoopGame.step`` for a legal ``action`` (not checked): the rollouts play only legal actions."""
     phase = s[S_PHASE]
     if phase == MAIN:
@@ -536,31 +556,31 @@ def step(s, action, dice, et, ht, f) -> None:
             if s[S_MARKER] >= LOSS_MARKER:
                 _end(s, False)
             else:
-                _start_offers(s, 1, ht, f)
+                _start_offers(s, 1, fixed, f)
         else:
             offset = action - FIGHT_BASE
-            _fight(s, offset // (NUM_SUPPORT + 1), offset % (NUM_SUPPORT + 1), dice, et, ht, f)
+            _fight(s, offset // (NUM_SUPPORT + 1), offset % (NUM_SUPPORT + 1), dice, et, fixed, f)
     elif phase == DRAW_OFFER:
         if action == DECLINE:
-            _next_offer(s, ht, f)
+            _next_offer(s, fixed, f)
         else:
-            _give(s, action - GIVE_BASE, ht, f)
+            _give(s, action - GIVE_BASE, fixed, f)
     else:
         s[S_HANDS + s[S_REC] * NUM_VALUES + action - DISCARD_BASE] -= 1
         s[S_REC] = -1
-        _next_offer(s, ht, f)
+        _next_offer(s, fixed, f)
 
 
 # ------------------------------------------------------------------------------------------ rollouts
 @numba.njit(cache=True)
 def _rollout(s, action, dice, et, ht, f, gain) -> float:
     """Play ``action`` in ``s``, then the heuristic to the end of the game: +1 a win, -1 a loss."""
-    step(s, action, dice, et, ht, f)
+    step(s, action, dice, et, ht[1], f)
     while not s[S_TERM]:
         a = choose(s, ht, f, gain)
         if a < 0:
             raise ValueError("the heuristic found no action")
-        step(s, a, dice, et, ht, f)
+        step(s, a, dice, et, ht[1], f)
     return 1.0 if s[S_WON] else -1.0
 
 
@@ -599,7 +619,7 @@ def step_state(s, action, dice, et, ht) -> None:
     drive)."""
     f = np.zeros(F_SIZE, np.int64)
     future_init(s, ht, f)
-    step(s, action, dice, et, ht, f)
+    step(s, action, dice, et, ht[1], f)
 
 
 @numba.njit(cache=True)
@@ -612,4 +632,4 @@ def play_game(s, dice, et, ht) -> None:
         a = choose(s, ht, f, gain)
         if a < 0:
             raise ValueError("the heuristic found no action")
-        step(s, a, dice, et, ht, f)
+        step(s, a, dice, et, ht[1], f)
