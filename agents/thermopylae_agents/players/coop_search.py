@@ -8,8 +8,8 @@
    score; a single candidate is played at once;
 2. plays rounds of samples: each sample is a full state consistent with the observation
    (``game.state_from_observation(obs, rng)``: the hidden orders of both decks shuffled), on which every
-   candidate still in the race is played and the game finished by the heuristic policy through the
-   engine (``CoopState.copy()``, ``game.step``). Candidates share the samples and their dice (common
+   candidate still in the race is played and the game finished by the heuristic policy (see *Engines*
+   below). Candidates share the samples and their dice (common
    random numbers; the k-th fight of a rollout rolls the same dice whichever candidate was played), so
    their differences are measured with much less noise than their values;
 3. after each round drops the candidates significantly worse than the leader (paired differences,
@@ -22,11 +22,24 @@ engine state
 (:meth:`~thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose_state`: the same decisions as on the
 decoded observation, which the tests check, without encoding or decoding one).
 
+Engines. ``engine="compiled"`` (the default) plays each round in one compiled call
+(:mod:`thermopylae_agents.players._coop_search_kernel`, numba): a compact array form of the state, the
+reference rules step for step, and a compiled twin of ``choose_state``. ``engine="python"`` plays every
+rollout through the reference engine (``CoopState.copy()``, ``game.step``) and the Python heuristic; it
+is the reference the compiled engine is tested against. Both engines draw everything from the player's
+generator in the same order (the dice tables first, then per sample a permutation of the hidden Spartan
+deck and one of the unseen Persian rows, the very calls ``state_from_observation`` makes), and the
+compiled heuristic and rules make the Python ones' moves (``tests/agents/test_coop_search_kernel.py``),
+so for the same seed both engines search the same samples with the same dice and play the same moves;
+only the time differs (``benchmarks/search_speed.py`` measures both on the same positions and plays both
+on the same deals).
+
 Strength and time: ``n_determinizations`` samples per round, at most ``rollouts`` rounds (so at most
 their product rollouts per candidate), ``max_candidates``. With the defaults (32 x 8, 5 candidates) it
 won 277 of 864 games of the default deck (32.1%, 95% Wilson interval [29.0%, 35.3%]; the heuristic
-won 226 of the same 864 deals, 26.2%) at about 10 seconds per game on one core
-(``scripts/evaluate.py search --seed 0 --games 96 --workers 16`` repeated for seeds 0..863).
+won 226 of the same 864 deals, 26.2%) at about 10 seconds per game on one core with the Python engine
+(``scripts/evaluate.py search --seed 0 --games 96 --workers 16`` repeated for seeds 0..863); the
+compiled engine plays the same games (``benchmarks/search_speed.json`` holds its time per move).
 """
 
 from __future__ import annotations
