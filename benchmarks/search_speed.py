@@ -187,7 +187,7 @@ def sweep(players: list[int], games: int, seed: int, settings: list[str], option
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, nargs="+", default=[1, 2, 3, 4], help="team sizes")
-    parser.add_argument("--positions", type=int, default=60, help="positions timed per team size")
+    parser.add_argument("--positions", type=int, default=60, help="positions timed per team size (0: skip)")
     parser.add_argument("--games", type=int, default=48, help="paired games per team size (0: skip)")
     parser.add_argument("--sweep", nargs="*", default=list(DEFAULT_SWEEP), help="settings NxK of the sweep")
     parser.add_argument("--sweep-games", type=int, default=96, help="games per sweep setting (0: skip)")
@@ -212,10 +212,11 @@ def main(argv: list[str] | None = None) -> int:
                     "NUMBA_NUM_THREADS": os.environ.get("NUMBA_NUM_THREADS", "")},
         "seed": args.seed,
     }
-    print(f"speed: {args.positions} positions per team size, {options}", flush=True)
-    load = _load()
-    result["speed"] = speed(args.players, args.positions, args.seed, options)
-    result["speed_load"] = {"start": load, "end": _load()}
+    if args.positions > 0:
+        print(f"speed: {args.positions} positions per team size, {options}", flush=True)
+        load = _load()
+        result["speed"] = speed(args.players, args.positions, args.seed, options)
+        result["speed_load"] = {"start": load, "end": _load()}
     if args.games > 0:
         print(f"strength: {args.games} paired games per team size", flush=True)
         load = _load()
