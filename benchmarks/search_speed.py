@@ -1,6 +1,6 @@
 """The co-op search player's two engines: time per move, strength on the same deals, and an effort sweep.
 
-    python benchmarks/search_speed.py              # the full run (hours: see benchmarks/README.md)
+    python benchmarks/search_speed.py              # the full run (about an hour: see benchmarks/README.md)
     python benchmarks/search_speed.py --positions 6 --games 2 --sweep-games 2 --json /tmp/look.json
 
 A developer script, not a test. :class:`~thermopylae_agents.players.coop_search.CoopSearchExpert` with
