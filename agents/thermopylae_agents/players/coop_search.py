@@ -9,8 +9,8 @@ each decision it
    score; a single candidate is played at once;
 2. plays rounds of samples: each sample is a full state consistent with the observation
    (``game.state_from_observation(obs, rng)``: the hidden orders of both decks shuffled), on which every
-   candidate still in the race is played and the game finished by the heuristic policy through the
-   engine (``CoopState.copy()``, ``game.step``). Candidates share the samples and their dice (common
+   candidate still in the race is played and the game finished by the heuristic policy (see *Engines*
+   below). Candidates share the samples and their dice (common
    random numbers; the k-th fight of a rollout rolls the same dice whichever candidate was played), so
    their differences are measured with much less noise than their values;
 3. after each round drops the candidates significantly worse than the leader (paired differences,
@@ -23,11 +23,27 @@ on the engine state
 ([`choose_state`][thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose_state]: the same decisions as
 on the decoded observation, which the tests check, without encoding or decoding one).
 
+Engines. ``engine="compiled"`` (the default) plays each round in one compiled call
+(:mod:`thermopylae_agents.players._coop_search_kernel`, numba): a compact array form of the state, the
+reference rules step for step, and a compiled twin of ``choose_state``. ``engine="python"`` plays every
+rollout through the reference engine (``CoopState.copy()``, ``game.step``) and the Python heuristic; it
+is the reference the compiled engine is tested against. Both engines draw everything from the player's
+generator in the same order (the dice tables first, then per sample a permutation of the hidden Spartan
+deck and one of the unseen Persian rows, the very calls ``state_from_observation`` makes), and the
+compiled rules and heuristic make the Python ones' moves (``tests/agents/test_coop_search_kernel.py``),
+so for the same seed both engines search the same samples with the same dice and play the same moves;
+only the time differs (``benchmarks/search_speed.py`` measures both on the same positions, plays both on
+the same deals and counts the games whose moves differed). The one exception: where two of the
+heuristic's scores are equal up to rounding, the compiled heuristic's sums (exact, then rounded once)
+may break the tie the other way than NumPy's; such ties are rare, and a rollout that meets one plays
+an action the heuristic values the same.
+
 Strength and time: ``n_determinizations`` samples per round, at most ``rollouts`` rounds (so at most
 their product rollouts per candidate), ``max_candidates``. With the defaults (32 x 8, 5 candidates) it
 won 277 of 864 games of the default deck (32.1%, 95% Wilson interval [29.0%, 35.3%]; the heuristic
-won 226 of the same 864 deals, 26.2%) at about 10 seconds per game on one core
-(``scripts/evaluate.py search --seed 0 --games 96 --workers 16`` repeated for seeds 0..863).
+won 226 of the same 864 deals, 26.2%) at about 10 seconds per game on one core with the Python engine
+(``scripts/evaluate.py search --seed 0 --games 96 --workers 16`` repeated for seeds 0..863); the
+compiled engine plays the same games (``benchmarks/search_speed.json`` holds its time per move).
 """
 
 from __future__ import annotations
@@ -85,6 +101,10 @@ class CoopSearchExpert:
         The player's own randomness (determinizations and rollout dice); it wins over ``seed``.
     seed:
         The seed of that randomness when no ``rng`` is given.
+    engine:
+        ``"compiled"`` (default): the rollouts run in compiled code; ``"python"``: through the reference
+        engine and the Python heuristic. Both draw the same samples and dice from the player's
+        generator and play the same moves (see the module docstring).
     """
 
     def __init__(
@@ -100,9 +120,12 @@ class CoopSearchExpert:
         heuristic_params: Mapping[str, float] | None = None,
         rng: np.random.Generator | None = None,
         seed: int | None = None,
+        engine: str = "compiled",
     ) -> None:
         from thermopylae_env.coop.rules import CoopGame
 
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
         if n_determinizations < 1 or rollouts < 1 or max_candidates < 1:
             raise ValueError("n_determinizations, rollouts and max_candidates must be at least 1")
         self.n_determinizations = int(n_determinizations)
@@ -115,6 +138,8 @@ class CoopSearchExpert:
         self.heuristic = CoopHeuristic(heuristic_params, persian_deck=persian_deck)
         self.rng = rng if rng is not None else np.random.default_rng(seed)
         self.last_values: dict[int, float] = {}
+        self.engine = engine
+        self._tables: tuple | None = None
 
     # ------------------------------------------------------------------------------------ interface
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
@@ -129,23 +154,18 @@ class CoopSearchExpert:
         self.last_values = {}
         if len(candidates) == 1:
             return candidates[0]
-        game = self.game
         rng = self.rng
         n_det = self.n_determinizations
-        roots: list = []
-        # Sample j plays its own determinization roots[j] with the dice table dice[j], for every
-        # candidate alike (common random numbers): the k-th fight of a rollout rolls the same dice
-        # whichever candidate was played, so the paired differences carry little noise.
-        dice = rng.integers(1, 7, size=(n_det * self.rollouts, _MAX_FIGHTS, MAX_DICE)).tolist()
+        # Sample j plays its own determinization with the dice table dice[j], for every candidate alike
+        # (common random numbers): the k-th fight of a rollout rolls the same dice whichever candidate
+        # was played, so the paired differences carry little noise.
+        dice = rng.integers(1, 7, size=(n_det * self.rollouts, _MAX_FIGHTS, MAX_DICE))
+        play_round = self._compiled_rounds(observation, dice) if self.engine == "compiled" else \
+            self._python_rounds(observation, dice.tolist())
         returns: dict[int, list[float]] = {a: [] for a in candidates}
         alive = list(candidates)
         for round_ in range(self.rollouts):
-            start = round_ * n_det
-            roots += [game.state_from_observation(observation, rng) for _ in range(n_det)]
-            for action in alive:
-                out = returns[action]
-                for j in range(start, start + n_det):
-                    out.append(self._rollout(roots[j], action, dice[j]))
+            play_round(round_ * n_det, alive, returns)
             if len(alive) > 1 and round_ + 1 >= self.min_rounds and round_ + 1 < self.rollouts:
                 alive = self._eliminate(alive, returns, default)
             if len(alive) == 1:
@@ -228,6 +248,60 @@ class CoopSearchExpert:
         return _default_first(kept, default)
 
     # ------------------------------------------------------------------------------------ rollouts
+    def _python_rounds(self, observation: np.ndarray, dice: list[list[list[int]]]):
+        """The reference rounds: each sample a :class:`~thermopylae_env.coop.CoopState` from
+        ``state_from_observation``, each rollout through the engine and the Python heuristic."""
+        game = self.game
+        rng = self.rng
+        n_det = self.n_determinizations
+        roots: list = []
+
+        def play_round(start: int, alive: list[int], returns: dict[int, list[float]]) -> None:
+            roots.extend(game.state_from_observation(observation, rng) for _ in range(n_det))
+            for action in alive:
+                out = returns[action]
+                for j in range(start, start + n_det):
+                    out.append(self._rollout(roots[j], action, dice[j]))
+
+        return play_round
+
+    def _compiled_rounds(self, observation: np.ndarray, dice: np.ndarray):
+        """The compiled rounds: the same samples, drawn by the same calls of the player's generator as
+        ``state_from_observation`` makes them (a permutation of the hidden Spartan deck, then one of the
+        unseen Persian rows), applied to the root inside one compiled call per round that also plays
+        every rollout (:func:`~thermopylae_agents.players._coop_search_kernel.play_round`)."""
+        from thermopylae_agents.players._coop_search_kernel import play_round as compiled_round
+        from thermopylae_agents.players._coop_search_tables import compact_state
+
+        tables = self._kernel_tables()
+        root = self.game.state_from_observation(observation, _UNSHUFFLED)
+        base = compact_state(self.game, root)
+        n_spartan = len(root.spartan_order) - root.spartan_pos
+        n_persian = len(root.persian_order) - root.persian_pos
+        rng = self.rng
+        n_det = self.n_determinizations
+
+        def play_round(start: int, alive: list[int], returns: dict[int, list[float]]) -> None:
+            spartan = np.empty((n_det, n_spartan), dtype=np.int64)
+            persian = np.empty((n_det, n_persian), dtype=np.int64)
+            for j in range(n_det):
+                spartan[j] = rng.permutation(n_spartan)
+                persian[j] = rng.permutation(n_persian)
+            out = np.empty((len(alive), n_det))
+            compiled_round(base, spartan, persian, np.asarray(alive, dtype=np.int64), dice, start,
+                           tables[0], tables[1], out)
+            for row, action in zip(out.tolist(), alive, strict=True):
+                returns[action].extend(row)
+
+        return play_round
+
+    def _kernel_tables(self) -> tuple:
+        if self._tables is None:
+            from thermopylae_agents.players._coop_search_tables import engine_tables, heuristic_tables
+
+            self._tables = (engine_tables(self.game), heuristic_tables(self.heuristic))
+        return self._tables
+
     def _rollout(self, root, action: int, dice: list[list[int]]) -> float:
         game = self.game
         state = root.copy()
@@ -241,6 +315,19 @@ class CoopSearchExpert:
 
 
 _MAX_FIGHTS = 24  # a game has at most 20 fights (one per Spartan card)
+ENGINES = ("compiled", "python")
+
+
+class _Unshuffled:
+    """A stand-in generator for ``state_from_observation`` whose shuffles keep the order: the compiled
+    search builds the root once and applies each sample's permutations itself."""
+
+    @staticmethod
+    def permutation(n: int) -> np.ndarray:
+        return np.arange(n)
+
+
+_UNSHUFFLED = _Unshuffled()
 
 
 class _DiceTable:

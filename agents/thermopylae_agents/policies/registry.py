@@ -165,7 +165,7 @@ def register_kind(prefix: str, build: Builder) -> None:
 def _search_keywords() -> tuple[str, ...]:
     from thermopylae_agents.players.coop_search import CoopSearchExpert
 
-    skip = {"self", "num_players", "persian_deck", "heuristic_params", "rng", "seed"}
+    skip = {"self", "num_players", "persian_deck", "heuristic_params", "rng", "seed", "engine"}
     return tuple(p for p in inspect.signature(CoopSearchExpert.__init__).parameters if p not in skip)
 
 
