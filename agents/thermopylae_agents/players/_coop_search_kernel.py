@@ -1,39 +1,38 @@
-"""The compiled (numba) part of :class:`~thermopylae_agents.players.coop_search.CoopSearchExpert`: the
-heuristic, the rules and the rounds of rollouts, on a compact integer state.
+"""The compiled (numba) part of [`CoopSearchExpert`][thermopylae_agents.players.coop_search.CoopSearchExpert]:
+the heuristic, the rules and the rounds of rollouts, on a compact integer state.
 
-**The heuristic.** :func:`choose` is the twin of :meth:`CoopHeuristic.choose_state
-<thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose_state>` and plays its very moves: the
-fight statistics are the same loops over the same dice-sum table (:func:`_fight_stats`,
-:func:`_fight_win_prob`), and everything that does not depend on the unseen Persian cards (the pair
-tables, the outcome of every fight, the line quality of each pair, the support cost by cards left, the
-future of a deck with fewer than two unseen cards) is computed once by the Python heuristic's own code
-(:func:`thermopylae_agents.players._coop_search_tables.heuristic_tables`). What depends on the unseen
-cards (a card's average future gain) comes from sums over the pairs of unseen rows that a refill updates
-(:func:`remove_unseen`), instead of the Python heuristic's cache of whole tables per unseen set. The
-sums are exact: each pair's gain is split into two integers of 30 bits (units of 2**-30 and 2**-60), so
-that a sum is the same whatever the order of the updates. Floating-point sums updated by subtraction
-leave rounding residues where the Python heuristic's sums are exact (a zero gain stays zero there), and
-such residues change tied decisions; the exact sums are rounded once, so a decision could differ from the
-Python heuristic's only where two scores tie to within the last bit
-(``tests/agents/test_coop_search_kernel.py`` checks move for move).
+**The heuristic.** `choose` is the twin of
+[`CoopHeuristic.choose_state`][thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose_state] and plays
+its very moves: the fight statistics are the same loops over the same dice-sum table (`_fight_stats`,
+`_fight_win_prob`), and everything that does not depend on the unseen Persian cards (the pair tables, the
+outcome of every fight, the line quality of each pair, the support cost by cards left, the future of a deck
+with fewer than two unseen cards) is computed once by the Python heuristic's own code
+(`thermopylae_agents.players._coop_search_tables.heuristic_tables`). What depends on the unseen cards (a
+card's average future gain) comes from sums over the pairs of unseen rows that a refill updates
+(`remove_unseen`), instead of the Python heuristic's cache of whole tables per unseen set. The sums are exact:
+each pair's gain is split into two integers of 30 bits (units of 2**-30 and 2**-60), so that a sum is the same
+whatever the order of the updates. Floating-point sums updated by subtraction leave rounding residues where
+the Python heuristic's sums are exact (a zero gain stays zero there), and such residues change tied decisions;
+the exact sums are rounded once, so a decision could differ from the Python heuristic's only where two scores
+tie to within the last bit (``tests/agents/test_coop_search_kernel.py`` checks move for move).
 
-**The rules** are the reference engine's (:class:`thermopylae_env.coop.CoopGame`: ``resolve_fight``,
-``_start_offers``, ``_give``, ``_next_offer``, ``_complete``, ``_end``), step for step (:func:`step`);
-only what the rules and the heuristic read is kept (the discard piles as counts, Spartan cards as values).
-The tests hold :func:`step` to ``CoopGame.step`` state for state, and whole heuristic games to the
-reference engine.
+**The rules** are the reference engine's
+([`thermopylae_env.coop.CoopGame`][thermopylae_env.coop.rules.CoopGame]: ``resolve_fight``, ``_start_offers``,
+``_give``, ``_next_offer``, ``_complete``, ``_end``), step for step (`step`); only what the rules and the
+heuristic read is kept (the discard piles as counts, Spartan cards as values). The tests hold `step` to
+``CoopGame.step`` state for state, and whole heuristic games to the reference engine.
 
-**A round.** One call of :func:`play_round` plays a whole round of the search: for each sampled
+**A round.** One call of `play_round` plays a whole round of the search: for each sampled
 determinization (the root's hidden deck orders permuted by the sample's permutations) every candidate
-action, then the game to its end with :func:`choose`. Every candidate of a sample reads the same dice
+action, then the game to its end with `choose`. Every candidate of a sample reads the same dice
 table (common random numbers): the k-th roll of a rollout takes the first dice of row k of the sample's
 table, as the Python search's ``_DiceTable`` does.
 
 The compact state (``_coop_search_tables.compact_state`` builds it from a
-:class:`~thermopylae_env.coop.CoopState`) is one int32 array: the hands as counts per seat and value, the
-whole Spartan deck order as value indices (0 for 10) with its position, the Persian deck order as table
-rows with its position, a flag per row still in the Persian deck, and the scalars at the ``S_*`` offsets.
-The int64 array of :data:`F_SIZE` holds the sums over the unseen rows.
+[`CoopState`][thermopylae_env.coop.state.CoopState]) is one int32 array: the hands as counts per seat and
+value, the whole Spartan deck order as value indices (0 for 10) with its position, the Persian deck order as
+table rows with its position, a flag per row still in the Persian deck, and the scalars at the ``S_*``
+offsets. The int64 array of `F_SIZE` holds the sums over the unseen rows.
 
 Every compiled function is in this one module, with the constants it reads: numba's disk cache
 (``cache=True``) checks only the source file of the function it compiles, so a compiled call into another
@@ -167,7 +166,8 @@ def remove_unseen(s, fixed, f, row) -> None:
 # ------------------------------------------------------------------------------------------ fight odds
 @numba.njit(cache=True, inline="always")
 def _fight_stats(pmf, value, dice, w1, r1, b1, has2, w2, r2, b2):
-    """``(e_beaten, e_grave, e_bonus, p_beat1, p_both)`` as :func:`coop_features.fight_stats` sums them."""
+    """``(e_beaten, e_grave, e_bonus, p_beat1, p_both)`` as
+    [`coop_features.fight_stats`][thermopylae_agents.players.coop_features.fight_stats] sums them."""
     g1 = 0.0
     g2 = 0.0
     n1 = 0.0
@@ -390,7 +390,8 @@ def _main(s, ht, f, gain) -> int:
 @numba.njit(cache=True)
 def choose(s, ht, f, gain) -> int:
     """The heuristic's action in the compact state ``s`` (sums ``f``, scratch ``gain`` of
-    NUM_VALUES floats): :meth:`CoopHeuristic.choose_state`."""
+    NUM_VALUES floats):
+    [`CoopHeuristic.choose_state`][thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose_state]."""
     phase = s[S_PHASE]
     cur = s[S_CUR]
     if phase == MAIN:
@@ -416,7 +417,7 @@ def choose(s, ht, f, gain) -> int:
 
 @numba.njit(cache=True)
 def choose_from_scratch(s, ht) -> int:
-    """:func:`choose` with the sums computed from scratch (what the tests compare)."""
+    """`choose` with the sums computed from scratch (what the tests compare)."""
     f = np.zeros(F_SIZE, np.int64)
     future_init(s, ht, f)
     return choose(s, ht, f, np.zeros(NUM_VALUES))
@@ -615,7 +616,7 @@ def play_round(base, spartan_perms, persian_perms, candidates, dice, first, et, 
 
 @numba.njit(cache=True)
 def step_state(s, action, dice, et, ht) -> None:
-    """:func:`step` on its own, the sums over the unseen rows from scratch (what the differential tests
+    """`step` on its own, the sums over the unseen rows from scratch (what the differential tests
     drive)."""
     f = np.zeros(F_SIZE, np.int64)
     future_init(s, ht, f)

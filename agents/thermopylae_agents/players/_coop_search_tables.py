@@ -1,6 +1,6 @@
-"""The Python side of the compiled co-op search (:mod:`thermopylae_agents.players._coop_search_kernel`):
+"""The Python side of the compiled co-op search (`thermopylae_agents.players._coop_search_kernel`):
 the tables its heuristic and its rules read, and the compact form of a
-:class:`~thermopylae_env.coop.CoopState`."""
+[`CoopState`][thermopylae_env.coop.state.CoopState]."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ __all__ = ["compact_state", "engine_tables", "heuristic_tables"]
 
 def heuristic_tables(heuristic) -> tuple:
     """What the compiled heuristic reads, computed by ``heuristic``'s own code (a
-    :class:`~thermopylae_agents.players.coop_heuristic.CoopHeuristic`): ``(combined, combined in fixed
-    point with the value last, quality, line_quality, full_gain, full_rows, full_pair, pmf, clipped rows
+    [`CoopHeuristic`][thermopylae_agents.players.coop_heuristic.CoopHeuristic]): ``(combined, combined in
+    fixed point with the value last, quality, line_quality, full_gain, full_rows, full_pair, pmf, clipped rows
     (white, red, bonus), row alias, support cost, spartan weights, params, outcome table)``."""
     p = heuristic.params
     rows = heuristic._rows
@@ -96,8 +96,8 @@ def heuristic_tables(heuristic) -> tuple:
 
 
 def compact_state(game, state) -> np.ndarray:
-    """The compact int32 form of a :class:`~thermopylae_env.coop.CoopState` of ``game`` (see the module
-    docstring); the dice counter starts at 0."""
+    """The compact int32 form of a [`CoopState`][thermopylae_env.coop.state.CoopState] of ``game`` (see the
+    module docstring); the dice counter starts at 0."""
     s = np.zeros(S_SIZE, dtype=np.int32)
     spartan = game.spartan
     for seat, hand in enumerate(state.hands):
@@ -132,8 +132,8 @@ def compact_state(game, state) -> np.ndarray:
 
 
 def engine_tables(game) -> tuple:
-    """What the rules read of ``game`` (a :class:`~thermopylae_env.coop.CoopGame`): the Persian rows'
-    white and red values and bonus flags, unclipped."""
+    """What the rules read of ``game`` (a [`CoopGame`][thermopylae_env.coop.rules.CoopGame]): the Persian
+    rows' white and red values and bonus flags, unclipped."""
     white = np.array([card.white for card in game.persian], dtype=np.int32)
     red = np.array([card.red for card in game.persian], dtype=np.int32)
     bonus = np.array([bool(card.bonus) for card in game.persian], dtype=np.int32)

@@ -24,7 +24,7 @@ on the engine state
 on the decoded observation, which the tests check, without encoding or decoding one).
 
 Engines. ``engine="compiled"`` (the default) plays each round in one compiled call
-(:mod:`thermopylae_agents.players._coop_search_kernel`, numba): a compact array form of the state, the
+(`thermopylae_agents.players._coop_search_kernel`, numba): a compact array form of the state, the
 reference rules step for step, and a compiled twin of ``choose_state``. ``engine="python"`` plays every
 rollout through the reference engine (``CoopState.copy()``, ``game.step``) and the Python heuristic; it
 is the reference the compiled engine is tested against. Both engines draw everything from the player's
@@ -249,7 +249,7 @@ class CoopSearchExpert:
 
     # ------------------------------------------------------------------------------------ rollouts
     def _python_rounds(self, observation: np.ndarray, dice: list[list[list[int]]]):
-        """The reference rounds: each sample a :class:`~thermopylae_env.coop.CoopState` from
+        """The reference rounds: each sample a [`CoopState`][thermopylae_env.coop.state.CoopState] from
         ``state_from_observation``, each rollout through the engine and the Python heuristic."""
         game = self.game
         rng = self.rng
@@ -269,7 +269,7 @@ class CoopSearchExpert:
         """The compiled rounds: the same samples, drawn by the same calls of the player's generator as
         ``state_from_observation`` makes them (a permutation of the hidden Spartan deck, then one of the
         unseen Persian rows), applied to the root inside one compiled call per round that also plays
-        every rollout (:func:`~thermopylae_agents.players._coop_search_kernel.play_round`)."""
+        every rollout (`play_round`)."""
         from thermopylae_agents.players._coop_search_kernel import play_round as compiled_round
         from thermopylae_agents.players._coop_search_tables import compact_state
 
