@@ -412,9 +412,10 @@ def coop_bound_first_deals_table() -> str:
 
 
 def coop_bound_team_cost_table() -> str:
-    """States and CPU seconds of the compiled kernel per team size (``coop_bound_team_cost.json``)."""
+    """States and CPU seconds of the compiled kernel per team size (``coop_bound_team_cost*.json``)."""
     rows = []
-    for row in _load(BENCH / "coop_bound_team_cost.json")["rows"]:
+    paths = sorted(BENCH.glob("coop_bound_team_cost*.json"))
+    for row in (row for path in paths for row in _load(path)["rows"]):
         start = "whole deal" if row.get("whole_deal") else f"{row['cards_left']} cards left"
         full = row["memo_full"]
         rows.append(
