@@ -105,3 +105,16 @@ def test_team_deals_are_the_deals_the_evaluation_plays(num_players):
         state = game.new_state(*deal_orders(seed, num_players))
         assert np.array_equal(game.observe(state), obs)
         assert state.key() == env.state.key()
+
+
+def test_command_line_stops_at_a_full_memo_naming_the_deal_and_keeping_the_deals_before(tmp_path, capsys):
+    from thermopylae_agents.cli.bound import main as bound_main
+
+    out = tmp_path / "bound.json"
+    with pytest.raises(SystemExit) as stopped:
+        bound_main(["--players", "3", "--deals", "2", "--no-heuristic", "--max-states", "10",
+                    "--json", str(out)])
+    assert stopped.value.code == 1
+    error = capsys.readouterr().err
+    assert "deal 0:" in error and "memo" in error and "--resume" in error
+    assert not out.exists() and not out.with_suffix(".jsonl").exists()
