@@ -417,6 +417,30 @@ def coop_bound_first_deals_table() -> str:
     )
 
 
+def coop_bound_team_cost_table() -> str:
+    """States and CPU seconds of the compiled kernel per team size (``coop_bound_team_cost*.json``)."""
+    rows = []
+    paths = sorted(BENCH.glob("coop_bound_team_cost*.json"))
+    for row in (row for path in paths for row in _load(path)["rows"]):
+        start = "whole deal" if row.get("whole_deal") else f"{row['cards_left']} cards left"
+        full = row["memo_full"]
+        rows.append(
+            [
+                str(row["players"]),
+                str(row["deal"]),
+                f"{start}, support {row['support']}, marker {row['marker']}",
+                f"> {_count(row['max_states'])} (memo full)" if full else _count(row["states"]),
+                f"{row['cpu_seconds']:.1f}",
+                "not reached" if full else f"{row['value']:.4f}",
+            ]
+        )
+    return _table(
+        ["players", "deal", "solved from", "memoized states", "CPU s", "value"],
+        ["---:", "---:", "---", "---:", "---:", "---:"],
+        rows,
+    )
+
+
 def _crossplay_players(result: dict) -> tuple[list[str], list[str], dict[tuple[str, str], dict]]:
     greeks: list[str] = []
     persians: list[str] = []
@@ -697,6 +721,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "coop-bound-search": coop_bound_search_table,
     "coop-bound-speed": coop_bound_speed_table,
     "coop-bound-first-deals": coop_bound_first_deals_table,
+    "coop-bound-team-cost": coop_bound_team_cost_table,
     "duel-crossplay": duel_crossplay_table,
     "duel-vec-eval": duel_vec_eval_table,
     "exploitability": exploitability_table,

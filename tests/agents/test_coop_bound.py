@@ -52,14 +52,13 @@ def late_state(game: CoopGame, seed: int, cards_left: int, support: int) -> Coop
 
 
 def _backends(num_players: int) -> list[str]:
-    """The solver backends that play this team size here (numba: solo, when installed)."""
+    """The solver backends that play this team size here (numba: every team size, when installed)."""
     backends = ["python"]
-    if num_players == 1:
-        try:
-            import numba  # noqa: F401
-        except ImportError:
-            return backends
-        backends.append("numba")
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return backends
+    backends.append("numba")
     return backends
 
 
@@ -282,16 +281,12 @@ def test_solver_rejects_an_unknown_mode_and_a_state_inside_an_action():
         DeckClairvoyantSolver(game).value(state)
 
 
+@pytest.mark.parametrize("num_players", [1, 3])
 @pytest.mark.parametrize("backend", _backends(1))
-def test_solver_memo_limit_raises_memory_error(backend):
-    game = CoopGame()
+def test_solver_memo_limit_raises_memory_error(backend, num_players):
+    game = CoopGame(num_players)
     with pytest.raises(MemoryError, match="memo"):
-        DeckClairvoyantSolver(game, max_states=10, backend=backend).solve(*deal_orders(0))
-
-
-def test_numba_backend_refuses_a_team():
-    with pytest.raises(ValueError, match="solo"):
-        DeckClairvoyantSolver(CoopGame(2), backend="numba")
+        DeckClairvoyantSolver(game, max_states=10, backend=backend).solve(*deal_orders(0, num_players))
 
 
 def test_finished_game_has_value_one_for_a_win_and_zero_for_a_loss():

@@ -21,6 +21,8 @@ rate is below the bound on those deals (its expected win on a deal is at most th
     nice -n 19 thermopylae bound --deals 1000 --json benchmarks/coop_bound.json --resume
     thermopylae-coop-bound --deals 20 --json bound.json          # the same command, installed
     thermopylae bound --merge a.jsonl b.jsonl --gaps eval.json --json bound.json
+    thermopylae bound --players 3 --deals 10 --no-heuristic --json bound_3p.json   # a team: deal i is game i
+                                                    # of scripts/evaluate.py --players 3 --seed 0
 
 The solvers are in [`thermopylae_agents.evaluation.coop_bound`][]; this module is the command line around
 them.
@@ -207,7 +209,11 @@ def _solve_deals(args: argparse.Namespace, config: dict, progress: Path,
         if deadline is not None and dt.datetime.now(dt.timezone.utc) >= deadline:
             stopped_early = True
             break
-        row = solve_deal(seed, game, solver, heuristic)
+        try:
+            row = solve_deal(seed, game, solver, heuristic)
+        except MemoryError as err:
+            raise MemoryError(f"deal {seed}: {err}; the deals before it are in {progress} (--resume goes on "
+                              "from there; a larger --max-states solves it, with more memory)") from None
         row["config"] = config
         done[seed] = row
         with progress.open("a") as fh:
@@ -268,7 +274,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
                         help="number of deals (default 1000)")
     parser.add_argument("--start", type=int_argument(0, 2**63 - 1), default=0, help="first deal (default 0)")
     parser.add_argument("--players", type=int_argument(1, 4), default=1,
-                        help="team size 1..4 (default 1; 2-4: slow)")
+                        help="team size 1..4 (default 1); every size is solved by the compiled kernel")
     parser.add_argument("--mode", choices=("expect", "lucky"), default="expect",
                         help="expect: dice unknown (the bound); lucky: best dice outcome")
     parser.add_argument("--no-heuristic", action="store_true", help="skip the heuristic's exact value")
@@ -329,7 +335,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             _add_heuristic_values(by_deal, args.players, args.add_heuristic, deadline)
     else:
         progress = args.progress or args.json.with_suffix(".jsonl")
-        by_deal, stopped_early, backend = _solve_deals(args, config, progress, deadline)
+        try:
+            by_deal, stopped_early, backend = _solve_deals(args, config, progress, deadline)
+        except MemoryError as err:
+            parser.exit(1, f"{parser.prog}: error: {err}\n")
     rows = [by_deal[s] for s in sorted(by_deal)]
     try:
         gaps = paired_gaps({r["deal"]: r["bound"] for r in rows}, evaluations) if evaluations else []

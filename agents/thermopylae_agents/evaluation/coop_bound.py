@@ -157,10 +157,8 @@ class DeckClairvoyantSolver:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-        if backend == "numba" and game.num_players != 1:
-            raise ValueError("the numba backend plays solo games only (num_players=1)")
         if backend == "auto":
-            backend = "numba" if game.num_players == 1 and _numba_available() else "python"
+            backend = "numba" if _numba_available() else "python"
         self.backend = backend
         self.game = game
         self.mode = mode
@@ -190,14 +188,14 @@ class DeckClairvoyantSolver:
         ):
             raise ValueError("the line is not the last two Persian cards drawn (not a state of a game)")
         if self.backend == "numba":
-            return self._numba_main(state, hands[0])
+            return self._numba_main(state, hands)
         return self._main(
             state.spartan_pos, hands, state.persian_pos, len(state.graveyard), state.marker, state.support,
             state.current_player,
         )
 
     # -------------------------------------------------------------------------------- internals
-    def _numba_main(self, state: CoopState, hand: tuple[int, ...]) -> float:
+    def _numba_main(self, state: CoopState, hands: tuple[tuple[int, ...], ...]) -> float:
         from thermopylae_agents.evaluation import _coop_bound_kernel as kernel
 
         if self._kernel_tables is None:
@@ -205,22 +203,39 @@ class DeckClairvoyantSolver:
             for n, items in enumerate(self._pmfs):
                 for total, prob in items:
                     pmf[n, total] = prob
-            self._kernel_tables = (pmf, kernel.hand_info(), kernel.new_scratch())
+            self._kernel_tables = (pmf, kernel.hand_info(), self._new_scratch())
         pmf, sizes, scratch = self._kernel_tables
         fights = kernel.fight_tables(np.asarray(self._white, dtype=np.int64),
                                      np.asarray(self._red, dtype=np.int64),
                                      np.asarray(self._bonus, dtype=np.int64), pmf)
-        table, fill = kernel.new_table(self.max_states)
-        code = sum(int(kernel.POW3[v - 10]) for v in hand)
-        value = kernel.solve_main(
-            state.spartan_pos, code, state.persian_pos, len(state.graveyard), state.marker, state.support, 0,
-            np.asarray(self._sv, dtype=np.int64), self._n_persian, *fights, sizes, table, fill,
-            *scratch, self.mode == "lucky",
-        )
+        codes = [sum(int(kernel.POW3[v - 10]) for v in hand) for hand in hands]
+        sv = np.asarray(self._sv, dtype=np.int64)
+        counters = (state.persian_pos, len(state.graveyard), state.marker, state.support)
+        if self._np == 1:
+            table, fill = kernel.new_table(self.max_states)
+            value = kernel.solve_main(state.spartan_pos, codes[0], *counters, 0, sv, self._n_persian,
+                                      *fights, sizes, table, fill, *scratch, self.mode == "lucky")
+        else:
+            from thermopylae_agents.evaluation import _coop_bound_team_kernel as team
+
+            table, fill = team.new_table(self.max_states)
+            h0, h1, h2, h3 = codes + [0] * (team.MAX_SEATS - len(codes))
+            value = team.solve_team(state.spartan_pos, h0, h1, h2, h3, *counters, state.current_player,
+                                    self._np, 0, sv, self._n_persian, *fights, sizes, table, fill, *scratch,
+                                    self.mode == "lucky")
         self.stats.states = int(fill[0])
         self.stats.lookups = int(fill[2])
         self.stats.abandoned = int(fill[3])
         return float(value)
+
+    def _new_scratch(self) -> tuple[np.ndarray, ...]:
+        from thermopylae_agents.evaluation import _coop_bound_kernel as kernel
+
+        if self._np == 1:
+            return kernel.new_scratch()
+        from thermopylae_agents.evaluation import _coop_bound_team_kernel as team
+
+        return team.new_scratch()
 
     def _load(self, spartan_order, persian_order) -> None:
         game = self.game
