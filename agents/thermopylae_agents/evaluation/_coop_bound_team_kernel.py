@@ -1,9 +1,9 @@
 """The compiled (numba) team kernel (2 to 4 seats) of
-:class:`thermopylae_agents.evaluation.coop_bound.DeckClairvoyantSolver`.
+[`thermopylae_agents.evaluation.coop_bound.DeckClairvoyantSolver`][].
 
 The team acts as one player who holds every hand: the same recursion as the pure-Python solver, on an
 integer state. Each seat's hand is a base-3 number (as in the solo kernel,
-:mod:`thermopylae_agents.evaluation._coop_bound_kernel`, whose fight tables, hand table and intrinsics it
+`thermopylae_agents.evaluation._coop_bound_kernel`, whose fight tables, hand table and intrinsics it
 uses); the acting seat is part of the state, and every action passes the turn to the next seat.
 
 Differences from the solo kernel, all because a team has several hands:
