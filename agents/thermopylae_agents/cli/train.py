@@ -84,12 +84,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    prog = prog or PROG
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)  # before the training imports: --help and usage errors need no torch
     from thermopylae_agents.training.ppo import train
     from thermopylae_agents.training.selfplay import train_selfplay
 
-    prog = prog or PROG
-    parser = build_parser(prog)
-    args = parser.parse_args(argv)
     for flag, value in (("--out", args.out), ("--config", args.config), ("--resume", args.resume)):
         if value is not None and not value.strip():
             parser.error(f"{flag}: empty path")
