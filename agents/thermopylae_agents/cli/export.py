@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from thermopylae_agents.cli.console import require_extra
 from thermopylae_agents.policies.registry import COOP_ID, resolve_env_id
 from thermopylae_agents.policies.safe_policy import (
     POLICY_DIR,
@@ -60,15 +61,6 @@ def build_parser(prog: str | None = "thermopylae-export-policy") -> argparse.Arg
     parser.add_argument("--shipped", action="store_true",
                         help=f"export every shipped zip of {POLICY_DIR} beside it")
     return parser
-
-
-def _require_train_extra() -> None:
-    try:
-        import sb3_contrib  # noqa: F401
-        import stable_baselines3  # noqa: F401
-    except ImportError as err:
-        raise SystemExit(f"thermopylae-export-policy needs the train extra ({err.name} is missing): "
-                         "pip install 'thermopylae-env[train]'") from None
 
 
 Job = tuple[Path, str, dict[str, Any]]
@@ -130,10 +122,11 @@ def _check_out_dir(parser: argparse.ArgumentParser, out_dir: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    parser = build_parser(prog or "thermopylae-export-policy")
+    prog = prog or "thermopylae-export-policy"
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     jobs = _jobs(parser, args)
-    _require_train_extra()
+    require_extra(prog, "stable_baselines3", "sb3_contrib", "torch")
     from thermopylae_agents.policies.sb3_agent import load_model
 
     for zip_path, env_id, options in jobs:
