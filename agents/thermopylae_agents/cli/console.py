@@ -43,7 +43,6 @@ EXTRA_OF_MODULE = {
     "sb3_contrib": "train",
     "tensorboard": "train",
     "yaml": "train",
-    "tqdm": "train",
     "rich": "train",
     "matplotlib": "train",
     "pettingzoo": "pettingzoo",
