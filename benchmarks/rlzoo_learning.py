@@ -3,8 +3,9 @@
 Trains plain PPO with ``python -m rl_zoo3.train`` and ``agents/thermopylae_agents/configs/rl_zoo/ppo.yml``
 as it is (its ``illegal_action="replace"`` included), then plays the trained policy (deterministic), the
 heuristic and the random player on the same deals of ``thermopylae/Coop-v0`` (solo, as in the file) and
-writes their win rates, with 95% intervals, and how often the policy chose an illegal action that the env
-replaced, to a JSON file.
+writes their win rates, with 95% intervals, how often the policy chose an illegal action that the env
+replaced, and the learning curve (the mean training return, shaped reward included, of each tenth of the
+training episodes, from rl_zoo3's monitor files), to a JSON file.
 
     python benchmarks/rlzoo_learning.py                          # the file's budget (n_timesteps)
     python benchmarks/rlzoo_learning.py --timesteps 200000 --out /tmp/rlzoo_small.json
@@ -15,6 +16,7 @@ Needs the ``rlzoo`` extra. tests/training/test_rlzoo.py runs a small budget of t
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import subprocess
 import sys
@@ -66,6 +68,20 @@ def train(folder: Path, timesteps: int | None, seed: int, extra: list[str]) -> P
     return folder / "ppo" / f"{name}_1" / f"{name}.zip"
 
 
+def learning_curve(folder: Path, parts: int = 10) -> list[float]:
+    """The mean return of each of ``parts`` equal runs of the training episodes, in the order they ended."""
+    episodes: list[tuple[float, float]] = []
+    for path in folder.glob("ppo/*/*.monitor.csv"):
+        with path.open() as file:
+            next(file)  # rl_zoo3's monitor files start with a JSON comment line
+            episodes += [(float(row["t"]), float(row["r"])) for row in csv.DictReader(file)]
+    episodes.sort()
+    size = len(episodes) // parts
+    if size == 0:
+        return []
+    return [round(float(np.mean([r for _, r in episodes[i * size:(i + 1) * size]])), 4) for i in range(parts)]
+
+
 def measure(
     timesteps: int | None, games: int, seed: int = 0, extra: list[str] | None = None
 ) -> dict[str, Any]:
@@ -76,6 +92,7 @@ def measure(
         start = time.perf_counter()
         saved = train(Path(tmp), timesteps, seed, list(extra or []))
         train_seconds = time.perf_counter() - start
+        curve = learning_curve(Path(tmp))
         policy = ZooPolicy(saved)
         trained_steps = int(policy.model.num_timesteps)
         results = evaluate(ENV_ID, [policy, "heuristic", "random"], games=games,
@@ -88,6 +105,7 @@ def measure(
         "hyperparams_overridden": list(extra or []), "train_seconds": round(train_seconds, 1),
         "games": games, "agents": rows,
         "policy_illegal_choice_rate": policy.illegal / max(1, policy.choices),
+        "training_return_by_tenth": curve,
     }
 
 
