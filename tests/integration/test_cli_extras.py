@@ -93,3 +93,13 @@ def test_training_without_the_train_extra_names_it_in_one_line():
     done = _train_without_torch("coop", "--timesteps", "10")
     assert done.returncode == EXIT_MISSING_EXTRA
     assert done.stderr.count("\n") == 1 and "needs the 'train' extra" in done.stderr
+
+
+def test_export_refuses_a_model_of_another_game_and_writes_nothing(tmp_path, capsys):
+    coop = ROOT / "agents" / "thermopylae_agents" / "policies" / "coop_maskable_ppo.zip"
+    with pytest.raises(SystemExit) as stop:
+        console.export_policy([str(coop), "--env-id", "greek", "--out-dir", str(tmp_path)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is --env-id right?" in err
+    assert list(tmp_path.iterdir()) == []

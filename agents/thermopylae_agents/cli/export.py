@@ -132,7 +132,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     for zip_path, env_id, options in jobs:
         out_dir = Path(args.out_dir) if args.out_dir else zip_path.parent
         try:
-            json_path, npz_path = export_sb3_policy(load_model(zip_path), out_dir / zip_path.stem, env_id,
+            model = load_model(zip_path)
+            _check_game(model, env_id, options)
+            json_path, npz_path = export_sb3_policy(model, out_dir / zip_path.stem, env_id,
                                                     source=zip_path.name, env_options=options)
         except (ValueError, OSError) as err:
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
@@ -140,3 +142,19 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         size = npz_path.stat().st_size + json_path.stat().st_size
         print(f"{zip_path} -> {json_path} + {npz_path.name} ({math.ceil(size / 1024)} KB)")
     return 0
+
+
+def _check_game(model: Any, env_id: str, options: dict[str, Any]) -> None:
+    """Raise a ``ValueError`` if the model's spaces are not those of ``env_id`` (a policy exported for the
+    wrong game would load and play nonsense)."""
+    import gymnasium as gym
+
+    import thermopylae_env  # noqa: F401 - registers the environments
+
+    env = gym.make(env_id, **options)
+    want = (tuple(env.observation_space.shape), int(env.action_space.n))
+    env.close()
+    got = (tuple(model.observation_space.shape), int(getattr(model.action_space, "n", -1)))
+    if got != want:
+        raise ValueError(f"the model sees observations of shape {got[0]} and has {got[1]} actions; "
+                         f"{env_id} has {want[0]} and {want[1]}: is --env-id right?")
