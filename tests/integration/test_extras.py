@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ EXTRAS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["option
 TORCH = "torch==2.13.0"
 NEEDS_TORCH = {"train", "rlzoo", "rllib"}
 NO_COMMANDS_OF_THEIR_OWN = {"fast", "dev"}
+INSTALL_WORKERS = 4
 ZOO_FILE = "import thermopylae_agents, pathlib; print(pathlib.Path(thermopylae_agents.__file__).parent)"
 
 # The shortest RL Zoo run: the shipped file's Coop-v0 block with a tiny rollout.
@@ -155,14 +157,6 @@ def wheel(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def torch_venv(tmp_path_factory) -> Path:
-    """A venv with torch alone, which the torch extras copy (hard links: seconds, no disk)."""
-    path = tmp_path_factory.mktemp("torch") / "venv"
-    _pip(_venv(path), TORCH)
-    return path
-
-
 def _copy_venv(source: Path, target: Path) -> Path:
     try:
         shutil.copytree(source, target, symlinks=True, copy_function=os.link)
@@ -172,21 +166,56 @@ def _copy_venv(source: Path, target: Path) -> Path:
     return target / "bin" / "python"
 
 
+def _selected_extras(session: pytest.Session) -> list[str]:
+    name = "test_an_extra_alone_runs_its_documented_commands"
+    return sorted({item.callspec.params["extra"] for item in session.items
+                   if getattr(item, "originalname", "") == name})
+
+
+@pytest.fixture(scope="module")
+def venvs(wheel, tmp_path_factory, request) -> dict[str, Path | BaseException]:
+    """The venv of every selected extra, installed :data:`INSTALL_WORKERS` at a time (an install waits on
+    downloads and the disk more than on the CPU). The torch extras copy one venv that holds torch alone
+    (hard links: seconds, no disk). An extra whose install failed maps to the failure."""
+    root = tmp_path_factory.mktemp("venvs")
+    extras = _selected_extras(request.session)
+
+    def install_torch() -> Path:
+        _pip(_venv(root / "torch"), TORCH)
+        return root / "torch"
+
+    def install(extra: str, torch: Future | None) -> Path:
+        venv = root / (extra or "core")
+        python = _venv(venv) if torch is None else _copy_venv(torch.result(), venv)
+        _pip(python, f"{wheel}[{extra}]" if extra else str(wheel))
+        return venv
+
+    with ThreadPoolExecutor(INSTALL_WORKERS) as pool:
+        torch = pool.submit(install_torch) if set(extras) & NEEDS_TORCH else None
+        # the torch extras last: each waits for torch, holding a worker
+        order = sorted(extras, key=lambda e: e in NEEDS_TORCH)
+        futures = {e: pool.submit(install, e, torch if e in NEEDS_TORCH else None) for e in order}
+    done: dict[str, Path | BaseException] = {}
+    for extra, future in futures.items():
+        error = future.exception()
+        done[extra] = future.result() if error is None else error
+    return done
+
+
 @pytest.mark.slow
 @pytest.mark.install
 @pytest.mark.parametrize("extra", sorted(COMMANDS))
-def test_an_extra_alone_runs_its_documented_commands(extra, wheel, tmp_path, request):
-    venv = tmp_path / "venv"
-    # torch_venv only where needed: its install is the longest step
-    torch = request.getfixturevalue("torch_venv") if extra in NEEDS_TORCH else None
-    python = _venv(venv) if torch is None else _copy_venv(torch, venv)
-    _pip(python, f"{wheel}[{extra}]" if extra else str(wheel))
+def test_an_extra_alone_runs_its_documented_commands(extra, venvs, tmp_path):
+    venv = venvs[extra]
+    if isinstance(venv, BaseException):
+        raise venv
+    python = venv / "bin" / "python"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     agents = subprocess.run([str(python), "-c", ZOO_FILE], capture_output=True, text=True, env=env,
                             cwd=tmp_path, check=True).stdout.strip()
     for argv, expected in COMMANDS[extra]:
-        argv = [str(python) if a == "python" else a.format(agents=agents) for a in argv]
+        argv = [str(python) if a == "python" else a.replace("{agents}", agents) for a in argv]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
         output = done.stdout + done.stderr
         assert done.returncode == 0, f"{extra}: {argv[:4]} -> {done.returncode}\n{output[-3000:]}"
