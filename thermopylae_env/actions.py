@@ -12,7 +12,11 @@ Two kinds of bad action are told apart, as in PettingZoo and Pgx:
   ``illegal_action_penalty`` and ``info["illegal_action"] = True`` plus ``info["illegal_reason"]``:
   Gymnasium's and SB3's checkers, and plain PPO, step with unmasked random actions and must not crash.
   With ``illegal_action="raise"`` an [`IllegalActionError`][thermopylae_env.actions.IllegalActionError] is
-  raised instead and the game is left exactly as it was.
+  raised instead and the game is left exactly as it was. The single envs also take
+  ``illegal_action="replace"``, for learners that cannot mask (RL Zoo's plain PPO): the legal action with the
+  nearest id is played instead ([`nearest_legal_action`][thermopylae_env.actions.nearest_legal_action]; on a
+  tie the lower id), the episode goes on, and the step's ``info`` has ``illegal_action_replaced = True``,
+  ``played_action`` and ``illegal_reason``.
 
 Seeds ([`as_seed`][thermopylae_env.actions.as_seed]): ``None`` or an integer (Python or NumPy, not a boolean)
 in ``0 .. 2**64 - 1``; anything else raises ``TypeError`` (not an integer) or ``ValueError`` (out of range). A
@@ -48,21 +52,35 @@ __all__ = [
     "check_illegal_action_mode",
     "check_illegal_action_penalty",
     "check_reward_shaping",
+    "nearest_legal_action",
     "refuse_masked",
+    "SINGLE_ENV_ILLEGAL_ACTION_MODES",
 ]
 
 ILLEGAL_ACTION_MODES = ("loss", "raise")
+#: the single envs (``thermopylae_env.core``) also replace an illegal action; the vector engines do not
+SINGLE_ENV_ILLEGAL_ACTION_MODES = ("loss", "raise", "replace")
 
 
 class IllegalActionError(ValueError):
     """An action the rules forbid in the current state (raised when ``illegal_action="raise"``)."""
 
 
-def check_illegal_action_mode(mode: str) -> str:
-    """Return ``mode`` if it is a known illegal-action policy, else raise a ``ValueError``."""
-    if mode not in ILLEGAL_ACTION_MODES:
-        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {mode!r}")
+def check_illegal_action_mode(mode: str, modes: tuple[str, ...] = ILLEGAL_ACTION_MODES) -> str:
+    """Return ``mode`` if it is one of ``modes`` (the illegal-action policies the caller implements), else
+    raise a ``ValueError``."""
+    if mode not in modes:
+        raise ValueError(f"illegal_action must be one of {modes}, got {mode!r}")
     return mode
+
+
+def nearest_legal_action(mask: np.ndarray, action: int) -> int:
+    """The legal action (``mask`` entry non-zero) whose id is nearest to ``action``, the lower id on a tie:
+    what ``illegal_action="replace"`` plays. A mask with no legal action raises ``ValueError``."""
+    legal = np.flatnonzero(mask)
+    if legal.size == 0:
+        raise ValueError("no legal action to play instead of an illegal one")
+    return int(legal[np.argmin(np.abs(legal - action))])  # argmin takes the first, the lower id, on a tie
 
 
 def check_illegal_action_penalty(penalty: object) -> float:

@@ -9,11 +9,12 @@ written once (in the manner of Pgx's ``core.Env.step``).
   [`reset_options`][thermopylae_env.core.TurnBasedEnv.reset_options]), both checked before anything changes;
 * ``step``: the guard (no step before ``reset``, after the end, or after a failure that left the game
   unusable), the action check ([`as_action_index`][thermopylae_env.actions.as_action_index]), the one legality
-  check and the illegal-action policy (``"loss"`` or ``"raise"``); a legal action then goes to the engine's
-  unchecked ``apply``, so each step is validated exactly once. The legality check reads the legal mask
-  the env computed for the state it handed out (a private array, never the one in ``info``, so a caller
-  who writes into ``info["action_mask"]`` changes nothing); only an action outside that mask asks the
-  engine's ``illegal_reason``, for the sentence that says why (and the engine has the last word);
+  check and the illegal-action policy (``"loss"``, ``"raise"`` or ``"replace"``: the nearest legal action is
+  played); a legal action then goes to the engine's unchecked ``apply``, so each step is validated once. The
+  legality check reads the legal mask the env computed for the state it handed out (a private array, never the
+  one in ``info``, so a caller who writes into ``info["action_mask"]`` changes nothing); only an action
+  outside that mask asks the engine's ``illegal_reason``, for the sentence that says why (and the engine has
+  the last word);
 * the ``info`` dict with the int8 ``action_mask`` and
   [`action_masks`][thermopylae_env.core.TurnBasedEnv.action_masks].
 
@@ -30,6 +31,7 @@ import gymnasium as gym
 import numpy as np
 
 from thermopylae_env.actions import (
+    SINGLE_ENV_ILLEGAL_ACTION_MODES,
     IllegalActionError,
     as_action_batch,
     as_action_index,
@@ -37,6 +39,7 @@ from thermopylae_env.actions import (
     check_illegal_action_mode,
     check_illegal_action_penalty,
     check_options,
+    nearest_legal_action,
 )
 
 __all__ = ["ActionQueue", "ResetNeeded", "TurnBasedEnv", "check_render_mode"]
@@ -79,7 +82,7 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
     ) -> None:
         self._game = game
         self._num_actions = num_actions
-        self.illegal_action = check_illegal_action_mode(illegal_action)
+        self.illegal_action = check_illegal_action_mode(illegal_action, SINGLE_ENV_ILLEGAL_ACTION_MODES)
         self.illegal_action_penalty = check_illegal_action_penalty(illegal_action_penalty)
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.record_events = bool(record_events)
@@ -130,10 +133,14 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
             a = action
         else:
             a = as_action_index(action, self._num_actions)
+        replaced: tuple[int, str] | None = None
         if not self._legal[a]:
             reason = self._game.illegal_reason(state, a)
             if reason is not None:
-                return self._refuse(state, a, reason)
+                if self.illegal_action != "replace":
+                    return self._refuse(state, a, reason)
+                replaced = (nearest_legal_action(self._legal, a), reason)
+                a = replaced[0]
         if self.record_events:
             events: list[dict] | None = []
             reward = self._advance(state, a, events)
@@ -146,13 +153,24 @@ class TurnBasedEnv(gym.Env[np.ndarray, np.int64]):
             won = self._won(state)
             info = self._info()
             info["is_success"] = won
+            if replaced is not None:
+                self._mark_replaced(info, *replaced)
             return self._observe(state), (1.0 if won else -1.0), True, False, info
         # the running game's info, as _info builds it (written out here: this runs on every step)
         legal = self._legal = self._legal_mask(state)
         info = self._new_info(state, legal.copy())
         if events is not None:
             info["events"] = events
+        if replaced is not None:
+            self._mark_replaced(info, *replaced)
         return self._observe(state), reward, False, False, info
+
+    @staticmethod
+    def _mark_replaced(info: dict[str, Any], played: int, reason: str) -> None:
+        """Say in ``info`` that an illegal action was replaced (``illegal_action="replace"``), by which."""
+        info["illegal_action_replaced"] = True
+        info["played_action"] = played
+        info["illegal_reason"] = reason
 
     def _refuse_step(self) -> None:
         """Raise the [`ResetNeeded`][thermopylae_env.core.ResetNeeded] of a step that may not be taken

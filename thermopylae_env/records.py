@@ -279,7 +279,7 @@ class RecordEpisode(gym.Wrapper):
         if self._file is None:
             raise RuntimeError("RecordEpisode: step() before reset() or after the episode ended")
         obs, reward, terminated, truncated, info = self.env.step(action)
-        a = int(action)
+        a = int(info["played_action"]) if info.get("illegal_action_replaced") else int(action)
         self._steps += 1
         self._return += float(reward)
         line = {"type": "step", "step": self._steps, "action": a,

@@ -92,6 +92,7 @@ WRAPPER_SCRIPTS = {"train.py", "evaluate.py"}
 # the repository's benchmarks/ or study the shipped players, not tools for one's own agents.
 DEVELOPER_SCRIPTS = {
     "benchmark.py", "soak.py", "rllib_scaling.py", "duel_greek_headroom.py", "rollout_coop.py",
+    "rlzoo_learning.py",
     "duel_crossplay.py", "duel_vec_eval.py", "train_exploiters.py", "load_benchmark.py", "make_docs.py",
     "compare_commits.py", "policy_files.py", "ppo_speed.py", "solve_small_duels.py", "search_speed.py",
 }
@@ -181,7 +182,7 @@ def test_an_uninstalled_ray_names_the_rllib_extra(monkeypatch, tmp_path, capsys)
     assert console.train_rllib(["coop", "--storage-path", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err == "thermopylae-train-rllib: this command needs the 'rllib' extra (ray is not installed): " \
-                  "pip install 'thermopylae-env[rllib]'\n"
+                  'pip install "thermopylae-env[rllib]"\n'
 
 
 def test_an_uninstalled_torch_stops_ppo_native_naming_the_train_extra(monkeypatch, tmp_path, capsys):
@@ -195,9 +196,12 @@ def test_an_uninstalled_torch_stops_ppo_native_naming_the_train_extra(monkeypatc
 
 def test_render_game_without_pillow_names_the_render_extra(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "PIL", None)
-    assert console.render_game(["--agent", "random", "--out", str(tmp_path / "g.gif")]) == 2
-    err = capsys.readouterr().err  # thermopylae_env.render's own message, which names the extra
-    assert err.count("\n") == 1 and err.startswith("render_game: ") and "thermopylae-env[render]" in err
+    with pytest.raises(SystemExit) as stop:  # before the game is played, as a usage error stops it
+        console.render_game(["--agent", "random", "--out", str(tmp_path / "g.gif")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err == "thermopylae-render-game: this command needs the 'render' extra (PIL is not installed): " \
+                  'pip install "thermopylae-env[render]"\n'
     assert not (tmp_path / "g.gif").exists()
 
 
@@ -231,7 +235,7 @@ def test_a_missing_extra_gives_one_line_naming_it(monkeypatch, capsys):
     monkeypatch.setattr("thermopylae_agents.cli.evaluate.main", needs_torch)
     assert console.evaluate(["--games", "1"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "'train' extra" in err and "pip install 'thermopylae-env[train]'" in err
+    assert err.count("\n") == 1 and "'train' extra" in err and 'pip install "thermopylae-env[train]"' in err
 
 
 def test_an_import_error_that_is_not_an_extra_keeps_its_traceback(monkeypatch):

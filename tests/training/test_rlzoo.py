@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +44,27 @@ def test_rl_zoo_train_runs_with_the_shipped_file(tmp_path, env_id):
     model = PPO.load(saved)
     assert model.num_timesteps >= 256
     assert model.policy.mlp_extractor.policy_net[0].out_features == 128
+
+
+def test_rl_zoo_file_makes_every_env_replace_illegal_actions():
+    hyperparams = yaml.safe_load((ZOO_DIR / "ppo.yml").read_text())
+    for env_id, block in hyperparams.items():
+        assert block["env_kwargs"]["illegal_action"] == "replace", env_id
+    assert hyperparams["thermopylae/Coop-v0"]["env_kwargs"]["reward_shaping"] > 0
+
+
+@pytest.mark.slow
+def test_rl_zoo_ppo_learns_the_coop_game_with_the_shipped_file(tmp_path):
+    # A small budget of benchmarks/rlzoo_learning.py (the full one writes benchmarks/rlzoo_coop.json):
+    # the training return rises from the first tenth of the episodes to the last.
+    pytest.importorskip("rl_zoo3")
+    out = tmp_path / "rlzoo.json"
+    command = [sys.executable, str(ROOT / "benchmarks" / "rlzoo_learning.py"), "--timesteps", "150000",
+               "--games", "200", "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    result = json.loads(out.read_text())
+    curve = result["training_return_by_tenth"]
+    assert result["timesteps"] >= 150_000 and len(curve) == 10
+    assert curve[-1] > curve[0] + 0.01, curve
+    assert result["agents"]["heuristic"]["games"] == 200

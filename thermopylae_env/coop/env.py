@@ -113,6 +113,7 @@ class CoopEnv(TurnBasedEnv):
     * ``persian_deck``: a CSV path (``white,red,bonus``) or 28 rows; ``None`` for the default deck
     * ``illegal_action``: ``"loss"`` (default) or ``"raise"`` (raise ``IllegalActionError``, nothing
       changes and the episode goes on); out-of-space actions always raise ``TypeError``/``ValueError``
+      (``"replace"``: the nearest legal action is played, see [`thermopylae_env.actions`][])
     * ``illegal_action_penalty`` (float, default -1.0)
     * ``reward_shaping`` (float, default 0.0): see Rewards
     * ``render_mode``: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (a (360, 640, 3) uint8 picture of the

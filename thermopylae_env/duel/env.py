@@ -216,6 +216,7 @@ class DuelEnv(TurnBasedEnv):
       ``SB3Agent(path)``) and pass the object.
     * ``illegal_action``: ``"loss"`` (default) or ``"raise"`` (``IllegalActionError``, nothing changes);
       out-of-space actions always raise ``TypeError``/``ValueError`` and change nothing.
+      ``"replace"``: the nearest legal action is played (see [`thermopylae_env.actions`][]).
     * ``illegal_action_penalty`` (float, default -1.0)
     * ``render_mode``: ``None``, ``"ansi"`` (the whole table, both hands: for people, not agents) or
       ``"rgb_array"`` (a (360, 640, 3) uint8 picture of the table seen by the agent's side, the opponent's

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from thermopylae_agents.cli.args import SEED_HELP, error, int_argument, seed_argument
-from thermopylae_agents.cli.console import missing_extra_message
+from thermopylae_agents.cli.console import EXIT_MISSING_EXTRA, missing_extra_message
 from thermopylae_agents.cli.play import Terminal, UsageError, play_coop, play_duel, replay
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -122,7 +122,7 @@ def run_command(command: str, argv: Sequence[str]) -> int:
         if message is None:
             raise
         sys.stderr.write(message + "\n")
-        return 2
+        return EXIT_MISSING_EXTRA
     except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for SIGINT, no traceback
         sys.stderr.write(f"\n{prog}: interrupted\n")
         return 130

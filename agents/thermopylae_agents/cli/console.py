@@ -5,17 +5,27 @@ Each alias runs its subcommand's module of [`thermopylae_agents.cli`][]; the wra
 ``--version`` before that module is imported (so it works without the optional dependencies) and turns an
 ``ImportError`` of an optional dependency into one line naming the extra to install, and Ctrl-C into the
 line ``interrupted`` with exit status 130, instead of a traceback.
+
+A missing optional dependency has one message and one exit status everywhere
+([`extra_message`][thermopylae_agents.cli.console.extra_message],
+[`EXIT_MISSING_EXTRA`][thermopylae_agents.cli.console.EXIT_MISSING_EXTRA]): the wrappers here and in
+``thermopylae``, and [`require_extra`][thermopylae_agents.cli.console.require_extra], which a command calls
+before it starts work that needs the extra.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from collections.abc import Sequence
 
 __all__ = [
+    "EXIT_MISSING_EXTRA",
     "EXTRA_OF_MODULE",
+    "extra_message",
     "missing_extra_message",
+    "require_extra",
     "run",
     "train",
     "evaluate",
@@ -35,7 +45,6 @@ EXTRA_OF_MODULE = {
     "sb3_contrib": "train",
     "tensorboard": "train",
     "yaml": "train",
-    "tqdm": "train",
     "rich": "train",
     "matplotlib": "train",
     "tyro": "train",
@@ -53,6 +62,16 @@ EXTRA_OF_MODULE = {
 }
 
 
+#: the exit status of a command stopped by a missing optional dependency (that of a usage error too)
+EXIT_MISSING_EXTRA = 2
+
+
+def extra_message(prog: str, extra: str, module: str) -> str:
+    """The one line that says the command ``prog`` needs ``extra`` (``module`` is missing)."""
+    return f"{prog}: this command needs the '{extra}' extra ({module} is not installed): " \
+           f'pip install "thermopylae-env[{extra}]"'
+
+
 def missing_extra_message(prog: str, error: ImportError) -> str | None:
     """The one-line message for an optional dependency that is missing, or ``None`` for any other
     import error (a bug, which keeps its traceback)."""
@@ -60,8 +79,18 @@ def missing_extra_message(prog: str, error: ImportError) -> str | None:
     extra = EXTRA_OF_MODULE.get(name)
     if extra is None:
         return None
-    return f"{prog}: this command needs the '{extra}' extra ({name} is not installed): " \
-           f"pip install 'thermopylae-env[{extra}]'"
+    return extra_message(prog, extra, name)
+
+
+def require_extra(prog: str, *modules: str) -> None:
+    """Stop the command ``prog`` with the one-line message and
+    [`EXIT_MISSING_EXTRA`][thermopylae_agents.cli.console.EXIT_MISSING_EXTRA] if one of ``modules`` (top-level
+    names of [`EXTRA_OF_MODULE`][thermopylae_agents.cli.console.EXTRA_OF_MODULE]) is not installed; call it
+    before any work."""
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            print(extra_message(prog, EXTRA_OF_MODULE[module], module), file=sys.stderr)
+            raise SystemExit(EXIT_MISSING_EXTRA)
 
 
 def _version() -> str:
@@ -87,7 +116,7 @@ def run(prog: str, target: str, argv: Sequence[str] | None = None) -> int:
         if message is None:
             raise
         print(message, file=sys.stderr)
-        return 2
+        return EXIT_MISSING_EXTRA
     except KeyboardInterrupt:  # Ctrl-C: one line, the shell's code for SIGINT, no traceback
         print(f"\n{prog}: interrupted", file=sys.stderr)
         return 130

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from thermopylae_agents.cli.console import require_extra
 from thermopylae_agents.policies.registry import COOP_ID, resolve_env_id
 from thermopylae_agents.policies.safe_policy import (
     POLICY_DIR,
@@ -78,15 +79,6 @@ def build_parser(prog: str | None = "thermopylae-export-policy") -> argparse.Arg
     parser.add_argument("--policy", help="with --hf-folder: a shipped policy name or the path of a policy "
                         ".json / .safetensors / folder")
     return parser
-
-
-def _require_train_extra() -> None:
-    try:
-        import sb3_contrib  # noqa: F401
-        import stable_baselines3  # noqa: F401
-    except ImportError as err:
-        raise SystemExit(f"thermopylae-export-policy needs the train extra ({err.name} is missing): "
-                         "pip install 'thermopylae-env[train]'") from None
 
 
 Job = tuple[Path, str, dict[str, Any], dict[str, Any]]
@@ -186,20 +178,23 @@ def _hf_folder(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    parser = build_parser(prog or "thermopylae-export-policy")
+    prog = prog or "thermopylae-export-policy"
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.hf_folder is not None:
         return _hf_folder(parser, args)
     if args.policy is not None:
         parser.error("--policy is for --hf-folder")
     jobs = _jobs(parser, args)
-    _require_train_extra()
+    require_extra(prog, "stable_baselines3", "sb3_contrib", "torch")
     from thermopylae_agents.policies.sb3_agent import load_model
 
     for zip_path, env_id, options, provenance in jobs:
         out_dir = Path(args.out_dir) if args.out_dir else zip_path.parent
         try:
-            json_path, arrays_path = export_sb3_policy(load_model(zip_path), out_dir / zip_path.stem, env_id,
+            model = load_model(zip_path)
+            _check_game(model, env_id, options)
+            json_path, arrays_path = export_sb3_policy(model, out_dir / zip_path.stem, env_id,
                                                     source=zip_path.name, env_options=options,
                                                     provenance=provenance)
         except (ValueError, OSError) as err:
@@ -208,3 +203,19 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         size = arrays_path.stat().st_size + json_path.stat().st_size
         print(f"{zip_path} -> {json_path} + {arrays_path.name} ({math.ceil(size / 1024)} KB)")
     return 0
+
+
+def _check_game(model: Any, env_id: str, options: dict[str, Any]) -> None:
+    """Raise a ``ValueError`` if the model's spaces are not those of ``env_id`` (a policy exported for the
+    wrong game would load and play nonsense)."""
+    import gymnasium as gym
+
+    import thermopylae_env  # noqa: F401 - registers the environments
+
+    env = gym.make(env_id, **options)
+    want = (tuple(env.observation_space.shape), int(env.action_space.n))
+    env.close()
+    got = (tuple(model.observation_space.shape), int(getattr(model.action_space, "n", -1)))
+    if got != want:
+        raise ValueError(f"the model sees observations of shape {got[0]} and has {got[1]} actions; "
+                         f"{env_id} has {want[0]} and {want[1]}: is --env-id right?")

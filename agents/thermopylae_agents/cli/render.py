@@ -15,6 +15,7 @@ from thermopylae_agents.cli.args import (
     int_argument,
     seed_argument,
 )
+from thermopylae_agents.cli.console import require_extra
 from thermopylae_agents.evaluation.render_game import (
     play,
     save_gif,
@@ -50,17 +51,19 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    prog = prog or "thermopylae-render-game"
     args = build_parser(prog).parse_args(argv)
     out = Path(args.out)
     suffix = out.suffix.lower()
     if suffix not in (".gif", ".png"):
-        print(f"render_game: --out must end in .gif or .png, got {out}", file=sys.stderr)
+        print(f"{prog}: --out must end in .gif or .png, got {out}", file=sys.stderr)
         return 2
     try:  # before the game is played: a path that cannot be written would lose the frames
         check_output_path(out, "--out")
     except ValueError as err:
-        print(f"render_game: {err}", file=sys.stderr)
+        print(f"{prog}: {err}", file=sys.stderr)
         return 2
+    require_extra(prog, "PIL")
     limit = args.max_frames if args.max_frames is not None else (300 if suffix == ".gif" else 24)
     try:
         frames, summary = play(args)
@@ -70,8 +73,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             save_gif(kept, out, args.fps)
         else:
             save_strip(kept, out, args.columns, args.scale)
-    except (ValueError, ImportError) as err:
-        print(f"render_game: {err}", file=sys.stderr)
+    except ValueError as err:
+        print(f"{prog}: {err}", file=sys.stderr)
         return 2
     outcome = "won" if summary["won"] else "lost"
     print(f"wrote {out}: {len(kept)} of {len(frames)} frames; agent {summary['agent']} {outcome} after "

@@ -80,16 +80,21 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         help="skip the final evaluation (report.json keeps an earlier run's)",
     )
     parser.add_argument("--device", default=None, help="torch device (default: cpu)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="log only warnings and errors (as THERMOPYLAE_LOG_LEVEL=WARNING does)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    from thermopylae_agents.training.ppo import train
-    from thermopylae_agents.training.selfplay import train_selfplay
-
     prog = prog or PROG
     parser = build_parser(prog)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # before the training imports: --help and usage errors need no torch
+    from thermopylae_agents.training.ppo import train
+    from thermopylae_agents.training.progress import set_level
+    from thermopylae_agents.training.selfplay import train_selfplay
+
+    if args.quiet:
+        set_level("WARNING")
     for flag, value in (("--out", args.out), ("--config", args.config), ("--resume", args.resume)):
         if value is not None and not value.strip():
             parser.error(f"{flag}: empty path")

@@ -11,15 +11,13 @@ remembers which keys were read, so the tests prove that every key of a shipped f
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import os
 import reprlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
-
-import torch as th
-import yaml
 
 __all__ = [
     "algo_class",
@@ -379,26 +377,35 @@ MAX_CONFIG_BYTES = 1_000_000
 MAX_CONFIG_DEPTH = 32
 
 
-class _DataLoader(yaml.SafeLoader):
-    """YAML's safe loader without aliases: a config is data, and an alias (``*name``) lets a small file
-    expand into a structure of any size (the "billion laughs"), which the run would then walk. Nesting is
-    bounded too."""
+@functools.cache
+def _data_loader() -> type:
+    """The YAML loader of configs, made on first use (so that ``thermopylae train --help`` needs no
+    PyYAML)."""
+    import yaml
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.composer.ComposerError(
-                None, None, f"aliases (*{event.anchor}) are not allowed in a config", event.start_mark
-            )
-        self._depth = getattr(self, "_depth", 0) + 1
-        try:
-            if self._depth > MAX_CONFIG_DEPTH:
+    class _DataLoader(yaml.SafeLoader):
+        """YAML's safe loader without aliases: a config is data, and an alias (``*name``) lets a small file
+        expand into a structure of any size (the "billion laughs"), which the run would then walk. Nesting is
+        bounded too."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
                 raise yaml.composer.ComposerError(
-                    None, None, f"nested deeper than {MAX_CONFIG_DEPTH} levels", self.peek_event().start_mark
+                    None, None, f"aliases (*{event.anchor}) are not allowed in a config", event.start_mark
                 )
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+            self._depth = getattr(self, "_depth", 0) + 1
+            try:
+                if self._depth > MAX_CONFIG_DEPTH:
+                    raise yaml.composer.ComposerError(
+                        None, None, f"nested deeper than {MAX_CONFIG_DEPTH} levels",
+                        self.peek_event().start_mark,
+                    )
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+    return _DataLoader
 
 
 def env_ids_of(target: str) -> list[str]:
@@ -423,8 +430,10 @@ def load_config(target: str, path: str | os.PathLike[str] | None = None) -> dict
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a UTF-8 text file") from None
+    import yaml
+
     try:
-        data = yaml.load(text, Loader=_DataLoader)  # noqa: S506  (a SafeLoader that refuses aliases)
+        data = yaml.load(text, Loader=_data_loader())  # noqa: S506  (a SafeLoader that refuses aliases)
     except yaml.YAMLError as error:
         raise ValueError(f"{path}: not a YAML config ({str(error).strip().splitlines()[0]})") from None
     if not isinstance(data, Mapping):
@@ -601,6 +610,8 @@ def check_device(device: Any) -> str:
         raise ValueError(f"device must be a torch device name such as cpu or cuda, got {_short(device)}")
     if device == "auto":
         return device
+    import torch as th
+
     try:
         parsed = th.device(device)
     except (RuntimeError, ValueError):
@@ -619,6 +630,8 @@ def check_device(device: Any) -> str:
 
 def policy_kwargs(raw: Mapping[str, Any] | None) -> dict[str, Any]:
     """SB3 ``policy_kwargs`` from a config's: activation and features extractor names become classes."""
+    import torch as th
+
     from thermopylae_agents.players.fight_features import CoopFightFeatures
 
     kwargs = dict(raw or {})

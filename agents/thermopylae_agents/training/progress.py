@@ -1,26 +1,66 @@
 """Progress of the long stages of a run (expert games, cloning, DAgger, PPO, evaluations, the report).
 
-On a terminal each stage is a tqdm bar that says what is being done and the time left. Elsewhere (a log
-file, a pipe, ``--no-progress``) a stage prints one line when it starts and one when it ends, and a long
-stage also a line every [`HEARTBEAT_SECONDS`][thermopylae_agents.training.progress.HEARTBEAT_SECONDS] with its
-count and the time left, so a job watched through ``tee`` or a CI log never goes silent for long.
+On a terminal each stage is a rich progress bar (the library of the evaluation's bars too) that says what
+is being done and the time left. Elsewhere (a log file, a pipe, ``--no-progress``) a stage logs one line
+when it starts and one when it ends, and a long stage also a line every
+[`HEARTBEAT_SECONDS`][thermopylae_agents.training.progress.HEARTBEAT_SECONDS] with its count and the time
+left, so a job watched through ``tee`` or a CI log never goes silent for long.
+
+The lines go through the standard `logging` module, logger ``thermopylae_agents.training``, to
+standard output with the time of day. Its level comes from the environment variable
+``THERMOPYLAE_LOG_LEVEL`` (``DEBUG``, ``INFO``: the default, ``WARNING`` ...; ``thermopylae train
+--quiet`` sets ``WARNING``); a program that configures logging itself can replace the handler.
 """
 
 from __future__ import annotations
 
-import datetime
+import logging
+import os
 import sys
 import time
 from typing import Any
 
-__all__ = ["HEARTBEAT_SECONDS", "Stage", "format_seconds", "log"]
+__all__ = ["HEARTBEAT_SECONDS", "LOG_LEVEL_VARIABLE", "LOGGER", "Stage", "format_seconds", "log", "set_level"]
 
 HEARTBEAT_SECONDS = 20.0
+LOG_LEVEL_VARIABLE = "THERMOPYLAE_LOG_LEVEL"
+LOGGER = logging.getLogger("thermopylae_agents.training")
+
+
+class _StdoutHandler(logging.StreamHandler):
+    """A handler that writes to the ``sys.stdout`` of the moment (a redirected or captured one too)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, value: Any) -> None:  # StreamHandler.__init__ sets it; the property wins
+        pass
+
+
+def _level_from_environment() -> int:
+    name = os.environ.get(LOG_LEVEL_VARIABLE, "INFO").strip().upper()
+    level = logging.getLevelName(name)
+    return level if isinstance(level, int) else logging.INFO  # an unknown name keeps the default
+
+
+def set_level(level: int | str) -> None:
+    """Set the level of the training log (``logging.WARNING`` or ``"WARNING"``: only warnings)."""
+    LOGGER.setLevel(level)
+
+
+if not LOGGER.handlers:
+    _handler = _StdoutHandler()
+    _handler.setFormatter(logging.Formatter("[train %(asctime)s] %(message)s", datefmt="%H:%M:%S"))
+    LOGGER.addHandler(_handler)
+    LOGGER.propagate = False  # one line per message, whatever the root logger does
+    LOGGER.setLevel(_level_from_environment())
 
 
 def log(message: str) -> None:
-    """One line of the run's log (stdout, flushed, with the time of day)."""
-    print(f"[train {datetime.datetime.now():%H:%M:%S}] {message}", flush=True)
+    """One line of the run's log (logger ``thermopylae_agents.training``, level INFO)."""
+    LOGGER.info(message)
 
 
 def format_seconds(seconds: float) -> str:
@@ -52,16 +92,7 @@ class Stage:
     def __enter__(self) -> Stage:
         self._start = self._last_line = time.perf_counter()
         if self._use_bar:
-            from tqdm.auto import tqdm
-
-            self._bar = tqdm(
-                total=self.total,
-                desc=self.description,
-                unit=f" {self.unit}",
-                leave=False,
-                dynamic_ncols=True,
-                smoothing=0.05,
-            )
+            self._bar = _rich_bar(self.description, self.total, self.unit)
         log(f"{self.description}: {self.total:,} {self.unit} ...")
         return self
 
@@ -71,7 +102,8 @@ class Stage:
     def update_to(self, done: int) -> None:
         step, self.done = int(done) - self.done, int(done)
         if self._bar is not None:
-            self._bar.update(step)
+            progress, task = self._bar
+            progress.advance(task, step)
             return
         now = time.perf_counter()
         if now - self._last_line >= HEARTBEAT_SECONDS and self.done < self.total:
@@ -89,6 +121,18 @@ class Stage:
 
     def __exit__(self, kind: Any, *exc: Any) -> None:
         if self._bar is not None:
-            self._bar.close()
+            self._bar[0].stop()
         if kind is None:
             log(f"{self.description}: done, {self.done:,} {self.unit} in {format_seconds(self.seconds)}")
+
+
+def _rich_bar(description: str, total: int, unit: str) -> tuple[Any, Any]:
+    """A started rich bar on standard error (cleared when it stops) and its task."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit),
+                        TextColumn("left"), TimeRemainingColumn(), console=Console(file=sys.stderr),
+                        transient=True)
+    progress.start()
+    return progress, progress.add_task(description, total=total)
