@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         "team_sizes": sizes,
     }
     args.json.write_text(json.dumps(document, indent=1) + "\n")
-    for players, result in sizes.items():
+    for result in sizes.values():
         print(result["title"])
         for entry in result["results"]:
             low, high = entry["ci95"]
