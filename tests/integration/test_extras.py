@@ -96,8 +96,8 @@ COMMANDS: dict[str, list[tuple[list[str], str]]] = {
         (["thermopylae", "ppo-native", "--help"], "usage:"),
     ],
     "pettingzoo": [
-        (["python", "-c", "from pettingzoo.test import api_test; from thermopylae_env import duel_v0; "
-          "api_test(duel_v0.env(), num_cycles=20); print('api ok')"], "api ok"),
+        (["python", "-c", "from pettingzoo.test import api_test; from thermopylae_env import duel_v1; "
+          "api_test(duel_v1.env(), num_cycles=20); print('api ok')"], "api ok"),
     ],
     "render": [
         (["thermopylae", "render", "--game", "coop", "--agent", "heuristic", "--out", "game.gif"],
@@ -125,6 +125,16 @@ COMMANDS: dict[str, list[tuple[list[str], str]]] = {
     ],
     "bench": [
         (["python", "-c", "import rlcard, pgx, jax; print('bench ok')"], "bench ok"),
+    ],
+    "web": [
+        (["thermopylae", "web", "--help"], "usage: thermopylae web"),
+        (["python", "-c", "from thermopylae_agents.web.app import create_app; "
+          "print('web app', type(create_app()).__name__)"], "web app Starlette"),
+    ],
+    "openspiel": [
+        (["python", "-c", "import pyspiel, thermopylae_agents.openspiel; "
+          "g = pyspiel.load_game('python_thermopylae_duel'); s = g.new_initial_state(); "
+          "print('openspiel', g.num_players(), s.is_chance_node())"], "openspiel 2 True"),
     ],
 }
 
