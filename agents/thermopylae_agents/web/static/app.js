@@ -253,11 +253,9 @@ function drawSearchHint(agent, data, box) {
     }
     box.appendChild(list);
   }
-  if (search.not_searched.length) {
-    const list = el("ul", "hint-list not-searched");
-    search.not_searched.forEach((entry) => list.appendChild(el("li", null, entry.label + " (" + entry.why + ")")));
-    box.appendChild(el("p", "small", "Not searched:"));
-    box.appendChild(list);
+  for (const why of ["dominated", "beyond max_candidates"]) {
+    const names = search.not_searched.filter((e) => e.why === why).map((e) => e.label.split("  ")[0]);
+    if (names.length) box.appendChild(el("p", "small not-searched", "Not searched (" + why + "): " + names.join(", ")));
   }
 }
 
