@@ -155,6 +155,27 @@ def test_hints_give_a_policys_probabilities_or_a_players_choice_among_legal_move
     assert client.get(f"/api/games/{key}").json()["view"]["turn"] == view["turn"]  # a hint plays nothing
 
 
+def test_a_search_hint_gives_each_searched_actions_win_chance_and_the_actions_not_searched(client):
+    key, view = _new(client, game="coop", seats=["human", "human"], seed=4)
+    legal = {entry["action"] for entry in view["legal"]}
+    for _ in range(30):  # to a position with more than one action worth searching
+        hint = client.post(f"/api/games/{key}/hint", json={"agent": "search"})
+        assert hint.status_code == 200, hint.text
+        hint = hint.json()
+        if len(hint["search"]["searched"]) > 1:
+            break
+        view = _act(client, key, hint["choice"])
+        legal = {entry["action"] for entry in view["legal"]}
+    search = hint["search"]
+    assert hint["probabilities"] is None and hint["choice"] in legal and len(search["searched"]) > 1
+    assert hint["choice"] in {e["action"] for e in search["searched"]}
+    for entry in search["searched"]:
+        assert 0.0 <= entry["low"] <= entry["win"] <= entry["high"] <= 1.0 and entry["rollouts"] > 0
+    shown = [e["action"] for e in search["searched"]] + [e["action"] for e in search["not_searched"]]
+    assert sorted(shown) == sorted(legal)
+    assert {e["why"] for e in search["not_searched"]} <= {"dominated", "beyond max_candidates"}
+
+
 def test_a_duel_turn_is_played_as_each_side_against_an_agent(client):
     for side, opponent in (("greek", "heuristic"), ("persian", "duel_greek_maskable_ppo")):
         key, view = _new(client, game="duel", side=side, opponent=opponent, seed=5)

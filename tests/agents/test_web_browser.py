@@ -1,7 +1,7 @@
 """``thermopylae web`` in a real browser: Debian's chromium driven by Selenium through chromedriver (no
 driver or browser is downloaded). It plays a co-op game to its end by clicks, a duel turn as each side,
 watches a duel of two agents (paused, stepped, then at the fastest speed to its end), steps a replay
-forward and back, and asks an agent for a hint.
+forward and back, and asks a policy and the search for a hint.
 
 Skipped when chromium, chromedriver or selenium is missing, unless ``THERMOPYLAE_REQUIRE_BROWSER=1`` (CI).
 With ``THERMOPYLAE_WEB_SCREENSHOTS=FOLDER`` the pages are saved there as ``web_*.png`` (the docs' images:
@@ -153,6 +153,13 @@ def test_a_coop_game_is_played_to_its_end_by_clicks_with_an_agent_hint(browser, 
     browser.find_element(By.ID, "hint-button").click()
     _wait(browser, lambda d: "most probable" in d.find_element(By.ID, "hint").text)
     assert browser.find_elements(By.CSS_SELECTOR, "button.action.hinted")
+    Select(browser.find_element(By.ID, "hint-agent")).select_by_value("search")
+    browser.find_element(By.ID, "hint-button").click()
+    _wait(browser, lambda d: "estimated win chance" in d.find_element(By.ID, "hint").text)
+    chosen = browser.find_elements(By.CSS_SELECTOR, "#hint .search-hint li.chosen")
+    hinted = browser.find_elements(By.CSS_SELECTOR, "button.action.hinted")
+    assert len(chosen) == 1 and len(hinted) == 1
+    assert chosen[0].get_attribute("data-action") == hinted[0].get_attribute("data-action")
     _shot(browser, tmp_path, "coop")
     for _ in range(400):
         if _status(browser).startswith("GAME OVER"):

@@ -49,7 +49,8 @@ compiled engine plays the same games (``benchmarks/search_speed.json`` holds its
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -65,7 +66,46 @@ from thermopylae_agents.players.coop_heuristic import CoopHeuristic
 from thermopylae_env.coop.layout import DECLINE, FIGHT_BASE, GIVE_BASE, LOSS_MARKER, RETREAT
 from thermopylae_env.coop.state import MAX_DICE
 
-__all__ = ["CoopSearchExpert"]
+__all__ = ["ActionEstimate", "CoopSearchExpert", "SearchEstimate"]
+
+
+@dataclass(frozen=True)
+class ActionEstimate:
+    """One searched action: its ``rollouts`` rollout returns (+1 a win, -1 a loss: the action played, then
+    the heuristic for every seat to the end) have the mean ``mean_return``; ``win_chance`` is their share
+    of wins, ``(mean_return + 1) / 2``, and ``standard_error`` its standard error (nan with fewer than two
+    rollouts). ``dropped``: the race dropped it before the last round (fewer rollouts than the leader)."""
+
+    action: int
+    mean_return: float
+    win_chance: float
+    standard_error: float
+    rollouts: int
+    dropped: bool
+
+    def interval(self, z: float = 1.96) -> tuple[float, float]:
+        """``win_chance`` plus and minus ``z`` standard errors, within [0, 1] (all of it without one)."""
+        if math.isnan(self.standard_error):
+            return 0.0, 1.0
+        return max(0.0, self.win_chance - z * self.standard_error), \
+            min(1.0, self.win_chance + z * self.standard_error)
+
+
+@dataclass(frozen=True)
+class SearchEstimate:
+    """What one decision of the search measured
+    ([`CoopSearchExpert.evaluate`][thermopylae_agents.players.coop_search.CoopSearchExpert.evaluate]):
+    the chosen ``action``, the heuristic's choice ``default``, the ``candidates`` searched (the heuristic's
+    first), their ``estimates`` in that order (none when a single candidate is played at once), and the
+    legal actions not searched: ``dominated`` (never better than a candidate) and ``ranked_out`` (beyond
+    ``max_candidates`` in the heuristic's ranking)."""
+
+    action: int
+    default: int
+    candidates: tuple[int, ...]
+    estimates: tuple[ActionEstimate, ...]
+    dominated: tuple[int, ...]
+    ranked_out: tuple[int, ...]
 
 
 class CoopSearchExpert:
@@ -144,16 +184,23 @@ class CoopSearchExpert:
     # ------------------------------------------------------------------------------------ interface
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """Choose a legal action by determinized Monte-Carlo search."""
+        return self.evaluate(observation, action_mask).action
+
+    def evaluate(self, observation: np.ndarray, action_mask: np.ndarray) -> SearchEstimate:
+        """The search of [`act`][thermopylae_agents.players.coop_search.CoopSearchExpert.act] (the same
+        path: the same draws from the player's generator and the same choice), with what it measured:
+        each searched candidate's rollout returns summed up, the candidates the race dropped, and the
+        legal actions it did not search."""
         mask = np.asarray(action_mask, dtype=bool)
         legal = np.flatnonzero(mask)
         if legal.size == 0:
             raise ValueError("no legal action: the action mask is all zeros")
         view = decode_observation(observation)
         default = self.heuristic.choose(view, mask)
-        candidates = self.candidates(view, mask, default)
+        candidates, ranked_out = self._candidates(view, mask, default)
         self.last_values = {}
         if len(candidates) == 1:
-            return candidates[0]
+            return _estimate(candidates[0], default, candidates, {}, candidates, legal, ranked_out)
         rng = self.rng
         n_det = self.n_determinizations
         # Sample j plays its own determinization with the dice table dice[j], for every candidate alike
@@ -171,7 +218,8 @@ class CoopSearchExpert:
             if len(alive) == 1:
                 break
         self.last_values = {a: float(np.mean(r)) for a, r in returns.items() if r}
-        return int(self._pick(alive, returns, default))
+        chosen = int(self._pick(alive, returns, default))
+        return _estimate(chosen, default, candidates, returns, alive, legal, ranked_out)
 
     def _eliminate(self, alive: list[int], returns: dict[int, list[float]], default: int) -> list[int]:
         """Drop the candidates significantly worse than the leader (paired differences), and those that
@@ -206,6 +254,10 @@ class CoopSearchExpert:
     # ------------------------------------------------------------------------------------ candidates
     def candidates(self, view: TeamView, mask: np.ndarray, default: int) -> list[int]:
         """The legal actions worth searching: dominated ones removed, the heuristic's choice first."""
+        return self._candidates(view, mask, default)[0]
+
+    def _candidates(self, view: TeamView, mask: np.ndarray, default: int) -> tuple[list[int], list[int]]:
+        """The candidates, and the undominated actions left out for ``max_candidates``."""
         legal = [int(a) for a in np.flatnonzero(mask)]
         if view.phase != PHASE_MAIN:
             # Draw offers: declining is searched only when every hand is full. Otherwise giving the card
@@ -213,7 +265,7 @@ class CoopSearchExpert:
             offer = len(legal) > 1 and GIVE_BASE <= legal[0] <= DECLINE
             if offer and any(view.hand_size(a - GIVE_BASE) < 5 for a in legal if a < DECLINE):
                 legal = [a for a in legal if a != DECLINE]
-            return _default_first(legal, default)
+            return _default_first(legal, default), []
         dice_here = location_dice(view.marker)
         kept: list[int] = []
         hopeless_value = None
@@ -240,12 +292,13 @@ class CoopSearchExpert:
             kept.append(FIGHT_BASE + (hopeless_value - 10) * 5)
         if not kept:
             kept = legal
+        ranked_out: list[int] = []
         if len(kept) > self.max_candidates:
             ranked = self.heuristic.rank_main(view, mask, kept)
-            kept = ranked[: self.max_candidates]
+            kept, ranked_out = ranked[: self.max_candidates], ranked[self.max_candidates:]
         if default not in kept and mask[default]:
             kept.append(default)
-        return _default_first(kept, default)
+        return _default_first(kept, default), [a for a in ranked_out if a not in kept]
 
     # ------------------------------------------------------------------------------------ rollouts
     def _python_rounds(self, observation: np.ndarray, dice: list[list[list[int]]]):
@@ -352,6 +405,26 @@ class _DiceTable:
                 self.k = k + 1
                 return row[:size]
         return self.fallback.integers(low, high, size, *args, **kwargs)
+
+
+def _estimate(action: int, default: int, candidates: list[int], returns: Mapping[int, list[float]],
+              alive: list[int], legal: np.ndarray, ranked_out: list[int]) -> SearchEstimate:
+    estimates = []
+    for candidate in candidates:
+        values = np.asarray(returns.get(candidate, ()), dtype=float)
+        if values.size == 0:
+            continue
+        mean = float(values.mean())
+        se = float(values.std(ddof=1)) / math.sqrt(values.size) / 2.0 if values.size > 1 else math.nan
+        estimates.append(ActionEstimate(int(candidate), mean, (mean + 1.0) / 2.0, se, int(values.size),
+                                        candidate not in alive))
+    searched = set(candidates) | set(ranked_out)
+    return SearchEstimate(int(action), int(default), tuple(int(a) for a in candidates), tuple(estimates),
+                          _ints(a for a in legal if int(a) not in searched), _ints(ranked_out))
+
+
+def _ints(actions: Iterable[int]) -> tuple[int, ...]:
+    return tuple(sorted(int(a) for a in actions))
 
 
 def _certain_best(stats, view: TeamView) -> bool:

@@ -1,5 +1,6 @@
 """What the page draws: a position as plain JSON (cards, counts, the legal actions with their names), and
-the hints for the player to move (an agent's action probabilities or choice, the exact fight odds).
+the hints for the player to move (an agent's action probabilities or choice, the search's estimated win
+chance per action, the exact fight odds).
 
 Everything here is computed from the engine's state and the events it emitted; the page never sees an
 object of the engine and never sends one back (it sends an action index, which the server checks against
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from thermopylae_agents.evaluation.labels import coop_action_label, duel_action_label, duel_card_text
+from thermopylae_agents.players.coop_search import CoopSearchExpert, SearchEstimate
 from thermopylae_agents.players.fight_odds import dice_tail_table
 from thermopylae_env.coop.layout import (
     FIGHT_BASE,
@@ -30,7 +32,8 @@ from thermopylae_env.duel.rules import Phase as DuelPhase
 from thermopylae_env.duel.rules import combat_total
 from thermopylae_env.records import describe_event
 
-__all__ = ["coop_view", "duel_view", "event_lines", "fight_odds", "legal_actions", "policy_hint"]
+__all__ = ["coop_view", "duel_view", "event_lines", "fight_odds", "legal_actions", "policy_hint",
+           "search_hint"]
 
 _COOP_PHASES = {Phase.MAIN: "main", Phase.DRAW_OFFER: "draw_offer", Phase.DISCARD: "discard"}
 _DUEL_PHASES = {DuelPhase.PERSIAN_DISCARD: "Persian discard phase",
@@ -166,8 +169,11 @@ def fight_odds(game: Any, state: Any, mask: np.ndarray) -> list[dict[str, Any]]:
 
 def policy_hint(agent: Any, obs: np.ndarray, mask: np.ndarray, label: Any, top: int = 5) -> dict[str, Any]:
     """What ``agent`` would do here: its action probabilities over the legal actions (the ``top`` most
-    probable) where it has them, else the action it chooses."""
+    probable) where it has them, the search's estimates for the search player, else the action it
+    chooses."""
     legal = np.asarray(mask, dtype=bool)
+    if isinstance(agent, CoopSearchExpert):
+        return search_hint(agent.evaluate(np.array(obs, copy=True), legal.copy()), label)
     probabilities = getattr(agent, "action_probabilities", None)
     if callable(probabilities):
         p = np.asarray(probabilities(np.array(obs, copy=True), legal.copy()), dtype=float)
@@ -177,3 +183,19 @@ def policy_hint(agent: Any, obs: np.ndarray, mask: np.ndarray, label: Any, top: 
                 "choice_label": label(int(ranked[0])) if ranked else None}
     choice = int(agent.act(np.array(obs, copy=True), legal.astype(np.int8)))
     return {"probabilities": None, "choice": choice, "choice_label": label(choice)}
+
+
+def search_hint(estimate: SearchEstimate, label: Any, z: float = 1.96) -> dict[str, Any]:
+    """The search's choice and, for each action it searched, its estimated win chance (the action, then
+    the heuristic to the end) with the interval of ``z`` standard errors and the rollouts behind it; the
+    legal actions it did not search, and why."""
+    searched = []
+    for entry in estimate.estimates:
+        low, high = entry.interval(z)
+        searched.append({"action": entry.action, "label": label(entry.action), "win": entry.win_chance,
+                         "low": low, "high": high, "rollouts": entry.rollouts, "dropped": entry.dropped})
+    skipped = [{"action": a, "label": label(a), "why": "dominated"} for a in estimate.dominated]
+    skipped += [{"action": a, "label": label(a), "why": "beyond max_candidates"} for a in estimate.ranked_out]
+    return {"probabilities": None, "choice": estimate.action, "choice_label": label(estimate.action),
+            "search": {"searched": searched, "not_searched": sorted(skipped, key=lambda e: e["action"]),
+                       "default": estimate.default, "z": z}}

@@ -213,7 +213,9 @@ async function askHint() {
   const data = await api("POST", "/api/games/" + ui.game.id + "/hint", { agent });
   const box = $("hint");
   box.replaceChildren();
-  if (data.probabilities) {
+  if (data.search) {
+    drawSearchHint(agent, data, box);
+  } else if (data.probabilities) {
     const list = el("ol", "hint-list");
     for (const entry of data.probabilities) {
       list.appendChild(el("li", null, (100 * entry.p).toFixed(1) + "%  " + entry.label));
@@ -226,6 +228,35 @@ async function askHint() {
   document.querySelectorAll("button.action").forEach((button) => {
     button.classList.toggle("hinted", Number(button.dataset.action) === data.choice);
   });
+}
+
+// The search's estimate of each searched action: its win chance (the action, then the heuristic to the
+// end) with the interval the server computed, and the rollouts behind it; the actions it left out, and why.
+function drawSearchHint(agent, data, box) {
+  const search = data.search;
+  if (!search.searched.length) {
+    box.appendChild(el("p", null, agent + " would play: " + data.choice_label +
+                       " (the only action worth searching: no rollouts)"));
+  } else {
+    box.appendChild(el("p", null, agent + "'s estimated win chance per action (±" + search.z + " SE):"));
+    const list = el("ul", "hint-list search-hint");
+    for (const entry of search.searched) {
+      const item = el("li", entry.action === data.choice ? "chosen" : (entry.dropped ? "dropped" : null));
+      item.dataset.action = entry.action;
+      const pct = (p) => (100 * p).toFixed(1) + "%";
+      item.appendChild(el("span", "win", pct(entry.win) + " [" + pct(entry.low) + ", " + pct(entry.high) + "]"));
+      item.appendChild(el("span", "small", " " + entry.rollouts + " rollouts" +
+                          (entry.dropped ? ", dropped by the race" : "") +
+                          (entry.action === data.choice ? ", chosen" : "")));
+      item.appendChild(el("div", null, entry.label));
+      list.appendChild(item);
+    }
+    box.appendChild(list);
+  }
+  for (const why of ["dominated", "beyond max_candidates"]) {
+    const names = search.not_searched.filter((e) => e.why === why).map((e) => e.label.split("  ")[0]);
+    if (names.length) box.appendChild(el("p", "small not-searched", "Not searched (" + why + "): " + names.join(", ")));
+  }
 }
 
 async function replayStep(index) {
