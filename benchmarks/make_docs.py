@@ -655,6 +655,42 @@ def duel_small_players_table() -> str:
     return _table(header, ["---", "---", "---:", "---:", "---:"], rows)
 
 
+def search_speed_table() -> str:
+    """The co-op search's Python and compiled engines on the same positions, same run
+    (``benchmarks/search_speed.json``)."""
+    result = _load(BENCH / "search_speed.json")
+    search = result["search"]
+    rows = [
+        [
+            str(row["num_players"]),
+            f"{row['positions']} ({row['searched']} searched)",
+            "yes" if row["same_moves"] else "no",
+            f"{row['python_cpu_ms']:.1f}",
+            f"{row['compiled_cpu_ms']:.1f}",
+            f"{row['speedup_cpu']:.1f}x",
+            f"{row['speedup_wall']:.1f}x",
+        ]
+        for row in result["speed"]
+    ]
+    load = result["speed_load"]
+    text = (
+        f"`{result['command']}`: {search['n_determinizations']} determinizations x {search['rollouts']} "
+        f"rounds ({search['other_settings']}); load average {load['start'][0]:.1f} at the start, "
+        f"{load['end'][0]:.1f} at the end, on {result['machine']['cpus']} cores.\n\n"
+    )
+    header = ["team", "positions", "same moves", "Python CPU ms/move", "compiled CPU ms/move",
+              "speed-up (CPU)", "speed-up (wall)"]
+    return text + _table(header, ["---", "---:", "---", "---:", "---:", "---:", "---:"], rows)
+
+
+def _small_duel(result: dict, name: str) -> dict:
+    """The member ``name`` of ``duel_small_games.json``."""
+    for member in result["members"]:
+        if member["config"].get("name") == name:
+            return member
+    raise KeyError(f"no reduced duel named {name!r}")
+
+
 def headline_table() -> str:
     """The README's headline: one row per result, each linking the page with its method and command."""
     coop = _load(BENCH / "coop_bound_agents_eval.json")
@@ -670,6 +706,9 @@ def headline_table() -> str:
         for row in _load(BENCH / "exploitability.json")["rows"]
     }
     speed = _rows_by_name(_load(BENCH / "results.json"))
+    search_speed = _load(BENCH / "search_speed.json")["speed"][0]
+    medium = _small_duel(_load(BENCH / "duel_small_games.json"), "medium")
+    greek = medium["players"]["heuristic_greek"]["exploitability_bounds"]
     rows = [
         [
             "[Co-op solo, shipped MaskablePPO vs heuristic](docs/results.md#co-op-solo)",
@@ -688,6 +727,18 @@ def headline_table() -> str:
             "[Duel: a best response's win rate against the learned / heuristic Persian](docs/strength.md)",
             f"{_pct(exploit['duel_persian_maskable_ppo', 'persian']['win_rate'])} vs "
             f"{_pct(exploit['heuristic', 'persian']['win_rate'])}",
+        ],
+        [
+            "[Duel, the reduced duel `medium` solved exactly (CFR+): the Greek's value, the heuristic "
+            "Greek's exact exploitability](docs/duel_theory.md)",
+            "[{:.4f}, {:.4f}] (returns in [-1, 1]); heuristic Greek {:.3f} to {:.3f}".format(
+                *medium["game_value_bounds"], *greek),
+        ],
+        [
+            "[Co-op search, compiled vs Python rollouts, same positions, same run]"
+            "(docs/speed.md#the-co-op-search-python-and-compiled-rollouts)",
+            f"{search_speed['compiled_cpu_ms']:.1f} vs {search_speed['python_cpu_ms']:.1f} CPU ms per solo "
+            f"move ({search_speed['speedup_cpu']:.1f}x), same moves",
         ],
         [
             "[Single co-op env vs RLCard's Leduc hold'em, same run](docs/speed.md)",
@@ -730,6 +781,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "rllib-projection": rllib_projection_table,
     "duel-small-games": duel_small_games_table,
     "duel-small-players": duel_small_players_table,
+    "search-speed": search_speed_table,
 }
 
 
