@@ -22,7 +22,7 @@ from thermopylae_agents.gametheory.players import agent_strategy, strategy_repor
 from thermopylae_agents.gametheory.tree import GameTree, build_tree
 from thermopylae_agents.policies.registry import GREEK_ID, PERSIAN_ID, AgentSpecError, make_agent
 from thermopylae_env.duel.config import SMALL_DUELS, DuelConfig
-from thermopylae_env.duel.layout import GREEK, PERSIAN, PLAYER_NAMES
+from thermopylae_env.duel.layout import GREEK, PLAYER_NAMES
 from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
 
 __all__ = ["MemberError", "exact_exploitability", "member_config", "player_profile"]
