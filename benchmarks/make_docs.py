@@ -588,6 +588,21 @@ def duel_small_players_table() -> str:
     return _table(header, ["---", "---", "---:", "---:", "---:"], rows)
 
 
+def duel_small_mmd_table() -> str:
+    """MMD against CFR+: iterations to each NashConv tolerance per reduced duel (``duel_small_mmd.json``)."""
+    result = _load(BENCH / "duel_small_mmd.json")
+    rows = []
+    for member in result["members"]:
+        for label, run in (("MMD (last iterate)", member["mmd"]), ("CFR+ (average)", member["cfr_plus"])):
+            reached = [("-" if n is None else _count(n)) for n in run["iterations_to_tolerance"].values()]
+            rows.append([f"`{member['member']}`", label, *reached, f"{run['final_nash_conv']:.1e}",
+                         _count(run["iterations"]), f"{run['seconds']:.0f}"])
+    tolerances = list(result["members"][0]["mmd"]["iterations_to_tolerance"])
+    header = ["duel", "method", *(f"iterations to {t}" for t in tolerances), "final NashConv", "iterations",
+              "seconds"]
+    return _table(header, ["---", "---"] + ["---:"] * (len(tolerances) + 3), rows)
+
+
 def headline_table() -> str:
     """The README's headline: one row per result, each linking the page with its method and command."""
     coop = _load(BENCH / "coop_bound_agents_eval.json")
@@ -661,6 +676,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "rllib-projection": rllib_projection_table,
     "duel-small-games": duel_small_games_table,
     "duel-small-players": duel_small_players_table,
+    "duel-small-mmd": duel_small_mmd_table,
 }
 
 
