@@ -94,7 +94,7 @@ DEVELOPER_SCRIPTS = {
     "benchmark.py", "soak.py", "rllib_scaling.py", "duel_greek_headroom.py", "rollout_coop.py",
     "duel_crossplay.py", "duel_vec_eval.py", "train_exploiters.py", "load_benchmark.py", "make_docs.py",
     "compare_commits.py", "policy_files.py", "ppo_speed.py", "solve_small_duels.py",
-    "mmd_small_duels.py",
+    "mmd_small_duels.py", "trained_br_small_duels.py",
 }
 NEW_CONSOLE_SCRIPTS = [  # the ones added with their modules' move out of scripts/
     "thermopylae-train-rllib", "thermopylae-exploitability", "thermopylae-coop-bound",
