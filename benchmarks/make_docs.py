@@ -603,6 +603,22 @@ def duel_small_mmd_table() -> str:
     return _table(header, ["---", "---"] + ["---:"] * (len(tolerances) + 3), rows)
 
 
+def duel_small_trained_br_table() -> str:
+    """Trained against exact best responses to the heuristic Greek (``duel_small_trained_br.json``)."""
+    result = _load(BENCH / "duel_small_trained_br.json")
+    rows = []
+    for member in result["members"]:
+        exact = member["exact_best_response"]["persian_win_rate"]
+        for run in member["trained_best_responses"]:
+            curve = ", ".join(f"{_count(p['timesteps'])}: {p['win_rate']:.3f}" for p in run["curve"])
+            low, high = run["final"]["ci95"]
+            rows.append([f"`{member['member']}`", f"{exact:.3f}", str(run["seed"]),
+                         f"{run['final']['win_rate']:.3f} [{low:.3f}, {high:.3f}]", curve])
+    header = ["duel", "exact best response wins", "seed", "trained best response wins (95% CI)",
+              "learning curve (steps: win rate)"]
+    return _table(header, ["---", "---:", "---:", "---:", "---"], rows)
+
+
 def headline_table() -> str:
     """The README's headline: one row per result, each linking the page with its method and command."""
     coop = _load(BENCH / "coop_bound_agents_eval.json")
@@ -677,6 +693,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "duel-small-games": duel_small_games_table,
     "duel-small-players": duel_small_players_table,
     "duel-small-mmd": duel_small_mmd_table,
+    "duel-small-trained-br": duel_small_trained_br_table,
 }
 
 
