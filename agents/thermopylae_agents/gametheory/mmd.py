@@ -13,10 +13,11 @@ value of action ``a`` at ``I`` for the player: the counterfactual value (opponen
 subtree, with the player's own later information sets already playing their new policy and adding their
 regularised value (the soft maximum), divided by the set's counterfactual reach so that every set's values
 are returns in [-1, 1] and one temperature fits sets deep and shallow alike. The fixed point of these steps
-is the regularised equilibrium with respect to the magnet; moving the magnet to the current policy every
-``magnet_every`` iterations (a proximal-point outer loop) takes the sequence of those equilibria to a Nash
-equilibrium, and it is the *current* policy (the last iterate, not an average) whose exploitability is
-measured.
+is a regularised equilibrium with respect to the magnet; moving the magnet to the current policy every
+``magnet_every`` iterations (a proximal-point outer loop) moves those equilibria toward a Nash
+equilibrium. The reach normalisation makes the regulariser's weights depend on the opponent's current
+strategy, so MMD's convergence theorem (a fixed dilated regulariser) is not claimed here: convergence is
+measured, on the *current* policy (the last iterate, not an average), with exact NashConv.
 """
 
 from __future__ import annotations
