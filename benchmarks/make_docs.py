@@ -689,6 +689,35 @@ def _small_duel(result: dict, name: str) -> dict:
         if member["config"].get("name") == name:
             return member
     raise KeyError(f"no reduced duel named {name!r}")
+def duel_small_mmd_table() -> str:
+    """MMD against CFR+: iterations to each NashConv tolerance per reduced duel (``duel_small_mmd.json``)."""
+    result = _load(BENCH / "duel_small_mmd.json")
+    rows = []
+    for member in result["members"]:
+        for label, run in (("MMD (last iterate)", member["mmd"]), ("CFR+ (average)", member["cfr_plus"])):
+            reached = [("-" if n is None else _count(n)) for n in run["iterations_to_tolerance"].values()]
+            rows.append([f"`{member['member']}`", label, *reached, f"{run['final_nash_conv']:.1e}",
+                         _count(run["iterations"]), f"{run['seconds']:.0f}"])
+    tolerances = list(result["members"][0]["mmd"]["iterations_to_tolerance"])
+    header = ["duel", "method", *(f"iterations to {t}" for t in tolerances), "final NashConv", "iterations",
+              "seconds"]
+    return _table(header, ["---", "---"] + ["---:"] * (len(tolerances) + 3), rows)
+
+
+def duel_small_trained_br_table() -> str:
+    """Trained against exact best responses to the heuristic Greek (``duel_small_trained_br.json``)."""
+    result = _load(BENCH / "duel_small_trained_br.json")
+    rows = []
+    for member in result["members"]:
+        exact = member["exact_best_response"]["persian_win_rate"]
+        for run in member["trained_best_responses"]:
+            curve = ", ".join(f"{_count(p['timesteps'])}: {p['win_rate']:.3f}" for p in run["curve"])
+            low, high = run["final"]["ci95"]
+            rows.append([f"`{member['member']}`", f"{exact:.3f}", str(run["seed"]),
+                         f"{run['final']['win_rate']:.3f} [{low:.3f}, {high:.3f}]", curve])
+    header = ["duel", "exact best response wins", "seed", "trained best response wins (95% CI)",
+              "learning curve (steps: win rate)"]
+    return _table(header, ["---", "---:", "---:", "---:", "---"], rows)
 
 
 def headline_table() -> str:
@@ -782,6 +811,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "duel-small-games": duel_small_games_table,
     "duel-small-players": duel_small_players_table,
     "search-speed": search_speed_table,
+    "duel-small-mmd": duel_small_mmd_table,
+    "duel-small-trained-br": duel_small_trained_br_table,
 }
 
 

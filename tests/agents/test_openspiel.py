@@ -347,3 +347,39 @@ def test_without_open_spiel_the_import_names_the_extra(monkeypatch):
     with pytest.raises(ImportError, match=r"needs the 'openspiel' extra") as error:
         __import__("thermopylae_agents.openspiel")
     assert "\n" not in str(error.value)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Reduced duels (the game parameter "member")
+
+
+def test_a_reduced_duel_member_deals_only_its_cards_and_passes_openspiels_checks():
+    from thermopylae_env.duel.config import SMALL_DUELS
+
+    game = pyspiel.load_game(DUEL, {"member": "tiny"})
+    assert str(game) == f"{DUEL}(member=tiny)"
+    decks = DuelGame(SMALL_DUELS["tiny"]).deck_ids
+    state = game.new_initial_state()
+    assert [c for c, _ in state.chance_outcomes()] == list(decks[GREEK])
+    pyspiel.random_sim_test(game, num_sims=4, serialize=True, verbose=False)
+
+
+def test_an_unknown_member_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="member must be one of full, tiny, small, medium, got 'huge'"):
+        pyspiel.load_game(DUEL, {"member": "huge"})
+
+
+@pytest.mark.slow  # OpenSpiel enumerates the tiny duel's states in Python: minutes
+def test_open_spiels_nash_conv_of_uniform_play_on_tiny_agrees_with_the_tree_solver():
+    from open_spiel.python import policy
+    from open_spiel.python.algorithms import exploitability
+
+    from thermopylae_agents.gametheory.cfr import Evaluator, nash_conv, uniform_profile
+    from thermopylae_agents.gametheory.tree import build_tree
+    from thermopylae_env.duel.config import SMALL_DUELS
+
+    game = pyspiel.load_game(DUEL, {"member": "tiny"})
+    theirs = exploitability.nash_conv(game, policy.TabularPolicy(game))
+    tree = build_tree(SMALL_DUELS["tiny"])
+    ours = nash_conv(Evaluator(tree), uniform_profile(tree)).nash_conv
+    assert theirs == pytest.approx(ours, abs=1e-9)

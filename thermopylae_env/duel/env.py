@@ -21,8 +21,10 @@ from gymnasium import spaces
 
 from thermopylae_env.actions import IllegalActionError, as_action_index
 from thermopylae_env.core import TurnBasedEnv
+from thermopylae_env.duel.config import DuelConfig
 from thermopylae_env.duel.layout import (
     GREEK,
+    HAND_LIMIT,
     NUM_ACTIONS,
     OBS_SIZE,
     PERSIAN,
@@ -84,7 +86,8 @@ def make_opponent(opponent: Any, side: int, env: gym.Env) -> tuple[OpponentFn, s
     seeds the opponent too.
     """
     if isinstance(opponent, str) and opponent == "heuristic":
-        player = HeuristicGreek() if side == GREEK else HeuristicPersian()
+        limit = getattr(getattr(env, "game", None), "hand_limit", HAND_LIMIT)  # a reduced duel's limit
+        player = HeuristicGreek(hand_limit=limit) if side == GREEK else HeuristicPersian(hand_limit=limit)
         return player.act, "heuristic"
     if isinstance(opponent, str) and opponent == "random":
         return EnvRandomOpponent(env).act, "random"
@@ -224,6 +227,9 @@ class DuelEnv(TurnBasedEnv):
       needs Pillow)
     * ``record_events`` (bool, default False): the engine's events of each step (both sides' moves, the
       cards drawn: hidden information, for records and display) in ``info["events"]``
+    * ``config`` ([`DuelConfig`][thermopylae_env.duel.config.DuelConfig], default the full game): a
+      reduced duel (``SMALL_DUELS``), played by the reference engine with the same observation layout;
+      the heuristic opponent takes its hand limit. The vector envs play the full game only.
 
     ``env.game`` is the [`DuelGame`][thermopylae_env.duel.rules.DuelGame], ``env.state`` the live
     [`DuelState`][thermopylae_env.duel.rules.DuelState] (``None`` before the first reset).
@@ -253,8 +259,9 @@ class DuelEnv(TurnBasedEnv):
         illegal_action_penalty: float = -1.0,
         render_mode: str | None = None,
         record_events: bool = False,
+        config: DuelConfig | None = None,
     ) -> None:
-        self._init_core(DuelGame(), NUM_ACTIONS, illegal_action, illegal_action_penalty, render_mode,
+        self._init_core(DuelGame(config), NUM_ACTIONS, illegal_action, illegal_action_penalty, render_mode,
                         record_events)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(OBS_SIZE,), dtype=np.float32)

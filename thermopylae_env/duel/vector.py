@@ -57,6 +57,7 @@ from thermopylae_env.actions import (
 )
 from thermopylae_env.core import ResetNeeded
 from thermopylae_env.duel import kernel as K
+from thermopylae_env.duel.config import DuelConfig
 from thermopylae_env.duel.layout import decode_action
 from thermopylae_env.duel.rules import DuelGame, DuelState
 from thermopylae_env.threads import kernel_threads
@@ -534,7 +535,11 @@ class DuelVectorEnv(_DuelVectorBase):
         render_mode: str | None = None,
         record_events: bool = False,
         side: int | None = None,
+        config: DuelConfig | None = None,
     ) -> None:
+        if config is not None and not config.is_full:
+            raise ValueError(f"the vector duel env plays the full game only, not the {config.name!r} duel: "
+                             "use DuelGreekEnv/DuelPersianEnv(config=...) (the reference engine)")
         if side is not None:
             if side not in (GREEK, PERSIAN):
                 raise ValueError(f"side must be {GREEK} (Greek) or {PERSIAN} (Persian), got {side!r}")

@@ -20,9 +20,10 @@ defences once committed, a declined attack or defence); cards an opponent adds t
 are not seen, nor how many, until committed. The information-state tensor is the observation: a summary
 of that history for neural agents, not a perfect-recall encoding (tabular algorithms key on the string).
 
-Game parameters: none yet. `_engine_for` is the one place that builds the engine from the game's
-parameters and `_game_info` the one place that sizes the game from the engine, so that parameters
-of a smaller duel (decks, hand limit, tokens) pass through ``pyspiel.load_game(name, params)``.
+Game parameter ``member`` (default ``full``): the duel played, ``full`` or a member of the reduced family
+[`SMALL_DUELS`][thermopylae_env.duel.config.SMALL_DUELS] (``pyspiel.load_game(name, {"member": "tiny"})``).
+A reduced duel deals only its decks' card ids. `_engine_for` is the one place that builds the engine from
+the game's parameters and `_game_info` the one place that sizes the game from the engine.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import numpy as np
 import pyspiel
 
 from thermopylae_agents.openspiel._common import PieceObserver, ScriptedChance
+from thermopylae_env.duel.config import FULL_DUEL, SMALL_DUELS
 from thermopylae_env.duel.layout import (
     DECK_SIZE,
     DISCARD_KIND,
@@ -49,7 +51,8 @@ __all__ = ["SHORT_NAME", "ThermopylaeDuelGame", "ThermopylaeDuelState", "chance_
 
 SHORT_NAME = "python_thermopylae_duel"
 _SIDE = ("G", "P")
-_DEFAULT_PARAMS: dict = {}
+_DEFAULT_PARAMS: dict = {"member": "full"}
+_MEMBERS = {"full": FULL_DUEL, **SMALL_DUELS}
 
 _GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
@@ -70,8 +73,11 @@ _GAME_TYPE = pyspiel.GameType(
 
 
 def _engine_for(params: dict) -> DuelGame:
-    """The rules engine of a duel with these (checked) game parameters."""
-    return DuelGame()
+    """The rules engine of a duel with these game parameters (an unknown member: one-line ValueError)."""
+    member = params.get("member", "full")
+    if member not in _MEMBERS:
+        raise ValueError(f"member must be one of {', '.join(_MEMBERS)}, got {member!r}")
+    return DuelGame(_MEMBERS[member])
 
 
 def _game_info(engine: DuelGame) -> pyspiel.GameInfo:
@@ -146,9 +152,9 @@ class ThermopylaeDuelState(pyspiel.State):
     def chance_outcomes(self) -> list[tuple[int, float]]:
         state = self.engine_state
         if state is None:
-            player = GREEK if len(self._deal[GREEK]) < DECK_SIZE else 1 - GREEK
-            base = player * DECK_SIZE
-            left = sorted(set(range(base, base + DECK_SIZE)) - set(self._deal[player]))
+            decks = self._engine.deck_ids
+            player = GREEK if len(self._deal[GREEK]) < len(decks[GREEK]) else 1 - GREEK
+            left = sorted(set(decks[player]) - set(self._deal[player]))
         else:
             victim = 1 - state.current_player
             left = sorted(set(state.hands[victim]) - set(self._picks))
@@ -190,7 +196,7 @@ class ThermopylaeDuelState(pyspiel.State):
 
     def _deal_card(self, card: int) -> None:
         self._deal[card // DECK_SIZE].append(card)
-        if len(self._deal[1 - GREEK]) == DECK_SIZE:
+        if len(self._deal[1 - GREEK]) == len(self._engine.deck_ids[1 - GREEK]):
             events: list = []
             self.engine_state = self._engine.new_state(self._deal[0], self._deal[1], events)
             self._log(events)
