@@ -492,7 +492,8 @@ def learn(exp: Distillation) -> list[dict[str, Any]]:
         row: dict[str, Any] = {
             "round": round_ + 1, "beta": cfg.beta(round_), "games": new.games,
             "played_win_rate": new.wins / max(new.games, 1), "decisions": len(new),
-            "dataset_decisions": len(exp.data), "moves_played_equal_to_label": int((new.played == new.labels).sum()),
+            "dataset_decisions": len(exp.data),
+            "moves_played_equal_to_label": int((new.played == new.labels).sum()),
             "agreement_before_training": on_policy,
             "agreement_after_training": agreement(exp.model.policy, exp.data.expert_data()),
             "last_epoch": history[-1] if history else None, "ppo_timesteps": tuned,
