@@ -192,3 +192,23 @@ def test_the_search_settings_of_the_config_reach_the_labelling_search(tmp_path: 
     cfg = _tiny(search={"n_determinizations": 4, "rollouts": 1, "max_candidates": 3})
     search = cfg.make_search(30_000_000, 2)
     assert (search.n_determinizations, search.rollouts, search.max_candidates) == (4, 1, 3)
+
+
+def test_a_ppo_config_of_another_team_size_is_refused_before_anything_is_written(tmp_path):
+    from thermopylae_agents.training.config import CONFIG_DIR
+
+    cfg = _tiny(2, start="bc-heuristic", ppo_config=str(CONFIG_DIR / "coop.yaml"))
+    with pytest.raises(ValueError, match="team of 2"):
+        setup(cfg, tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_a_heuristic_clone_start_with_a_ppo_fine_tune_finishes(tmp_path):
+    cfg = _tiny(start="bc-heuristic", bc_episodes=5, games_per_round=1, eval_games=2, ppo_timesteps=1,
+                value_coef=0.5)
+    report = run(cfg, tmp_path / "run", progress=False, command="test")
+    assert report["rounds"][0]["ppo_timesteps"] > 0
+    agent, _ = make_agent(str(tmp_path / "run" / "policy.json"), COOP_ID, env_kwargs={"num_players": 1})
+    data = DistillData.load(tmp_path / "run" / "dataset.npz")
+    assert data.masks[0][agent.act(data.observations[0], data.masks[0])]
