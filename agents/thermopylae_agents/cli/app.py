@@ -16,6 +16,7 @@ Usage:
     thermopylae ppo-native ...              PPO in one file, co-op or duel (.cli.ppo_native)
     thermopylae duel-table ...              the duel strength table of the built-in players (.cli.duel_table)
     thermopylae web [--host H] [--port P]   watch and play in the browser (.cli.web)
+    thermopylae distill ...                 the co-op search distilled into a policy (.cli.distill)
 
 Also ``python -m thermopylae_agents ...``. ``play`` and ``replay`` are parsed here; every other subcommand
 is its module's ``main(argv, prog)``, imported only when it runs (so that ``thermopylae play`` needs no
@@ -54,6 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ppo-native": ("thermopylae_agents.cli.ppo_native", "masked PPO in one file (co-op, duel)"),
     "duel-table": ("thermopylae_agents.cli.duel_table", "the duel strength table of the built-in players"),
     "web": ("thermopylae_agents.cli.web", "watch and play in the browser (a local web app)"),
+    "distill": ("thermopylae_agents.cli.distill", "the co-op search distilled into a policy (DAgger)"),
 }
 
 
