@@ -369,7 +369,7 @@ def test_an_unknown_member_is_refused_in_one_line():
         pyspiel.load_game(DUEL, {"member": "huge"})
 
 
-@pytest.mark.manual  # OpenSpiel enumerates the tiny duel's states in Python: several minutes, beyond CI's budget
+@pytest.mark.manual  # OpenSpiel enumerates the tiny duel's states in Python: minutes, beyond CI's budget
 def test_open_spiels_nash_conv_of_uniform_play_on_tiny_agrees_with_the_tree_solver():
     from open_spiel.python import policy
     from open_spiel.python.algorithms import exploitability
