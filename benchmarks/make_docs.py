@@ -683,6 +683,23 @@ def search_speed_table() -> str:
     return text + _table(header, ["---", "---:", "---", "---:", "---:", "---:", "---:"], rows)
 
 
+def rlzoo_coop_table() -> str:
+    """rl_zoo3's plain PPO with the shipped file, the heuristic and random on the same deals
+    (``benchmarks/rlzoo_coop.json``)."""
+    result = _load(BENCH / "rlzoo_coop.json")
+    rows = [
+        [f"`{name}`", f"{entry['wins']:,} / {entry['games']:,}", _pct(entry["win_rate"]),
+         _interval(*entry["ci95"])]
+        for name, entry in result["agents"].items()
+    ]
+    text = (
+        f"`{result['env_id']}` with `{json.dumps(result['env_kwargs'])}`, {result['timesteps']:,} training "
+        f"steps (seed {result['seed']}, commit {result['commit']}); the trained policy chose a masked-out "
+        f"action on {_pct(result['policy_illegal_choice_rate'])} of its moves (each replaced).\n\n"
+    )
+    return text + _table(["player", "wins", "win rate", "95% interval"], ["---", "---:", "---:", "---"], rows)
+
+
 def _small_duel(result: dict, name: str) -> dict:
     """The member ``name`` of ``duel_small_games.json``."""
     for member in result["members"]:
@@ -811,6 +828,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "duel-small-games": duel_small_games_table,
     "duel-small-players": duel_small_players_table,
     "search-speed": search_speed_table,
+    "rlzoo-coop": rlzoo_coop_table,
     "duel-small-mmd": duel_small_mmd_table,
     "duel-small-trained-br": duel_small_trained_br_table,
 }
