@@ -700,6 +700,17 @@ def rlzoo_coop_table() -> str:
     return text + _table(["player", "wins", "win rate", "95% interval"], ["---", "---:", "---:", "---"], rows)
 
 
+def coop_search_yardstick_table() -> str:
+    """The search expert with random, the heuristic and each team size's policy on the same deals
+    (``benchmarks/coop_search_yardstick.json``, joined by ``benchmarks/search_yardstick.py``)."""
+    result = _load(BENCH / "coop_search_yardstick.json")
+    rows = []
+    for players, size in sorted(result["team_sizes"].items(), key=lambda item: int(item[0])):
+        rows += _team_rows(int(players), size, "search")
+    header = ["team", "player", "games", "win rate", "95% interval", "mean turns", "search - player, paired"]
+    return _table(header, ["---", "---", "---:", "---:", "---", "---:", "---"], rows)
+
+
 def _small_duel(result: dict, name: str) -> dict:
     """The member ``name`` of ``duel_small_games.json``."""
     for member in result["members"]:
@@ -752,6 +763,10 @@ def headline_table() -> str:
         for row in _load(BENCH / "exploitability.json")["rows"]
     }
     speed = _rows_by_name(_load(BENCH / "results.json"))
+    yardstick = _load(BENCH / "coop_search_yardstick.json")["team_sizes"]["1"]
+    by_agent = {entry["agent"]: entry for entry in yardstick["results"]}
+    search, search_ppo = by_agent["search"], by_agent["coop_maskable_ppo"]
+    search_pair = _paired(yardstick, "search", "coop_maskable_ppo")
     search_speed = _load(BENCH / "search_speed.json")["speed"][0]
     medium = _small_duel(_load(BENCH / "duel_small_games.json"), "medium")
     greek = medium["players"]["heuristic_greek"]["exploitability_bounds"]
@@ -760,6 +775,13 @@ def headline_table() -> str:
             "[Co-op solo, shipped MaskablePPO vs heuristic](docs/results.md#co-op-solo)",
             f"{_pct(ppo['win_rate'])} vs {_pct(heuristic['win_rate'])} on the same {ppo['games']:,} deals, "
             f"paired {100 * pair['difference']:+.2f} points {_signed_interval(*pair['ci95'])}",
+        ],
+        [
+            "[Co-op solo, the search expert vs the shipped MaskablePPO](docs/results.md"
+            "#the-search-expert-on-thousands-of-deals)",
+            f"{_pct(search['win_rate'])} vs {_pct(search_ppo['win_rate'])} on the same {search['games']:,} "
+            f"deals, paired {100 * search_pair['difference']:+.2f} points "
+            f"{_signed_interval(*search_pair['ci95'])}, p = {_p(search_pair['p_value'])}",
         ],
         [
             "[Co-op solo, deck-clairvoyant upper bound](docs/coop_bound.md)",
@@ -829,6 +851,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "duel-small-players": duel_small_players_table,
     "search-speed": search_speed_table,
     "rlzoo-coop": rlzoo_coop_table,
+    "coop-search-yardstick": coop_search_yardstick_table,
     "duel-small-mmd": duel_small_mmd_table,
     "duel-small-trained-br": duel_small_trained_br_table,
 }
