@@ -48,7 +48,7 @@ BUILT_IN_OPPONENTS = ("heuristic", "random")  # part of the duel env's definitio
 # The options a record may give each environment and the JSON type each must have: the keyword arguments
 # of the env classes less RESERVED_OPTIONS (a test holds the two together). Values are checked by the env.
 _COMMON_OPTIONS = {"illegal_action": "string", "illegal_action_penalty": "number"}
-_DUEL_OPTIONS = {"opponent": "string", **_COMMON_OPTIONS}
+_DUEL_OPTIONS = {"opponent": "string", "config": "duel config", **_COMMON_OPTIONS}
 ENV_OPTIONS: dict[str, dict[str, str]] = {
     "thermopylae/Coop-v0": {"num_players": "integer", "persian_deck": "deck rows", **_COMMON_OPTIONS,
                             "reward_shaping": "number"},
@@ -107,6 +107,8 @@ def _option_problem(key: str, kind: str, value: Any) -> str | None:
         got = "a string (a file name?)" if isinstance(value, str) else f"a {type(value).__name__}"
         return (f"{key} must be the deck's rows (a list of [white, red, bonus]) or null, got {got}: a record "
                 "holds its deck and never names a file")
+    if kind == "duel config" and value is not None and not isinstance(value, dict):
+        return f"{key} must be a duel config object (DuelConfig.to_dict) or null, got {_shown(value)}"
     return None
 
 

@@ -145,6 +145,8 @@ def _check_options(options: dict[str, Any]) -> dict[str, Any]:
     for key, value in options.items():
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
+        if key == "config" and hasattr(value, "to_dict"):  # a reduced duel: recorded in its JSON form
+            value = value.to_dict()
         try:
             json.dumps(value, allow_nan=False)
         except (TypeError, ValueError) as err:

@@ -201,3 +201,30 @@ def test_a_broken_deck_file_is_named_and_nothing_of_it_is_quoted(tmp_path, case)
         load_persian_deck(path)
     text = str(caught.value)
     assert str(path) in text and SECRET.lower() not in text.lower() and "\n" not in text
+
+
+def test_a_reduced_duel_is_recorded_as_its_config_object_and_replays_the_same_game(tmp_path):
+    from thermopylae_env.duel.config import SMALL_DUELS
+    from thermopylae_env.record_format import load_record
+    from thermopylae_env.records import RecordEpisode, replay_record
+
+    config = SMALL_DUELS["small"]
+    env = RecordEpisode(gym.make("thermopylae/DuelGreek-v0", config=config, record_events=True),
+                        tmp_path / "small.jsonl")
+    obs, info = env.reset(seed=3)
+    done = False
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        done = terminated or truncated
+    env.close()
+    record = load_record(tmp_path / "small.jsonl")
+    assert record.header["options"]["config"] == config.to_dict()
+    replayed = replay_record(record)
+    assert replayed["finished"] and replayed["won"] == record.result["won"]
+
+
+def test_a_duel_config_given_as_json_is_checked_in_one_line():
+    from thermopylae_env.duel.config import DuelConfigError
+
+    with pytest.raises(DuelConfigError, match=r"missing field\(s\) greek, persian"):
+        gym.make("thermopylae/DuelGreek-v0", config={"name": "mine"})

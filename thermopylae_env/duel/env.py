@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -21,7 +21,7 @@ from gymnasium import spaces
 
 from thermopylae_env.actions import IllegalActionError, as_action_index
 from thermopylae_env.core import TurnBasedEnv
-from thermopylae_env.duel.config import DuelConfig
+from thermopylae_env.duel.config import DuelConfig, duel_config_from_mapping
 from thermopylae_env.duel.layout import (
     GREEK,
     HAND_LIMIT,
@@ -227,7 +227,8 @@ class DuelEnv(TurnBasedEnv):
       needs Pillow)
     * ``record_events`` (bool, default False): the engine's events of each step (both sides' moves, the
       cards drawn: hidden information, for records and display) in ``info["events"]``
-    * ``config`` ([`DuelConfig`][thermopylae_env.duel.config.DuelConfig], default the full game): a
+    * ``config`` ([`DuelConfig`][thermopylae_env.duel.config.DuelConfig] or its JSON form
+      ([`DuelConfig.to_dict`][thermopylae_env.duel.config.DuelConfig.to_dict]), default the full game): a
       reduced duel (``SMALL_DUELS``), played by the reference engine with the same observation layout;
       the heuristic opponent takes its hand limit. The vector envs play the full game only.
 
@@ -259,8 +260,10 @@ class DuelEnv(TurnBasedEnv):
         illegal_action_penalty: float = -1.0,
         render_mode: str | None = None,
         record_events: bool = False,
-        config: DuelConfig | None = None,
+        config: DuelConfig | Mapping[str, Any] | None = None,
     ) -> None:
+        if config is not None and not isinstance(config, DuelConfig):
+            config = duel_config_from_mapping(config)  # the JSON form (a record's options, a config file)
         self._init_core(DuelGame(config), NUM_ACTIONS, illegal_action, illegal_action_penalty, render_mode,
                         record_events)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
