@@ -141,9 +141,11 @@ def test_masked_sampling_is_legal_in_the_duel():
         assert not np.asarray(final.get("illegal_action", np.zeros(16, bool)))[terminated].any()
 
 
-def test_fight_features_are_those_of_the_sb3_extractor():
+def test_the_torch_fight_features_are_the_sb3_extractors_and_the_numpy_ones():
     pytest.importorskip("stable_baselines3")
     from thermopylae_agents.players.fight_features import CoopFightFeatures
+    from thermopylae_agents.players.fight_odds import coop_fight_features
+    from thermopylae_agents.players.fight_torch import FightFeatures
 
     ppo = _script()
     envs = CoopVectorEnv(num_envs=64)
@@ -153,8 +155,9 @@ def test_fight_features_are_those_of_the_sb3_extractor():
         obs, *_ = envs.step(ppo.guard(envs.action_masks()).argmax(1))
         batch.append(obs)
     x = torch.as_tensor(np.concatenate(batch))
-    ours = ppo.FightFeatures(x.shape[1])(x)
+    ours = FightFeatures(x.shape[1])(x)
     assert torch.equal(ours, CoopFightFeatures(envs.single_observation_space)(x))
+    assert np.allclose(ours.numpy(), coop_fight_features(x.numpy()), atol=1e-6)
 
 
 def test_capture_video_records_the_evaluation_games(tmp_path, capsys):

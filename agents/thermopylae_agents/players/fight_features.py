@@ -16,22 +16,14 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from thermopylae_agents.players.fight_odds import (
     CARD_VALUES,
-    MARKER_3,
-    MARKER_6,
-    MAX_THRESHOLD,
-    MIN_THRESHOLD,
     NUM_ODDS,
-    SCALE,
-    SLOT1,
-    SLOT2,
     SLOT_VALUES,
     coop_fight_features,
     dice_tail_table,
-    fight_rows,
     numpy_odds,
 )
+from thermopylae_agents.players.fight_torch import fight_features
 from thermopylae_env.coop.layout import NUM_SUPPORT
-from thermopylae_env.coop.state import MAX_DICE
 
 __all__ = ["CoopFightFeatures"]
 
@@ -65,16 +57,7 @@ class CoopFightFeatures(BaseFeaturesExtractor):
         self.register_buffer("slot_values", th.as_tensor(SLOT_VALUES), persistent=False)
 
     def forward(self, observations: th.Tensor) -> th.Tensor:
-        obs = observations.float()
-        batch = obs.shape[0]
-        location = (obs[:, MARKER_3] + obs[:, MARKER_6]).round().long().clamp(0, MAX_DICE)
-        slots = (obs.index_select(1, self.slot_values) * SCALE).round().clamp(MIN_THRESHOLD, MAX_THRESHOLD)
-        rows = fight_rows(location, *slots.long().unbind(1), lib=th)  # (B, 4)
-        odds = th.nn.functional.embedding(rows, self.odds)  # (B, 4, 55)
-        p1, p2 = obs[:, SLOT1], obs[:, SLOT2]
-        present = th.stack([p1, p1, p1 * p2, p1 * p2], 1)
-        fights = (odds * present[:, :, None]).transpose(1, 2).reshape(batch, -1)  # (B, 55 * 4)
-        return th.cat([obs, fights], 1)
+        return fight_features(observations.float(), self.odds, self.slot_values)
 
     @staticmethod
     def numpy_features(observation: np.ndarray) -> np.ndarray:

@@ -24,8 +24,9 @@ legal action is still guarded (treated as all legal), so that a masked softmax n
 row, whatever the env's autoreset mode gives for a finished game waiting for its reset step.
 
 The co-op network is the shipped co-op recipe's (``agents/thermopylae_agents/configs/coop.yaml``) without
-the behaviour-cloning warm start: the observation plus the exact fight odds (`FightFeatures`, the
-same numbers as ``thermopylae_agents.training.CoopFightFeatures``), an actor MLP [128, 128] and a critic
+the behaviour-cloning warm start: the observation plus the exact fight odds
+([`FightFeatures`][thermopylae_agents.players.fight_torch.FightFeatures], the computation the SB3 extractor
+``CoopFightFeatures`` calls too), an actor MLP [128, 128] and a critic
 MLP [64, 64] (tanh), 256 games x 64 steps per rollout, 2 epochs of 4 minibatches. So its steps per second
 compare with SB3's MaskablePPO on the same recipe (``benchmarks/ppo_speed.py``). The duel's network sees
 the observation alone.
@@ -53,25 +54,12 @@ import numpy as np
 import torch  # torch and tensorboard: the train extra (the console script names it when missing)
 import torch.nn as nn
 
-from thermopylae_agents.players.fight_odds import (
-    MARKER_3,
-    MARKER_6,
-    MAX_THRESHOLD,
-    MIN_THRESHOLD,
-    NUM_ODDS,
-    SCALE,
-    SLOT1,
-    SLOT2,
-    SLOT_VALUES,
-    fight_rows,
-    numpy_odds,
-)
-from thermopylae_env.coop.state import MAX_DICE
+from thermopylae_agents.players.fight_torch import FightFeatures
 from thermopylae_env.coop.vector import CoopVectorEnv
 from thermopylae_env.duel.vector import DuelGreekVectorEnv, DuelPersianVectorEnv
 from thermopylae_env.threads import configure_torch
 
-__all__ = ["ENV_IDS", "Agent", "Args", "FightFeatures", "default_run_dir", "evaluate", "guard", "train"]
+__all__ = ["ENV_IDS", "Agent", "Args", "default_run_dir", "evaluate", "guard", "train"]
 
 COOP_ID = "thermopylae/Coop-v0"
 VECTOR_ENVS = {
@@ -160,27 +148,6 @@ def default_run_dir(args: Args) -> Path:
         return Path(args.run_dir)
     game = "" if args.env_id == COOP_ID else args.env_id.split("/")[1].removesuffix("-v0").lower() + "_"
     return Path(f"runs/ppo_native_{game}s{args.seed}")
-
-
-class FightFeatures(nn.Module):
-    """The co-op observation plus the exact odds of every fight against the current line (220 numbers;
-    the forward of ``thermopylae_agents.training.CoopFightFeatures`` without SB3's base class)."""
-
-    def __init__(self, obs_size: int) -> None:
-        super().__init__()
-        self.features_dim = obs_size + NUM_ODDS * 4
-        self.register_buffer("odds", torch.as_tensor(numpy_odds()), persistent=False)
-        self.register_buffer("slot_values", torch.as_tensor(SLOT_VALUES), persistent=False)
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        location = (obs[:, MARKER_3] + obs[:, MARKER_6]).round().long().clamp(0, MAX_DICE)
-        slots = (obs.index_select(1, self.slot_values) * SCALE).round().clamp(MIN_THRESHOLD, MAX_THRESHOLD)
-        rows = fight_rows(location, *slots.long().unbind(1), lib=torch)  # (B, 4)
-        odds = nn.functional.embedding(rows, self.odds)  # (B, 4, 55)
-        p1, p2 = obs[:, SLOT1], obs[:, SLOT2]
-        present = torch.stack([p1, p1, p1 * p2, p1 * p2], 1)
-        fights = (odds * present[:, :, None]).transpose(1, 2).reshape(obs.shape[0], -1)
-        return torch.cat([obs, fights], 1)
 
 
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias_const: float = 0.0) -> nn.Linear:
