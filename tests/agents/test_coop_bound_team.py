@@ -10,6 +10,9 @@ from thermopylae_agents.evaluation.coop_bound import DeckClairvoyantSolver, deal
 from thermopylae_env.coop import CoopGame
 from thermopylae_env.coop.env import CoopEnv
 
+# Compiles its own kernels or trains: CI's slow step runs it (the default run stays short).
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("numba")
 
 

@@ -11,6 +11,9 @@ from thermopylae_agents.gametheory.mmd import mmd
 from thermopylae_agents.gametheory.tree import build_tree
 from thermopylae_env.duel.config import SMALL_DUELS
 
+# Compiles its own kernels or trains: CI's slow step runs it (the default run stays short).
+pytestmark = pytest.mark.slow
+
 # NashConv bounds after a fixed number of iterations, with the default alpha, eta and magnet period.
 BOUNDS = {"tiny": (12, 1e-3), "small": (24, 1e-3)}
 

@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 import yaml
 
+# Compiles its own kernels or trains: CI's slow step runs it (the default run stays short).
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("sb3_contrib")
 
 from thermopylae_agents.cli.app import main as thermopylae  # noqa: E402
