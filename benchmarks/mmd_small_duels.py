@@ -14,10 +14,7 @@ tolerance of ``--tolerances``.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -30,7 +27,7 @@ for path in (ROOT, ROOT / "agents"):
 from thermopylae_agents.gametheory.cfr import Evaluator, solve  # noqa: E402
 from thermopylae_agents.gametheory.mmd import mmd  # noqa: E402
 from thermopylae_agents.gametheory.tree import build_tree  # noqa: E402
-from thermopylae_agents.policies.provenance import git_commit  # noqa: E402
+from thermopylae_agents.policies.provenance import Measurement  # noqa: E402
 from thermopylae_env.duel.config import SMALL_DUELS  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "duel_small_mmd.json"
@@ -89,23 +86,17 @@ def run(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if min(args.tolerances + args.cfr_tolerances) <= 0 or args.max_iterations < 1:
         parser.error("tolerances must be positive and --max-iterations at least 1")
-    started, cpu_started = time.perf_counter(), time.process_time()
+    measurement = Measurement()
     members = [member_record(name, args) for name in args.members]
     doc = {
         "title": "Magnetic mirror descent against CFR+ on the reduced duels: exact NashConv curves",
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": git_commit(ROOT),
-        "command": " ".join(["benchmarks/" + Path(sys.argv[0]).name]
-                            + (sys.argv[1:] if argv is None else argv)),
         "method": ("MMD: tabular magnetic mirror descent (Sokota et al. 2022), dilated KL steps normalised "
                    "by counterfactual reach, simultaneous updates, magnet moved to the current policy every "
                    "magnet_every iterations, NashConv of the last iterate; CFR+: alternating updates, linear "
                    "averaging, NashConv of the average; both exact (whole tree, exact best responses); "
                    "iterations_to_tolerance at the check resolution, null when not reached within the run "
                    "(CFR+ runs to the smallest --cfr-tolerances only)"),
-        "seconds": round(time.perf_counter() - started, 1),
-        "cpu_seconds": round(time.process_time() - cpu_started, 1),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        **measurement.header(__file__, argv),
         "members": members,
     }
     args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

@@ -13,12 +13,8 @@ uniformly random players and the heuristics of ``duel/opponents.py`` run on the 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,14 +23,10 @@ for path in (ROOT, ROOT / "agents"):
         sys.path.insert(0, str(path))
 
 from thermopylae_agents.gametheory.players import solve_member  # noqa: E402
-from thermopylae_agents.policies.provenance import git_commit  # noqa: E402
+from thermopylae_agents.policies.provenance import Measurement  # noqa: E402
 from thermopylae_env.duel.config import SMALL_DUELS, DuelConfigError, load_duel_config  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "duel_small_games.json"
-
-
-def _load() -> list[float] | None:
-    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -52,8 +44,7 @@ def run(argv: list[str] | None = None) -> int:
         configs = [SMALL_DUELS[name] for name in args.members] + [load_duel_config(p) for p in args.config]
     except DuelConfigError as error:
         parser.error(str(error))
-    load_start = _load()
-    started, cpu_started = time.perf_counter(), time.process_time()
+    measurement = Measurement()
     members = []
     for config in configs:
         members.append(solve_member(config, args.tolerance, args.max_iterations,
@@ -64,19 +55,12 @@ def run(argv: list[str] | None = None) -> int:
     doc = {
         "title": ("Reduced duels solved exactly: equilibria and the exact exploitability of the built-in "
                   "players"),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": git_commit(ROOT),
-        "command": " ".join(["benchmarks/" + Path(sys.argv[0]).name]
-                            + (sys.argv[1:] if argv is None else argv)),
         "method": ("whole tree over thermopylae_env.duel.rules (thermopylae_agents.gametheory.tree), CFR+ "
                    "with alternating updates and linear averaging, exact best responses per information set "
                    "(thermopylae_agents.gametheory.cfr); values are the Greek's expected return (+1 win, -1 "
                    "loss); exploitability = game value minus the return a strategy keeps against a best "
                    "response, bounded by the solution's value bounds"),
-        "seconds": round(time.perf_counter() - started, 1),
-        "cpu_seconds": round(time.process_time() - cpu_started, 1),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                    "load_average_start": load_start, "load_average_end": _load()},
+        **measurement.header(__file__, argv),
         "members": members,
     }
     args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

@@ -16,10 +16,7 @@ legal action), each with a 95% Wilson interval.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -35,7 +32,7 @@ from thermopylae_agents.evaluation.stats import wilson_interval  # noqa: E402
 from thermopylae_agents.gametheory.cfr import Evaluator, best_response  # noqa: E402
 from thermopylae_agents.gametheory.exact import player_profile  # noqa: E402
 from thermopylae_agents.gametheory.tree import build_tree  # noqa: E402
-from thermopylae_agents.policies.provenance import git_commit  # noqa: E402
+from thermopylae_agents.policies.provenance import Measurement  # noqa: E402
 from thermopylae_env.duel.config import SMALL_DUELS, DuelConfig  # noqa: E402
 from thermopylae_env.duel.env import DuelPersianEnv  # noqa: E402
 from thermopylae_env.duel.layout import GREEK, PERSIAN  # noqa: E402
@@ -103,7 +100,7 @@ def run(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    started = time.perf_counter()
+    measurement = Measurement()
     members = []
     for name in args.members:
         config = SMALL_DUELS[name]
@@ -120,17 +117,12 @@ def run(argv: list[str] | None = None) -> int:
                                           - np.mean([r["final"]["win_rate"] for r in runs]))})
     doc = {
         "title": "Trained best responses against the heuristic Greek next to the exact one, on reduced duels",
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": git_commit(ROOT),
-        "command": " ".join(["benchmarks/" + Path(sys.argv[0]).name]
-                            + (sys.argv[1:] if argv is None else argv)),
         "method": ("exact: the Persian's best response to HeuristicGreek (member's hand limit) on the whole "
                    "tree, information sets respected; trained: MaskablePPO with the hyperparameters of "
                    "training/exploitability.py, no warm start, DummyVecEnv of DuelPersianEnv(config), "
                    "most-likely-legal-action win rate on the same evaluation deals at each curve point"),
         "budget": args.budget, "num_envs": args.num_envs, "eval_games": args.eval_games,
-        "seconds": round(time.perf_counter() - started, 1),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        **measurement.header(__file__, argv),
         "members": members,
     }
     args.out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

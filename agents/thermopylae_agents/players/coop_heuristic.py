@@ -57,9 +57,10 @@ from thermopylae_env.coop.layout import (
     RETREAT,
     discard_action,
 )
+from thermopylae_env.coop.rules import CoopGame
 from thermopylae_env.coop.state import HAND_LIMIT, MAX_DICE
 
-__all__ = ["CoopHeuristic", "DEFAULT_PARAMS"]
+__all__ = ["CoopHeuristic", "DEFAULT_PARAMS", "heuristic_positions"]
 
 DEFAULT_PARAMS: dict[str, float] = {
     # What a fight gains.
@@ -389,6 +390,33 @@ class CoopHeuristic:
         if marker == 3:
             return hand_size <= p["stay3_hand"] or best_adv < p["stay3_adv"]
         return hand_size <= p["walk_hand"] or best_adv < p["walk_adv"]
+
+
+def heuristic_positions(num_players: int, seed: int, random_share: float, count: int | None = None,
+                        games: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Observations and legal-action masks of the heuristic's games on the reference engine, every phase
+    included: the first ``count`` decisions, or every decision of ``games`` whole games (exactly one of the
+    two). A share ``random_share`` of the moves is a random legal action instead, to reach positions the
+    heuristic avoids; one generator seeded with ``seed`` draws the deals, those moves and the dice, so the
+    same arguments give the same positions."""
+    if (count is None) == (games is None):
+        raise ValueError("heuristic_positions needs exactly one of count and games")
+    game = CoopGame(num_players=num_players)
+    heuristic = CoopHeuristic()
+    rng = np.random.default_rng(seed)
+    positions: list[tuple[np.ndarray, np.ndarray]] = []
+    played = 0
+    while (len(positions) < count) if count is not None else (played < games):
+        state = game.init(rng)
+        played += 1
+        while not state.terminated and (count is None or len(positions) < count):
+            mask = game.legal_action_mask(state)
+            positions.append((game.observe(state), mask))
+            action = heuristic.choose_state(game, state)
+            if rng.random() < random_share:
+                action = int(rng.choice(np.flatnonzero(mask)))
+            game.step(state, action, rng)
+    return positions
 
 
 _TABLE_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}

@@ -1,13 +1,18 @@
 """Where a measurement or a policy came from: the git commit of the checkout that made it, the card
-files of its game, the package version."""
+files of its game, the package version, and the header of a benchmark's result file."""
 
 from __future__ import annotations
 
+import datetime
+import os
+import platform
 import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["deck_files", "git_commit", "policy_provenance"]
+__all__ = ["Measurement", "deck_files", "git_commit", "load_average", "policy_provenance"]
 
 
 def git_commit(where: str | Path | None = None) -> str:
@@ -72,3 +77,37 @@ def policy_provenance(
         "written_by": {"package_version": __version__, "commit": git_commit()},
         **extra,
     }
+
+
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages, rounded to hundredths (other processes share the CPUs and slow
+    a measurement down); ``None`` where the OS does not tell."""
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+
+
+class Measurement:
+    """The clocks and the load average of one benchmark run, started when it is made; ``header`` then gives
+    the fields every result file opens with, so that each says when, from which commit and command, how
+    long and on what machine (with its load) it was measured."""
+
+    def __init__(self) -> None:
+        self.load_start = load_average()
+        self._wall = time.perf_counter()
+        self._cpu = time.process_time()
+
+    def header(self, script: str | Path, argv: list[str] | None = None) -> dict[str, Any]:
+        """``date`` (UTC, now), ``commit`` (of the checkout holding ``script``), ``command`` (``script`` as
+        ``folder/name`` and its arguments: ``argv``, or the process's own when ``None``), ``seconds`` and
+        ``cpu_seconds`` since the start, and ``machine`` (CPUs, platform, load averages at the start and
+        now)."""
+        path = Path(script).resolve()
+        arguments = sys.argv[1:] if argv is None else list(argv)
+        return {
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": git_commit(path),
+            "command": " ".join([f"{path.parent.name}/{path.name}", *arguments]),
+            "seconds": round(time.perf_counter() - self._wall, 1),
+            "cpu_seconds": round(time.process_time() - self._cpu, 1),
+            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                        "load_average_start": self.load_start, "load_average_end": load_average()},
+        }
