@@ -39,8 +39,9 @@ from pathlib import Path
 import numpy as np
 
 from thermopylae_agents.evaluation.stats import paired_comparison, wilson_interval
-from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+from thermopylae_agents.players.coop_heuristic import heuristic_positions
 from thermopylae_agents.players.coop_search import CoopSearchExpert
+from thermopylae_agents.policies.provenance import load_average
 from thermopylae_env.coop.rules import CoopGame
 
 HERE = Path(__file__).resolve().parent
@@ -48,32 +49,14 @@ ENGINES = ("python", "compiled")
 DEFAULT_SWEEP = ("8x4", "32x8", "64x16")
 
 
-def _load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
-
-
-def _positions(num_players: int, count: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``count`` decisions of heuristic games (a fifth of the moves random, to vary the positions)."""
-    game = CoopGame(num_players=num_players)
-    heuristic = CoopHeuristic()
-    rng = np.random.default_rng(seed)
-    positions: list[tuple[np.ndarray, np.ndarray]] = []
-    while len(positions) < count:
-        state = game.init(rng)
-        while not state.terminated and len(positions) < count:
-            mask = game.legal_action_mask(state)
-            positions.append((game.observe(state), mask))
-            action = heuristic.choose_state(game, state)
-            if rng.random() < 0.2:
-                action = int(rng.choice(np.flatnonzero(mask)))
-            game.step(state, action, rng)
-    return positions
+# A fifth of the positions' moves are random, to vary the positions.
+RANDOM_SHARE = 0.2
 
 
 def _warm_up(num_players: int, options: dict) -> None:
     player = CoopSearchExpert(num_players=num_players, seed=0, **{**options, "n_determinizations": 2,
                                                                   "rollouts": 2})
-    for obs, mask in _positions(num_players, 6, 12345):
+    for obs, mask in heuristic_positions(num_players, 12345, RANDOM_SHARE, count=6):
         player.act(obs, mask)
 
 
@@ -81,7 +64,7 @@ def speed(players: list[int], count: int, seed: int, options: dict) -> list[dict
     rows = []
     for num_players in players:
         _warm_up(num_players, options)
-        positions = _positions(num_players, count, seed + num_players)
+        positions = heuristic_positions(num_players, seed + num_players, RANDOM_SHARE, count=count)
         timings: dict[str, dict[str, list[float]]] = {}
         moves: dict[str, list[int]] = {}
         searched: list[bool] = []
@@ -214,19 +197,19 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.positions > 0:
         print(f"speed: {args.positions} positions per team size, {options}", flush=True)
-        load = _load()
+        load = load_average()
         result["speed"] = speed(args.players, args.positions, args.seed, options)
-        result["speed_load"] = {"start": load, "end": _load()}
+        result["speed_load"] = {"start": load, "end": load_average()}
     if args.games > 0:
         print(f"strength: {args.games} paired games per team size", flush=True)
-        load = _load()
+        load = load_average()
         result["strength"] = strength(args.players, args.games, args.seed, options)
-        result["strength_load"] = {"start": load, "end": _load()}
+        result["strength_load"] = {"start": load, "end": load_average()}
     if args.sweep_games > 0 and args.sweep:
         print(f"sweep: {args.sweep_games} games per setting", flush=True)
-        load = _load()
+        load = load_average()
         result["sweep"] = sweep(args.sweep_players, args.sweep_games, args.seed, args.sweep, {})
-        result["sweep_load"] = {"start": load, "end": _load()}
+        result["sweep_load"] = {"start": load, "end": load_average()}
     args.json.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {args.json}")
     return 0

@@ -21,7 +21,7 @@ from thermopylae_agents.players.coop_features import (
     prob_sum_at_least,
     view_from_state,
 )
-from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+from thermopylae_agents.players.coop_heuristic import CoopHeuristic, heuristic_positions
 from thermopylae_agents.players.coop_search import CoopSearchExpert
 from thermopylae_agents.policies.sb3_agent import SB3Agent, load_model
 from thermopylae_env import coop
@@ -187,6 +187,22 @@ def test_heuristic_is_deterministic_and_rejects_unknown_parameters():
     assert CoopHeuristic().act(obs, mask) == CoopHeuristic().act(obs, mask)
     with pytest.raises(ValueError, match="unknown heuristic parameter"):
         CoopHeuristic({"no_such_weight": 1.0})
+
+
+def test_heuristic_positions_are_legal_the_same_for_a_seed_and_take_count_or_whole_games():
+    first = heuristic_positions(2, 5, 0.3, count=40)
+    again = heuristic_positions(2, 5, 0.3, count=40)
+    assert len(first) == 40
+    for (obs, mask), (obs_again, mask_again) in zip(first, again, strict=True):
+        assert mask.any()
+        np.testing.assert_array_equal(obs, obs_again)
+        np.testing.assert_array_equal(mask, mask_again)
+    whole = heuristic_positions(2, 5, 0.3, games=1)
+    assert len(whole) > 1
+    np.testing.assert_array_equal(whole[0][0], first[0][0])  # the same deal opens both
+    for wrong in ({}, {"count": 3, "games": 1}):
+        with pytest.raises(ValueError, match="exactly one of count and games"):
+            heuristic_positions(2, 5, 0.3, **wrong)
 
 
 # ----------------------------------------------------------------------------------- playing strength

@@ -6,27 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+from thermopylae_agents.players.coop_heuristic import heuristic_positions
 from thermopylae_agents.players.coop_search import CoopSearchExpert
-from thermopylae_env.coop.rules import CoopGame
-
-
-def _positions(num_players: int, games: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Observations and masks of a few games (the heuristic's moves, a third of them random)."""
-    game = CoopGame(num_players=num_players)
-    heuristic = CoopHeuristic()
-    rng = np.random.default_rng(seed)
-    positions = []
-    for _ in range(games):
-        state = game.init(rng)
-        while not state.terminated:
-            mask = game.legal_action_mask(state)
-            positions.append((game.observe(state), mask))
-            action = heuristic.choose_state(game, state)
-            if rng.random() < 0.3:
-                action = int(rng.choice(np.flatnonzero(mask)))
-            game.step(state, action, rng)
-    return positions
 
 
 def _search(num_players: int, seed: int) -> CoopSearchExpert:
@@ -38,7 +19,7 @@ def _search(num_players: int, seed: int) -> CoopSearchExpert:
 def test_the_estimates_chosen_action_is_the_move_act_plays_for_the_same_seed(num_players):
     acting, evaluating = _search(num_players, 9), _search(num_players, 9)
     searched = 0
-    for obs, mask in _positions(num_players, 3, 50 + num_players):
+    for obs, mask in heuristic_positions(num_players, 50 + num_players, 0.3, games=3):
         estimate = evaluating.evaluate(obs, mask)
         assert estimate.action == acting.act(obs, mask)
         assert {e.action: e.mean_return for e in estimate.estimates} == acting.last_values
@@ -50,7 +31,7 @@ def test_the_estimates_chosen_action_is_the_move_act_plays_for_the_same_seed(num
 def test_every_legal_action_is_searched_or_said_not_to_be_and_win_chances_lie_in_0_1(num_players):
     search = _search(num_players, 4)
     seen_ranked_out = seen_dropped = False
-    for obs, mask in _positions(num_players, 3, 70 + num_players):
+    for obs, mask in heuristic_positions(num_players, 70 + num_players, 0.3, games=3):
         estimate = search.evaluate(obs, mask)
         legal = sorted(int(a) for a in np.flatnonzero(mask))
         parts = [*estimate.candidates, *estimate.dominated, *estimate.ranked_out]

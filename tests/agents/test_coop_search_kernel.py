@@ -9,7 +9,7 @@ import pytest
 from thermopylae_agents.players import _coop_search_kernel as kernel
 from thermopylae_agents.players._coop_search_tables import compact_state, engine_tables, heuristic_tables
 from thermopylae_agents.players.coop_features import view_from_state
-from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+from thermopylae_agents.players.coop_heuristic import CoopHeuristic, heuristic_positions
 from thermopylae_agents.players.coop_search import _MAX_FIGHTS, CoopSearchExpert, _DiceTable
 from thermopylae_env.coop.layout import RETREAT
 from thermopylae_env.coop.rules import CoopGame
@@ -166,24 +166,6 @@ def test_compiled_rollouts_follow_the_reference_engine_over_many_games(num_playe
     assert tied < decisions / 10_000
 
 
-def _positions(num_players: int, count: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Observations and masks of the heuristic's games, every phase included."""
-    game = CoopGame(num_players=num_players)
-    heuristic = CoopHeuristic()
-    rng = np.random.default_rng(seed)
-    positions = []
-    while len(positions) < count:
-        state = game.init(rng)
-        while not state.terminated and len(positions) < count:
-            mask = game.legal_action_mask(state)
-            positions.append((game.observe(state), mask))
-            action = heuristic.choose_state(game, state)
-            if rng.random() < 0.3:
-                action = int(rng.choice(np.flatnonzero(mask)))
-            game.step(state, action, rng)
-    return positions
-
-
 @pytest.mark.parametrize("num_players", TEAM_SIZES)
 def test_compiled_search_plays_the_python_searchs_moves_and_values(num_players):
     """Same seed, same positions: the same action and the same mean return of every candidate."""
@@ -191,7 +173,7 @@ def test_compiled_search_plays_the_python_searchs_moves_and_values(num_players):
     python = CoopSearchExpert(n_determinizations=6, rollouts=3, num_players=num_players, seed=5,
                               engine="python")
     searched = 0
-    for obs, mask in _positions(num_players, 24, 400 + num_players):
+    for obs, mask in heuristic_positions(num_players, 400 + num_players, 0.3, count=24):
         action = compiled.act(obs, mask)
         assert mask[action]
         assert action == python.act(obs, mask)
@@ -201,7 +183,7 @@ def test_compiled_search_plays_the_python_searchs_moves_and_values(num_players):
 
 
 def test_compiled_search_is_deterministic_for_a_seed():
-    positions = _positions(2, 25, 7)
+    positions = heuristic_positions(2, 7, 0.3, count=25)
     first = CoopSearchExpert(n_determinizations=8, rollouts=2, num_players=2, seed=11)
     second = CoopSearchExpert(n_determinizations=8, rollouts=2, num_players=2, seed=11)
     for obs, mask in positions:

@@ -20,6 +20,15 @@ deck and all hands to win) hold for a team as they stand, and an action is aband
 upper bound shows that it cannot beat an action already evaluated in full.
 """
 
+# Why the recursion is written out again here instead of shared with the solo kernel: numba's disk cache
+# (cache=True) checks a compiled function only against the stamp of its own source file, and code it takes
+# from another module (a called jitted function, one passed in as an argument, an intrinsic, a global
+# constant) is compiled into it, so after that module changes the cache here would keep running the old
+# code. Both recursions in one module exceed the 800-line limit, and the solo kernel as this one's one-seat
+# case gives up Lemma 2 and doubles the memo row, changing the solo bound's committed speed. The constants
+# and the intrinsics _prefetch and _unowned imported below are compiled in here too: after changing them in
+# _coop_bound_kernel.py, delete this module's numba cache (__pycache__/_coop_bound_team_kernel.*.nb?).
+
 from __future__ import annotations
 
 import numba
