@@ -69,7 +69,8 @@ def test_a_short_run_skips_the_search_experts_games_and_plays_fewer_report_games
     assert hp["report"]["search_episodes"] == 0
     assert hp["report"]["episodes"] < full["report"]["episodes"] // 10
     sized = data["run"]["sized_to_budget"]
-    assert sized[f"{COOP_ID}.report.search_episodes"] == {"full": full["report"]["search_episodes"], "sized": 0}
+    search = full["report"]["search_episodes"]
+    assert sized[f"{COOP_ID}.report.search_episodes"] == {"full": search, "sized": 0}
     assert sized[f"{COOP_ID}.eval.freq"] == {"full": full["eval"]["freq"], "sized": hp["eval"]["freq"]}
 
 
