@@ -145,8 +145,9 @@ def train(
     With ``resume`` (a run folder or a saved model) the model is loaded with the run's ``config.yaml``
     and trained on, keeping its timestep counter, until it has seen ``timesteps`` steps in all (default:
     the config's ``n_timesteps``). Arguments left ``None`` come from the config file. A ``timesteps``
-    below the config's ``n_timesteps`` shrinks the warm start and the report in proportion
-    ([`thermopylae_agents.training.config.size_to_budget`][]).
+    below the config's ``n_timesteps`` shrinks the warm start, the periodic evaluation and the report in
+    proportion ([`thermopylae_agents.training.config.size_to_budget`][]). The report's ``time_split``
+    says where the run's time went ([`time_split`][thermopylae_agents.training.ppo.time_split]).
     """
     if target not in ENV_IDS:
         raise ValueError(f"train() takes one of {tuple(ENV_IDS)}; use train_selfplay() for self-play")
