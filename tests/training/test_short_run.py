@@ -153,3 +153,11 @@ def test_the_duel_report_of_a_short_run_plays_the_sized_games():
     full = load_config("duel-greek")[GREEK_ID]
     assert hp["report"]["episodes"] < full["report"]["episodes"] // 10
     assert hp["bc"]["episodes"] < full["bc"]["episodes"]
+
+
+def test_resuming_a_short_run_to_the_full_budget_restores_the_evaluation_settings(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(resolve_config("coop", timesteps=SHORT)))
+    full = load_config("coop")[COOP_ID]
+    longer = resolve_config("coop", path, timesteps=full["n_timesteps"])[COOP_ID]
+    assert longer["eval"] == full["eval"] and longer["report"] == full["report"]
