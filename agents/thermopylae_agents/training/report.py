@@ -132,8 +132,7 @@ def evaluate_against_baselines(
         search_spec = str(rep.get("search", "search"))
         search_episodes = min(int(rep.get("search_episodes", 0)), episodes)
         if search_episodes == 0 and "search_episodes" in rep:
-            log("report: the search expert plays no games (report.search_episodes is 0; a run shorter than "
-                "its config's skips these slow games)")
+            log("report: the search expert's games skipped (report.search_episodes is 0)")
         players = [
             (ppo, "ppo", episodes),
             ("random", "random", episodes),
