@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: set up .venv, train the default co-op agent (agents/thermopylae_agents/configs/coop.yaml) and print its
 # evaluation against the random, heuristic and search-expert baselines. Extra arguments go to train.py,
-# e.g. `bash scripts/main.sh --seed 1` or `bash scripts/main.sh --timesteps 20000` (a two-minute run).
+# e.g. `bash scripts/main.sh --seed 1` or `bash scripts/main.sh --timesteps 20000` (a short run that mostly
+# trains: no search games).
 # Every stage prints a line when it starts and ends (and every 20 s while it runs when the output is not
 # a terminal; a progress bar when it is), so the job never goes quiet for long.
 set -euo pipefail

@@ -665,8 +665,8 @@ def test_a_short_run_shrinks_the_warm_start_and_the_report_in_proportion():
     full = load_config("coop")[COOP_ID]
     assert hp["n_timesteps"] == 20_000
     assert 500 <= hp["bc"]["episodes"] < full["bc"]["episodes"]
-    assert 1000 <= hp["report"]["episodes"] < full["report"]["episodes"]
-    assert 1 <= hp["report"]["search_episodes"] < full["report"]["search_episodes"]
+    assert 100 <= hp["report"]["episodes"] < full["report"]["episodes"]
+    assert hp["report"]["search_episodes"] == 0  # the slow search games are rounded down
     assert data["run"]["sized_to_budget"][f"{COOP_ID}.bc.episodes"] == {"full": full["bc"]["episodes"],
                                                                          "sized": hp["bc"]["episodes"]}
     # The config's own budget (or more) keeps every count; an explicit override wins over sizing.

@@ -55,8 +55,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         type=_integer(1, MAX_TIMESTEPS),
         default=None,
         help="total env steps, rounded up to whole rollouts (self-play: per side; with "
-        "--resume: the total to reach); below the config's, the warm start and the report "
-        "shrink in proportion",
+        "--resume: the total to reach); below the config's, the warm start, the periodic evaluation "
+        "and the report shrink in proportion",
     )
     parser.add_argument("--seed", type=_integer(0, MAX_SEED), default=None, help="default: 0")
     parser.add_argument("--n-envs", type=_integer(1, MAX_ENVS), default=None,

@@ -74,6 +74,7 @@ class ThroughputCallback(BaseCallback):
         super().__init__()
         self.excluded = 0.0
         self.excluded_cpu = 0.0
+        self.excluded_by: dict[str, float] = {"evaluation": 0.0, "checkpoints": 0.0}
         self.rollout_time = 0.0
         self.wall = 0.0
         self.cpu = 0.0
@@ -123,6 +124,8 @@ class ThroughputCallback(BaseCallback):
             "env_steps": int(self.steps),
             "learn_seconds": round(self.wall, 2),
             "excluded_eval_checkpoint_seconds": round(self.excluded, 2),
+            "evaluation_seconds": round(self.excluded_by["evaluation"], 2),
+            "checkpoint_seconds": round(self.excluded_by["checkpoints"], 2),
             "steps_per_second": round(self.steps / train_time, 1),
             "rollout_steps_per_second": round(self.steps / max(self.rollout_time, 1e-9), 1),
             "learn_cpu_seconds": round(train_cpu, 2),
@@ -155,9 +158,9 @@ class LearnProgress(BaseCallback):
             self._stage = None
 
 
-def _timed(callback: BaseCallback, clock: ThroughputCallback) -> BaseCallback:
-    """Wrap a callback's ``_on_step`` so that its time is added to ``clock.excluded`` (wall) and
-    ``clock.excluded_cpu``."""
+def _timed(callback: BaseCallback, clock: ThroughputCallback, kind: str) -> BaseCallback:
+    """Wrap a callback's ``_on_step`` so that its time is added to ``clock.excluded`` (wall),
+    ``clock.excluded_cpu`` and ``clock.excluded_by[kind]``."""
     inner = callback._on_step
 
     def on_step() -> bool:
@@ -165,7 +168,9 @@ def _timed(callback: BaseCallback, clock: ThroughputCallback) -> BaseCallback:
         try:
             return inner()
         finally:
-            clock.excluded += time.perf_counter() - start
+            spent = time.perf_counter() - start
+            clock.excluded += spent
+            clock.excluded_by[kind] += spent
             clock.excluded_cpu += time.process_time() - start_cpu
 
     callback._on_step = on_step  # type: ignore[method-assign]
@@ -210,7 +215,7 @@ def build_callbacks(
         checkpoints = AtomicCheckpointCallback(
             max(checkpoint_freq // n_envs, 1), str(run_dir / "checkpoints"), "model"
         )
-        callbacks.append(_timed(checkpoints, clock))
+        callbacks.append(_timed(checkpoints, clock, "checkpoints"))
     ev = hp.get("eval", Config({}))
     freq = int(ev.get("freq", 0))
     if freq > 0 and eval_env is not None:
@@ -230,7 +235,7 @@ def build_callbacks(
             evaluation: EvalCallback = MaskableEvalCallback(eval_env, **kwargs)
         else:
             evaluation = EvalCallback(eval_env, **kwargs)
-        callbacks.append(_timed(_with_progress(evaluation, episodes, bar), clock))
+        callbacks.append(_timed(_with_progress(evaluation, episodes, bar), clock, "evaluation"))
     return callbacks
 
 

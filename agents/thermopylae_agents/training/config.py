@@ -40,6 +40,7 @@ __all__ = [
     "ppo_kwargs",
     "resolve_config",
     "size_to_budget",
+    "sized_eval_freq",
 ]
 
 TARGETS = ("coop", "duel-greek", "duel-persian", "selfplay")
@@ -120,14 +121,17 @@ FEATURE_EXTRACTORS = ("flatten", "coop_fight")
 ACTIVATIONS = {"tanh": "Tanh", "relu": "ReLU", "elu": "ELU", "leaky_relu": "LeakyReLU", "gelu": "GELU"}
 
 # Game counts that shrink with a shorter run than the config's (see size_to_budget), each with the
-# smallest count that still says something (a Wilson interval of about +-3 points at 1,000 games).
+# smallest count that still says something: the warm start needs enough expert decisions to clone, while
+# a short run's evaluations are smoke checks whose games should not outweigh its training (a Wilson
+# interval of at most about +-10 points at 100 games, +-14 at 50).
 BUDGET_SIZED = {
     ("bc", "episodes"): 500,
     ("bc", "dagger_episodes"): 100,
-    ("eval", "episodes"): 200,
-    ("report", "episodes"): 1000,
-    ("report", "search_episodes"): 4,
+    ("eval", "episodes"): 50,
+    ("report", "episodes"): 100,
 }
+# Counts of slow games (seconds each) rounded down instead: a run below 1/count of the budget plays none.
+BUDGET_ROUNDED_DOWN = (("report", "search_episodes"),)
 SELFPLAY_SIZED = {("selfplay", "report_episodes"): 200}
 
 
@@ -233,6 +237,20 @@ def _validate_block(block: Mapping[str, Any], where: str, extra: tuple[str, ...]
     if "vec" in block and block["vec"] not in VEC_KINDS:
         raise ValueError(f"{where}.vec must be one of {VEC_KINDS}, got {block['vec']!r}")
     _validate_values(block, where)
+    _validate_combinations(block, where)
+
+
+def _validate_combinations(block: Mapping[str, Any], where: str) -> None:
+    """Settings that are each valid but contradict each other."""
+    present, freq = _lookup(block, "eval.freq")
+    if present and freq > 0 and _lookup(block, "eval.episodes") == (True, 0):
+        raise ValueError(f"{where}: eval.freq {freq:,} asks for periodic evaluations of 0 games; give "
+                         "eval.episodes (--eval-episodes) above 0, or eval.freq 0 (--eval-freq 0) for none")
+    present, search = _lookup(block, "report.search_episodes")
+    has_episodes, episodes = _lookup(block, "report.episodes")
+    if present and has_episodes and search > episodes:
+        raise ValueError(f"{where}: report.search_episodes ({search:,}) must not exceed report.episodes "
+                         f"({episodes:,}): the search expert plays the first of the report's deals")
 
 
 # Bounds of a config's numbers: far above any useful run, low enough that a typo (an extra zero, 1e9)
@@ -493,21 +511,25 @@ def size_to_budget(data: dict[str, Any], target: str, timesteps: int) -> dict[st
 
     A run shorter than its config's ``n_timesteps`` gets a warm start, periodic evaluations and a final
     report in proportion (``count * timesteps / n_timesteps``), never below the floors of
-    ``BUDGET_SIZED`` nor above the config's own counts. Returns ``{"block.section.key": {"full": n,
+    ``BUDGET_SIZED`` nor above the config's own counts; the search expert's report games
+    (``BUDGET_ROUNDED_DOWN``) are rounded down, so that a short run skips them. A single agent's periodic
+    evaluation comes as often in proportion too (see ``sized_eval_freq``), so that a short run keeps the
+    full run's number of points on its learning curve. Returns ``{"block.section.key": {"full": n,
     "sized": m}}`` for every count that changed, which the run records so that a resume can undo it.
     """
     changes: dict[str, dict[str, int]] = {}
 
+    def change(where: dict[str, Any], name: str, section: str, key: str, new: int) -> None:
+        full = where[section][key]
+        if new != full:
+            where[section][key] = new
+            changes[f"{name}.{section}.{key}"] = {"full": full, "sized": new}
+
     def shrink(where: dict[str, Any], name: str, sized: Mapping[tuple[str, str], int], scale: float) -> None:
         for (section, key), floor in sized.items():
-            block = where.get(section)
-            if not isinstance(block, dict) or not _is_count(block.get(key), 1):
-                continue
-            full = block[key]
-            new = min(full, max(floor, math.ceil(full * scale)))
-            if new != full:
-                block[key] = new
-                changes[f"{name}.{section}.{key}"] = {"full": full, "sized": new}
+            if _has_count(where, section, key):
+                full = where[section][key]
+                change(where, name, section, key, min(full, max(floor, math.ceil(full * scale))))
 
     scales = []
     for env_id in env_ids_of(target):
@@ -518,9 +540,36 @@ def size_to_budget(data: dict[str, Any], target: str, timesteps: int) -> dict[st
         hp["n_timesteps"] = int(timesteps)
         if scale < 1.0:
             shrink(hp, env_id, BUDGET_SIZED, scale)
+            for section, key in BUDGET_ROUNDED_DOWN:
+                if _has_count(hp, section, key):
+                    change(hp, env_id, section, key, math.floor(hp[section][key] * scale))
+            if target != "selfplay" and _has_count(hp, "eval", "freq"):
+                change(hp, env_id, "eval", "freq", sized_eval_freq(hp, full, timesteps))
     if target == "selfplay" and min(scales) < 1.0:
         shrink(data, "top", SELFPLAY_SIZED, min(scales))
     return changes
+
+
+# A short run's periodic evaluations per rollout at most: the policy changes only between rollouts, so
+# more evaluations inside one would measure the same policy again.
+EVALUATIONS_PER_ROLLOUT = 4
+
+
+def sized_eval_freq(hp: Mapping[str, Any], full: int, timesteps: int) -> int:
+    """The periodic evaluation's ``freq`` for a run of ``timesteps`` steps of a block whose config trains
+    ``full``: the config's ``freq`` in proportion to the steps the run trains (whole rollouts), so that
+    the run has as many evaluations as the config's own, but at most ``EVALUATIONS_PER_ROLLOUT`` per
+    rollout and never less often than the config."""
+    freq = int(hp["eval"]["freq"])
+    n_envs = int(hp.get("n_envs", 8))
+    rollout = n_envs * int(hp.get("n_steps", 2048))
+    trained = -(-int(timesteps) // rollout) * rollout
+    return min(freq, max(n_envs, rollout // EVALUATIONS_PER_ROLLOUT, math.ceil(freq * trained / full)))
+
+
+def _has_count(where: Mapping[str, Any], section: str, key: str) -> bool:
+    block = where.get(section)
+    return isinstance(block, dict) and _is_count(block.get(key), 1)
 
 
 def _restore_full_size(data: dict[str, Any], changes: Mapping[str, Mapping[str, int]]) -> None:

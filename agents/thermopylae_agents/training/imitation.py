@@ -500,6 +500,7 @@ def warm_start(
         after = agreement(model.policy, held_out)
         log(f"BC after DAgger: held-out agreement {after:.3f}")
     win_rate = None
+    evaluate_start = time.perf_counter()
     if eval_env is not None and eval_episodes > 0:
         win_rate = policy_win_rate(model, eval_env, eval_episodes, "BC: the clone plays", bar)
         log(f"BC: the cloned policy wins {win_rate:.3f} of {eval_episodes:,} evaluation games")
@@ -515,6 +516,7 @@ def warm_start(
         "expert_win_rate": data.wins / max(data.episodes, 1),
         "collect_seconds": round(collect_seconds, 2),
         "train_seconds": round(train_seconds, 2),
+        "evaluate_seconds": round(time.perf_counter() - evaluate_start, 2),
         "held_out_agreement_before": before,
         "held_out_agreement_after": after,
         "dagger": dagger,

@@ -40,7 +40,7 @@ from thermopylae_agents.training.runs import (
     setup_torch,
 )
 
-__all__ = ["build_model", "train"]
+__all__ = ["build_model", "format_time_split", "time_split", "train"]
 
 
 def build_model(
@@ -68,6 +68,44 @@ def mark_model_keys_read(hp: Config) -> None:
             hp[key]
     hp.plain("policy_kwargs")
     hp.plain("bc")  # the warm start happened before the first run; it is not repeated
+
+
+def time_split(
+    warm_start_seconds: float, bc_stats: dict[str, Any] | None, throughput: dict[str, Any],
+    report_seconds: float,
+) -> dict[str, float]:
+    """Where a run's wall time went: training (the warm start's expert games and cloning, PPO's rollouts
+    and updates) against evaluation (the clone's games, the periodic evaluations, the final report).
+
+    Checkpoints count as neither."""
+    clone = float((bc_stats or {}).get("evaluate_seconds", 0.0))
+    ppo = throughput["learn_seconds"] - throughput["excluded_eval_checkpoint_seconds"]
+    periodic = throughput["evaluation_seconds"]
+    training = warm_start_seconds - clone + ppo
+    evaluation = clone + periodic + report_seconds
+    return {
+        "training_seconds": round(training, 1),
+        "evaluation_seconds": round(evaluation, 1),
+        "training_share": round(training / max(training + evaluation, 1e-9), 3),
+        "warm_start_seconds": round(warm_start_seconds - clone, 1),
+        "ppo_seconds": round(ppo, 1),
+        "clone_evaluation_seconds": round(clone, 1),
+        "periodic_evaluation_seconds": round(periodic, 1),
+        "report_seconds": round(float(report_seconds), 1),
+        "checkpoint_seconds": round(throughput["checkpoint_seconds"], 1),
+    }
+
+
+def format_time_split(split: dict[str, float]) -> str:
+    """One log line of [`time_split`][thermopylae_agents.training.ppo.time_split]."""
+    return (
+        f"time: training {format_seconds(split['training_seconds'])} (warm start "
+        f"{format_seconds(split['warm_start_seconds'])}, PPO {format_seconds(split['ppo_seconds'])}), "
+        f"evaluation {format_seconds(split['evaluation_seconds'])} (clone "
+        f"{format_seconds(split['clone_evaluation_seconds'])}, periodic "
+        f"{format_seconds(split['periodic_evaluation_seconds'])}, final report "
+        f"{format_seconds(split['report_seconds'])}): {split['training_share']:.0%} training"
+    )
 
 
 def _summary_metrics(result: dict[str, Any]) -> dict[str, float]:
@@ -107,8 +145,9 @@ def train(
     With ``resume`` (a run folder or a saved model) the model is loaded with the run's ``config.yaml``
     and trained on, keeping its timestep counter, until it has seen ``timesteps`` steps in all (default:
     the config's ``n_timesteps``). Arguments left ``None`` come from the config file. A ``timesteps``
-    below the config's ``n_timesteps`` shrinks the warm start and the report in proportion
-    ([`thermopylae_agents.training.config.size_to_budget`][]).
+    below the config's ``n_timesteps`` shrinks the warm start, the periodic evaluation and the report in
+    proportion ([`thermopylae_agents.training.config.size_to_budget`][]). The report's ``time_split``
+    says where the run's time went ([`time_split`][thermopylae_agents.training.ppo.time_split]).
     """
     if target not in ENV_IDS:
         raise ValueError(f"train() takes one of {tuple(ENV_IDS)}; use train_selfplay() for self-play")
@@ -155,10 +194,12 @@ def train(
     eval_n = min(32 if vec_kind == "native" else 8, n)
     eval_env = build_eval_env(env_id, env_kwargs, eval_n, exp.seed + 1_000_000, vec_kind)
     bc_stats = None
+    warm_start_seconds = 0.0
     if model is None:
         model = build_model(exp.algo, env, hp, exp.seed, str(exp.run_dir / "tb"), exp.device, verbose)
         bc = hp.get("bc")
         if bc is not None and int(bc["episodes"]) > 0:
+            warm_start_began = time.perf_counter()
             bc_stats = warm_start(
                 model,
                 env_id,
@@ -170,6 +211,7 @@ def train(
                 bar=progress,
                 tb_dir=exp.run_dir / "tb" / "warm_start",
             )
+            warm_start_seconds = time.perf_counter() - warm_start_began
         remaining = total
     else:
         model.set_env(env)
@@ -224,5 +266,8 @@ def train(
         rep = hp.get("report", Config({}))
         result["evaluation"] = evaluate_against_baselines(target, final, env_kwargs, rep, exp.seed, progress)
         print(format_report(result), flush=True)
+    result["time_split"] = time_split(warm_start_seconds, bc_stats, result["throughput"],
+                                      (result.get("evaluation") or {}).get("seconds", 0.0) if report else 0.0)
+    log(format_time_split(result["time_split"]))
     write_summary(exp.run_dir, hparam_dict(exp.data), _summary_metrics(result))
     return finish(exp, result, reported=report)

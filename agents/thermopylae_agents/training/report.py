@@ -131,6 +131,8 @@ def evaluate_against_baselines(
     if target == "coop":
         search_spec = str(rep.get("search", "search"))
         search_episodes = min(int(rep.get("search_episodes", 0)), episodes)
+        if search_episodes == 0 and "search_episodes" in rep:
+            log("report: the search expert's games skipped (report.search_episodes is 0)")
         players = [
             (ppo, "ppo", episodes),
             ("random", "random", episodes),
