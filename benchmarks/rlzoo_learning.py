@@ -138,6 +138,17 @@ def measure(
     }
 
 
+def parse_changes(items: list[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` items as a dict, each value read as YAML (numbers become numbers)."""
+    changes = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--warm-start: expected KEY=VALUE, got {item!r}")
+        changes[key] = yaml.safe_load(value)
+    return changes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--timesteps", type=int, default=None, help="default: the file's n_timesteps")
@@ -145,11 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--hyperparams", nargs="*", default=[], help="more rl_zoo3 overrides (key:value)")
-    parser.add_argument("--bc-episodes", type=int, default=None,
-                        help="expert games of the warm start (default: the file's)")
+    parser.add_argument("--warm-start", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="change arguments of the file's warm start callback, e.g. episodes=500")
     args = parser.parse_args(argv)
-    changes = {} if args.bc_episodes is None else {"episodes": args.bc_episodes}
-    result = measure(args.timesteps, args.games, args.seed, args.hyperparams, changes)
+    result = measure(args.timesteps, args.games, args.seed, args.hyperparams, parse_changes(args.warm_start))
     from thermopylae_agents.policies.provenance import git_commit
 
     result["commit"] = git_commit(ROOT)
