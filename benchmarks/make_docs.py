@@ -684,20 +684,33 @@ def search_speed_table() -> str:
 
 
 def rlzoo_coop_table() -> str:
-    """rl_zoo3's plain PPO with the shipped file, the heuristic and random on the same deals
+    """rl_zoo3's plain PPO with the shipped file (right after its warm start, and trained), the heuristic
+    and random on the same deals, and the trained policy paired with the heuristic and with its warm start
     (``benchmarks/rlzoo_coop.json``)."""
     result = _load(BENCH / "rlzoo_coop.json")
+    illegal = result["illegal_choice_rate"]
     rows = [
         [f"`{name}`", f"{entry['wins']:,} / {entry['games']:,}", _pct(entry["win_rate"]),
-         _interval(*entry["ci95"])]
+         _interval(*entry["ci95"]), _pct(illegal[name]) if name in illegal else "-"]
         for name, entry in result["agents"].items()
     ]
     text = (
-        f"`{result['env_id']}` with `{json.dumps(result['env_kwargs'])}`, {result['timesteps']:,} training "
-        f"steps (seed {result['seed']}, commit {result['commit']}); the trained policy chose a masked-out "
-        f"action on {_pct(result['policy_illegal_choice_rate'])} of its moves (each replaced).\n\n"
+        f"`{result['env_id']}` with `{json.dumps(result['env_kwargs'])}`, {result['timesteps']:,} PPO steps "
+        f"after the warm start, {result['train_seconds'] / 60:.0f} minutes of `rl_zoo3.train` in all (seed "
+        f"{result['seed']}, commit {result['commit']}); illegal choices: how often the policy's choice was "
+        f"masked out (and replaced).\n\n"
     )
-    return text + _table(["player", "wins", "win rate", "95% interval"], ["---", "---:", "---:", "---"], rows)
+    table = _table(["player", "wins", "win rate", "95% interval", "illegal choices"],
+                   ["---", "---:", "---:", "---", "---:"], rows)
+    trained = "rl_zoo3 PPO"
+    pairs = []
+    for other in ("heuristic", "rl_zoo3 PPO, warm start only"):
+        pair = _paired(result, trained, other)
+        pairs.append([f"`{trained}` - `{other}`", f"{100 * pair['difference']:+.2f}",
+                      _signed_interval(*pair["ci95"]), f"{pair['p_value']:.3g}"])
+    paired = _table(["paired on the same deals", "difference (points)", "95% interval", "McNemar p"],
+                    ["---", "---:", "---", "---:"], pairs)
+    return text + table + "\n" + paired
 
 
 def coop_search_yardstick_table() -> str:

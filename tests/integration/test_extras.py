@@ -30,11 +30,12 @@ NO_COMMANDS_OF_THEIR_OWN = {"fast", "dev"}
 INSTALL_WORKERS = 4
 ZOO_FILE = "import thermopylae_agents, pathlib; print(pathlib.Path(thermopylae_agents.__file__).parent)"
 
-# The shortest RL Zoo run: the shipped file's Coop-v0 block with a tiny rollout.
+# The shortest RL Zoo run: the shipped file's Coop-v0 block with a tiny rollout and warm start.
 _ZOO_TRAIN = ["python", "-m", "rl_zoo3.train", "--algo", "ppo", "--env", "thermopylae/Coop-v0",
               "--gym-packages", "thermopylae_env", "--conf-file", "{agents}/configs/rl_zoo/ppo.yml",
               "-n", "64", "--eval-freq", "-1", "-f", "zoo", "--hyperparams", "n_envs:1", "n_steps:64",
-              "batch_size:64", "n_epochs:1"]
+              "batch_size:64", "n_epochs:1",
+              "callback:[{'thermopylae_agents.training.rlzoo.BehaviourCloningWarmStart': dict(episodes=2)}]"]
 _ZOO_ENJOY = ["python", "-m", "rl_zoo3.enjoy", "--algo", "ppo", "--env", "thermopylae/Coop-v0",
               "--gym-packages", "thermopylae_env", "-f", "zoo", "-n", "20", "--no-render"]
 

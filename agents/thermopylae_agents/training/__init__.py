@@ -29,6 +29,7 @@ The package, one module per concern:
   ``learn``, ``save_trained_model``, ``finish``;
 * [`imitation`][thermopylae_agents.training.imitation] -- the warm start (expert games, behaviour cloning,
   DAgger);
+* [`rlzoo`][thermopylae_agents.training.rlzoo] -- the same warm start as an RL Baselines3 Zoo callback;
 * [`ppo`][thermopylae_agents.training.ppo] -- one agent (``train``);
   [`selfplay`][thermopylae_agents.training.selfplay] -- both duel sides (``train_selfplay``);
 * [`report`][thermopylae_agents.training.report] -- the final report and the TensorBoard curve reader;
