@@ -1,11 +1,15 @@
 """Shared test fakes and helpers: one scripted chance source for both co-op engines and snapshots of the
-vector engine's arrays (for the "a refused call changes nothing" checks)."""
+vector engine's arrays (for the "a refused call changes nothing" checks); under pytest-xdist, one numba
+compile at a time across the workers."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import fcntl
+import os
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
+import pytest
 
 
 class ScriptedChance:
@@ -70,3 +74,39 @@ def assert_same_snapshot(a: dict[str, np.ndarray], b: dict[str, np.ndarray], whe
 def assert_same_engines(a: object, b: object, where: str = "") -> None:
     """Two vector engines hold the same arrays."""
     assert_same_snapshot(engine_snapshot(a), engine_snapshot(b), where)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_numba_compile_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Under pytest-xdist (scripts/test.sh runs two workers), a worker compiles a numba kernel only while it
+    holds a lock shared by the workers. A kernel that both workers need is then compiled once: the second
+    worker waits, then loads it from numba's cache (``cache=True``) instead of compiling it again at the same
+    time, which on a fresh clone would spend both cores on the same compile."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    try:
+        from numba.core.dispatcher import Dispatcher
+    except ImportError:  # the engines then run their kernels as plain Python
+        yield
+        return
+    # Each worker's base temp is popen-gwN inside the run's shared directory.
+    lock_path = tmp_path_factory.getbasetemp().parent / "numba-compile.lock"
+    compile_one = Dispatcher.compile
+    held = [0]  # a kernel's compile compiles the kernels it calls: only the outermost takes the lock
+
+    def locked_compile(self: Dispatcher, sig: object) -> object:
+        if held[0]:
+            return compile_one(self, sig)
+        with open(lock_path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            held[0] += 1
+            try:
+                return compile_one(self, sig)
+            finally:
+                held[0] -= 1
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    Dispatcher.compile = locked_compile
+    yield
+    Dispatcher.compile = compile_one

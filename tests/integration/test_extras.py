@@ -121,7 +121,7 @@ COMMANDS: dict[str, list[tuple[list[str], str]]] = {
         (["mkdocs", "--version"], "mkdocs"),
     ],
     "test": [
-        (["python", "-c", "import hypothesis, PIL, moviepy, pettingzoo; print('test ok')"], "test ok"),
+        (["python", "-c", "import hypothesis, PIL, moviepy, pettingzoo, xdist; print('test ok')"], "test ok"),
         (["python", "-m", "pytest", "--version"], "pytest"),
     ],
     "bench": [
