@@ -781,6 +781,9 @@ def headline_table() -> str:
     search, search_ppo = by_agent["search"], by_agent["coop_maskable_ppo"]
     search_pair = _paired(yardstick, "search", "coop_maskable_ppo")
     search_speed = _load(BENCH / "search_speed.json")["speed"][0]
+    zoo = _load(BENCH / "rlzoo_coop.json")
+    zoo_pair = _paired(zoo, "rl_zoo3 PPO", "heuristic")
+    zoo_ppo, zoo_heuristic = zoo["agents"]["rl_zoo3 PPO"], zoo["agents"]["heuristic"]
     medium = _small_duel(_load(BENCH / "duel_small_games.json"), "medium")
     greek = medium["players"]["heuristic_greek"]["exploitability_bounds"]
     rows = [
@@ -795,6 +798,13 @@ def headline_table() -> str:
             f"{_pct(search['win_rate'])} vs {_pct(search_ppo['win_rate'])} on the same {search['games']:,} "
             f"deals, paired {100 * search_pair['difference']:+.2f} points "
             f"{_signed_interval(*search_pair['ci95'])}, p = {_p(search_pair['p_value'])}",
+        ],
+        [
+            "[Co-op solo, rl_zoo3's plain PPO with the shipped file vs heuristic](docs/training.md"
+            "#rl-baselines3-zoo)",
+            f"{_pct(zoo_ppo['win_rate'])} vs {_pct(zoo_heuristic['win_rate'])} on the same "
+            f"{zoo_heuristic['games']:,} deals, paired "
+            f"{100 * zoo_pair['difference']:+.2f} points {_signed_interval(*zoo_pair['ci95'])}",
         ],
         [
             "[Co-op solo, deck-clairvoyant upper bound](docs/coop_bound.md)",
