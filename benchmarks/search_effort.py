@@ -142,6 +142,7 @@ def plot(document: dict, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     rows = document["settings"]
     x = [r["cpu_s_per_move"] * 1000 for r in rows]
@@ -153,10 +154,13 @@ def plot(document: dict, path: Path) -> None:
     for row, xi, yi in zip(rows, x, y, strict=True):
         axes.annotate(row["setting"], (xi, yi), textcoords="offset points", xytext=(6, -12))
     axes.set_xscale("log")
+    axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axes.xaxis.set_minor_formatter(NullFormatter())
     axes.set_xlabel("CPU ms per move (one core, log scale)")
     axes.set_ylabel("win rate, % (95% Wilson interval)")
-    axes.set_title(f"Compiled co-op search, {document['players']} player(s): "
-                   f"{document['games']} paired deals")
+    team = "solo" if document["players"] == 1 else f"{document['players']} players"
+    axes.set_title(f"Compiled co-op search, {team}: {document['games']} paired deals")
     axes.grid(True, which="both", alpha=0.3)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
