@@ -683,6 +683,43 @@ def search_speed_table() -> str:
     return text + _table(header, ["---", "---:", "---", "---:", "---:", "---:", "---:"], rows)
 
 
+def search_effort_table() -> str:
+    """The compiled co-op search at several settings on the same deals, each paired with the default
+    (``benchmarks/search_effort.json``, written by ``benchmarks/search_effort.py``)."""
+    result = _load(BENCH / "search_effort.json")
+    rows = []
+    for row in result["settings"]:
+        pair = row["paired_with_reference"]
+        same = row["setting"] == result["reference"]
+        rows.append([f"`{row['setting']}`", f"{row['wins']:,} / {row['games']:,}", _pct(row["win_rate"]),
+                     _interval(*row["ci95"]), f"{row['cpu_s_per_game']:.2f}",
+                     f"{1000 * row['cpu_s_per_move']:.1f}",
+                     "(the default)" if same else f"{100 * pair['difference']:+.2f}",
+                     "" if same else _signed_interval(*pair["ci95"]),
+                     "" if same else f"{pair['p_value']:.3g}"])
+    machine = result["machine"]
+    plays = "".join(f" `{play['command']}` ({play['date']}, commit {play['commit']}, load average "
+                    f"{play['machine']['load_average_start'][0]:.1f} at the start, "
+                    f"{play['machine']['load_average_end'][0]:.1f} at the end);"
+                    for play in _unique_plays(result["plays"]))
+    text = (
+        f"{result['games']:,} solo deals (seeds {result['deal_seeds'][0]}..{result['deal_seeds'][1]}), every "
+        f"setting on every deal, on {machine['cpus']} cores;{plays} joined by `{result['command']}`.\n\n"
+    )
+    header = ["setting (determinizations x rollouts)", "wins", "win rate", "95% interval", "CPU s/game",
+              "CPU ms/move", f"minus `{result['reference']}` (points)", "95% interval", "McNemar p"]
+    return text + _table(header, ["---", "---:", "---:", "---", "---:", "---:", "---:", "---", "---:"], rows)
+
+
+def _unique_plays(plays: dict[str, list[dict]]) -> list[dict]:
+    """Each ``play`` process once (a process that played several settings wrote its header to each)."""
+    seen: dict[tuple[str, str], dict] = {}
+    for headers in plays.values():
+        for header in headers:
+            seen.setdefault((header["date"], header["command"]), header)
+    return list(seen.values())
+
+
 def rlzoo_coop_table() -> str:
     """rl_zoo3's plain PPO with the shipped file (right after its warm start, and trained), the heuristic
     and random on the same deals, and the trained policy paired with the heuristic and with its warm start
@@ -873,6 +910,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "duel-small-games": duel_small_games_table,
     "duel-small-players": duel_small_players_table,
     "search-speed": search_speed_table,
+    "search-effort": search_effort_table,
     "rlzoo-coop": rlzoo_coop_table,
     "coop-search-yardstick": coop_search_yardstick_table,
     "duel-small-mmd": duel_small_mmd_table,

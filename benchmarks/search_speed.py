@@ -1,7 +1,7 @@
-"""The co-op search player's two engines: time per move, strength on the same deals, and an effort sweep.
+"""The co-op search player's two engines: time per move and strength on the same deals.
 
     python benchmarks/search_speed.py              # the full run (about an hour: see benchmarks/README.md)
-    python benchmarks/search_speed.py --positions 6 --games 2 --sweep-games 2 --json /tmp/look.json
+    python benchmarks/search_speed.py --positions 6 --games 2 --json /tmp/look.json
 
 A developer script, not a test. :class:`~thermopylae_agents.players.coop_search.CoopSearchExpert` with
 ``engine="python"`` (rollouts through the reference engine and the Python heuristic: the search before the
@@ -17,9 +17,9 @@ compiled engine) and ``engine="compiled"`` (the default), in one process:
 * **strength**: both engines play the same ``--games`` deals (deal and game chance from the deal's seed,
   the player's seed from it too), paired: win rates with Wilson intervals, the paired difference with its
   interval and McNemar's exact p (``thermopylae_agents.evaluation.stats``), and the games whose moves
-  differed anywhere (the engines play the same moves, so 0 is expected);
-* **sweep**: the compiled engine at a few settings ``n_determinizations x rollouts`` on the same
-  ``--sweep-games`` deals: win rate and seconds per game.
+  differed anywhere (the engines play the same moves, so 0 is expected).
+
+The compiled engine's win rate against its search effort is ``benchmarks/search_effort.py``.
 
 The JSON records the settings, the machine (CPUs, load average at the start and the end of each part) and
 every number of the tables.
@@ -46,7 +46,6 @@ from thermopylae_env.coop.rules import CoopGame
 
 HERE = Path(__file__).resolve().parent
 ENGINES = ("python", "compiled")
-DEFAULT_SWEEP = ("8x4", "32x8", "64x16")
 
 
 # A fifth of the positions' moves are random, to vary the positions.
@@ -148,44 +147,18 @@ def strength(players: list[int], games: int, seed: int, options: dict) -> list[d
     return rows
 
 
-def sweep(players: list[int], games: int, seed: int, settings: list[str], options: dict) -> list[dict]:
-    rows = []
-    for num_players in players:
-        for setting in settings:
-            n_det, rollouts = (int(x) for x in setting.split("x"))
-            wins, seconds = 0, 0.0
-            for g in range(games):
-                won, _, cpu = play(num_players, seed + g, "compiled",
-                                   {**options, "n_determinizations": n_det, "rollouts": rollouts})
-                wins += won
-                seconds += cpu
-            row = {"num_players": num_players, "n_determinizations": n_det, "rollouts": rollouts,
-                   **_rate(wins, games), "cpu_s_per_game": seconds / max(games, 1)}
-            rows.append(row)
-            print(f"  {num_players}p {setting}: {wins}/{games} won, "
-                  f"{row['cpu_s_per_game']:.2f} CPU s per game", flush=True)
-    return rows
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, nargs="+", default=[1, 2, 3, 4], help="team sizes")
     parser.add_argument("--positions", type=int, default=60, help="positions timed per team size (0: skip)")
     parser.add_argument("--games", type=int, default=48, help="paired games per team size (0: skip)")
-    parser.add_argument("--sweep", nargs="*", default=list(DEFAULT_SWEEP), help="settings NxK of the sweep")
-    parser.add_argument("--sweep-games", type=int, default=96, help="games per sweep setting (0: skip)")
-    parser.add_argument("--sweep-players", type=int, nargs="+", default=[1], help="team sizes of the sweep")
     parser.add_argument("--n-determinizations", type=int, default=32)
     parser.add_argument("--rollouts", type=int, default=8)
-    parser.add_argument("--seed", type=int, default=0, help="first deal seed (positions, games, sweep)")
+    parser.add_argument("--seed", type=int, default=0, help="first deal seed (positions, games)")
     parser.add_argument("--json", type=Path, default=HERE / "search_speed.json")
     args = parser.parse_args(argv)
-    if any(p not in (1, 2, 3, 4) for p in args.players + args.sweep_players):
+    if any(p not in (1, 2, 3, 4) for p in args.players):
         parser.error("team sizes are 1..4")
-    for setting in args.sweep:
-        parts = setting.split("x")
-        if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
-            parser.error(f"a sweep setting is NxK with whole numbers >= 1, got {setting!r}")
     options = {"n_determinizations": args.n_determinizations, "rollouts": args.rollouts}
     result: dict = {
         "command": " ".join(["python", "benchmarks/search_speed.py",
@@ -205,11 +178,6 @@ def main(argv: list[str] | None = None) -> int:
         load = load_average()
         result["strength"] = strength(args.players, args.games, args.seed, options)
         result["strength_load"] = {"start": load, "end": load_average()}
-    if args.sweep_games > 0 and args.sweep:
-        print(f"sweep: {args.sweep_games} games per setting", flush=True)
-        load = load_average()
-        result["sweep"] = sweep(args.sweep_players, args.sweep_games, args.seed, args.sweep, {})
-        result["sweep_load"] = {"start": load, "end": load_average()}
     args.json.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {args.json}")
     return 0
