@@ -550,8 +550,9 @@ def size_to_budget(data: dict[str, Any], target: str, timesteps: int) -> dict[st
     return changes
 
 
-# A short run's periodic evaluations per rollout at most: the policy changes only between rollouts, so
-# more evaluations inside one would measure the same policy again.
+# A short run's periodic evaluations per rollout at most. The policy changes only between rollouts, so
+# the evaluations inside one rollout measure the same policy on other deals: a few give a run of two or
+# three rollouts a curve to draw, more would only repeat the measurement.
 EVALUATIONS_PER_ROLLOUT = 4
 
 
