@@ -41,6 +41,8 @@ __all__ = [
     "resolve_config",
     "size_to_budget",
     "sized_eval_freq",
+    "env_count",
+    "rollout_size",
 ]
 
 TARGETS = ("coop", "duel-greek", "duel-persian", "selfplay")
@@ -562,10 +564,25 @@ def sized_eval_freq(hp: Mapping[str, Any], full: int, timesteps: int) -> int:
     the run has as many evaluations as the config's own, but at most ``EVALUATIONS_PER_ROLLOUT`` per
     rollout and never less often than the config."""
     freq = int(hp["eval"]["freq"])
-    n_envs = int(hp.get("n_envs", 8))
-    rollout = n_envs * int(hp.get("n_steps", 2048))
+    n_envs = env_count(hp)
+    rollout = rollout_size(hp)
     trained = -(-int(timesteps) // rollout) * rollout
     return min(freq, max(n_envs, rollout // EVALUATIONS_PER_ROLLOUT, math.ceil(freq * trained / full)))
+
+
+# SB3's own defaults, used where a config leaves n_envs or n_steps out.
+DEFAULT_N_ENVS = 8
+DEFAULT_N_STEPS = 2048
+
+
+def env_count(hp: Mapping[str, Any]) -> int:
+    """The number of parallel envs of one env block (``n_envs``, else SB3's default)."""
+    return int(hp.get("n_envs", DEFAULT_N_ENVS))
+
+
+def rollout_size(hp: Mapping[str, Any]) -> int:
+    """Env steps per PPO rollout of one env block: ``n_envs x n_steps``."""
+    return env_count(hp) * int(hp.get("n_steps", DEFAULT_N_STEPS))
 
 
 def _has_count(where: Mapping[str, Any], section: str, key: str) -> bool:
@@ -644,7 +661,7 @@ def resolve_config(
         _validate_block(hp, f"{target}:{env_id}")
         if "n_timesteps" not in hp:
             raise ValueError(f"{target}:{env_id}: no n_timesteps in the config; give it there or --timesteps")
-        rollout = int(hp.get("n_envs", 8)) * int(hp.get("n_steps", 2048))
+        rollout = rollout_size(hp)
         if not 2 <= rollout <= MAX_ROLLOUT:
             raise ValueError(f"{target}:{env_id}: n_envs x n_steps = {rollout:,} steps per rollout, not in "
                              f"2..{MAX_ROLLOUT:,}")

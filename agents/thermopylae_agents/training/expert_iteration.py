@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from thermopylae_agents.training.config import CONFIG_DIR, COOP_ID, MAX_SEED
+from thermopylae_agents.training.config import CONFIG_DIR, COOP_ID, MAX_SEED, env_count
 from thermopylae_agents.training.progress import log
 
 __all__ = [
@@ -405,7 +405,7 @@ def _bc_start(cfg: ExpertIterationConfig, progress: bool) -> Any:
 
     hp = _ppo_block(cfg)
     env_kwargs = hp.plain("env_kwargs", {})
-    env = build_vec_env(COOP_ID, env_kwargs, int(hp.get("n_envs", 8)), cfg.seed, "native")
+    env = build_vec_env(COOP_ID, env_kwargs, env_count(hp), cfg.seed, "native")
     model = build_model("maskable_ppo", env, hp, cfg.seed, None, "cpu")
     if cfg.bc_episodes > 0:
         bc = dict(hp.plain("bc") or {})

@@ -21,6 +21,7 @@ from thermopylae_agents.training.config import (
     PPO_KEYS,
     Config,
     algo_class,
+    env_count,
     policy_kwargs,
     ppo_kwargs,
 )
@@ -176,7 +177,7 @@ def train(
     )
     hp = exp.cfg[env_id]
     env_kwargs = hp.plain("env_kwargs", {})
-    n = int(hp.get("n_envs", 8))
+    n = env_count(hp)
     total = int(hp["n_timesteps"])
     vec_kind = str(hp.get("vec", "native"))
     ev = hp.get("eval", Config({}))

@@ -29,7 +29,7 @@ from thermopylae_agents.training.callbacks import (
     save_atomically,
     write_summary,
 )
-from thermopylae_agents.training.config import GREEK_ID, PERSIAN_ID, algo_class
+from thermopylae_agents.training.config import GREEK_ID, PERSIAN_ID, algo_class, env_count
 from thermopylae_agents.training.distribution import speed_up_policy
 from thermopylae_agents.training.envs import eval_env_kwargs, make_env_fn, register_envs
 from thermopylae_agents.training.imitation import warm_start
@@ -287,7 +287,7 @@ def _build_side(
     """One side: its env (opponents drawn from ``pool``), evaluation env, model, callbacks."""
     hp = exp.cfg[env_id]
     env_kwargs = hp.plain("env_kwargs", {})
-    n = int(hp.get("n_envs", 8))
+    n = env_count(hp)
     side_seed = exp.seed + 1000 * index
     env, eval_env = _side_envs(exp, side, env_id, pool, n, vec)
     resume_offset = start_generation * 7919 if start_generation else 0
