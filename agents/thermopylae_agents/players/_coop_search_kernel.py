@@ -26,7 +26,11 @@ heuristic read is kept (the discard piles as counts, Spartan cards as values). T
 determinization (the root's hidden deck orders permuted by the sample's permutations) every candidate
 action, then the game to its end with `choose`. Every candidate of a sample reads the same dice
 table (common random numbers): the k-th roll of a rollout takes the first dice of row k of the sample's
-table, as the Python search's ``_DiceTable`` does.
+table, as the Python search's ``_DiceTable`` does. With a policy network as the rollout policy the round is
+played in lockstep instead: `rollout_roots` sets up every (candidate, sample) rollout of the round with the
+same samples and dice as `play_round` and plays the candidate, then, step by step, the caller evaluates the
+network on the observations of the running rollouts
+(``_coop_search_observe.observe_batch``) in one batched call and `step_rollouts` plays its actions.
 
 The compact state (``_coop_search_tables.compact_state`` builds it from a
 [`CoopState`][thermopylae_env.coop.state.CoopState]) is one int32 array: the hands as counts per seat and
@@ -60,7 +64,7 @@ from thermopylae_env.coop.layout import (
 from thermopylae_env.coop.state import HAND_LIMIT, MAX_DICE
 
 __all__ = ["F_SIZE", "S_SIZE", "choose", "choose_from_scratch", "future_init", "outcome_table", "play_game",
-           "play_round", "remove_unseen", "step", "step_state"]
+           "play_round", "remove_unseen", "rollout_roots", "step", "step_rollouts", "step_state"]
 
 MAX_ROWS = 32  # Persian deck tables have 28 rows; room for a few more
 
@@ -634,3 +638,36 @@ def play_game(s, dice, et, ht) -> None:
         if a < 0:
             raise ValueError("the heuristic found no action")
         step(s, a, dice, et, ht[1], f)
+
+
+# ------------------------------------------------------------------------------------------ policy rollouts
+@numba.njit(cache=True)
+def rollout_roots(base, spartan_perms, persian_perms, candidates, dice, first, et, fixed, states) -> None:
+    """The rollouts of a round of `play_round`, set up for a rollout policy played outside: row
+    ``c * n + j`` of ``states`` (``n`` samples) is sample ``j`` (as `play_round` builds it) after candidate
+    ``candidates[c]``, rolled with the dice table ``dice[first + j]``. The sums over the unseen rows are left
+    invalid (only `choose` reads them), so a refill only updates the flags."""
+    f = np.zeros(F_SIZE, np.int64)
+    n = spartan_perms.shape[0]
+    root = base.copy()
+    spos = base[S_SPOS]
+    ppos = base[S_PPOS]
+    for j in range(n):
+        for i in range(spartan_perms.shape[1]):
+            root[S_SPARTAN + spos + i] = base[S_SPARTAN + spos + spartan_perms[j, i]]
+        for i in range(persian_perms.shape[1]):
+            root[S_PERSIAN + ppos + i] = base[S_PERSIAN + ppos + persian_perms[j, i]]
+        for c in range(candidates.shape[0]):
+            s = states[c * n + j]
+            s[:] = root
+            step(s, candidates[c], dice[first + j], et, fixed, f)
+
+
+@numba.njit(cache=True)
+def step_rollouts(states, rows, actions, n, dice, first, et, fixed) -> None:
+    """`step` ``actions[k]`` in rollout ``rows[k]`` of `rollout_roots`'s ``states`` (``n`` samples: rollout
+    ``i`` rolls with ``dice[first + i % n]``)."""
+    f = np.zeros(F_SIZE, np.int64)
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        step(states[i], actions[k], dice[first + i % n], et, fixed, f)

@@ -21,7 +21,17 @@ each decision it
 The rollout policy is [`CoopHeuristic`][thermopylae_agents.players.coop_heuristic.CoopHeuristic] run straight
 on the engine state
 ([`choose_state`][thermopylae_agents.players.coop_heuristic.CoopHeuristic.choose_state]: the same decisions as
-on the decoded observation, which the tests check, without encoding or decoding one).
+on the decoded observation, which the tests check, without encoding or decoding one). As an option
+(``rollout_policy``) a trained policy's network plays the rollouts instead: after the candidate, every seat
+plays the network's most likely legal action on the observation of the rollout's state. The compiled engine
+plays the rollouts of a round in lockstep: per step one compiled call writes the observations and legal
+masks of every running rollout (`thermopylae_agents.players._coop_search_observe`, held to
+``CoopGame.observe`` and ``legal_action_mask`` by the tests), one batched call of the network's ``logits``
+scores them all, and one compiled call plays the chosen actions; the Python engine plays one state at a
+time through ``game.observe``. Both use the same samples and dice as with the heuristic, and the same
+moves but where the network's scores of a batch and of a single row differ in their last bits. A network
+call per step costs far more than the compiled heuristic: ``benchmarks/search_effort.py`` measures the
+setting ``32x8+policy``.
 
 Engines. ``engine="compiled"`` (the default) plays each round in one compiled call
 (`thermopylae_agents.players._coop_search_kernel`, numba): a compact array form of the state, the
@@ -63,7 +73,16 @@ from thermopylae_agents.players.coop_features import (
     location_dice,
 )
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
-from thermopylae_env.coop.layout import DECLINE, FIGHT_BASE, GIVE_BASE, LOSS_MARKER, RETREAT
+from thermopylae_env.coop.layout import (
+    DECLINE,
+    FIGHT_BASE,
+    GIVE_BASE,
+    LOSS_MARKER,
+    NUM_ACTIONS,
+    OBS_SIZE,
+    PERSIAN_DECK_SIZE,
+    RETREAT,
+)
 from thermopylae_env.coop.state import MAX_DICE
 
 __all__ = ["ActionEstimate", "CoopSearchExpert", "SearchEstimate"]
@@ -145,6 +164,13 @@ class CoopSearchExpert:
         ``"compiled"`` (default): the rollouts run in compiled code; ``"python"``: through the reference
         engine and the Python heuristic. Both draw the same samples and dice from the player's
         generator and play the same moves (see the module docstring).
+    rollout_policy:
+        ``None`` (default): the heuristic plays the rollouts. Otherwise a policy network of the co-op game
+        of this team size that plays them instead (its most likely legal action): an object with
+        ``logits(observations)`` on a batch ``(B, OBS_SIZE)``, ``observation_size`` and ``num_actions``,
+        such as a [`SafePolicy`][thermopylae_agents.policies.safe_policy.SafePolicy] (load one by name
+        or path with [`load_safe_policy`][thermopylae_agents.policies.safe_policy.load_safe_policy]; the
+        search spec ``search:rollout=NAME`` does).
     """
 
     def __init__(
@@ -161,6 +187,7 @@ class CoopSearchExpert:
         rng: np.random.Generator | None = None,
         seed: int | None = None,
         engine: str = "compiled",
+        rollout_policy: object | None = None,
     ) -> None:
         from thermopylae_env.coop.rules import CoopGame
 
@@ -168,6 +195,7 @@ class CoopSearchExpert:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
         if n_determinizations < 1 or rollouts < 1 or max_candidates < 1:
             raise ValueError("n_determinizations, rollouts and max_candidates must be at least 1")
+        _check_rollout_policy(rollout_policy, num_players)
         self.n_determinizations = int(n_determinizations)
         self.rollouts = int(rollouts)
         self.max_candidates = int(max_candidates)
@@ -179,6 +207,10 @@ class CoopSearchExpert:
         self.rng = rng if rng is not None else np.random.default_rng(seed)
         self.last_values: dict[int, float] = {}
         self.engine = engine
+        self.rollout_policy = rollout_policy
+        if rollout_policy is not None and len(self.game.persian) > PERSIAN_DECK_SIZE:
+            raise ValueError(f"rollout_policy: the observation holds at most {PERSIAN_DECK_SIZE} Persian "
+                             f"rows, the deck has {len(self.game.persian)}")
         self._tables: tuple | None = None
 
     # ------------------------------------------------------------------------------------ interface
@@ -333,6 +365,7 @@ class CoopSearchExpert:
         n_persian = len(root.persian_order) - root.persian_pos
         rng = self.rng
         n_det = self.n_determinizations
+        policy_round = None if self.rollout_policy is None else self._policy_round(base, dice)
 
         def play_round(start: int, alive: list[int], returns: dict[int, list[float]]) -> None:
             spartan = np.empty((n_det, n_spartan), dtype=np.int64)
@@ -340,13 +373,64 @@ class CoopSearchExpert:
             for j in range(n_det):
                 spartan[j] = rng.permutation(n_spartan)
                 persian[j] = rng.permutation(n_persian)
-            out = np.empty((len(alive), n_det))
-            compiled_round(base, spartan, persian, np.asarray(alive, dtype=np.int64), dice, start,
-                           tables[0], tables[1], out)
+            if policy_round is not None:
+                out = policy_round(spartan, persian, np.asarray(alive, dtype=np.int64), start)
+            else:
+                out = np.empty((len(alive), n_det))
+                compiled_round(base, spartan, persian, np.asarray(alive, dtype=np.int64), dice, start,
+                               tables[0], tables[1], out)
             for row, action in zip(out.tolist(), alive, strict=True):
                 returns[action].extend(row)
 
         return play_round
+
+    def _policy_round(self, base: np.ndarray, dice: np.ndarray):
+        """The compiled rounds with the policy network playing the rollouts, in lockstep: the rollouts of a
+        round set up as `play_round` plays them (`rollout_roots`), then per step the observations and masks
+        of the running ones (`observe_batch`), one batched network call, and their moves (`step_rollouts`).
+        Returns ``round(spartan, persian, candidates, start)``: the returns, one row per candidate."""
+        from thermopylae_agents.players._coop_search_kernel import (
+            S_SIZE,
+            S_TERM,
+            S_WON,
+            rollout_roots,
+            step_rollouts,
+        )
+        from thermopylae_agents.players._coop_search_observe import observe_batch, slot_codes
+
+        et, ht = self._kernel_tables()
+        fixed = ht[1]
+        codes = slot_codes(self.game)
+        n_det = self.n_determinizations
+        buffers: list[np.ndarray] = []  # sized by the first round, which has the most candidates
+
+        def play(spartan: np.ndarray, persian: np.ndarray, candidates: np.ndarray, start: int) -> np.ndarray:
+            count = len(candidates) * n_det
+            if not buffers or len(buffers[0]) < count:
+                buffers[:] = [np.empty((count, S_SIZE), dtype=np.int32),
+                              np.empty((count, OBS_SIZE), dtype=np.float32),
+                              np.empty((count, NUM_ACTIONS), dtype=bool)]
+            states, obs, mask = buffers
+            rollouts = states[:count]
+            rollout_roots(base, spartan, persian, candidates, dice, start, et, fixed, rollouts)
+            rows = np.flatnonzero(rollouts[:, S_TERM] == 0)
+            while rows.size:
+                m = rows.size
+                observe_batch(rollouts, rows, codes, obs[:m], mask[:m])
+                actions = self._policy_actions(obs[:m], mask[:m])
+                step_rollouts(rollouts, rows, actions, n_det, dice, start, et, fixed)
+                rows = rows[rollouts[rows, S_TERM] == 0]
+            return np.where(rollouts[:, S_WON] == 1, 1.0, -1.0).reshape(len(candidates), n_det)
+
+        return play
+
+    def _policy_actions(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The rollout policy's most likely legal action for each row of a batch."""
+        logits = np.asarray(self.rollout_policy.logits(obs))  # type: ignore[attr-defined]
+        actions = np.argmax(np.where(mask, logits, -np.inf), axis=1)
+        if not mask[np.arange(len(actions)), actions].all():
+            raise ValueError("rollout_policy: its logits chose no legal action (not finite?)")
+        return actions
 
     def _kernel_tables(self) -> tuple:
         if self._tables is None:
@@ -360,8 +444,13 @@ class CoopSearchExpert:
         state = root.copy()
         rng = _DiceTable(dice, self.rng)
         game.step(state, action, rng)
-        policy = self.heuristic.choose_state
         step = game.step
+        if self.rollout_policy is not None:
+            while not state.terminated:
+                obs = game.observe(state)[None]
+                step(state, int(self._policy_actions(obs, game.legal_action_mask(state)[None])[0]), rng)
+            return 1.0 if state.won else -1.0
+        policy = self.heuristic.choose_state
         while not state.terminated:
             step(state, policy(game, state), rng)
         return 1.0 if state.won else -1.0
@@ -405,6 +494,31 @@ class _DiceTable:
                 self.k = k + 1
                 return row[:size]
         return self.fallback.integers(low, high, size, *args, **kwargs)
+
+
+def _check_rollout_policy(policy: object, num_players: int) -> None:
+    """A one-line ``ValueError`` unless ``policy`` is ``None`` or a network of the co-op game's observation
+    and actions, trained (where it records it) for a team of ``num_players``."""
+    if policy is None:
+        return
+    name = getattr(policy, "name", type(policy).__name__)
+    if not callable(getattr(policy, "logits", None)):
+        raise ValueError(f"rollout_policy must have logits(observations) (a SafePolicy), got {name}")
+    sizes = (getattr(policy, "observation_size", None), getattr(policy, "num_actions", None))
+    if sizes != (OBS_SIZE, NUM_ACTIONS):
+        raise ValueError(f"rollout_policy {name}: observations of {sizes[0]} values and {sizes[1]} actions, "
+                         f"the co-op game has {OBS_SIZE} and {NUM_ACTIONS}")
+    env_id = getattr(policy, "env_id", _COOP_ID)
+    if env_id != _COOP_ID:
+        raise ValueError(f"rollout_policy {name} plays {env_id}, not {_COOP_ID}")
+    options = getattr(policy, "env_options", None)
+    trained = (options or {}).get("num_players", 1) if isinstance(options, Mapping) else num_players
+    if trained != num_players:
+        raise ValueError(f"rollout_policy {name} was trained for a team of {trained}, the search plays a "
+                         f"team of {num_players}")
+
+
+_COOP_ID = "thermopylae/Coop-v0"
 
 
 def _estimate(action: int, default: int, candidates: list[int], returns: Mapping[int, list[float]],
