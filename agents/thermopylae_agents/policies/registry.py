@@ -9,7 +9,9 @@ anything; [`make_agent`][thermopylae_agents.policies.registry.make_agent] builds
   [`opponents`][thermopylae_env.duel.opponents] player);
 * ``search`` or ``search:N,K`` or ``search:key=value,...``: the co-op search player
   ([`CoopSearchExpert`][thermopylae_agents.players.coop_search.CoopSearchExpert]; ``N`` determinizations,
-  ``K`` rollouts); values are ASCII decimal numbers and keys the player's keyword arguments;
+  ``K`` rollouts); values are ASCII decimal numbers and keys the player's keyword arguments, but for
+  ``rollout=POLICY``: a pickle-free policy (a shipped name or a ``.json`` path, as below, trained on the
+  co-op game of the team size played) plays the search's rollouts instead of the heuristic;
 * a model path (anything with a folder separator or a suffix, ``.zip`` mostly): an SB3 model played
   by [`SB3Agent`][thermopylae_agents.policies.sb3_agent.SB3Agent];
 * ``fast:PATH``: the model at ``PATH`` played through its NumPy copy
@@ -165,8 +167,21 @@ def register_kind(prefix: str, build: Builder) -> None:
 def _search_keywords() -> tuple[str, ...]:
     from thermopylae_agents.players.coop_search import CoopSearchExpert
 
-    skip = {"self", "num_players", "persian_deck", "heuristic_params", "rng", "seed", "engine"}
-    return tuple(p for p in inspect.signature(CoopSearchExpert.__init__).parameters if p not in skip)
+    skip = {"self", "num_players", "persian_deck", "heuristic_params", "rng", "seed", "engine",
+            "rollout_policy"}
+    return (*(p for p in inspect.signature(CoopSearchExpert.__init__).parameters if p not in skip),
+            _ROLLOUT_KEY)
+
+
+_ROLLOUT_KEY = "rollout"  # search:rollout=POLICY: the policy that plays the search's rollouts
+
+
+def _check_rollout_option(value: str, spec: str) -> str:
+    """The value of ``rollout=``: a shipped policy name or the path of a pickle-free policy (never a zip)."""
+    if value in shipped_policies() or value.endswith((".json", ".safetensors")) or _is_policy_folder(value):
+        return value
+    raise AgentSpecError(f"agent {spec!r}: search option rollout must be a shipped policy "
+                         f"({', '.join(shipped_policies())}) or a policy's .json path, got {value!r}")
 
 
 def _parse_search_options(text: str, spec: str) -> dict[str, Any]:
@@ -186,6 +201,9 @@ def _parse_search_options(text: str, spec: str) -> dict[str, Any]:
             key, value = positional[index], part
         else:
             raise AgentSpecError(f"agent {spec!r}: give at most N,K positionally, then key=value")
+        if key == _ROLLOUT_KEY:
+            options[key] = _check_rollout_option(value, spec)
+            continue
         if not _NUMBER.match(value) or len(value) > 20:
             raise AgentSpecError(
                 f"agent {spec!r}: search option {key} must be a decimal number, got {value!r}")
@@ -364,7 +382,13 @@ def _build(parsed: AgentSpec, context: BuildContext) -> Any:
 
         options = {"num_players": context.env_kwargs.get("num_players", 1), "persian_deck": deck}
         options.update(parsed.options)
-        return CoopSearchExpert(seed=context.seed, **options)
+        if _ROLLOUT_KEY in options:
+            options["rollout_policy"] = _safe_policy(
+                AgentSpec("weights", options.pop(_ROLLOUT_KEY), parsed.label), COOP_ID)
+        try:
+            return CoopSearchExpert(seed=context.seed, **options)
+        except ValueError as err:
+            raise AgentSpecError(f"agent {parsed.label!r}: {err}") from None
     if parsed.kind == "fast":
         from thermopylae_agents.policies.frozen_policy import FrozenPolicy
         from thermopylae_agents.policies.sb3_agent import load_model
