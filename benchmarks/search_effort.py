@@ -2,16 +2,19 @@
 
     python benchmarks/search_effort.py play --runs runs/effort --games 500 --settings 128x16
     python benchmarks/search_effort.py play --runs runs/effort --games 500 --settings 8x4 16x8 32x8 64x16
+    python benchmarks/search_effort.py play --runs runs/effort --games 500 --settings 32x8+policy
     python benchmarks/search_effort.py join --runs runs/effort --json benchmarks/search_effort.json \\
         --plot docs/images/search_effort.png
 
 A developer script, not a test. ``play`` plays
 :class:`~thermopylae_agents.players.coop_search.CoopSearchExpert` (``engine="compiled"``, every other
-option its default) at each setting ``NxK`` (``n_determinizations x rollouts``) on the deals ``--seed``
-to ``--seed + --games - 1``, each game as ``benchmarks/search_speed.py`` plays it (deal, dice and the
-player's seed from the deal's seed), timed in process CPU seconds (after an untimed game that compiles
-the kernels). Each game is appended as one line to ``RUNS/p{N}_{NxK}.jsonl`` as soon as it ends, so that
-a run stopped anywhere resumes where it stopped, and the settings can be split over processes (one
+option its default) at each setting ``NxK`` (``n_determinizations x rollouts``; ``NxK+policy``: with the
+team's shipped policy network playing the rollouts instead of the heuristic, ``rollout_policy`` loaded by
+``load_safe_policy``, see ``TEAM_POLICIES``) on the deals ``--seed`` to ``--seed + --games - 1``, each
+game as ``benchmarks/search_speed.py`` plays it (deal, dice and the player's seed from the deal's seed),
+timed in process CPU seconds (after an untimed game that compiles the kernels, one per kind of rollout).
+Each game is appended as one line to ``RUNS/p{N}_{NxK}.jsonl`` as soon as it ends, so that a run stopped
+anywhere resumes where it stopped, and the settings can be split over processes (one
 ``play`` per group of settings). Within one process the deals are the outer loop, so a run stopped early
 has played the same deals at each of its settings. Each finished ``play`` appends its result-file header
 (date, commit, command, clocks, load averages) to ``RUNS/p{N}_{NxK}.runs.jsonl`` of each of its settings.
@@ -34,19 +37,37 @@ from search_speed import play
 
 from thermopylae_agents.evaluation.stats import paired_comparison, wilson_interval
 from thermopylae_agents.policies.provenance import Measurement
+from thermopylae_agents.policies.safe_policy import load_safe_policy
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_SETTINGS = ("8x4", "16x8", "32x8", "64x16", "128x16")
 REFERENCE = "32x8"  # CoopSearchExpert's defaults
+POLICY_SUFFIX = "+policy"  # NxK+policy: the team's shipped policy plays the rollouts
+TEAM_POLICIES = {1: "coop_maskable_ppo", 2: "coop_2p_maskable_ppo", 3: "coop_3p_maskable_ppo",
+                 4: "coop_4p_maskable_ppo"}
 
 
-def parse_setting(text: str) -> tuple[int, int]:
-    """``"NxK"`` -> ``(N, K)``, both whole numbers >= 1; ``ValueError`` with a one-line message otherwise."""
-    parts = text.split("x")
+def parse_setting(text: str) -> tuple[int, int, bool]:
+    """``"NxK"`` -> ``(N, K, False)``, ``"NxK+policy"`` -> ``(N, K, True)``, both numbers whole and >= 1;
+    ``ValueError`` with a one-line message otherwise."""
+    policy = text.endswith(POLICY_SUFFIX)
+    parts = (text[: -len(POLICY_SUFFIX)] if policy else text).split("x")
     if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise ValueError(
-            f"a setting is NxK (determinizations x rollouts) with whole numbers >= 1, got {text!r}")
-    return int(parts[0]), int(parts[1])
+        raise ValueError(f"a setting is NxK or NxK{POLICY_SUFFIX} (determinizations x rollouts, with the "
+                         f"team's policy playing the rollouts) with whole numbers >= 1, got {text!r}")
+    return int(parts[0]), int(parts[1]), policy
+
+
+def setting_options(setting: str, players: int, policies: dict[str, object]) -> dict:
+    """The search's keyword arguments of ``setting`` (``policies`` caches the loaded policy)."""
+    n_det, rollouts, policy = parse_setting(setting)
+    options: dict = {"n_determinizations": n_det, "rollouts": rollouts}
+    if policy:
+        name = TEAM_POLICIES[players]
+        if name not in policies:
+            policies[name] = load_safe_policy(name)
+        options["rollout_policy"] = policies[name]
+    return options
 
 
 def games_file(runs: Path, players: int, setting: str) -> Path:
@@ -78,15 +99,16 @@ def play_settings(runs: Path, players: int, settings: list[str], seeds: range, a
     measurement = Measurement()
     runs.mkdir(parents=True, exist_ok=True)
     done = {s: read_games(games_file(runs, players, s)) for s in settings}
+    policies: dict[str, object] = {}
     # The kernels compile (or load from numba's cache) on the first game: not on a timed one.
     play(players, seeds.start, "compiled", {"n_determinizations": 2, "rollouts": 2})
+    if any(parse_setting(s)[2] for s in settings):
+        play(players, seeds.start, "compiled", setting_options(f"2x2{POLICY_SUFFIX}", players, policies))
     for seed in seeds:
         for setting in settings:
             if seed in done[setting]:
                 continue
-            n_det, rollouts = parse_setting(setting)
-            options = {"n_determinizations": n_det, "rollouts": rollouts}
-            won, moves, cpu = play(players, seed, "compiled", options)
+            won, moves, cpu = play(players, seed, "compiled", setting_options(setting, players, policies))
             record = {"seed": seed, "won": int(won), "moves": len(moves), "cpu_s": round(cpu, 5)}
             with games_file(runs, players, setting).open("a") as out:
                 out.write(json.dumps(record) + "\n")
@@ -99,14 +121,15 @@ def play_settings(runs: Path, players: int, settings: list[str], seeds: range, a
             out.write(json.dumps(header) + "\n")
 
 
-def _setting_result(setting: str, games: dict[int, dict], seeds: list[int]) -> dict:
-    n_det, rollouts = parse_setting(setting)
+def _setting_result(setting: str, games: dict[int, dict], seeds: list[int], players: int) -> dict:
+    n_det, rollouts, policy = parse_setting(setting)
     won = [games[s]["won"] for s in seeds]
     cpu = [games[s]["cpu_s"] for s in seeds]
     moves = [games[s]["moves"] for s in seeds]
     wins = sum(won)
     return {
-        "setting": setting, "n_determinizations": n_det, "rollouts": rollouts, "games": len(seeds),
+        "setting": setting, "n_determinizations": n_det, "rollouts": rollouts,
+        "rollout_policy": TEAM_POLICIES[players] if policy else None, "games": len(seeds),
         "wins": wins, "win_rate": wins / len(seeds), "ci95": list(wilson_interval(wins, len(seeds))),
         "cpu_s_per_game": sum(cpu) / len(seeds), "cpu_s_per_move": sum(cpu) / max(sum(moves), 1),
         "per_game": {"seed": seeds, "won": won, "moves": moves, "cpu_s": cpu},
@@ -122,7 +145,7 @@ def join(runs: Path, players: int, settings: list[str], reference: str) -> dict:
     seeds = sorted(set.intersection(*(set(games) for games in played.values())))
     if not seeds:
         raise SystemExit(f"search_effort.py: error: the settings have no deal in common in {runs}")
-    results = [_setting_result(s, played[s], seeds) for s in settings]
+    results = [_setting_result(s, played[s], seeds, players) for s in settings]
     won = {r["setting"]: r["per_game"]["won"] for r in results}
     for result in results:
         result["paired_with_reference"] = paired_comparison(
@@ -132,7 +155,8 @@ def join(runs: Path, players: int, settings: list[str], reference: str) -> dict:
         path = runs / f"p{players}_{setting}.runs.jsonl"
         plays[setting] = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     return {"players": players, "reference": reference, "deal_seeds": [seeds[0], seeds[-1]],
-            "games": len(seeds), "search": "CoopSearchExpert(engine='compiled'), other options default",
+            "games": len(seeds), "search": "CoopSearchExpert(engine='compiled'), other options default "
+            "(rollout_policy: the policy that plays the rollouts; the heuristic where null)",
             "settings": results, "plays": plays}
 
 
@@ -175,7 +199,8 @@ def _parser() -> argparse.ArgumentParser:
                        ("join", "join the settings' games in RUNS into one JSON (and a plot)")):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--runs", type=Path, required=True, help="folder of the per-setting game files")
-        sub.add_argument("--settings", nargs="+", default=list(DEFAULT_SETTINGS), help="settings NxK")
+        sub.add_argument("--settings", nargs="+", default=list(DEFAULT_SETTINGS),
+                         help=f"settings NxK or NxK{POLICY_SUFFIX}")
         sub.add_argument("--players", type=int, default=1, help="team size (1..4)")
     play_parser = commands.choices["play"]
     play_parser.add_argument("--games", type=int, default=500, help="deals per setting")
