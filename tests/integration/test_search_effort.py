@@ -56,8 +56,24 @@ def test_play_resumes_and_join_pairs_each_setting_with_the_reference(tmp_path: P
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_policy_setting_plays_with_the_teams_policy_and_is_joined_like_the_others(tmp_path: Path) -> None:
+    runs, out = tmp_path / "runs", tmp_path / "effort.json"
+    played = effort("play", "--runs", str(runs), "--games", "1", "--settings", "2x2+policy", "2x2",
+                    cwd=tmp_path)
+    assert played.returncode == 0, played.stdout[-2000:] + played.stderr[-2000:]
+    joined = effort("join", "--runs", str(runs), "--settings", "2x2+policy", "2x2", "--reference", "2x2",
+                    "--json", str(out), cwd=tmp_path)
+    assert joined.returncode == 0, joined.stderr[-2000:]
+    rows = {row["setting"]: row for row in json.loads(out.read_text())["settings"]}
+    assert rows["2x2+policy"]["rollout_policy"] == "coop_maskable_ppo"
+    assert rows["2x2"]["rollout_policy"] is None
+    assert (rows["2x2+policy"]["n_determinizations"], rows["2x2+policy"]["rollouts"]) == (2, 2)
+    assert rows["2x2+policy"]["per_game"]["won"] == [g["won"] for g in _lines(runs / "p1_2x2+policy.jsonl")]
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["play", "--runs", "r", "--settings", "8y4"], "a setting is NxK"),
+    (["play", "--runs", "r", "--settings", "8x4+heuristic"], "a setting is NxK"),
     (["play", "--runs", "r", "--settings", "0x4"], "a setting is NxK"),
     (["play", "--runs", "r", "--settings", "8x4", "8x4"], "names a setting twice"),
     (["play", "--runs", "r", "--games", "0"], "--games must be at least 1"),
