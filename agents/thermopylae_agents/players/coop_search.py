@@ -91,9 +91,10 @@ __all__ = ["ActionEstimate", "CoopSearchExpert", "SearchEstimate"]
 @dataclass(frozen=True)
 class ActionEstimate:
     """One searched action: its ``rollouts`` rollout returns (+1 a win, -1 a loss: the action played, then
-    the heuristic for every seat to the end) have the mean ``mean_return``; ``win_chance`` is their share
-    of wins, ``(mean_return + 1) / 2``, and ``standard_error`` its standard error (nan with fewer than two
-    rollouts). ``dropped``: the race dropped it before the last round (fewer rollouts than the leader)."""
+    the heuristic, or the ``rollout_policy``, for every seat to the end) have the mean ``mean_return``;
+    ``win_chance`` is their share of wins, ``(mean_return + 1) / 2``, and ``standard_error`` its standard
+    error (nan with fewer than two rollouts). ``dropped``: the race dropped it before the last round (fewer
+    rollouts than the leader)."""
 
     action: int
     mean_return: float
@@ -128,7 +129,8 @@ class SearchEstimate:
 
 
 class CoopSearchExpert:
-    """Determinized Monte-Carlo search with heuristic rollouts (see the module docstring).
+    """Determinized Monte-Carlo search with heuristic (or policy network) rollouts (see the module
+    docstring).
 
     Parameters
     ----------
