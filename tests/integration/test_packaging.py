@@ -95,7 +95,7 @@ DEVELOPER_SCRIPTS = {
     "rlzoo_learning.py",
     "duel_crossplay.py", "duel_vec_eval.py", "train_exploiters.py", "load_benchmark.py", "make_docs.py",
     "compare_commits.py", "policy_files.py", "ppo_speed.py", "solve_small_duels.py", "search_speed.py",
-    "coop_bound_team_cost.py", "search_yardstick.py", "search_effort.py",
+    "coop_bound_team_cost.py", "search_yardstick.py", "search_effort.py", "versus_search.py",
     "mmd_small_duels.py", "trained_br_small_duels.py",
 }
 NEW_CONSOLE_SCRIPTS = [  # the ones added with their modules' move out of scripts/
