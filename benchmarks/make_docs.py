@@ -683,32 +683,62 @@ def search_speed_table() -> str:
     return text + _table(header, ["---", "---:", "---", "---:", "---:", "---:", "---:"], rows)
 
 
-def search_effort_table() -> str:
-    """The compiled co-op search at several settings on the same deals, each paired with the default
-    (``benchmarks/search_effort.json``, written by ``benchmarks/search_effort.py``)."""
-    result = _load(BENCH / "search_effort.json")
+def _effort_rows(result: dict, team: bool) -> list[list[str]]:
+    """One row per setting of a ``search_effort.py join`` file, paired with its reference setting."""
     rows = []
     for row in result["settings"]:
         pair = row["paired_with_reference"]
         same = row["setting"] == result["reference"]
-        rows.append([f"`{row['setting']}`", f"{row['wins']:,} / {row['games']:,}", _pct(row["win_rate"]),
+        rows.append([*([str(result["players"])] if team else []), f"`{row['setting']}`",
+                     f"{row['wins']:,} / {row['games']:,}", _pct(row["win_rate"]),
                      _interval(*row["ci95"]), f"{row['cpu_s_per_game']:.2f}",
                      f"{1000 * row['cpu_s_per_move']:.1f}",
                      "(the default)" if same else f"{100 * pair['difference']:+.2f}",
                      "" if same else _signed_interval(*pair["ci95"]),
                      "" if same else f"{pair['p_value']:.3g}"])
+    return rows
+
+
+def _effort_plays(result: dict) -> str:
+    return "".join(f" `{play['command']}` ({play['date']}, commit {play['commit']}, load average "
+                   f"{play['machine']['load_average_start'][0]:.1f} at the start, "
+                   f"{play['machine']['load_average_end'][0]:.1f} at the end);"
+                   for play in _unique_plays(result["plays"]))
+
+
+_EFFORT_HEADER = ["setting (determinizations x rollouts)", "wins", "win rate", "95% interval", "CPU s/game",
+                  "CPU ms/move", "minus the default (points)", "95% interval", "McNemar p"]
+
+
+def search_effort_table() -> str:
+    """The compiled co-op search at several settings on the same deals, each paired with the default
+    (``benchmarks/search_effort.json``, written by ``benchmarks/search_effort.py``)."""
+    result = _load(BENCH / "search_effort.json")
     machine = result["machine"]
-    plays = "".join(f" `{play['command']}` ({play['date']}, commit {play['commit']}, load average "
-                    f"{play['machine']['load_average_start'][0]:.1f} at the start, "
-                    f"{play['machine']['load_average_end'][0]:.1f} at the end);"
-                    for play in _unique_plays(result["plays"]))
     text = (
         f"{result['games']:,} solo deals (seeds {result['deal_seeds'][0]}..{result['deal_seeds'][1]}), every "
-        f"setting on every deal, on {machine['cpus']} cores;{plays} joined by `{result['command']}`.\n\n"
+        f"setting on every deal, on {machine['cpus']} cores;{_effort_plays(result)} joined by "
+        f"`{result['command']}`.\n\n"
     )
-    header = ["setting (determinizations x rollouts)", "wins", "win rate", "95% interval", "CPU s/game",
-              "CPU ms/move", f"minus `{result['reference']}` (points)", "95% interval", "McNemar p"]
-    return text + _table(header, ["---", "---:", "---:", "---", "---:", "---:", "---:", "---", "---:"], rows)
+    align = ["---", "---:", "---:", "---", "---:", "---:", "---:", "---", "---:"]
+    return text + _table(_EFFORT_HEADER, align, _effort_rows(result, team=False))
+
+
+def search_effort_teams_table() -> str:
+    """The same for teams of 2 to 4 (``benchmarks/search_effort_{N}p.json``): the default search with
+    heuristic and with policy rollouts on the same deals."""
+    rows, notes = [], []
+    for players in (2, 3, 4):
+        path = BENCH / f"search_effort_{players}p.json"
+        if not path.exists():
+            continue
+        result = _load(path)
+        rows += _effort_rows(result, team=True)
+        notes.append(f"{players} players: {result['games']:,} deals (seeds {result['deal_seeds'][0]}.."
+                     f"{result['deal_seeds'][1]});{_effort_plays(result)} joined by `{result['command']}`.")
+    text = "".join(f"* {note}\n" for note in notes) + "\n"
+    return text + _table(["team", *_EFFORT_HEADER],
+                         ["---:", "---", "---:", "---:", "---", "---:", "---:", "---:", "---", "---:"], rows)
 
 
 def _unique_plays(plays: dict[str, list[dict]]) -> list[dict]:
@@ -759,6 +789,37 @@ def coop_search_yardstick_table() -> str:
         rows += _team_rows(int(players), size, "search")
     header = ["team", "player", "games", "win rate", "95% interval", "mean turns", "search - player, paired"]
     return _table(header, ["---", "---", "---:", "---:", "---", "---:", "---"], rows)
+
+
+def versus_search_table() -> str:
+    """A distilled policy and its start policy paired with the default search on the yardstick's deals, and
+    the distill run's rounds (``benchmarks/expert_iteration_versus_search.json``, written by
+    ``benchmarks/versus_search.py``)."""
+    result = _load(BENCH / "expert_iteration_versus_search.json")
+    distill = result["distill"]
+    minutes = distill["wall_seconds"] / 60
+    text = (f"{result['title']}. The distill run read the settings of `{distill['settings_file']}` "
+            f"({_count(distill['dataset_decisions'])} labelled states, {minutes:.0f} min); the policies "
+            f"played `{result['evaluation_command']}`, paired by `benchmarks/versus_search.py` "
+            f"({result['date']}, commit {result['commit']}).\n\n")
+    rounds = [[str(r["round"]), f"{r['beta']:.3g}", _count(r["decisions"]),
+               f"{r['agreement_before_training']:.3f} -> {r['agreement_after_training']:.3f}",
+               _pct(r["held_out_win_rate"])] for r in distill["rounds"]]
+    text += _table(["round", "beta", "states labelled", "agreement with the search (before -> after)",
+                    f"held-out win rate ({distill['config']['eval_games']:,} deals)"],
+                   ["---:", "---:", "---:", "---", "---:"], rounds) + "\n"
+    pairs = {pair["a"]: pair for pair in result["paired"]}
+    rows = []
+    for row in result["results"]:
+        pair = pairs.get(row["agent"])
+        rows.append([f"`{row['agent']}`", f"{row['wins']:,} / {row['games']:,}", _pct(row["win_rate"]),
+                     _interval(*row["ci95"]),
+                     "" if pair is None else f"{100 * pair['difference']:+.2f}",
+                     "" if pair is None else _signed_interval(*pair["ci95"]),
+                     "" if pair is None else _p(pair["p_value"])])
+    header = ["player", "wins", "win rate", "95% interval", "minus the search (points)", "95% interval",
+              "McNemar p"]
+    return text + _table(header, ["---", "---:", "---:", "---", "---:", "---", "---:"], rows)
 
 
 def _small_duel(result: dict, name: str) -> dict:
@@ -911,6 +972,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "duel-small-players": duel_small_players_table,
     "search-speed": search_speed_table,
     "search-effort": search_effort_table,
+    "search-effort-teams": search_effort_teams_table,
+    "versus-search": versus_search_table,
     "rlzoo-coop": rlzoo_coop_table,
     "coop-search-yardstick": coop_search_yardstick_table,
     "duel-small-mmd": duel_small_mmd_table,

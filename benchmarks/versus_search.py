@@ -13,7 +13,9 @@ Usage (from the repository root)::
     thermopylae evaluate --players 1 distilled=runs/ei/policy.json coop_maskable_ppo --games 5000 \\
         --json runs/ei/eval.json
     python benchmarks/versus_search.py --players 1 --eval runs/ei/eval.json \\
-        --distill-report runs/ei/report.json --json benchmarks/expert_iteration_versus_search.json
+        --eval-command "thermopylae evaluate ..." --distill-report runs/ei/report.json \\
+        --distill-settings benchmarks/expert_iteration_64x16.yaml \\
+        --json benchmarks/expert_iteration_versus_search.json
 """
 
 from __future__ import annotations
@@ -82,14 +84,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, choices=(1, 2, 3, 4), required=True)
     parser.add_argument("--eval", type=Path, required=True, help="a `thermopylae evaluate --json` file")
+    parser.add_argument("--eval-command", help="the command that wrote --eval (recorded in the result)")
     parser.add_argument("--distill-report", type=Path, help="report.json of the distill run behind a policy")
+    parser.add_argument("--distill-settings", help="the committed copy of the settings file the run read")
     parser.add_argument("--json", type=Path, required=True, help="output file")
     args = parser.parse_args(argv)
     evaluation = json.loads(args.eval.read_text())
-    document = {**measurement.header(__file__, argv), "evaluation_command": evaluation.get("command"),
+    document = {**measurement.header(__file__, argv), "evaluation_command": args.eval_command,
                 **pair_with_search(args.players, evaluation)}
     if args.distill_report:
-        document["distill"] = distill_summary(json.loads(args.distill_report.read_text()))
+        document["distill"] = {**distill_summary(json.loads(args.distill_report.read_text())),
+                               "settings_file": args.distill_settings}
     args.json.write_text(json.dumps(document, indent=1) + "\n")
     print(document["title"])
     for row in document["results"]:
