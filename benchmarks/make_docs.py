@@ -859,6 +859,20 @@ def duel_small_trained_br_table() -> str:
     return _table(header, ["---", "---:", "---:", "---:", "---"], rows)
 
 
+def _team_search_cell() -> str:
+    """The headline's search-versus-policy cell of the team sizes (``coop_search_yardstick.json``)."""
+    sizes = _load(BENCH / "coop_search_yardstick.json")["team_sizes"]
+    parts = []
+    for players in ("2", "3", "4"):
+        size = sizes[players]
+        policy = f"coop_{players}p_maskable_ppo"
+        rates = {entry["agent"]: entry for entry in size["results"]}
+        pair = _paired(size, "search", policy)
+        parts.append(f"{_pct(rates['search']['win_rate'])} vs {_pct(rates[policy]['win_rate'])}, paired "
+                     f"{100 * pair['difference']:+.2f} {_signed_interval(*pair['ci95'])}")
+    return " / ".join(parts) + f" points, {sizes['2']['results'][0]['games']:,} deals each"
+
+
 def headline_table() -> str:
     """The README's headline: one row per result, each linking the page with its method and command."""
     coop = _load(BENCH / "coop_bound_agents_eval.json")
@@ -896,6 +910,11 @@ def headline_table() -> str:
             f"{_pct(search['win_rate'])} vs {_pct(search_ppo['win_rate'])} on the same {search['games']:,} "
             f"deals, paired {100 * search_pair['difference']:+.2f} points "
             f"{_signed_interval(*search_pair['ci95'])}, p = {_p(search_pair['p_value'])}",
+        ],
+        [
+            "[Co-op teams of 2 / 3 / 4, the search expert vs each team's shipped MaskablePPO](docs/results.md"
+            "#the-search-expert-on-thousands-of-deals)",
+            _team_search_cell(),
         ],
         [
             "[Co-op solo, rl_zoo3's plain PPO with the shipped file vs heuristic](docs/training.md"
