@@ -168,15 +168,19 @@ def plot(document: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    rows = document["settings"]
-    x = [r["cpu_s_per_move"] * 1000 for r in rows]
-    y = [100 * r["win_rate"] for r in rows]
-    low = [100 * (r["win_rate"] - r["ci95"][0]) for r in rows]
-    high = [100 * (r["ci95"][1] - r["win_rate"]) for r in rows]
     figure, axes = plt.subplots(figsize=(6.4, 4.0))
-    axes.errorbar(x, y, yerr=[low, high], fmt="o-", capsize=4)
-    for row, xi, yi in zip(rows, x, y, strict=True):
-        axes.annotate(row["setting"], (xi, yi), textcoords="offset points", xytext=(6, -12))
+    # Heuristic rollouts as one line of growing effort; policy rollouts as points of their own.
+    for policy, style, label in ((False, "o-", "heuristic rollouts"), (True, "s", "policy rollouts")):
+        rows = [r for r in document["settings"] if bool(r.get("rollout_policy")) == policy]
+        if not rows:
+            continue
+        x = [r["cpu_s_per_move"] * 1000 for r in rows]
+        y = [100 * r["win_rate"] for r in rows]
+        low = [100 * (r["win_rate"] - r["ci95"][0]) for r in rows]
+        high = [100 * (r["ci95"][1] - r["win_rate"]) for r in rows]
+        axes.errorbar(x, y, yerr=[low, high], fmt=style, capsize=4, label=label)
+        for row, xi, yi in zip(rows, x, y, strict=True):
+            axes.annotate(row["setting"], (xi, yi), textcoords="offset points", xytext=(6, -12))
     axes.set_xscale("log")
     axes.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
@@ -186,6 +190,7 @@ def plot(document: dict, path: Path) -> None:
     team = "solo" if document["players"] == 1 else f"{document['players']} players"
     axes.set_title(f"Compiled co-op search, {team}: {document['games']} paired deals")
     axes.grid(True, which="both", alpha=0.3)
+    axes.legend(loc="upper left")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=100)
