@@ -822,6 +822,34 @@ def versus_search_table() -> str:
     return text + _table(header, ["---", "---:", "---:", "---", "---:", "---", "---:"], rows)
 
 
+def _search_spec(row: dict) -> str:
+    """The agent spec that plays a ``search_effort.py`` setting."""
+    spec = f"search:{row['n_determinizations']},{row['rollouts']}"
+    return spec + (f",rollout={row['rollout_policy']}" if row.get("rollout_policy") else "")
+
+
+def strongest_players_table() -> str:
+    """Per team size, the measured search setting with the highest win rate on its effort file's deals,
+    as the agent spec that plays it, with its cost per move and its paired difference to the default."""
+    files = [(1, BENCH / "search_effort.json")] + [(n, BENCH / f"search_effort_{n}p.json") for n in (2, 3, 4)]
+    rows = []
+    for players, path in files:
+        if not path.exists():
+            continue
+        result = _load(path)
+        best = max(result["settings"], key=lambda row: row["win_rate"])
+        pair = best["paired_with_reference"]
+        same = best["setting"] == result["reference"]
+        rows.append([str(players), f"`{_search_spec(best)}`", f"{best['games']:,}", _pct(best["win_rate"]),
+                     _interval(*best["ci95"]), f"{1000 * best['cpu_s_per_move']:.1f}",
+                     "(the default)" if same else f"{100 * pair['difference']:+.2f} "
+                     f"{_signed_interval(*pair['ci95'])}, p = {_p(pair['p_value'])}",
+                     f"`{path.relative_to(ROOT).as_posix()}`"])
+    header = ["team", "agent spec", "deals", "win rate", "95% interval", "CPU ms/move",
+              "minus the default search (points), paired", "result file"]
+    return _table(header, ["---:", "---", "---:", "---:", "---", "---:", "---", "---"], rows)
+
+
 def _small_duel(result: dict, name: str) -> dict:
     """The member ``name`` of ``duel_small_games.json``."""
     for member in result["members"]:
@@ -993,6 +1021,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "search-effort": search_effort_table,
     "search-effort-teams": search_effort_teams_table,
     "versus-search": versus_search_table,
+    "strongest-players": strongest_players_table,
     "rlzoo-coop": rlzoo_coop_table,
     "coop-search-yardstick": coop_search_yardstick_table,
     "duel-small-mmd": duel_small_mmd_table,
