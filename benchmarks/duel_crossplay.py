@@ -54,7 +54,8 @@ from thermopylae_agents.evaluation.duel_batch import (  # noqa: E402
 )
 from thermopylae_agents.evaluation.stats import paired_comparison, wilson_interval  # noqa: E402
 from thermopylae_agents.policies.provenance import git_commit  # noqa: E402
-from thermopylae_agents.policies.registry import GREEK_ID, PERSIAN_ID, make_agent  # noqa: E402
+from thermopylae_agents.policies.registry import make_agent  # noqa: E402
+from thermopylae_env import GREEK_ID, PERSIAN_ID  # noqa: E402
 from thermopylae_env.duel.layout import GREEK, PERSIAN  # noqa: E402
 
 GREEKS = ("random", "heuristic", "duel_greek_maskable_ppo", "selfplay_greek_maskable_ppo")

@@ -23,19 +23,24 @@ from thermopylae_env import _moved  # noqa: E402
 
 __version__ = "0.1.0"
 
+# The registered ids, defined once: every module that names an env imports them from here.
+COOP_ID = "thermopylae/Coop-v0"
+GREEK_ID = "thermopylae/DuelGreek-v0"
+PERSIAN_ID = "thermopylae/DuelPersian-v0"
+
 # The former flat module names (thermopylae_env.coop_env, ...) import their new modules, with a warning.
 _moved.install()
 
 _ENVIRONMENTS = {
-    "thermopylae/Coop-v0": {
+    COOP_ID: {
         "entry_point": "thermopylae_env.coop.env:CoopEnv",
         "vector_entry_point": "thermopylae_env.coop.vector:CoopVectorEnv",
     },
-    "thermopylae/DuelGreek-v0": {
+    GREEK_ID: {
         "entry_point": "thermopylae_env.duel.env:DuelGreekEnv",
         "vector_entry_point": "thermopylae_env.duel.vector:DuelGreekVectorEnv",
     },
-    "thermopylae/DuelPersian-v0": {
+    PERSIAN_ID: {
         "entry_point": "thermopylae_env.duel.env:DuelPersianEnv",
         "vector_entry_point": "thermopylae_env.duel.vector:DuelPersianVectorEnv",
     },

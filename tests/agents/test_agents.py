@@ -299,7 +299,7 @@ def test_search_beats_the_heuristic_on_paired_deals():
     """The default search player against the heuristic on the same 192 deals (about 30 minutes on one
     core; 2 workers). Measured: 63 wins against 46."""
     from thermopylae_agents.evaluation.games import evaluate
-    from thermopylae_agents.policies.registry import COOP_ID
+    from thermopylae_env import COOP_ID
 
     heuristic, search = evaluate(COOP_ID, ["heuristic", "search"], games=192, base_seed=0, workers=2)
     assert search.wins > heuristic.wins

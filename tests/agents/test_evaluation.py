@@ -13,7 +13,8 @@ from thermopylae_agents.cli.evaluate import main
 from thermopylae_agents.evaluation.games import evaluate, evaluate_duel_matrix, play_games
 from thermopylae_agents.evaluation.stats import wilson_interval
 from thermopylae_agents.evaluation.tables import load_learning_curve
-from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, make_agent, resolve_env_id
+from thermopylae_agents.policies.registry import make_agent, resolve_env_id
+from thermopylae_env import COOP_ID, GREEK_ID
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 POLICIES = Path(__file__).resolve().parents[2] / "agents" / "thermopylae_agents" / "policies"

@@ -18,7 +18,7 @@ pytest.importorskip("sb3_contrib")
 from thermopylae_agents.cli.app import main as thermopylae  # noqa: E402
 from thermopylae_agents.players.coop_search import CoopSearchExpert  # noqa: E402
 from thermopylae_agents.policies.frozen_policy import FrozenPolicy  # noqa: E402
-from thermopylae_agents.policies.registry import COOP_ID, make_agent  # noqa: E402
+from thermopylae_agents.policies.registry import make_agent  # noqa: E402
 from thermopylae_agents.training.expert_iteration import (  # noqa: E402
     DistillData,
     ExpertIterationConfig,
@@ -28,6 +28,7 @@ from thermopylae_agents.training.expert_iteration import (  # noqa: E402
     run,
     setup,
 )
+from thermopylae_env import COOP_ID  # noqa: E402
 
 # Small searches keep a labelled game well under a second; the pipeline does not depend on their size.
 _SEARCH = {"n_determinizations": 8, "rollouts": 2}

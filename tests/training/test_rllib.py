@@ -23,7 +23,7 @@ else:
 import thermopylae_env  # noqa: F401,E402
 from thermopylae_agents.cli.rllib import main  # noqa: E402
 from thermopylae_agents.evaluation.games import evaluate  # noqa: E402
-from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, PERSIAN_ID, make_agent  # noqa: E402
+from thermopylae_agents.policies.registry import make_agent  # noqa: E402
 from thermopylae_agents.policies.rllib_policy import (  # noqa: E402
     RLlibAgent,
     export_rl_module,
@@ -39,6 +39,7 @@ from thermopylae_agents.rllib.config import (  # noqa: E402
 )
 from thermopylae_agents.rllib.envs import DuelMultiAgentEnv, make_coop  # noqa: E402
 from thermopylae_agents.rllib.train import train  # noqa: E402
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = PPOSettings(

@@ -12,16 +12,15 @@ import yaml
 pytest.importorskip("sb3_contrib")
 
 from thermopylae_agents.training.config import (  # noqa: E402
-    COOP_ID,
     ENV_IDS,
     EVALUATIONS_PER_ROLLOUT,
-    GREEK_ID,
     TARGETS,
     env_ids_of,
     load_config,
     resolve_config,
 )
 from thermopylae_agents.training.ppo import format_time_split, time_split  # noqa: E402
+from thermopylae_env import COOP_ID, GREEK_ID
 
 SHORT = 20_000
 

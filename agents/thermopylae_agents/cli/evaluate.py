@@ -26,13 +26,8 @@ from thermopylae_agents.evaluation.tables import (
     plot_results,
     print_table,
 )
-from thermopylae_agents.policies.registry import (
-    COOP_ID,
-    GREEK_ID,
-    AgentSpecError,
-    parse_spec,
-    resolve_env_id,
-)
+from thermopylae_agents.policies.registry import AgentSpecError, parse_spec, resolve_env_id
+from thermopylae_env import COOP_ID, GREEK_ID
 from thermopylae_env.render import safe_text
 
 __all__ = ["build_parser", "main"]

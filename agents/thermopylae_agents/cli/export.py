@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from thermopylae_agents.cli.console import require_extra
-from thermopylae_agents.policies.registry import COOP_ID, resolve_env_id
+from thermopylae_agents.policies.registry import resolve_env_id
 from thermopylae_agents.policies.safe_policy import (
     POLICY_DIR,
     SHIPPED_ENV_IDS,
@@ -33,6 +33,7 @@ from thermopylae_agents.policies.safe_policy import (
     export_sb3_policy,
     read_description,
 )
+from thermopylae_env import COOP_ID
 from thermopylae_env.render import safe_text
 
 __all__ = ["build_parser", "main"]

@@ -19,7 +19,8 @@ from pathlib import Path
 import tyro
 
 from thermopylae_agents.cli.args import check_output_path, device_argument
-from thermopylae_agents.training.ppo_native import COOP_ID, Args, default_run_dir, train
+from thermopylae_agents.training.ppo_native import Args, default_run_dir, train
+from thermopylae_env import COOP_ID
 
 __all__ = ["check", "main", "parse_args"]
 

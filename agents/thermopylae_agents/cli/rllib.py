@@ -142,7 +142,7 @@ def _machine() -> dict[str, Any]:
 def _run_training(args: argparse.Namespace) -> dict[str, Any]:
     import torch  # noqa: F401  (configure_torch sets the threads of an imported torch)
 
-    from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, PERSIAN_ID
+    from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
     from thermopylae_env.threads import configure_torch
 
     if args.torch_threads < 1:

@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_agents.policies.registry import GREEK_ID, PERSIAN_ID, make_agent
+from thermopylae_agents.policies.registry import make_agent
+from thermopylae_env import GREEK_ID, PERSIAN_ID
 from thermopylae_env.duel import kernel as K
 from thermopylae_env.duel.layout import GREEK, PERSIAN
 from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv, DuelVectorEngine

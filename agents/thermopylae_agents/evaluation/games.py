@@ -47,15 +47,8 @@ from typing import Any
 import numpy as np
 
 from thermopylae_agents.evaluation.stats import PairedComparison, paired_comparison, wilson_interval
-from thermopylae_agents.policies.registry import (
-    COOP_ID,
-    GREEK_ID,
-    PERSIAN_ID,
-    check_agent_game,
-    make_agent,
-    parse_spec,
-    resolve_env_id,
-)
+from thermopylae_agents.policies.registry import check_agent_game, make_agent, parse_spec, resolve_env_id
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_env.render import safe_text
 
 __all__ = [

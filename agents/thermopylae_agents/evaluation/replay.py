@@ -14,8 +14,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, PERSIAN_ID, make_agent, resolve_env_id
-from thermopylae_env import records
+from thermopylae_agents.policies.registry import make_agent, resolve_env_id
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID, records
 from thermopylae_env.record_format import BUILT_IN_OPPONENTS, GameRecord, load_record
 
 __all__ = ["agent_for_env", "opponent_agent", "record_agent_game", "replay_record", "iter_replay"]

@@ -20,7 +20,8 @@ import numpy as np
 from thermopylae_agents.gametheory.cfr import Evaluator, nash_conv, solve, uniform_profile
 from thermopylae_agents.gametheory.players import agent_strategy, strategy_report
 from thermopylae_agents.gametheory.tree import GameTree, build_tree
-from thermopylae_agents.policies.registry import GREEK_ID, PERSIAN_ID, AgentSpecError, make_agent
+from thermopylae_agents.policies.registry import AgentSpecError, make_agent
+from thermopylae_env import GREEK_ID, PERSIAN_ID
 from thermopylae_env.duel.config import SMALL_DUELS, DuelConfig
 from thermopylae_env.duel.layout import GREEK, PLAYER_NAMES
 from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian

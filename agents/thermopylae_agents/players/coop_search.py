@@ -73,6 +73,7 @@ from thermopylae_agents.players.coop_features import (
     location_dice,
 )
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+from thermopylae_env import COOP_ID
 from thermopylae_env.coop.layout import (
     DECLINE,
     FIGHT_BASE,
@@ -510,17 +511,15 @@ def _check_rollout_policy(policy: object, num_players: int) -> None:
     if sizes != (OBS_SIZE, NUM_ACTIONS):
         raise ValueError(f"rollout_policy {name}: observations of {sizes[0]} values and {sizes[1]} actions, "
                          f"the co-op game has {OBS_SIZE} and {NUM_ACTIONS}")
-    env_id = getattr(policy, "env_id", _COOP_ID)
-    if env_id != _COOP_ID:
-        raise ValueError(f"rollout_policy {name} plays {env_id}, not {_COOP_ID}")
+    env_id = getattr(policy, "env_id", COOP_ID)
+    if env_id != COOP_ID:
+        raise ValueError(f"rollout_policy {name} plays {env_id}, not {COOP_ID}")
     options = getattr(policy, "env_options", None)
     trained = (options or {}).get("num_players", 1) if isinstance(options, Mapping) else num_players
     if trained != num_players:
         raise ValueError(f"rollout_policy {name} was trained for a team of {trained}, the search plays a "
                          f"team of {num_players}")
 
-
-_COOP_ID = "thermopylae/Coop-v0"
 
 
 def _estimate(action: int, default: int, candidates: list[int], returns: Mapping[int, list[float]],

@@ -66,6 +66,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
+
 __all__ = [
     "AgentSpec",
     "AgentSpecError",
@@ -83,9 +85,6 @@ __all__ = [
     "shipped_policy_path",
 ]
 
-COOP_ID = "thermopylae/Coop-v0"
-GREEK_ID = "thermopylae/DuelGreek-v0"
-PERSIAN_ID = "thermopylae/DuelPersian-v0"
 _ENV_ALIASES = {
     "coop": COOP_ID,
     "co-op": COOP_ID,

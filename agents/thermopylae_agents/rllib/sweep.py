@@ -109,10 +109,10 @@ def run_sweep(
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler
 
-    from thermopylae_agents.policies.registry import COOP_ID
     from thermopylae_agents.policies.rllib_policy import export_rl_module
     from thermopylae_agents.rllib.config import COOP_DEFAULTS, coop_config
     from thermopylae_agents.rllib.train import evaluate_policy
+    from thermopylae_env import COOP_ID
 
     space = search_space(lrs, entropy_coeffs, batch_sizes, search)
     lrs = _positive_list("lr", lrs, float)

@@ -19,6 +19,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
+
 __all__ = [
     "algo_class",
     "check_device",
@@ -48,9 +50,6 @@ __all__ = [
 TARGETS = ("coop", "duel-greek", "duel-persian", "selfplay")
 ALGOS = ("maskable_ppo", "ppo")
 VEC_KINDS = ("native", "dummy", "subproc")
-COOP_ID = "thermopylae/Coop-v0"
-GREEK_ID = "thermopylae/DuelGreek-v0"
-PERSIAN_ID = "thermopylae/DuelPersian-v0"
 ENV_IDS = {"coop": COOP_ID, "duel-greek": GREEK_ID, "duel-persian": PERSIAN_ID}
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 CONFIG_FILES = {

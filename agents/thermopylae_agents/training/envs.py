@@ -7,7 +7,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from thermopylae_agents.training.config import COOP_ID, GREEK_ID, PERSIAN_ID, VEC_KINDS, algo_class
+from thermopylae_agents.training.config import VEC_KINDS, algo_class
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 
 __all__ = ["build_eval_env", "build_vec_env", "eval_env_kwargs", "make_env_fn", "register_envs"]
 

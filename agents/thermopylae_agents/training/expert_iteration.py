@@ -41,8 +41,9 @@ from typing import Any
 import numpy as np
 import yaml
 
-from thermopylae_agents.training.config import CONFIG_DIR, COOP_ID, MAX_SEED, env_count
+from thermopylae_agents.training.config import CONFIG_DIR, MAX_SEED, env_count
 from thermopylae_agents.training.progress import log
+from thermopylae_env import COOP_ID
 
 __all__ = [
     "DEFAULT_CONFIG",

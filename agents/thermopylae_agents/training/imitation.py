@@ -39,9 +39,10 @@ import torch as th
 
 from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.callbacks import scalar_writer
-from thermopylae_agents.training.config import COOP_ID, GREEK_ID, PERSIAN_ID, Config
+from thermopylae_agents.training.config import Config
 from thermopylae_agents.training.envs import make_env_fn, register_envs
 from thermopylae_agents.training.progress import Stage, log
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 
 __all__ = [
     "ExpertData",

@@ -55,17 +55,17 @@ import torch  # torch and tensorboard: the train extra (the console script names
 import torch.nn as nn
 
 from thermopylae_agents.players.fight_torch import FightFeatures
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_env.coop.vector import CoopVectorEnv
 from thermopylae_env.duel.vector import DuelGreekVectorEnv, DuelPersianVectorEnv
 from thermopylae_env.threads import configure_torch
 
 __all__ = ["ENV_IDS", "Agent", "Args", "default_run_dir", "evaluate", "guard", "train"]
 
-COOP_ID = "thermopylae/Coop-v0"
 VECTOR_ENVS = {
     COOP_ID: CoopVectorEnv,
-    "thermopylae/DuelGreek-v0": DuelGreekVectorEnv,
-    "thermopylae/DuelPersian-v0": DuelPersianVectorEnv,
+    GREEK_ID: DuelGreekVectorEnv,
+    PERSIAN_ID: DuelPersianVectorEnv,
 }
 ENV_IDS = tuple(VECTOR_ENVS)
 EVAL_SEED = 10_000_000  # evaluation and video deals: EVAL_SEED + i, apart from the training seeds

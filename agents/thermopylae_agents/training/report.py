@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from thermopylae_agents.policies.frozen_policy import FrozenPolicy
-from thermopylae_agents.training.config import COOP_ID, ENV_IDS, GREEK_ID, Config
+from thermopylae_agents.training.config import ENV_IDS, Config
 from thermopylae_agents.training.envs import eval_env_kwargs
 from thermopylae_agents.training.progress import Stage, format_seconds, log
+from thermopylae_env import COOP_ID, GREEK_ID
 
 __all__ = [
     "cross_play_report",

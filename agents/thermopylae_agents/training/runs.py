@@ -26,8 +26,9 @@ import yaml
 
 from thermopylae_agents.players.kernels import PINNED, kernel_settings
 from thermopylae_agents.training.callbacks import LearnProgress, save_atomically
-from thermopylae_agents.training.config import COOP_ID, Config, env_ids_of, resolve_config
+from thermopylae_agents.training.config import Config, env_ids_of, resolve_config
 from thermopylae_agents.training.progress import format_seconds, log
+from thermopylae_env import COOP_ID
 from thermopylae_env.threads import configure_torch
 
 __all__ = [

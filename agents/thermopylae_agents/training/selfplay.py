@@ -29,7 +29,7 @@ from thermopylae_agents.training.callbacks import (
     save_atomically,
     write_summary,
 )
-from thermopylae_agents.training.config import GREEK_ID, PERSIAN_ID, algo_class, env_count
+from thermopylae_agents.training.config import algo_class, env_count
 from thermopylae_agents.training.distribution import speed_up_policy
 from thermopylae_agents.training.envs import eval_env_kwargs, make_env_fn, register_envs
 from thermopylae_agents.training.imitation import warm_start
@@ -37,6 +37,7 @@ from thermopylae_agents.training.ppo import build_model, mark_model_keys_read
 from thermopylae_agents.training.progress import log
 from thermopylae_agents.training.report import cross_play_report, format_cross_play
 from thermopylae_agents.training.runs import finish, learn, save_trained_model, setup_experiment
+from thermopylae_env import GREEK_ID, PERSIAN_ID
 
 __all__ = [
     "SIDES",

@@ -44,7 +44,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from thermopylae_agents.policies.registry import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_agents.web.sessions import (
     CoopGame,
     DuelGame,
@@ -54,6 +53,7 @@ from thermopylae_agents.web.sessions import (
     Store,
     agent_choices,
 )
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_env.record_format import GameRecord, load_record
 
 __all__ = ["MAX_BODY_BYTES", "STATIC_FILES", "create_app", "load_listed_records"]

@@ -29,14 +29,7 @@ import numpy as np
 
 from thermopylae_agents.evaluation.replay import agent_for_env, opponent_agent
 from thermopylae_agents.evaluation.replay import iter_replay as agent_iter_replay
-from thermopylae_agents.policies.registry import (
-    COOP_ID,
-    GREEK_ID,
-    PERSIAN_ID,
-    check_agent_game,
-    make_agent,
-    shipped_policies,
-)
+from thermopylae_agents.policies.registry import check_agent_game, make_agent, shipped_policies
 from thermopylae_agents.web.views import (
     coop_labels,
     coop_view,
@@ -47,6 +40,7 @@ from thermopylae_agents.web.views import (
     legal_actions,
     policy_hint,
 )
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_env.duel.layout import PLAYER_NAMES
 from thermopylae_env.record_format import GameRecord
 from thermopylae_env.records import RecordEpisode, RecordMismatchError, RecordNeedsOpponentError
