@@ -3,8 +3,13 @@ answered with 400/404 and a one-line message, games isolated and freed, records 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import socket
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +19,7 @@ pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
 
 from thermopylae_agents.web.app import STATIC_FILES, create_app  # noqa: E402
+from thermopylae_agents.web.sessions import Store  # noqa: E402
 from thermopylae_env.record_format import load_record  # noqa: E402
 from thermopylae_env.records import replay_record  # noqa: E402
 
@@ -556,3 +562,116 @@ def test_the_pages_own_requests_from_its_origin_are_answered():
         response = client.post("/api/games", json={"game": "coop", "seats": ["human"]},
                                headers={"Origin": "http://[::1]:8123"})
         assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize("seats, method, path, body", [
+    (["human"], "POST", "action", {"action": None}),
+    (["heuristic"], "POST", "advance", {}),
+    (["human"], "POST", "hint", {"agent": "heuristic"}),
+    (["human"], "GET", "", None),
+    (["human"], "GET", "record", None),
+])
+def test_a_request_whose_game_is_deleted_after_it_was_looked_up_gets_409(client, monkeypatch, seats, method,
+                                                                          path, body):
+    key, view = _new(client, game="coop", seats=seats, seed=2)
+    if body == {"action": None}:
+        body = {"action": view["legal"][0]["action"]}
+    store = client.app.state.store
+    looked_up = store.get
+
+    def get_then_deleted(key: str, kind: str):
+        found = looked_up(key, kind)
+        store.remove(key)  # another tab's DELETE lands between this request's lookup and its turn
+        return found
+
+    monkeypatch.setattr(store, "get", get_then_deleted)
+    response = client.request(method, f"/api/games/{key}/{path}".rstrip("/"), json=body)
+    assert response.status_code == 409, response.text
+    assert "deleted" in response.json()["error"] and "\n" not in response.json()["error"]
+    assert len(store) == 0 and list(client.app.state.folder.iterdir()) == []
+
+
+class _Closable:
+    kind = "coop"
+
+    def __init__(self) -> None:
+        self.closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_an_idle_game_is_not_freed_under_a_request_that_holds_it(tmp_path):
+    store = Store(tmp_path, idle_seconds=1.0)
+    item = _Closable()
+    store.add("key", item)
+    _, guard = store.get("key", "coop")
+    later = time.monotonic() + 10.0
+    with guard:  # a move in progress, longer than the idle time
+        store.purge(now=later)
+        assert item.closed == 0 and len(store) == 1
+    store.purge(now=later)
+    assert item.closed == 1 and len(store) == 0
+
+
+@contextlib.contextmanager
+def _served(app):
+    """The app served by uvicorn on a free loopback port, in this process (its log reaches caplog)."""
+    uvicorn = pytest.importorskip("uvicorn")
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30.0
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30.0)
+        sock.close()
+
+
+def _race(http, key: str, path: str, body: dict) -> tuple:
+    """A move and the deletion of its game, sent at the same moment from two threads."""
+    start = threading.Barrier(2)
+    answers: dict[str, object] = {}
+
+    def send(name: str, method: str, url: str, body: dict | None) -> None:
+        start.wait()
+        answers[name] = http.request(method, url, json=body)
+
+    threads = [threading.Thread(target=send, args=("move", "POST", f"/api/games/{key}/{path}", body)),
+               threading.Thread(target=send, args=("delete", "DELETE", f"/api/games/{key}", None))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60.0)
+    return answers["move"], answers["delete"]
+
+
+def test_moves_racing_the_deletion_of_their_game_get_200_404_or_409_and_log_no_error(caplog):
+    httpx = pytest.importorskip("httpx")
+    caplog.set_level(logging.INFO)
+    app = create_app()
+    moves, deletions = [], []
+    with _served(app) as url, httpx.Client(base_url=url, timeout=60.0) as http:
+        for seed in range(24):
+            seats = ["human"] if seed % 2 else ["heuristic"]
+            created = http.post("/api/games", json={"game": "coop", "seats": seats, "seed": seed})
+            assert created.status_code == 200, created.text
+            key, view = created.json()["id"], created.json()["view"]
+            path, body = ("action", {"action": view["legal"][0]["action"]}) if seed % 2 else ("advance", {})
+            move, deletion = _race(http, key, path, body)
+            moves.append(move)
+            deletions.append(deletion)
+        assert len(app.state.store) == 0 and list(Path(app.state.folder).iterdir()) == []
+    assert {move.status_code for move in moves} <= {200, 404, 409}, [move.text for move in moves]
+    assert all(deletion.status_code == 200 for deletion in deletions), [d.text for d in deletions]
+    for move in moves:
+        assert move.status_code == 200 or "\n" not in move.json()["error"]
+    errors = [record for record in caplog.records if record.levelno >= logging.ERROR or record.exc_info]
+    assert errors == [], [record.getMessage() for record in errors]

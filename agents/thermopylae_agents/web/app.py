@@ -4,7 +4,7 @@ package (no build step, nothing fetched from the internet), and a JSON API over 
 [`thermopylae_agents.web.sessions`][].
 
 API (every body is a JSON object sent as ``Content-Type: application/json``; every error is
-``{"error": "one line"}`` with HTTP 400, 403, 404, 405, 413, 415 or 503, never a 500 for bad input).
+``{"error": "one line"}`` with HTTP 400, 403, 404, 405, 409, 413, 415 or 503, never a 500 for bad input).
 A state-changing request (POST, PUT, PATCH, DELETE) is answered only when it comes from the app's own
 origin or from no web page at all (see [`create_app`][thermopylae_agents.web.app.create_app]):
 
@@ -50,6 +50,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thermopylae_agents.web.sessions import (
+    ClosedError,
     CoopGame,
     DuelGame,
     NotFoundError,
@@ -281,10 +282,10 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         return store.get(request.path_params["key"], "coop|duel")
 
     async def show_game(request: Request) -> Response:
-        game, lock = _game(request)
+        game, guard = _game(request)
 
         def run() -> dict[str, Any]:
-            with lock:  # in a worker thread: an agent's move in progress must not block the event loop
+            with guard:  # in a worker thread: an agent's move in progress must not block the event loop
                 return game.view()
 
         return _ok({"id": request.path_params["key"], "view": await run_in_threadpool(run)})
@@ -294,10 +295,10 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         _unknown_keys(body, ("action",))
         if "action" not in body:
             raise RequestError("the body must give the action: {\"action\": index}")
-        game, lock = _game(request)
+        game, guard = _game(request)
 
         def run() -> dict[str, Any]:
-            with lock:
+            with guard:
                 game.act(body["action"])
                 return game.view()
 
@@ -305,10 +306,10 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
 
     async def advance(request: Request) -> Response:
         _unknown_keys(await _body(request), ())
-        game, lock = _game(request)
+        game, guard = _game(request)
 
         def run() -> dict[str, Any]:
-            with lock:
+            with guard:
                 game.advance()
                 return game.view()
 
@@ -317,19 +318,19 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
     async def hint(request: Request) -> Response:
         body = await _body(request)
         _unknown_keys(body, ("agent",))
-        game, lock = _game(request)
+        game, guard = _game(request)
 
         def run() -> dict[str, Any]:
-            with lock:
+            with guard:
                 return game.hint(body.get("agent"))
 
         return _ok(await run_in_threadpool(run))
 
     async def record(request: Request) -> Response:
-        game, lock = _game(request)
+        game, guard = _game(request)
 
         def run() -> str:
-            with lock:
+            with guard:
                 return game.record_text()
 
         text = await run_in_threadpool(run)
@@ -338,13 +339,9 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         return Response(text, media_type="application/jsonl", headers=headers)
 
     async def delete_game(request: Request) -> Response:
-        _, lock = _game(request)
-
-        def run() -> None:
-            with lock:  # after a move in progress
-                store.remove(request.path_params["key"])
-
-        await run_in_threadpool(run)
+        _game(request)
+        # in a worker thread: the game is closed only after a move in progress, which may take a while
+        await run_in_threadpool(store.remove, request.path_params["key"])
         return _ok({"deleted": True})
 
     async def new_replay(request: Request) -> Response:
@@ -378,6 +375,9 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
 
     async def on_not_found(request: Request, err: Exception) -> Response:
         return _error(404, str(err))
+
+    async def on_closed(request: Request, err: Exception) -> Response:
+        return _error(409, str(err))
 
     async def on_too_large(request: Request, err: Exception) -> Response:
         return _error(413, f"the request body is larger than {MAX_BODY_BYTES} bytes")
@@ -417,7 +417,8 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         routes=routes,
         middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(_SameOriginOnly)],
         exception_handlers={RequestError: on_request_error, NotFoundError: on_not_found,
-                            _TooLarge: on_too_large, _NotJson: on_not_json, HTTPException: on_http},
+                            ClosedError: on_closed, _TooLarge: on_too_large, _NotJson: on_not_json,
+                            HTTPException: on_http},
         lifespan=lifespan,
     )
     app.state.store = store
