@@ -3,8 +3,13 @@ answered with 400/404 and a one-line message, games isolated and freed, records 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import socket
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -14,8 +19,11 @@ pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
 
 from thermopylae_agents.web.app import STATIC_FILES, create_app  # noqa: E402
+from thermopylae_agents.web.sessions import Store  # noqa: E402
 from thermopylae_env.record_format import load_record  # noqa: E402
 from thermopylae_env.records import replay_record  # noqa: E402
+
+_JSON = {"Content-Type": "application/json"}
 
 
 @pytest.fixture
@@ -208,7 +216,7 @@ def test_a_duel_turn_is_played_as_each_side_against_an_agent(client):
     (b"[" * 100000 + b"]" * 100000, "JSON"),
 ])
 def test_bad_new_game_requests_get_400_with_a_message(client, body, needle):
-    response = client.post("/api/games", content=body)
+    response = client.post("/api/games", content=body, headers=_JSON)
     assert response.status_code == 400
     assert needle in response.json()["error"] and "\n" not in response.json()["error"]
 
@@ -354,7 +362,7 @@ def test_no_request_of_any_shape_gets_a_server_error(client):
              "/api/replays", "/api/games/nope/hint"]
     for path in paths:
         for body in _BAD_BODIES:
-            response = client.post(path, content=body)
+            response = client.post(path, content=body, headers=_JSON)
             assert 400 <= response.status_code < 500, (path, body, response.text)
             assert response.json()["error"]
         for method in ("PUT", "PATCH"):
@@ -461,3 +469,209 @@ def test_a_slow_agent_move_leaves_the_server_answering_other_requests(client):
         moving.join(timeout=60)
     assert in_time == [True]  # the other tab was answered while the agent thought, not after
     assert client.get(f"/api/games/{key}").json()["view"]["log"][0] == "seat 0 (search) played"
+
+
+_FOREIGN_ORIGINS = ["http://evil.example", "null", "http://127.0.0.1:9999", "https://testserver",
+                    "http://testserver:8080", "http://testserver.evil.example", "not an origin"]
+
+
+def _state_changing_requests(key: str) -> list[tuple[str, str, dict | None]]:
+    """One request of each state-changing endpoint, each of which the page's own origin may send."""
+    return [("POST", "/api/games", {"game": "coop", "seats": ["human"]}),
+            ("POST", f"/api/games/{key}/action", {"action": 0}),
+            ("POST", f"/api/games/{key}/advance", {}),
+            ("POST", f"/api/games/{key}/hint", {"agent": "heuristic"}),
+            ("POST", "/api/replays", {"text": "x"}),
+            ("DELETE", f"/api/games/{key}", None),
+            ("PUT", f"/api/games/{key}", {}),
+            ("PATCH", f"/api/games/{key}", {})]
+
+
+def test_a_cross_site_simple_post_is_refused_and_creates_nothing(client):
+    # what any web page can send without asking: a form-like POST of text/plain from another origin
+    response = client.post("/api/games", content=b'{"game": "coop", "seats": ["human"]}',
+                           headers={"Content-Type": "text/plain", "Origin": "http://evil.example"})
+    assert response.status_code == 403
+    assert "origin" in response.json()["error"] and "\n" not in response.json()["error"]
+    assert len(client.app.state.store) == 0
+
+
+@pytest.mark.parametrize("origin", _FOREIGN_ORIGINS)
+def test_every_state_changing_request_from_a_foreign_origin_gets_403_and_changes_nothing(client, origin):
+    key, view = _new(client, game="coop", seats=["heuristic"], seed=6)
+    for method, path, body in _state_changing_requests(key):
+        response = client.request(method, path, json=body, headers={"Origin": origin})
+        assert response.status_code == 403, (method, path, response.text)
+        assert response.json()["error"]
+    assert len(client.app.state.store) == 1
+    assert client.get(f"/api/games/{key}").json()["view"] == view
+
+
+def test_a_cross_site_fetch_without_origin_gets_403_and_same_site_fetches_are_answered(client):
+    key, view = _new(client, game="coop", seats=["human"], seed=6)
+    for method, path, body in _state_changing_requests(key):
+        response = client.request(method, path, json=body, headers={"Sec-Fetch-Site": "cross-site"})
+        assert response.status_code == 403, (method, path, response.text)
+    assert client.get(f"/api/games/{key}").json()["view"] == view
+    for site in ("same-origin", "same-site", "none"):
+        response = client.post("/api/games", json={"game": "coop", "seats": ["human"]},
+                               headers={"Sec-Fetch-Site": site})
+        assert response.status_code == 200, (site, response.text)
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded",
+                                          "multipart/form-data; boundary=x", "application/jsonl",
+                                          "application/json-seq"])
+def test_a_json_body_sent_as_another_content_type_gets_415_and_changes_nothing(client, content_type):
+    key, view = _new(client, game="coop", seats=["human"], seed=6)
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    for path, body in (("/api/games", {"game": "coop", "seats": ["human"]}),
+                       (f"/api/games/{key}/action", {"action": view["legal"][0]["action"]}),
+                       (f"/api/games/{key}/hint", {"agent": "heuristic"}),
+                       ("/api/replays", {"listed": 0})):
+        response = client.post(path, content=json.dumps(body).encode(), headers=headers)
+        assert response.status_code == 415, (path, response.text)
+        assert "application/json" in response.json()["error"] and "\n" not in response.json()["error"]
+    assert len(client.app.state.store) == 1
+    assert client.get(f"/api/games/{key}").json()["view"] == view
+
+
+def test_the_pages_own_requests_from_its_origin_are_answered():
+    # what the page's fetch sends: its own origin, same-origin, and JSON bodies as application/json
+    with TestClient(create_app(), base_url="http://127.0.0.1:8000") as client:
+        own = {"Origin": "http://127.0.0.1:8000", "Sec-Fetch-Site": "same-origin"}
+        new_game = {"game": "coop", "seats": ["heuristic", "human"], "seed": 11}
+        response = client.post("/api/games", json=new_game, headers=own)
+        assert response.status_code == 200, response.text
+        key, view = response.json()["id"], response.json()["view"]
+        while view["to_move"] == "agent":  # seed 11: the agent's turn ends with the person to move
+            response = client.post(f"/api/games/{key}/advance", json={}, headers=own)
+            assert response.status_code == 200, response.text
+            view = response.json()["view"]
+        response = client.post(f"/api/games/{key}/action", json={"action": view["legal"][0]["action"]},
+                               headers=own)
+        assert response.status_code == 200, response.text
+        hint = client.post(f"/api/games/{key}/hint", json={"agent": "heuristic"}, headers=own)
+        assert hint.status_code == 200, hint.text
+        upload = {"text": client.get(f"/api/games/{key}/record").text, "name": "mine.jsonl"}
+        upload = client.post("/api/replays", content=json.dumps(upload).encode(),
+                             headers={**own, "Content-Type": "application/json; charset=utf-8"})
+        assert upload.status_code == 200, upload.text
+        assert client.delete(f"/api/games/{key}", headers=own).status_code == 200
+    with TestClient(create_app(), base_url="http://[::1]:8123") as client:
+        response = client.post("/api/games", json={"game": "coop", "seats": ["human"]},
+                               headers={"Origin": "http://[::1]:8123"})
+        assert response.status_code == 200, response.text
+
+
+@pytest.mark.parametrize("seats, method, path, body", [
+    (["human"], "POST", "action", {"action": None}),
+    (["heuristic"], "POST", "advance", {}),
+    (["human"], "POST", "hint", {"agent": "heuristic"}),
+    (["human"], "GET", "", None),
+    (["human"], "GET", "record", None),
+])
+def test_a_request_whose_game_is_deleted_after_it_was_looked_up_gets_409(client, monkeypatch, seats, method,
+                                                                          path, body):
+    key, view = _new(client, game="coop", seats=seats, seed=2)
+    if body == {"action": None}:
+        body = {"action": view["legal"][0]["action"]}
+    store = client.app.state.store
+    looked_up = store.get
+
+    def get_then_deleted(key: str, kind: str):
+        found = looked_up(key, kind)
+        store.remove(key)  # another tab's DELETE lands between this request's lookup and its turn
+        return found
+
+    monkeypatch.setattr(store, "get", get_then_deleted)
+    response = client.request(method, f"/api/games/{key}/{path}".rstrip("/"), json=body)
+    assert response.status_code == 409, response.text
+    assert "deleted" in response.json()["error"] and "\n" not in response.json()["error"]
+    assert len(store) == 0 and list(client.app.state.folder.iterdir()) == []
+
+
+class _Closable:
+    kind = "coop"
+
+    def __init__(self) -> None:
+        self.closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_an_idle_game_is_not_freed_under_a_request_that_holds_it(tmp_path):
+    store = Store(tmp_path, idle_seconds=1.0)
+    item = _Closable()
+    store.add("key", item)
+    _, guard = store.get("key", "coop")
+    later = time.monotonic() + 10.0
+    with guard:  # a move in progress, longer than the idle time
+        store.purge(now=later)
+        assert item.closed == 0 and len(store) == 1
+    store.purge(now=later)
+    assert item.closed == 1 and len(store) == 0
+
+
+@contextlib.contextmanager
+def _served(app):
+    """The app served by uvicorn on a free loopback port, in this process (its log reaches caplog)."""
+    uvicorn = pytest.importorskip("uvicorn")
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30.0
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30.0)
+        sock.close()
+
+
+def _race(http, key: str, path: str, body: dict) -> tuple:
+    """A move and the deletion of its game, sent at the same moment from two threads."""
+    start = threading.Barrier(2)
+    answers: dict[str, object] = {}
+
+    def send(name: str, method: str, url: str, body: dict | None) -> None:
+        start.wait()
+        answers[name] = http.request(method, url, json=body)
+
+    threads = [threading.Thread(target=send, args=("move", "POST", f"/api/games/{key}/{path}", body)),
+               threading.Thread(target=send, args=("delete", "DELETE", f"/api/games/{key}", None))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60.0)
+    return answers["move"], answers["delete"]
+
+
+def test_moves_racing_the_deletion_of_their_game_get_200_404_or_409_and_log_no_error(caplog):
+    httpx = pytest.importorskip("httpx")
+    caplog.set_level(logging.INFO)
+    app = create_app()
+    moves, deletions = [], []
+    with _served(app) as url, httpx.Client(base_url=url, timeout=60.0) as http:
+        for seed in range(24):
+            seats = ["human"] if seed % 2 else ["heuristic"]
+            created = http.post("/api/games", json={"game": "coop", "seats": seats, "seed": seed})
+            assert created.status_code == 200, created.text
+            key, view = created.json()["id"], created.json()["view"]
+            path, body = ("action", {"action": view["legal"][0]["action"]}) if seed % 2 else ("advance", {})
+            move, deletion = _race(http, key, path, body)
+            moves.append(move)
+            deletions.append(deletion)
+        assert len(app.state.store) == 0 and list(Path(app.state.folder).iterdir()) == []
+    assert {move.status_code for move in moves} <= {200, 404, 409}, [move.text for move in moves]
+    assert all(deletion.status_code == 200 for deletion in deletions), [d.text for d in deletions]
+    for move in moves:
+        assert move.status_code == 200 or "\n" not in move.json()["error"]
+    errors = [record for record in caplog.records if record.levelno >= logging.ERROR or record.exc_info]
+    assert errors == [], [record.getMessage() for record in errors]

@@ -3,8 +3,10 @@
 package (no build step, nothing fetched from the internet), and a JSON API over the games of
 [`thermopylae_agents.web.sessions`][].
 
-API (every body is a JSON object; every error is ``{"error": "one line"}`` with HTTP 400, 404, 405, 413 or
-503, never a 500 for bad input):
+API (every body is a JSON object sent as ``Content-Type: application/json``; every error is
+``{"error": "one line"}`` with HTTP 400, 403, 404, 405, 409, 413, 415 or 503, never a 500 for bad input).
+A state-changing request (POST, PUT, PATCH, DELETE) is answered only when it comes from the app's own
+origin or from no web page at all (see [`create_app`][thermopylae_agents.web.app.create_app]):
 
 =======================================  =============================================================
 ``GET  /api/options``                    the agent specs each game offers, the records of the command line
@@ -34,17 +36,21 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thermopylae_agents.web.sessions import (
+    ClosedError,
     CoopGame,
     DuelGame,
     NotFoundError,
@@ -68,9 +74,15 @@ _HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+_STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class _TooLarge(Exception):
+    pass
+
+
+class _NotJson(Exception):
     pass
 
 
@@ -82,8 +94,62 @@ def _ok(body: Any) -> JSONResponse:
     return JSONResponse(body, headers=_HEADERS)
 
 
+def _shown_header(value: str) -> str:
+    """A header's value as a short line of an error message: a header is whatever the sender chose."""
+    return "".join(c if c.isprintable() else "?" for c in value[:80])
+
+
+def _origin(scheme: str, authority: str) -> tuple[str, str, int] | None:
+    """``(scheme, host, port)`` of an origin, the default port written out; ``None`` if it is not one."""
+    try:
+        parts = urlsplit(f"{scheme}://{authority}")
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.hostname or parts.path or parts.query or parts.fragment or parts.username is not None:
+        return None
+    return scheme, parts.hostname.lower(), port if port is not None else _DEFAULT_PORTS.get(scheme, -1)
+
+
+def _cross_site(scope: Scope) -> str | None:
+    """Why a state-changing request comes from another web site, or ``None``. A browser names the page's
+    origin in ``Origin`` (and ``Sec-Fetch-Site``) on such requests, and another site can send a "simple"
+    POST (``text/plain``, no preflight) that the Host check alone lets through; a request with neither
+    header comes from no web page (curl, a script) and stays allowed."""
+    headers = Headers(scope=scope)
+    origin = headers.get("origin")
+    if origin is not None:
+        scheme, sep, authority = origin.partition("://")
+        own = _origin(scope["scheme"], headers.get("host", ""))
+        if not sep or own is None or _origin(scheme.lower(), authority) != own:
+            return (f"requests from another origin ({_shown_header(origin)}) are refused; use the page "
+                    "this server serves")
+        return None
+    if headers.get("sec-fetch-site", "").lower() == "cross-site":
+        return "requests from another web site are refused; use the page this server serves"
+    return None
+
+
+class _SameOriginOnly:
+    """Refuses (403) every state-changing request sent by another web site, before it is routed: the
+    Host check stops DNS rebinding, but not a page of another site posting to the loopback address."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] in _STATE_CHANGING:
+            refused = _cross_site(scope)
+            if refused is not None:
+                await _error(403, refused)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 async def _body(request: Request) -> dict[str, Any]:
-    """The request's JSON object (``{}`` for an empty body); ``RequestError`` for anything else."""
+    """The request's JSON object (``{}`` for an empty body); ``RequestError`` for anything else, and
+    ``_NotJson`` for a body not declared as ``application/json`` (a form or ``text/plain`` body is what
+    another site's page can send without the browser asking this server first)."""
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
         raise _TooLarge
@@ -94,6 +160,8 @@ async def _body(request: Request) -> dict[str, Any]:
             raise _TooLarge
     if not data.strip():
         return {}
+    if request.headers.get("content-type", "").partition(";")[0].strip().lower() != "application/json":
+        raise _NotJson
     try:
         body = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
@@ -170,7 +238,10 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
     """The app. ``records``: record files the page may open (read and checked now); ``agents``: agent
     specs offered besides the built-in and shipped ones; games idle for ``idle_seconds`` are freed, and at
     most ``max_games`` games and replays are held. ``allowed_hosts``: the ``Host`` headers accepted (the
-    loopback names by default: another site cannot reach the app through DNS rebinding)."""
+    loopback names by default: another site cannot reach the app through DNS rebinding). A POST, PUT, PATCH
+    or DELETE whose ``Origin`` is not the origin the request was sent to (``scheme://host:port``, the host
+    one of ``allowed_hosts``), or that has no ``Origin`` and a ``Sec-Fetch-Site: cross-site``, is refused
+    with 403; a JSON body must be sent as ``application/json`` (415 otherwise)."""
     listed = load_listed_records(records)
     choices = agent_choices(agents)
     folder = Path(tempfile.mkdtemp(prefix="thermopylae-web-"))
@@ -211,10 +282,10 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         return store.get(request.path_params["key"], "coop|duel")
 
     async def show_game(request: Request) -> Response:
-        game, lock = _game(request)
+        game, guard = _game(request)
 
         def run() -> dict[str, Any]:
-            with lock:  # in a worker thread: an agent's move in progress must not block the event loop
+            with guard:  # in a worker thread: an agent's move in progress must not block the event loop
                 return game.view()
 
         return _ok({"id": request.path_params["key"], "view": await run_in_threadpool(run)})
@@ -224,10 +295,10 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         _unknown_keys(body, ("action",))
         if "action" not in body:
             raise RequestError("the body must give the action: {\"action\": index}")
-        game, lock = _game(request)
+        game, guard = _game(request)
 
         def run() -> dict[str, Any]:
-            with lock:
+            with guard:
                 game.act(body["action"])
                 return game.view()
 
@@ -235,10 +306,10 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
 
     async def advance(request: Request) -> Response:
         _unknown_keys(await _body(request), ())
-        game, lock = _game(request)
+        game, guard = _game(request)
 
         def run() -> dict[str, Any]:
-            with lock:
+            with guard:
                 game.advance()
                 return game.view()
 
@@ -247,19 +318,19 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
     async def hint(request: Request) -> Response:
         body = await _body(request)
         _unknown_keys(body, ("agent",))
-        game, lock = _game(request)
+        game, guard = _game(request)
 
         def run() -> dict[str, Any]:
-            with lock:
+            with guard:
                 return game.hint(body.get("agent"))
 
         return _ok(await run_in_threadpool(run))
 
     async def record(request: Request) -> Response:
-        game, lock = _game(request)
+        game, guard = _game(request)
 
         def run() -> str:
-            with lock:
+            with guard:
                 return game.record_text()
 
         text = await run_in_threadpool(run)
@@ -268,13 +339,9 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         return Response(text, media_type="application/jsonl", headers=headers)
 
     async def delete_game(request: Request) -> Response:
-        _, lock = _game(request)
-
-        def run() -> None:
-            with lock:  # after a move in progress
-                store.remove(request.path_params["key"])
-
-        await run_in_threadpool(run)
+        _game(request)
+        # in a worker thread: the game is closed only after a move in progress, which may take a while
+        await run_in_threadpool(store.remove, request.path_params["key"])
         return _ok({"deleted": True})
 
     async def new_replay(request: Request) -> Response:
@@ -309,8 +376,15 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
     async def on_not_found(request: Request, err: Exception) -> Response:
         return _error(404, str(err))
 
+    async def on_closed(request: Request, err: Exception) -> Response:
+        return _error(409, str(err))
+
     async def on_too_large(request: Request, err: Exception) -> Response:
         return _error(413, f"the request body is larger than {MAX_BODY_BYTES} bytes")
+
+    async def on_not_json(request: Request, err: Exception) -> Response:
+        got = _shown_header(request.headers.get("content-type", "no Content-Type"))
+        return _error(415, f"send the body as JSON with Content-Type: application/json (got {got})")
 
     async def on_http(request: Request, err: HTTPException) -> Response:
         return _error(err.status_code, str(err.detail))
@@ -341,9 +415,10 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
     hosts = list(allowed_hosts) if allowed_hosts is not None else ["127.0.0.1", "localhost", "[::1]"]
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(_SameOriginOnly)],
         exception_handlers={RequestError: on_request_error, NotFoundError: on_not_found,
-                            _TooLarge: on_too_large, HTTPException: on_http},
+                            ClosedError: on_closed, _TooLarge: on_too_large, _NotJson: on_not_json,
+                            HTTPException: on_http},
         lifespan=lifespan,
     )
     app.state.store = store

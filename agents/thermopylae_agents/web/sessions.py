@@ -7,7 +7,9 @@ their number.
 
 Every value a page sends is checked here before anything changes
 ([`RequestError`][thermopylae_agents.web.sessions.RequestError]: a one-line message, HTTP 400;
-[`NotFoundError`][thermopylae_agents.web.sessions.NotFoundError]: 404). Agents come only from the list the
+[`NotFoundError`][thermopylae_agents.web.sessions.NotFoundError]: 404;
+[`ClosedError`][thermopylae_agents.web.sessions.ClosedError]: 409, the game was deleted or freed while the
+request waited for it). Agents come only from the list the
 server offers ([`agent_choices`][thermopylae_agents.web.sessions.agent_choices]: the built-in players, the
 shipped pickle-free policies, and the specs given on the command line), so a page cannot name a file. Each
 game writes its record to a file of the server's own temporary folder, named by the server; the page downloads
@@ -45,8 +47,8 @@ from thermopylae_env.duel.layout import PLAYER_NAMES
 from thermopylae_env.record_format import GameRecord
 from thermopylae_env.records import RecordEpisode, RecordMismatchError, RecordNeedsOpponentError
 
-__all__ = ["HUMAN", "CoopGame", "DuelGame", "NotFoundError", "Replay", "RequestError", "Store",
-           "agent_choices"]
+__all__ = ["HUMAN", "ClosedError", "CoopGame", "DuelGame", "Guard", "NotFoundError", "Replay",
+           "RequestError", "Store", "agent_choices"]
 
 HUMAN = "human"
 BUILT_IN = ("heuristic", "random")
@@ -60,6 +62,53 @@ class RequestError(ValueError):
 
 class NotFoundError(LookupError):
     """No game or replay with that id (HTTP 404): never made, finished and freed, or idle too long."""
+
+
+class ClosedError(LookupError):
+    """The game was deleted or freed after the request found it, while it waited for its turn (HTTP 409)."""
+
+
+class Guard:
+    """The lock of one game or replay of the [`Store`][thermopylae_agents.web.sessions.Store], and whether
+    the item was closed. A request finds the item, then waits for this lock in a worker thread; a DELETE
+    or the idle purge may close the item meanwhile, so ``with guard:`` checks ``closed`` once it holds the
+    lock and raises [`ClosedError`][thermopylae_agents.web.sessions.ClosedError] instead of letting the
+    request touch a closed env."""
+
+    def __init__(self, item: Any) -> None:
+        self.item = item
+        self.used = time.monotonic()
+        self.closed = False
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Any:
+        self._lock.acquire()
+        if self.closed:
+            self._lock.release()
+            raise ClosedError("the game was deleted or freed while this request waited for it")
+        return self.item
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    def try_acquire(self) -> bool:
+        """The lock if no request holds it now (the purge must not wait on the event loop)."""
+        return self._lock.acquire(blocking=False)
+
+    def close_held(self) -> None:
+        """Close the item; the caller holds the lock, which this releases."""
+        try:
+            if not self.closed:
+                self.closed = True
+                if hasattr(self.item, "close"):
+                    self.item.close()
+        finally:
+            self._lock.release()
+
+    def close(self) -> None:
+        """Close the item once the request holding it, if any, is done."""
+        self._lock.acquire()
+        self.close_held()
 
 
 def agent_choices(extra: Sequence[str] = ()) -> dict[str, list[str]]:
@@ -378,29 +427,37 @@ class Replay:
 
 class Store:
     """Games and replays by random id, freed after ``idle_seconds`` without a request; at most
-    ``max_items`` at once (a new one is refused until one is freed)."""
+    ``max_items`` at once (a new one is refused until one is freed).
+
+    Locks: the store's own lock guards only the table of ids and is never held while waiting for an
+    item's [`Guard`][thermopylae_agents.web.sessions.Guard] (the purge only tries it), so a request that
+    holds a game's guard may still look ids up, and the two locks cannot deadlock. An item is taken out
+    of the table first and closed under its guard afterwards: a request that found it before then
+    either finishes first or is refused with ``ClosedError``."""
 
     def __init__(self, folder: Path, idle_seconds: float = 1800.0, max_items: int = 64) -> None:
         self.folder = folder
         self.idle_seconds = idle_seconds
         self.max_items = max_items
-        self._items: dict[str, tuple[Any, float, threading.Lock]] = {}
+        self._items: dict[str, Guard] = {}
         self._lock = threading.Lock()
 
     def new_path(self) -> tuple[str, Path]:
         key = secrets.token_urlsafe(18)
         return key, self.folder / f"game-{key}.jsonl"
 
-    def _free(self, key: str) -> None:
-        item = self._items.pop(key)[0]
-        if hasattr(item, "close"):
-            item.close()
-
     def purge(self, now: float | None = None) -> None:
+        """Free the items idle for more than ``idle_seconds``, except one a request holds now (it is in
+        use, whatever its last lookup says; a later purge frees it)."""
         now = time.monotonic() if now is None else now
+        held = []
         with self._lock:
-            for key in [k for k, (_, used, _) in self._items.items() if now - used > self.idle_seconds]:
-                self._free(key)
+            for key, guard in list(self._items.items()):
+                if now - guard.used > self.idle_seconds and guard.try_acquire():
+                    del self._items[key]
+                    held.append(guard)
+        for guard in held:
+            guard.close_held()
 
     def has_room(self) -> None:
         self.purge()
@@ -415,29 +472,36 @@ class Store:
                 if hasattr(item, "close"):
                     item.close()
                 raise RequestError(f"the server holds {self.max_items} games and replays already (its limit)")
-            self._items[key] = (item, time.monotonic(), threading.Lock())
+            self._items[key] = Guard(item)
         return key
 
-    def get(self, key: Any, kind: str) -> tuple[Any, threading.Lock]:
+    def get(self, key: Any, kind: str) -> tuple[Any, Guard]:
+        """The item of ``key`` and its guard, which a request enters before it reads or changes the item
+        (``NotFoundError`` if there is none of that kind)."""
         self.purge()
         with self._lock:
-            entry = self._items.get(key) if isinstance(key, str) else None
-            if entry is None or entry[0].kind not in kind.split("|"):
+            guard = self._items.get(key) if isinstance(key, str) else None
+            if guard is None or guard.item.kind not in kind.split("|"):
                 what = "replay" if kind == "replay" else "game"
                 raise NotFoundError(f"no {what} with that id (freed after being idle too long, deleted, or "
                                     "never made)")
-            self._items[key] = (entry[0], time.monotonic(), entry[2])
-            return entry[0], entry[2]
+            guard.used = time.monotonic()
+            return guard.item, guard
 
     def remove(self, key: str) -> None:
+        """Take ``key`` out and close its item once a request holding it is done (waits for that
+        request: call it from a worker thread); nothing if the key is gone already."""
         with self._lock:
-            if key in self._items:
-                self._free(key)
+            guard = self._items.pop(key, None)
+        if guard is not None:
+            guard.close()
 
     def close(self) -> None:
         with self._lock:
-            for key in list(self._items):
-                self._free(key)
+            guards = list(self._items.values())
+            self._items.clear()
+        for guard in guards:
+            guard.close()
 
     def __len__(self) -> int:
         return len(self._items)
