@@ -13,10 +13,13 @@ from collections.abc import Callable, Sequence
 
 from thermopylae_agents.training.config import (
     ALGOS,
+    LEARNERS,
     MAX_ENVS,
     MAX_GAMES,
     MAX_SEED,
+    MAX_THREADS,
     MAX_TIMESTEPS,
+    PRECISIONS,
     TARGETS,
     VEC_KINDS,
 )
@@ -39,6 +42,12 @@ def _integer(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
 
     parse.__name__ = "integer"
     return parse
+
+
+def _threads(text: str) -> int | str:
+    if text.strip() == "auto":
+        return "auto"
+    return _integer(1, MAX_THREADS)(text)
 
 
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
@@ -71,6 +80,18 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--eval-episodes", type=_integer(0, MAX_GAMES), default=None, help="games per periodic evaluation"
     )
     parser.add_argument("--vec", choices=VEC_KINDS, default=None, help="native (default) | dummy | subproc")
+    parser.add_argument(
+        "--learner", choices=LEARNERS, default=None,
+        help="who runs PPO: fast (thermopylae's lean loop) or sb3 (sb3-contrib's own); the same algorithm "
+        "and model files (default: the config's)",
+    )
+    parser.add_argument("--precision", choices=PRECISIONS, default=None,
+                        help="the fast learner's matrix products (default: the config's, else float32)")
+    parser.add_argument(
+        "--threads", type=_threads, default=None,
+        help=f"torch threads: auto (the fastest of the free cores, measured at the start) or "
+        f"1..{MAX_THREADS}; a fixed count repeats a run's weights (default: the config's, else auto)",
+    )
     parser.add_argument("--bc-episodes", type=_integer(0, MAX_GAMES), default=None,
                         help="expert games for BC (0: none)")
     parser.add_argument("--no-progress", action="store_true", help="log lines instead of progress bars")
@@ -111,6 +132,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         progress=not args.no_progress,
         device=args.device,
         report=not args.no_report,
+        learner=args.learner,
+        precision=args.precision,
+        threads=args.threads,
     )
     try:
         if args.target == "selfplay":

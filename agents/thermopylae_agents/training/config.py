@@ -25,6 +25,8 @@ __all__ = [
     "algo_class",
     "check_device",
     "ALGOS",
+    "LEARNERS",
+    "PRECISIONS",
     "CONFIG_DIR",
     "CONFIG_FILES",
     "COOP_ID",
@@ -49,6 +51,10 @@ __all__ = [
 
 TARGETS = ("coop", "duel-greek", "duel-persian", "selfplay")
 ALGOS = ("maskable_ppo", "ppo")
+# Who runs PPO's loop: thermopylae_agents.training.fast_ppo (fast) or sb3-contrib's own (sb3). The same
+# algorithm, model files and callbacks either way; fast needs maskable_ppo.
+LEARNERS = ("fast", "sb3")
+PRECISIONS = ("float32", "bfloat16")  # of the fast learner's matrix products
 VEC_KINDS = ("native", "dummy", "subproc")
 ENV_IDS = {"coop": COOP_ID, "duel-greek": GREEK_ID, "duel-persian": PERSIAN_ID}
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -84,6 +90,9 @@ RUN_KEYS = (
     "policy",
     "policy_kwargs",
     "vec",
+    "learner",
+    "precision",
+    "threads",
     "checkpoint_freq",
     "eval",
     "bc",
@@ -237,6 +246,13 @@ def _validate_block(block: Mapping[str, Any], where: str, extra: tuple[str, ...]
             raise ValueError(f"{where}.policy_kwargs: unknown key(s) {bad}; known: {list(POLICY_KWARGS)}")
     if "vec" in block and block["vec"] not in VEC_KINDS:
         raise ValueError(f"{where}.vec must be one of {VEC_KINDS}, got {block['vec']!r}")
+    for key, choices in (("learner", LEARNERS), ("precision", PRECISIONS)):
+        if key in block and block[key] not in choices:
+            raise ValueError(f"{where}.{key} must be one of {choices}, got {_short(block[key])}")
+    threads = block.get("threads", "auto")
+    if threads != "auto" and not (_is_count(threads, 1) and threads <= MAX_THREADS):
+        raise ValueError(f"{where}.threads must be auto or an integer in 1..{MAX_THREADS}, "
+                         f"got {_short(threads)}")
     _validate_values(block, where)
     _validate_combinations(block, where)
 
@@ -247,6 +263,9 @@ def _validate_combinations(block: Mapping[str, Any], where: str) -> None:
     if present and freq > 0 and _lookup(block, "eval.episodes") == (True, 0):
         raise ValueError(f"{where}: eval.freq {freq:,} asks for periodic evaluations of 0 games; give "
                          "eval.episodes (--eval-episodes) above 0, or eval.freq 0 (--eval-freq 0) for none")
+    if block.get("learner", "sb3") == "sb3" and block.get("precision", "float32") != "float32":
+        raise ValueError(f"{where}: precision {block['precision']} needs learner: fast (sb3-contrib's loop "
+                         "trains in float32)")
     present, search = _lookup(block, "report.search_episodes")
     has_episodes, episodes = _lookup(block, "report.episodes")
     if present and has_episodes and search > episodes:
@@ -265,6 +284,7 @@ MAX_LAYER_WIDTH = 4096
 MAX_GAMES = 10**7
 MAX_EPOCHS = 10_000
 MAX_WORKERS = 256
+MAX_THREADS = 256
 # (key, minimum, maximum) of the whole numbers of a block and of its sections.
 COUNT_BOUNDS: dict[str, tuple[int, int]] = {
     "n_envs": (1, MAX_ENVS),
@@ -610,6 +630,9 @@ def resolve_config(
     eval_freq: int | None = None,
     eval_episodes: int | None = None,
     vec: str | None = None,
+    learner: str | None = None,
+    precision: str | None = None,
+    threads: int | str | None = None,
     bc_episodes: int | None = None,
     device: str | None = None,
 ) -> dict[str, Any]:
@@ -657,6 +680,12 @@ def resolve_config(
             hp["vec"] = vec
         if bc_episodes is not None:
             hp.setdefault("bc", {})["episodes"] = int(bc_episodes)
+        for key, value in (("learner", learner), ("precision", precision), ("threads", threads)):
+            if value is not None:
+                hp[key] = value
+        if hp.get("learner", "sb3") == "fast" and run["algo"] != "maskable_ppo":
+            raise ValueError(f"{target}:{env_id}: learner fast runs maskable_ppo, not {run['algo']} "
+                             "(use --learner sb3)")
         _validate_block(hp, f"{target}:{env_id}")
         if "n_timesteps" not in hp:
             raise ValueError(f"{target}:{env_id}: no n_timesteps in the config; give it there or --timesteps")
@@ -730,8 +759,18 @@ def ppo_kwargs(hp: Config) -> dict[str, Any]:
     return kwargs
 
 
-def algo_class(algo: str) -> Any:
-    """The SB3 class of ``algo`` (``maskable_ppo``: sb3_contrib's MaskablePPO; ``ppo``: plain PPO)."""
+def algo_class(algo: str, learner: str = "sb3") -> Any:
+    """The SB3 class of ``algo`` (``maskable_ppo``: sb3_contrib's MaskablePPO, or with ``learner="fast"``
+    its lean subclass [`FastMaskablePPO`][thermopylae_agents.training.fast_ppo.FastMaskablePPO];
+    ``ppo``: plain PPO)."""
+    if learner not in LEARNERS:
+        raise ValueError(f"learner must be one of {LEARNERS}, got {learner!r}")
+    if learner == "fast":
+        if algo != "maskable_ppo":
+            raise ValueError(f"learner fast runs maskable_ppo, not {algo!r}")
+        from thermopylae_agents.training.fast_ppo import FastMaskablePPO
+
+        return FastMaskablePPO
     if algo == "maskable_ppo":
         from sb3_contrib import MaskablePPO
 

@@ -37,19 +37,28 @@ from thermopylae_agents.training.runs import (
     rollout_size,
     save_interrupted,
     save_trained_model,
+    set_learner_threads,
     setup_experiment,
     setup_torch,
 )
 
-__all__ = ["build_model", "format_time_split", "time_split", "train"]
+__all__ = ["build_model", "format_time_split", "learner_kwargs", "load_model", "time_split", "train"]
+
+
+def learner_kwargs(hp: Config) -> dict[str, Any]:
+    """The learner's own arguments of a hyperparameter block (the fast learner's ``precision``)."""
+    if hp.get("learner", "sb3") == "fast":
+        return {"precision": hp.get("precision", "float32")}
+    return {}
 
 
 def build_model(
     algo: str, env: Any, hp: Config, seed: int, tensorboard_log: str | None, device: str, verbose: int = 0
 ) -> Any:
-    """A fresh (Maskable)PPO model for ``env`` from the hyperparameter block ``hp`` (with
-    [`speed_up_policy`][thermopylae_agents.training.distribution.speed_up_policy] applied)."""
-    model = algo_class(algo)(
+    """A fresh (Maskable)PPO model for ``env`` from the hyperparameter block ``hp``, of the block's
+    ``learner`` ([`FastMaskablePPO`][thermopylae_agents.training.fast_ppo.FastMaskablePPO] for ``fast``),
+    with [`speed_up_policy`][thermopylae_agents.training.distribution.speed_up_policy] applied."""
+    model = algo_class(algo, hp.get("learner", "sb3"))(
         hp.get("policy", "MlpPolicy"),
         env,
         policy_kwargs=policy_kwargs(hp.plain("policy_kwargs")),
@@ -58,13 +67,23 @@ def build_model(
         device=device,
         verbose=verbose,
         **ppo_kwargs(hp),
+        **learner_kwargs(hp),
     )
+    return speed_up_policy(model)
+
+
+def load_model(algo: str, hp: Config, path: Any, **kwargs: Any) -> Any:
+    """A saved model to train on, loaded as the block's ``learner`` (a file of either learner loads as
+    either), with its settings."""
+    model = algo_class(algo, hp.get("learner", "sb3")).load(path, **kwargs)
+    for key, value in learner_kwargs(hp).items():
+        setattr(model, key, value)
     return speed_up_policy(model)
 
 
 def mark_model_keys_read(hp: Config) -> None:
     """On resume the network and PPO settings come from the saved model (built from these very keys)."""
-    for key in (*PPO_KEYS, "policy"):
+    for key in (*PPO_KEYS, "policy", "precision"):
         if key in hp:
             hp[key]
     hp.plain("policy_kwargs")
@@ -135,6 +154,9 @@ def train(
     eval_freq: int | None = None,
     eval_episodes: int | None = None,
     vec: str | None = None,
+    learner: str | None = None,
+    precision: str | None = None,
+    threads: int | str | None = None,
     bc_episodes: int | None = None,
     progress: bool = True,
     device: str | None = None,
@@ -172,6 +194,9 @@ def train(
         eval_freq=eval_freq,
         eval_episodes=eval_episodes,
         vec=vec,
+        learner=learner,
+        precision=precision,
+        threads=threads,
         bc_episodes=bc_episodes,
         device=device,
     )
@@ -186,7 +211,7 @@ def train(
     env_seed = exp.seed
     model = None
     if resume_model is not None:
-        model = speed_up_policy(algo_class(exp.algo).load(resume_model, device=exp.device))
+        model = load_model(exp.algo, hp, resume_model, device=exp.device)
         # New seeds for the continued run: the first env seeds would replay the games already seen.
         env_seed = exp.seed + model.num_timesteps
         setup_torch(env_seed)
@@ -227,6 +252,7 @@ def train(
         )
 
     # 3. Learn.
+    threads = set_learner_threads(model, hp)
     clock = ThroughputCallback()
     callbacks = build_callbacks(exp.algo, hp, exp.run_dir, eval_env, n, clock, progress)
     if remaining > 0:
@@ -256,6 +282,8 @@ def train(
         "resumed_from": str(resume_model) if resume_model is not None else None,
         "n_envs": n,
         "vec": vec_kind,
+        "learner": hp.get("learner", "sb3"),
+        "threads": threads,
         "throughput": clock.summary(),
         "behaviour_cloning": bc_stats,
     }

@@ -29,7 +29,7 @@ from thermopylae_agents.training.callbacks import LearnProgress, save_atomically
 from thermopylae_agents.training.config import Config, env_ids_of, resolve_config
 from thermopylae_agents.training.progress import format_seconds, log
 from thermopylae_env import COOP_ID
-from thermopylae_env.threads import configure_torch
+from thermopylae_env.threads import configure_torch, free_threads
 
 __all__ = [
     "Experiment",
@@ -41,6 +41,7 @@ __all__ = [
     "rollout_size",
     "save_for_play",
     "save_trained_model",
+    "set_learner_threads",
     "setup_experiment",
     "setup_torch",
     "check_players",
@@ -64,13 +65,52 @@ class Experiment:
 
 
 def setup_torch(seed: int) -> None:
-    """One torch thread and every generator seeded: what a run does before building anything."""
+    """One torch thread and every generator seeded: what a run does before building anything (the
+    learner's own thread count is set once its model exists, by
+    [`set_learner_threads`][thermopylae_agents.training.runs.set_learner_threads])."""
     from stable_baselines3.common.utils import set_random_seed
 
-    # These MLPs are tiny: one thread beats two on a 2-core machine (no oversubscription with the envs),
-    # and a fixed thread count keeps the floating-point reductions, hence the weights, the same.
     configure_torch(1)
     set_random_seed(seed)
+
+
+# A thread count must be this much faster than the next smaller one to be chosen: on a machine shared by
+# several runs, a thread that barely helps one run is taken from another.
+THREAD_GAIN = 1.10
+MAX_AUTO_THREADS = 8
+
+
+def set_learner_threads(model: Any, hp: Any) -> dict[str, Any]:
+    """Set torch's thread count for training ``model`` from the block's ``threads``: a number, or
+    ``auto`` (the default): the fastest of 1 .. the free cores (at most ``MAX_AUTO_THREADS``) at one
+    update minibatch of this very network, measured now
+    ([`measure_threads`][thermopylae_agents.training.fast_ppo.measure_threads]), a count above another
+    only if it is at least ``THREAD_GAIN`` times as fast.
+
+    The thread count changes the order of the floating-point sums, hence the weights: ``config.yaml``
+    and ``report.json`` record the count used, and ``--threads N`` repeats it. Returns what was decided
+    (and measured)."""
+    from thermopylae_agents.training.fast_ppo import measure_threads
+
+    setting = hp.get("threads", "auto")
+    if setting != "auto":
+        configure_torch(int(setting))
+        return {"threads": int(setting), "chosen_by": "config"}
+    free = min(free_threads(), MAX_AUTO_THREADS)
+    if free <= 1:
+        configure_torch(1)
+        return {"threads": 1, "chosen_by": "one free core"}
+    rates = measure_threads(model.policy, list(range(1, free + 1)), int(model.batch_size),
+                            getattr(model, "precision", "float32"))
+    chosen = 1
+    for count in sorted(rates):
+        if rates[count] >= THREAD_GAIN * rates[chosen]:
+            chosen = count
+    configure_torch(chosen)
+    log(f"torch threads: {chosen} (update minibatches per second by threads: "
+        + ", ".join(f"{count}: {rate / model.batch_size:,.1f}" for count, rate in rates.items()) + ")")
+    return {"threads": chosen, "chosen_by": "measurement",
+            "samples_per_s": {str(count): round(rate) for count, rate in rates.items()}}
 
 
 def default_run_dir(target: str, algo: str, seed: int) -> Path:

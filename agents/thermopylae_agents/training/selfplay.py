@@ -30,13 +30,18 @@ from thermopylae_agents.training.callbacks import (
     write_summary,
 )
 from thermopylae_agents.training.config import algo_class, env_count
-from thermopylae_agents.training.distribution import speed_up_policy
 from thermopylae_agents.training.envs import eval_env_kwargs, make_env_fn, register_envs
 from thermopylae_agents.training.imitation import warm_start
-from thermopylae_agents.training.ppo import build_model, mark_model_keys_read
+from thermopylae_agents.training.ppo import build_model, load_model, mark_model_keys_read
 from thermopylae_agents.training.progress import log
 from thermopylae_agents.training.report import cross_play_report, format_cross_play
-from thermopylae_agents.training.runs import finish, learn, save_trained_model, setup_experiment
+from thermopylae_agents.training.runs import (
+    finish,
+    learn,
+    save_trained_model,
+    set_learner_threads,
+    setup_experiment,
+)
 from thermopylae_env import GREEK_ID, PERSIAN_ID
 
 __all__ = [
@@ -310,7 +315,7 @@ def _build_side(
             )
     else:
         snapshot = exp.run_dir / "snapshots" / f"{side}_gen{start_generation}.zip"
-        model = speed_up_policy(algo_class(exp.algo).load(snapshot, env=env, device=exp.device))
+        model = load_model(exp.algo, hp, snapshot, env=env, device=exp.device)
         model.tensorboard_log = str(tb)
         mark_model_keys_read(hp)
     clock = ThroughputCallback()
@@ -367,6 +372,9 @@ def train_selfplay(
     resume: str | os.PathLike[str] | None = None,
     eval_freq: int | None = None,
     eval_episodes: int | None = None,
+    learner: str | None = None,
+    precision: str | None = None,
+    threads: int | str | None = None,
     progress: bool = True,
     device: str | None = None,
     report: bool = True,
@@ -402,6 +410,9 @@ def train_selfplay(
         n_envs=n_envs,
         eval_freq=eval_freq,
         eval_episodes=eval_episodes,
+        learner=learner,
+        precision=precision,
+        threads=threads,
         device=device,
     )
     if exp.algo != "maskable_ppo":
@@ -432,6 +443,7 @@ def train_selfplay(
         side: _build_side(exp, side, index, env_id, pools[side], start_generation, verbose, vec)
         for index, (side, env_id) in enumerate(SIDES)
     }
+    threads = set_learner_threads(sides["greek"]["model"], exp.cfg[GREEK_ID])
     for g in range(1, start_generation + 1):  # snapshots of completed generations go back into the pools
         for side, other in (("greek", "persian"), ("persian", "greek")):
             snap = algo_class(exp.algo).load(snap_dir / f"{side}_gen{g}.zip", device="cpu")
@@ -468,6 +480,8 @@ def train_selfplay(
         "run_dir": str(exp.run_dir),
         "generations": generations,
         "vec": vec,
+        "learner": {side: exp.cfg[env_id].get("learner", "sb3") for side, env_id in SIDES},
+        "threads": threads,
         "resumed_after_generation": start_generation or None,
     }
     for side, entry in sides.items():
