@@ -54,7 +54,8 @@ ALGOS = ("maskable_ppo", "ppo")
 # Who runs PPO's loop: thermopylae_agents.training.fast_ppo (fast) or sb3-contrib's own (sb3). The same
 # algorithm, model files and callbacks either way; fast needs maskable_ppo.
 LEARNERS = ("fast", "sb3")
-PRECISIONS = ("float32", "bfloat16")  # of the fast learner's matrix products
+# Of the fast learner's matrix products; auto: bfloat16 where the CPU has bfloat16 instructions.
+PRECISIONS = ("auto", "float32", "bfloat16")
 VEC_KINDS = ("native", "dummy", "subproc")
 ENV_IDS = {"coop": COOP_ID, "duel-greek": GREEK_ID, "duel-persian": PERSIAN_ID}
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -263,7 +264,7 @@ def _validate_combinations(block: Mapping[str, Any], where: str) -> None:
     if present and freq > 0 and _lookup(block, "eval.episodes") == (True, 0):
         raise ValueError(f"{where}: eval.freq {freq:,} asks for periodic evaluations of 0 games; give "
                          "eval.episodes (--eval-episodes) above 0, or eval.freq 0 (--eval-freq 0) for none")
-    if block.get("learner", "sb3") == "sb3" and block.get("precision", "float32") != "float32":
+    if block.get("learner", "sb3") == "sb3" and block.get("precision", "float32") == "bfloat16":
         raise ValueError(f"{where}: precision {block['precision']} needs learner: fast (sb3-contrib's loop "
                          "trains in float32)")
     present, search = _lookup(block, "report.search_episodes")

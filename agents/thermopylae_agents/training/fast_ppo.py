@@ -69,10 +69,11 @@ from thermopylae_agents.players.fight_odds import (
     fight_rows,
     numpy_odds,
 )
-from thermopylae_agents.training.config import PRECISIONS
+from thermopylae_agents.training.config import PRECISIONS as SETTINGS
 from thermopylae_env.coop.state import MAX_DICE
 
 __all__ = [
+    "PRECISIONS",
     "FastMaskablePPO",
     "PolicyCore",
     "act",
@@ -80,9 +81,42 @@ __all__ = [
     "masked_log_probs",
     "measure_threads",
     "minibatch_loss",
+    "native_bfloat16",
+    "resolve_precision",
     "reuse_freed_memory",
     "sample",
 ]
+
+PRECISIONS = tuple(name for name in SETTINGS if name != "auto")  # what a model runs with
+
+
+def native_bfloat16(cpuinfo: str | None = None) -> bool:
+    """Whether this CPU multiplies bfloat16 matrices in hardware (the AVX512_BF16 or AMX_BF16 flags of
+    ``/proc/cpuinfo``, or of ``cpuinfo``); ``False`` where that cannot be read."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="ascii", errors="replace") as handle:
+                cpuinfo = handle.read()
+        except OSError:
+            return False
+    flags = set()
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            flags.update(line.partition(":")[2].split())
+    return bool(flags & {"avx512_bf16", "amx_bf16"})
+
+
+def resolve_precision(setting: str, device: str = "cpu") -> str:
+    """The precision a ``precision`` setting means here: ``auto`` is ``bfloat16`` when training on a CPU
+    with bfloat16 instructions, else ``float32`` (other CPUs emulate bfloat16 products, slower than
+    float32; on a GPU ``bfloat16`` must be asked for)."""
+    if setting not in SETTINGS:
+        raise ValueError(f"precision must be one of {SETTINGS}, got {setting!r}")
+    if setting != "auto":
+        return setting
+    if device == "auto":  # SB3's: a GPU where there is one
+        device = "cuda" if th.cuda.is_available() else "cpu"
+    return "bfloat16" if str(device).startswith("cpu") and native_bfloat16() else "float32"
 
 
 # ------------------------------------------------------------------------------------------ the network
@@ -188,13 +222,14 @@ class PolicyCore(nn.Module):
             return F.linear(feats[0], weight, bias)
         obs, rows, presence = feats
         n = self.obs_size
-        with th.autocast("cpu", enabled=False):  # a small sparse part: float32 whatever the precision
+        with th.autocast(obs.device.type, enabled=False):  # a small sparse part: float32 at any precision
             odds = F.embedding_bag(rows, self._odds_tables(weight), per_sample_weights=presence, mode="sum")
         return F.linear(obs[:, :n], weight[:, :n], bias) + odds
 
     def forward(self, feats: tuple[th.Tensor, ...]) -> tuple[th.Tensor, th.Tensor]:
         """``(logits (B, A), values (B,))``, float32, of the observations behind ``feats``."""
-        with th.autocast("cpu", dtype=th.bfloat16, enabled=self.precision == "bfloat16"):
+        device = feats[0].device.type
+        with th.autocast(device, dtype=th.bfloat16, enabled=self.precision == "bfloat16"):
             first = self.activation(self._first_layer(feats))
             x, v = first[:, :self.pi_width], first[:, self.pi_width:]
             for layer in self._pi[1:]:

@@ -45,10 +45,13 @@ from thermopylae_agents.training.runs import (
 __all__ = ["build_model", "format_time_split", "learner_kwargs", "load_model", "time_split", "train"]
 
 
-def learner_kwargs(hp: Config) -> dict[str, Any]:
-    """The learner's own arguments of a hyperparameter block (the fast learner's ``precision``)."""
+def learner_kwargs(hp: Config, device: str = "cpu") -> dict[str, Any]:
+    """The learner's own arguments of a hyperparameter block (the fast learner's ``precision``, with
+    ``auto`` resolved for ``device``)."""
     if hp.get("learner", "sb3") == "fast":
-        return {"precision": hp.get("precision", "float32")}
+        from thermopylae_agents.training.fast_ppo import resolve_precision
+
+        return {"precision": resolve_precision(hp.get("precision", "auto"), device)}
     return {}
 
 
@@ -67,7 +70,7 @@ def build_model(
         device=device,
         verbose=verbose,
         **ppo_kwargs(hp),
-        **learner_kwargs(hp),
+        **learner_kwargs(hp, device),
     )
     return speed_up_policy(model)
 
@@ -76,7 +79,7 @@ def load_model(algo: str, hp: Config, path: Any, **kwargs: Any) -> Any:
     """A saved model to train on, loaded as the block's ``learner`` (a file of either learner loads as
     either), with its settings."""
     model = algo_class(algo, hp.get("learner", "sb3")).load(path, **kwargs)
-    for key, value in learner_kwargs(hp).items():
+    for key, value in learner_kwargs(hp, str(kwargs.get("device", "cpu"))).items():
         setattr(model, key, value)
     return speed_up_policy(model)
 
@@ -283,6 +286,7 @@ def train(
         "n_envs": n,
         "vec": vec_kind,
         "learner": hp.get("learner", "sb3"),
+        "precision": getattr(model, "precision", "float32"),
         "threads": threads,
         "throughput": clock.summary(),
         "behaviour_cloning": bc_stats,
