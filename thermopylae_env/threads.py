@@ -16,8 +16,11 @@ cores only adds hand-overs. So:
   than the kernel's chunks of work, and the serial path when that is one thread. The load is the larger of the
   load average and the threads runnable at the moment of reading; it is re-read every
   [`REFRESH_SECONDS`][thermopylae_env.threads.REFRESH_SECONDS], so a long run follows the machine.
-* ``THERMOPYLAE_NUM_THREADS`` fixes the count; so does a ``NUMBA_NUM_THREADS`` that the user set.
-  ``numba.set_num_threads`` stays an upper bound.
+* ``THERMOPYLAE_NUM_THREADS`` fixes the count; so does a ``NUMBA_NUM_THREADS`` that the user set. Either is
+  read as every number of the package is: plain ASCII digits of a positive integer (no sign, no blanks around
+  it; an empty value is unset), else a one-line ``ValueError`` naming the variable; a count above the CPUs
+  this process may run on is capped at them, with one warning. ``numba.set_num_threads`` stays an upper
+  bound.
 * torch: [`configure_torch`][thermopylae_env.threads.configure_torch], called by the training setup (importing
   this module imports neither torch nor numba: importing the environments stays light). numba's ``omp`` pool
   and torch share GNU's OpenMP runtime, and starting the pool resets the runtime's thread count: the pool is
@@ -35,6 +38,7 @@ import contextlib
 import os
 import sys
 import time
+import warnings
 from collections.abc import Iterator, Mapping, MutableMapping
 
 __all__ = [
@@ -55,15 +59,23 @@ _PASSIVE = {"OMP_WAIT_POLICY": "passive", "KMP_BLOCKTIME": "0"}
 
 _cache: list[float] = []  # [time read, threads chosen]
 _launched: list[bool] = []  # [True] once numba's thread pool is started
+_warned: set[tuple[str, str]] = set()  # the (variable, value) capped at the CPU count and warned about
 
 
-def _positive(name: str, value: str) -> int:
-    try:
-        count = int(value)
-    except ValueError:
-        count = 0
-    if count < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+def _positive(name: str, value: str, cpus: int) -> int:
+    """The thread count the variable ``name`` sets, at most ``cpus`` (with one warning where it asked for
+    more). Plain ASCII digits only, as every number the package reads: ``int`` would also take a sign,
+    blanks, underscores and other scripts' digits, which a typo or a pasted value brings in unnoticed."""
+    if not (value.isascii() and value.isdigit()) or len(value) > 18 or int(value) < 1:
+        raise ValueError(f"{name} must be a positive integer (ASCII digits), got {value[:40]!r}")
+    count = int(value)
+    if count > cpus:
+        # once per setting: the count is read again every REFRESH_SECONDS
+        if (name, value) not in _warned:
+            _warned.add((name, value))
+            warnings.warn(f"{name}={value} is more than the CPUs this process may run on ({cpus}): "
+                          f"using {cpus}", UserWarning, stacklevel=3)
+        count = cpus
     return count
 
 
@@ -71,7 +83,9 @@ def choose_threads(cpus: int, load: float, env: Mapping[str, str]) -> int:
     """Threads for a parallel kernel, given the CPUs this process may use, the 1-minute load average and
     the environment variables.
 
-    ``THERMOPYLAE_NUM_THREADS``, else a ``NUMBA_NUM_THREADS`` the user set, fixes the count. Otherwise the
+    ``THERMOPYLAE_NUM_THREADS``, else a ``NUMBA_NUM_THREADS`` the user set, fixes the count: plain ASCII
+    digits of a positive integer (an empty value is unset; anything else raises a one-line ``ValueError``
+    naming the variable), at most ``cpus`` (a larger count is capped, with one warning). Otherwise the
     free cores: ``cpus`` less what the other processes load (the load less the one runnable thread of this
     process), rounded, between 1 and ``cpus``.
     """
@@ -80,9 +94,9 @@ def choose_threads(cpus: int, load: float, env: Mapping[str, str]) -> int:
     if load < 0:
         raise ValueError(f"load must not be negative, got {load!r}")
     for name in (OVERRIDE, "NUMBA_NUM_THREADS"):
-        value = env.get(name, "").strip()
-        if value:
-            return _positive(name, value)
+        value = env.get(name, "")
+        if value:  # empty is unset, as after the shell's ``VAR= command``
+            return _positive(name, value, cpus)
     others = max(0.0, load - 1.0)
     return max(1, min(cpus, int(cpus - others + 0.5)))
 

@@ -55,15 +55,16 @@ def test_saturated_machine_gets_one_thread() -> None:
 def test_override_fixes_the_count_whatever_the_load() -> None:
     assert choose_threads(2, 7.0, {OVERRIDE: "2"}) == 2
     assert choose_threads(16, 0.0, {OVERRIDE: "1"}) == 1
-    assert choose_threads(2, 0.0, {OVERRIDE: "4"}) == 4  # numba's own limit still bounds the kernels
+    assert choose_threads(16, 0.0, {OVERRIDE: "007"}) == 7
 
 
 def test_users_numba_num_threads_is_respected_and_override_wins_over_it() -> None:
     assert choose_threads(8, 7.0, {"NUMBA_NUM_THREADS": "3"}) == 3
     assert choose_threads(8, 0.0, {"NUMBA_NUM_THREADS": "3", OVERRIDE: "5"}) == 5
-    assert choose_threads(8, 0.0, {"NUMBA_NUM_THREADS": " "}) == 8  # blank: unset
+    assert choose_threads(8, 0.0, {"NUMBA_NUM_THREADS": ""}) == 8  # empty: unset, as the shell's VAR= cmd
 
 
+@pytest.mark.filterwarnings("ignore:THERMOPYLAE_NUM_THREADS=2 is more than the CPUs")  # on 1 CPU
 def test_choice_is_a_function_of_its_inputs_only() -> None:
     cases = [(cpus, load, env) for cpus in (1, 2, 3, 8) for load in (0.0, 0.9, 2.5, 6.7)
              for env in ({}, {OVERRIDE: "2"}, {"NUMBA_NUM_THREADS": "1"})]
@@ -72,12 +73,38 @@ def test_choice_is_a_function_of_its_inputs_only() -> None:
     assert all(count >= 1 for count in first)
 
 
-@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
+# Plain ASCII digits only, as every other number the package reads (thermopylae_agents.cli.args): no sign,
+# no surrounding blanks, no other script's digits, which int() would take.
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5", "\u0663", "+3", " 2 ", "2 ", "\t2", " ",
+                                   "\u0661\u0662", "\uff13", "1_0", "1" * 19])
 def test_bad_override_is_refused_naming_the_variable(value: str) -> None:
-    with pytest.raises(ValueError, match=f"{OVERRIDE} must be a positive integer, got '{value}'"):
-        choose_threads(2, 0.0, {OVERRIDE: value})
-    with pytest.raises(ValueError, match="NUMBA_NUM_THREADS must be a positive integer"):
-        choose_threads(2, 0.0, {"NUMBA_NUM_THREADS": value})
+    for name in (OVERRIDE, "NUMBA_NUM_THREADS"):
+        with pytest.raises(ValueError) as refused:
+            choose_threads(2, 0.0, {name: value})
+        message = str(refused.value)
+        assert message.startswith(f"{name} must be a positive integer (ASCII digits), got ")
+        assert repr(value[:40]) in message
+        assert "\n" not in message
+
+
+def test_a_count_above_the_cpus_is_capped_at_them_with_one_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "_warned", set())
+    capped = fr"{OVERRIDE}=99999 is more than the CPUs this process may run on \(2\): using 2"
+    with pytest.warns(UserWarning, match=capped) as caught:
+        assert choose_threads(2, 0.0, {OVERRIDE: "99999"}) == 2
+        assert choose_threads(2, 7.0, {OVERRIDE: "99999"}) == 2  # the same setting read again: no new warning
+    assert len(caught) == 1
+    with pytest.warns(UserWarning, match=r"NUMBA_NUM_THREADS=16 is more than the CPUs .* \(8\)"):
+        assert choose_threads(8, 0.0, {"NUMBA_NUM_THREADS": "16"}) == 8
+
+
+def test_a_bad_override_leaves_the_kept_reading_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "machine", lambda: (4, 0.0))
+    monkeypatch.setattr(threads, "_cache", [100.0, 3.0])
+    monkeypatch.setenv(OVERRIDE, "+3")
+    with pytest.raises(ValueError, match=f"{OVERRIDE} must be a positive integer"):
+        threads.free_threads(now=100.0 + threads.REFRESH_SECONDS)
+    assert threads._cache == [100.0, 3.0]
 
 
 def test_bad_machine_readings_are_refused() -> None:
