@@ -16,6 +16,16 @@ cores only adds hand-overs. So:
   than the kernel's chunks of work, and the serial path when that is one thread. The load is the larger of the
   load average and the threads runnable at the moment of reading; it is re-read every
   [`REFRESH_SECONDS`][thermopylae_env.threads.REFRESH_SECONDS], so a long run follows the machine.
+* the load average counts this process's own threads too: a busy process alone on an idle machine would
+  otherwise read its own work as another's and shrink towards one thread. Its own part is estimated from its
+  CPU time ([`own_load`][thermopylae_env.threads.own_load]): between two readings (monotonic time, CPU
+  seconds of all its threads) it ran ``CPU / elapsed`` threads on average, and the estimate is that rate
+  averaged as the kernel averages the runnable threads, exponentially with a one-minute time constant
+  ([`LOAD_WINDOW`][thermopylae_env.threads.LOAD_WINDOW]), so it follows the kernel's figure however often it
+  is read (once per [`REFRESH_SECONDS`][thermopylae_env.threads.REFRESH_SECONDS] at most: two clock reads and
+  an ``exp``). The other processes' load is the load less that part. The estimate counts threads that ran;
+  the kernel also counts threads that waited for a core, so on an overloaded machine it is low, which errs
+  on the side of fewer threads. It starts when this module loads (in a forked child, at its first reading).
 * ``THERMOPYLAE_NUM_THREADS`` fixes the count; so does a ``NUMBA_NUM_THREADS`` that the user set. Either is
   read as every number of the package is: plain ASCII digits of a positive integer (no sign, no blanks around
   it; an empty value is unset), else a one-line ``ValueError`` naming the variable; a count above the CPUs
@@ -35,6 +45,7 @@ passive waiting (the ``workqueue`` rows of ``benchmarks/load_benchmark.py``'s fi
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import time
@@ -42,7 +53,9 @@ import warnings
 from collections.abc import Iterator, Mapping, MutableMapping
 
 __all__ = [
+    "LOAD_WINDOW",
     "OVERRIDE",
+    "OwnLoad",
     "REFRESH_SECONDS",
     "choose_threads",
     "configure_environment",
@@ -50,10 +63,13 @@ __all__ = [
     "free_threads",
     "kernel_threads",
     "machine",
+    "own_load",
+    "runnable_now",
 ]
 
 OVERRIDE = "THERMOPYLAE_NUM_THREADS"  # a fixed thread count for the kernels (and OpenBLAS, torch defaults)
 REFRESH_SECONDS = 10.0  # how long one reading of the load average is used
+LOAD_WINDOW = 60.0  # the time constant of the kernel's 1-minute load average, an exponential average
 
 _PASSIVE = {"OMP_WAIT_POLICY": "passive", "KMP_BLOCKTIME": "0"}
 
@@ -79,43 +95,99 @@ def _positive(name: str, value: str, cpus: int) -> int:
     return count
 
 
-def choose_threads(cpus: int, load: float, env: Mapping[str, str]) -> int:
-    """Threads for a parallel kernel, given the CPUs this process may use, the 1-minute load average and
-    the environment variables.
+def choose_threads(cpus: int, load: float, env: Mapping[str, str], *, own: float = 1.0) -> int:
+    """Threads for a parallel kernel, given the CPUs this process may use, the load of the machine, the
+    environment variables and ``own``, the part of ``load`` that is this process's own threads (default:
+    its one runnable thread).
 
     ``THERMOPYLAE_NUM_THREADS``, else a ``NUMBA_NUM_THREADS`` the user set, fixes the count: plain ASCII
     digits of a positive integer (an empty value is unset; anything else raises a one-line ``ValueError``
     naming the variable), at most ``cpus`` (a larger count is capped, with one warning). Otherwise the
-    free cores: ``cpus`` less what the other processes load (the load less the one runnable thread of this
-    process), rounded, between 1 and ``cpus``.
+    free cores: ``cpus`` less what the other processes load (``load - own``), rounded, between 1 and
+    ``cpus``. A process whose own threads are the whole load gets every core: ``choose_threads(16, 16.0, {},
+    own=16.0)`` is 16.
     """
     if cpus < 1:
         raise ValueError(f"cpus must be a positive integer, got {cpus!r}")
     if load < 0:
         raise ValueError(f"load must not be negative, got {load!r}")
+    if own < 0:
+        raise ValueError(f"own must not be negative, got {own!r}")
     for name in (OVERRIDE, "NUMBA_NUM_THREADS"):
         value = env.get(name, "")
         if value:  # empty is unset, as after the shell's ``VAR= command``
             return _positive(name, value, cpus)
-    others = max(0.0, load - 1.0)
+    others = max(0.0, load - own)
     return max(1, min(cpus, int(cpus - others + 0.5)))
 
 
-def machine() -> tuple[int, float]:
-    """``(cpus this process may run on, load)`` of this machine: the load is the larger of the 1-minute load
-    average and the number of threads runnable right now
-    ([`runnable_now`][thermopylae_env.threads.runnable_now]). The average lags a load that has just started by
-    a minute; the count alone flickers; the larger of the two is on the side of fewer threads, which costs
-    little when it is wrong, where too many threads cost a collapse."""
+class OwnLoad:
+    """This process's own part of the kernel's 1-minute load average, estimated from its CPU time.
+
+    Fed readings ``(monotonic seconds, CPU seconds of this process)``; between two readings the process ran
+    ``CPU / elapsed`` threads on average, and ``average`` decays
+    towards that rate as the kernel's average does, with the time constant
+    [`LOAD_WINDOW`][thermopylae_env.threads.LOAD_WINDOW]: ``average * w + rate * (1 - w)``,
+    ``w = exp(-elapsed / LOAD_WINDOW)``, whatever the spacing of the readings."""
+
+    def __init__(self, now: float, cpu_seconds: float) -> None:
+        self.average = 0.0  # the threads of this process that the kernel's average counts, estimated
+        self._last = (now, cpu_seconds)
+
+    def update(self, now: float, cpu_seconds: float) -> float:
+        """Take the reading ``(now, cpu_seconds)``; returns the new average."""
+        then, spent = self._last
+        if cpu_seconds < spent:  # a forked child: its CPU clock started again, its load with it
+            self.average, self._last = 0.0, (now, cpu_seconds)
+            return self.average
+        elapsed = now - then
+        if elapsed <= 0:
+            return self.average
+        weight = math.exp(-elapsed / LOAD_WINDOW)
+        self.average = self.average * weight + (cpu_seconds - spent) / elapsed * (1.0 - weight)
+        self._last = (now, cpu_seconds)
+        return self.average
+
+
+# pid -> its OwnLoad, started when this module loads so that the first reading covers the run so far
+_own: dict[int, OwnLoad] = {os.getpid(): OwnLoad(time.monotonic(), time.process_time())}
+
+
+def own_load(now: float | None = None, cpu_seconds: float | None = None) -> float:
+    """This process's average runnable threads over the last minute as the load average counts them
+    (an [`OwnLoad`][thermopylae_env.threads.OwnLoad] fed ``time.monotonic()`` and ``time.process_time()``,
+    the CPU seconds of all its threads, unless given)."""
+    now = time.monotonic() if now is None else now
+    cpu_seconds = time.process_time() if cpu_seconds is None else cpu_seconds
+    pid = os.getpid()
+    if pid not in _own:  # a forked child, with its parent's reading: its own starts now
+        _own.clear()
+        _own[pid] = OwnLoad(now, cpu_seconds)
+        return 0.0
+    return _own[pid].update(now, cpu_seconds)
+
+
+def machine() -> tuple[int, float, float]:
+    """``(cpus this process may run on, load, own)`` of this machine, for
+    [`choose_threads`][thermopylae_env.threads.choose_threads].
+
+    ``own`` is this process's part of the 1-minute load average
+    ([`own_load`][thermopylae_env.threads.own_load]). The load is the larger of that average and the threads
+    runnable right now ([`runnable_now`][thermopylae_env.threads.runnable_now]), in which this process is the
+    one thread that reads them (its kernels' threads wait between kernels) and is counted at ``own``
+    instead, so that ``load - own`` is the other processes' load either way. The average lags a load that
+    has just started by a minute; the count alone flickers; the larger of the two is on the side of fewer
+    threads, which costs little when it is wrong, where too many threads cost a collapse."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         cpus = os.cpu_count() or 1
     try:
-        load = os.getloadavg()[0]
+        average = os.getloadavg()[0]
     except (AttributeError, OSError):  # pragma: no cover - no load average (Windows)
-        load = 0.0
-    return cpus, max(load, float(runnable_now()))
+        average = 0.0
+    own = own_load()
+    return cpus, max(average, runnable_now() - 1.0 + own), own
 
 
 def runnable_now(text: str | None = None) -> int:
@@ -137,8 +209,8 @@ def free_threads(now: float | None = None) -> int:
     [`REFRESH_SECONDS`][thermopylae_env.threads.REFRESH_SECONDS])."""
     now = time.monotonic() if now is None else now
     if not _cache or now - _cache[0] >= REFRESH_SECONDS:
-        cpus, load = machine()
-        _cache[:] = [now, float(choose_threads(cpus, load, os.environ))]
+        cpus, load, own = machine()
+        _cache[:] = [now, float(choose_threads(cpus, load, os.environ, own=own))]
     return int(_cache[1])
 
 

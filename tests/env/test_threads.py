@@ -4,6 +4,7 @@ passive OpenMP waiting set before any OpenMP runtime loads, and games that do no
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -99,7 +100,7 @@ def test_a_count_above_the_cpus_is_capped_at_them_with_one_warning(monkeypatch: 
 
 
 def test_a_bad_override_leaves_the_kept_reading_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(threads, "machine", lambda: (4, 0.0))
+    monkeypatch.setattr(threads, "machine", lambda: (4, 0.0, 0.0))
     monkeypatch.setattr(threads, "_cache", [100.0, 3.0])
     monkeypatch.setenv(OVERRIDE, "+3")
     with pytest.raises(ValueError, match=f"{OVERRIDE} must be a positive integer"):
@@ -117,7 +118,7 @@ def test_bad_machine_readings_are_refused() -> None:
 def test_free_threads_reads_the_machine_again_after_the_refresh_period(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    readings = iter([(4, 0.0), (4, 4.0)])
+    readings = iter([(4, 0.0, 0.0), (4, 4.0, 0.0)])
     monkeypatch.setattr(threads, "machine", lambda: next(readings))
     monkeypatch.setattr(threads, "_cache", [])
     for name in (OVERRIDE, "NUMBA_NUM_THREADS"):
@@ -300,18 +301,133 @@ def test_runnable_now_reads_the_running_count_of_proc_loadavg() -> None:
         assert threads.runnable_now(unreadable) == 0
 
 
+def _machine_reads(monkeypatch: pytest.MonkeyPatch, cpus: int, average: float, runnable: int,
+                   own: float) -> None:
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (average, average, average))
+    monkeypatch.setattr(threads, "runnable_now", lambda text=None: runnable)
+    monkeypatch.setattr(threads, "own_load", lambda now=None, cpu_seconds=None: own)
+
+
 def test_a_load_that_just_started_counts_before_the_load_average_follows(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Two busy processes started a moment ago: the 1-minute average still reads an idle machine, the
     runnable count does not, and the kernels get one thread instead of every CPU."""
-    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1})
-    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.1, 0.1, 0.1))
-    monkeypatch.setattr(threads, "runnable_now", lambda text=None: 3)
-    cpus, load = threads.machine()
-    assert (cpus, load) == (2, 3.0)
-    assert choose_threads(cpus, load, {}) == 1
-    monkeypatch.setattr(threads, "runnable_now", lambda text=None: 1)  # only this process
-    assert choose_threads(*threads.machine(), {}) == 2
+    _machine_reads(monkeypatch, cpus=2, average=0.1, runnable=3, own=0.05)
+    cpus, load, own = threads.machine()
+    assert (cpus, own) == (2, 0.05)
+    assert choose_threads(cpus, load, {}, own=own) == 1
+    _machine_reads(monkeypatch, cpus=2, average=0.1, runnable=1, own=0.05)  # only this process
+    cpus, load, own = threads.machine()
+    assert choose_threads(cpus, load, {}, own=own) == 2
+
+
+# ------------------------------------------------------------------------ this process's own part of the load
+
+
+def test_a_busy_process_alone_on_the_machine_gets_every_core() -> None:
+    """The load average counts this process's own threads: all 16 runnable threads being its own, nothing
+    is left for other processes."""
+    assert choose_threads(16, 16.0, {}, own=16.0) == 16
+    assert choose_threads(2, 2.0, {}, own=2.0) == 2
+    assert choose_threads(8, 8.3, {}, own=8.0) == 8
+
+
+def test_another_processs_load_still_takes_its_cores() -> None:
+    assert choose_threads(16, 16.0, {}, own=0.0) == 1
+    assert choose_threads(8, 4.0, {}, own=0.0) == 4
+    assert choose_threads(16, 16.0, {}) == 1  # default: this process is its one runnable thread
+
+
+def test_a_mixed_load_leaves_the_cores_that_other_processes_do_not_use() -> None:
+    assert choose_threads(16, 12.0, {}, own=4.0) == 8
+    assert choose_threads(8, 6.0, {}, own=2.5) == 5  # 3.5 cores taken by others, rounded
+    assert choose_threads(8, 3.0, {}, own=5.0) == 8  # more own than load (the estimate lags): no one else
+
+
+def test_own_part_is_refused_when_negative() -> None:
+    with pytest.raises(ValueError, match="own must not be negative"):
+        choose_threads(2, 1.0, {}, own=-0.5)
+
+
+def test_machine_counts_the_load_of_others_beside_this_busy_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    _machine_reads(monkeypatch, cpus=16, average=16.0, runnable=1, own=16.0)  # alone, 16 busy threads
+    cpus, load, own = threads.machine()
+    assert choose_threads(cpus, load, {}, own=own) == 16
+    _machine_reads(monkeypatch, cpus=16, average=16.0, runnable=1, own=8.0)  # half of it another's
+    cpus, load, own = threads.machine()
+    assert choose_threads(cpus, load, {}, own=own) == 8
+    # two busy processes that started a moment ago, beside this one's average of 16 threads
+    _machine_reads(monkeypatch, cpus=16, average=16.0, runnable=3, own=16.0)
+    cpus, load, own = threads.machine()
+    assert choose_threads(cpus, load, {}, own=own) == 14
+
+
+def test_free_threads_uses_this_processs_own_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    _machine_reads(monkeypatch, cpus=8, average=8.0, runnable=1, own=8.0)
+    monkeypatch.setattr(threads, "_cache", [])
+    for name in (OVERRIDE, "NUMBA_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    assert threads.free_threads(now=50.0) == 8
+
+
+def _busy(own: threads.OwnLoad, start: float, seconds: float, threads_busy: float, cpu: float,
+          every: float = threads.REFRESH_SECONDS) -> tuple[float, float]:
+    """Feed ``own`` readings of a process running ``threads_busy`` threads for ``seconds``."""
+    now = start
+    while now < start + seconds - 1e-9:
+        now += every
+        cpu += threads_busy * every
+        own.update(now, cpu)
+    return now, cpu
+
+
+def test_own_load_of_a_process_busy_for_minutes_is_its_busy_threads() -> None:
+    own = threads.OwnLoad(now=1000.0, cpu_seconds=3.0)
+    _busy(own, 1000.0, 600.0, 16.0, 3.0)
+    assert own.average == pytest.approx(16.0, rel=1e-3)
+
+
+def test_own_load_follows_the_kernels_one_minute_exponential_average() -> None:
+    """Busy on 4 threads from an idle start: after one minute the kernel's average has reached 1 - 1/e of
+    it, and one minute after the process went idle it has fallen to 1/e; the estimate does the same."""
+    own = threads.OwnLoad(now=0.0, cpu_seconds=0.0)
+    _busy(own, 0.0, threads.LOAD_WINDOW, 4.0, 0.0, every=5.0)
+    assert own.average == pytest.approx(4.0 * (1 - math.exp(-1)), rel=1e-6)
+    own = threads.OwnLoad(now=0.0, cpu_seconds=0.0)
+    now, cpu = _busy(own, 0.0, 600.0, 4.0, 0.0)
+    _busy(own, now, threads.LOAD_WINDOW, 0.0, cpu, every=5.0)
+    assert own.average == pytest.approx(4.0 * math.exp(-1), rel=1e-3)
+
+
+def test_own_load_does_not_depend_on_how_often_it_is_read() -> None:
+    often, rarely = threads.OwnLoad(0.0, 0.0), threads.OwnLoad(0.0, 0.0)
+    _busy(often, 0.0, 90.0, 3.0, 0.0, every=1.0)
+    _busy(rarely, 0.0, 90.0, 3.0, 0.0, every=30.0)
+    assert often.average == pytest.approx(rarely.average, rel=1e-9)
+
+
+def test_own_load_restarts_when_the_cpu_clock_goes_back() -> None:
+    """A forked child inherits the parent's reading but its own CPU clock starts again from zero."""
+    own = threads.OwnLoad(now=0.0, cpu_seconds=0.0)
+    _busy(own, 0.0, 300.0, 2.0, 0.0)
+    assert own.update(310.0, 1.0) == 0.0
+    assert own.update(320.0, 1.0 + 10.0) == pytest.approx(1.0 - math.exp(-10.0 / threads.LOAD_WINDOW))
+
+
+def test_own_load_keeps_its_value_when_no_time_has_passed() -> None:
+    own = threads.OwnLoad(now=0.0, cpu_seconds=0.0)
+    _busy(own, 0.0, 120.0, 1.0, 0.0)
+    before = own.average
+    assert own.update(120.0, 500.0) == before  # the same instant: no rate to read
+
+
+def test_own_load_of_this_process_reads_its_cpu_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "_own", {os.getpid(): threads.OwnLoad(now=0.0, cpu_seconds=0.0)})
+    assert threads.own_load(now=30.0, cpu_seconds=30.0) == pytest.approx(1 - math.exp(-0.5))
+    monkeypatch.setattr(threads, "_own", {os.getpid() + 1: threads.OwnLoad(now=0.0, cpu_seconds=0.0)})
+    assert threads.own_load(now=30.0, cpu_seconds=30.0) == 0.0  # a reading of another process: start again
+    assert threads.own_load() >= 0.0  # the real clocks
 
 
 def test_openblas_gets_one_thread_unless_the_user_chose() -> None:
