@@ -45,6 +45,7 @@ passive waiting (the ``workqueue`` rows of ``benchmarks/load_benchmark.py``'s fi
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import math
 import os
 import sys
@@ -258,15 +259,55 @@ def kernel_threads(chunks: int) -> Iterator[int]:
 
 
 def configure_environment(env: MutableMapping[str, str] | None = None) -> dict[str, str]:
-    """Passive waiting for every OpenMP runtime, and one OpenBLAS thread if NumPy is not loaded yet (the
-    package's matrix products are small, and OpenBLAS's threads spin while they wait); variables already set
-    are kept. Returns the settings now in ``env`` (default ``os.environ``)."""
-    env = os.environ if env is None else env
+    """The process-wide settings of the package's entry points: passive waiting for every OpenMP runtime
+    (``OMP_WAIT_POLICY=passive``, ``KMP_BLOCKTIME=0``) and one OpenBLAS thread (``OPENBLAS_NUM_THREADS=1``:
+    the package's matrix products are small, and OpenBLAS's threads spin while they wait). Variables already
+    set are kept. Returns the settings now in ``env`` (default ``os.environ``).
+
+    Importing the package does not call it. The ``thermopylae`` command, its aliases and ``scripts/`` call
+    it first; a library user who wants the same calls it once, after importing ``thermopylae_env`` and
+    before importing torch or running the first parallel kernel (an OpenMP runtime reads the variables
+    once, when it loads). An OpenBLAS that NumPy has loaded already read its variable: with ``os.environ``
+    and no count of the user's, its thread count is set to one as well (see `_limit_openblas`); child
+    processes read the variable.
+    """
+    target = os.environ if env is None else env
     for name, value in _PASSIVE.items():
-        env.setdefault(name, value)
-    if "numpy" not in sys.modules:
-        env.setdefault("OPENBLAS_NUM_THREADS", "1")
-    return {name: env.get(name, "") for name in (*_PASSIVE, "OPENBLAS_NUM_THREADS")}
+        target.setdefault(name, value)
+    if "OPENBLAS_NUM_THREADS" not in target:
+        target["OPENBLAS_NUM_THREADS"] = "1"
+        if env is None and "numpy" in sys.modules:
+            _limit_openblas(1)
+    return {name: target.get(name, "") for name in (*_PASSIVE, "OPENBLAS_NUM_THREADS")}
+
+
+# numpy's wheels rename OpenBLAS's symbols (scipy-openblas, 64-bit integers); a system OpenBLAS keeps them
+_OPENBLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                     "openblas_set_num_threads64_", "openblas_set_num_threads")
+
+
+def _limit_openblas(count: int) -> int:
+    """Set the thread count of every OpenBLAS this process has loaded, through the library's own
+    ``openblas_set_num_threads`` (the variable is read once, when the library loads); returns how many
+    libraries were set: 0 where none is loaded or ``/proc/self/maps`` cannot be read (not Linux)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            paths = {line.split(maxsplit=5)[5].strip() for line in maps
+                     if "openblas" in line.rpartition("/")[2].lower() and len(line.split(maxsplit=5)) == 6}
+    except OSError:  # pragma: no cover - not Linux
+        return 0
+    done = 0
+    for path in sorted(paths):
+        try:  # RTLD_NOLOAD: the copy already loaded, never a second one
+            library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        except OSError:  # a file replaced since it was loaded ("(deleted)")
+            continue
+        setter = next((getattr(library, name) for name in _OPENBLAS_SETTERS if hasattr(library, name)), None)
+        if setter is not None:
+            setter.argtypes, setter.restype = [ctypes.c_int], None
+            setter(count)
+            done += 1
+    return done
 
 
 def configure_torch(threads: int | None = None) -> int | None:

@@ -15,7 +15,7 @@ import pytest
 from thermopylae_env import threads
 from thermopylae_env.threads import OVERRIDE, choose_threads, configure_environment, configure_torch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 THREAD_VARIABLES = ("THERMOPYLAE_NUM_THREADS", "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER",
                     "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME",
                     "OPENBLAS_NUM_THREADS")
@@ -23,7 +23,7 @@ THREAD_VARIABLES = ("THERMOPYLAE_NUM_THREADS", "NUMBA_NUM_THREADS", "NUMBA_THREA
 
 def _child_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "agents"), env.get("PYTHONPATH", "")])
     env.update(extra)
     return env
 
@@ -151,9 +151,8 @@ def test_kernel_threads_never_exceeds_the_chunks_and_restores_numbas_count(
 
 def test_configure_environment_sets_passive_waiting_and_keeps_the_users_values() -> None:
     env: dict[str, str] = {}
-    configure_environment(env)
-    assert env["OMP_WAIT_POLICY"] == "passive"
-    assert env["KMP_BLOCKTIME"] == "0"
+    assert configure_environment(env) == env
+    assert env == {"OMP_WAIT_POLICY": "passive", "KMP_BLOCKTIME": "0", "OPENBLAS_NUM_THREADS": "1"}
     mine = {"OMP_WAIT_POLICY": "active", "KMP_BLOCKTIME": "200", "OPENBLAS_NUM_THREADS": "3"}
     env = dict(mine)
     assert configure_environment(env) == mine
@@ -183,14 +182,44 @@ def test_configure_torch_refuses_a_bad_count(monkeypatch: pytest.MonkeyPatch) ->
     assert fake.threads == 3
 
 
+LEAVES_ENVIRONMENT = r"""
+import json, os
+before = dict(os.environ)
+import gymnasium as gym
+import thermopylae_env
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
+for env_id in (COOP_ID, GREEK_ID, PERSIAN_ID):
+    env = gym.make(env_id)
+    obs, info = env.reset(seed=0)
+    env.step(int(info["action_mask"].argmax()))
+    env.close()
+    vec = gym.make_vec(env_id, num_envs=64)  # the vector engines read the thread count (kernel_threads)
+    obs, infos = vec.reset(seed=0)
+    vec.step(infos["action_mask"].argmax(axis=1))
+    vec.close()
+after = dict(os.environ)
+print(json.dumps({k: [before.get(k), after.get(k)] for k in set(before) | set(after)
+                  if before.get(k) != after.get(k)}))
+"""
+
+
+def test_importing_the_package_and_making_every_env_leaves_the_environment_unchanged() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", LEAVES_ENVIRONMENT], env=_child_env(),
+        capture_output=True, text=True, timeout=300, check=True, cwd=ROOT)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {}
+
+
 IMPORT_ORDER = r"""
 import json, os, sys
 def openmp_loaded():
     with open("/proc/self/maps") as maps:
         return any(name in line for line in maps for name in ("libgomp", "libiomp", "libomp"))
-before = openmp_loaded()
 import thermopylae_env
 from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv
+from thermopylae_env.threads import configure_environment
+before = openmp_loaded()
+configure_environment()  # after the package's import, before the first parallel kernel
 env = DuelSelfPlayVectorEnv(1024)
 obs, infos = env.reset(seed=1)
 env.step(infos["action_mask"].argmax(axis=1))
@@ -200,7 +229,9 @@ print(json.dumps({"before": before, "policy": os.environ.get("OMP_WAIT_POLICY"),
 """
 
 
-def test_importing_the_package_sets_passive_waiting_before_any_openmp_runtime_loads() -> None:
+def test_configure_environment_after_importing_the_package_is_in_time_for_openmp() -> None:
+    """Importing the package loads no OpenMP runtime, so an explicit call after it still makes the runtime
+    that the first parallel kernel loads wait passively."""
     pytest.importorskip("numba")
     out = subprocess.run(
         [sys.executable, "-c", IMPORT_ORDER],
@@ -217,6 +248,55 @@ def test_importing_the_package_sets_passive_waiting_before_any_openmp_runtime_lo
     spin = [line for line in out.stderr.splitlines() if "GOMP_SPINCOUNT" in line]
     assert spin, out.stderr
     assert all(line.split("=")[1].strip() == "'0'" for line in spin), spin
+
+
+OPENBLAS_AFTER_NUMPY = r"""
+import ctypes, json, os
+import numpy
+import thermopylae_env
+from thermopylae_env.threads import configure_environment
+
+def openblas_threads():
+    with open("/proc/self/maps") as maps:
+        paths = {line.split(maxsplit=5)[5].strip() for line in maps if "openblas" in line.lower()}
+    for path in sorted(paths):
+        library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads"):
+            if hasattr(library, name):
+                return getattr(library, name)()
+    return None
+
+first = openblas_threads()
+settings = configure_environment()
+print(json.dumps({"first": first, "then": openblas_threads(), "settings": settings,
+                  "variable": os.environ.get("OPENBLAS_NUM_THREADS")}))
+"""
+
+
+def test_configure_environment_gives_an_already_loaded_openblas_one_thread() -> None:
+    """NumPy is loaded by the package's import (Gymnasium), and its OpenBLAS reads the variable only then:
+    the call sets the loaded library's count, and the variable for child processes."""
+    out = subprocess.run(
+        [sys.executable, "-c", OPENBLAS_AFTER_NUMPY], env=_child_env(),
+        capture_output=True, text=True, timeout=300, check=True, cwd=ROOT)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if got["first"] is None:
+        pytest.skip("NumPy here does not use OpenBLAS")
+    assert got["then"] == 1
+    assert got["variable"] == "1"
+    assert got["settings"] == {"OMP_WAIT_POLICY": "passive", "KMP_BLOCKTIME": "0",
+                               "OPENBLAS_NUM_THREADS": "1"}
+
+
+def test_configure_environment_keeps_the_users_openblas_count() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", OPENBLAS_AFTER_NUMPY], env=_child_env(OPENBLAS_NUM_THREADS="2"),
+        capture_output=True, text=True, timeout=300, check=True, cwd=ROOT)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if got["first"] is None:
+        pytest.skip("NumPy here does not use OpenBLAS")
+    assert got["then"] == got["first"]
+    assert got["variable"] == "2"
 
 
 # --------------------------------------------------------------------------------- games vs thread count
@@ -428,11 +508,3 @@ def test_own_load_of_this_process_reads_its_cpu_time(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(threads, "_own", {os.getpid() + 1: threads.OwnLoad(now=0.0, cpu_seconds=0.0)})
     assert threads.own_load(now=30.0, cpu_seconds=30.0) == 0.0  # a reading of another process: start again
     assert threads.own_load() >= 0.0  # the real clocks
-
-
-def test_openblas_gets_one_thread_unless_the_user_chose() -> None:
-    code = ("import os; os.environ.pop('OPENBLAS_NUM_THREADS', None); import thermopylae_env; "
-            "print(os.environ['OPENBLAS_NUM_THREADS'])")
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    assert out.stdout.strip() == "1"
