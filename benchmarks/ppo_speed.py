@@ -152,6 +152,12 @@ def table(medians: dict[str, dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from thermopylae_env.threads import configure_environment
+
+    # The thread settings of the package's entry points (passive OpenMP waiting, one OpenBLAS thread), as
+    # the measurements were taken: before torch is imported or a parallel kernel runs, whose OpenMP
+    # runtime reads them once, when it loads.
+    configure_environment()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rollouts", type=int, default=10, help="rollouts (256 x 64 steps) per run")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each learner (the table: medians)")
