@@ -7,10 +7,15 @@ parallel kernel or a policy forward runs many times slower than on one thread. A
 cores only adds hand-overs. So:
 
 * every OpenMP runtime of the process waits passively (``OMP_WAIT_POLICY=passive``, and ``KMP_BLOCKTIME=0``
-  for Intel's): [`configure_environment`][thermopylae_env.threads.configure_environment] sets them when
-  ``thermopylae_env`` is imported, before numba or torch start an OpenMP runtime (a runtime reads them once,
-  when it loads). OpenBLAS gets one thread if NumPy is not loaded yet (its threads spin). A variable the user
-  has set is left as it is.
+  for Intel's) and OpenBLAS gets one thread (its threads spin too):
+  [`configure_environment`][thermopylae_env.threads.configure_environment]. These are settings of the whole
+  process, so importing the package does not make them (a library leaves its host's environment alone): the
+  package's entry points call it first (the ``thermopylae`` command and its ``thermopylae-NAME`` aliases,
+  ``scripts/train.py``, ``scripts/evaluate.py``), and a library user who wants them calls it once, right
+  after ``import thermopylae_env`` and before importing torch or stepping a vector env (an OpenMP runtime
+  reads the variables once, when it loads: torch's when torch is imported, numba's at the first parallel
+  kernel). NumPy, which the package's import loads, has read ``OPENBLAS_NUM_THREADS`` already: the call
+  sets the count of its OpenBLAS directly. A variable the user has set is left as it is.
 * the engines run a parallel kernel on [`kernel_threads`][thermopylae_env.threads.kernel_threads] threads: the
   free cores (the CPUs this process may run on, less the load that other processes put on them), never more
   than the kernel's chunks of work, and the serial path when that is one thread. The load is the larger of the
