@@ -100,6 +100,12 @@ import gymnasium as gym  # noqa: E402
 import thermopylae_env  # noqa: E402, F401  (registers the environments)
 from thermopylae_env.coop.env import CoopEnv  # noqa: E402
 from thermopylae_env.coop.vector import CoopVectorEnv  # noqa: E402
+from thermopylae_env.threads import configure_environment  # noqa: E402
+
+# The thread settings of the package's entry points (passive OpenMP waiting, one OpenBLAS thread), as the
+# measurements were taken: before torch is imported or a parallel kernel runs, whose OpenMP runtime reads
+# them once, when it loads.
+configure_environment()
 
 Timer = tuple[float, float]  # (wall seconds, CPU seconds)
 PPO_ROLLOUTS = 4  # whole rollouts of the co-op config per PPO run (16384 steps each by default)

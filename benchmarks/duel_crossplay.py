@@ -57,6 +57,7 @@ from thermopylae_agents.policies.provenance import git_commit  # noqa: E402
 from thermopylae_agents.policies.registry import make_agent  # noqa: E402
 from thermopylae_env import GREEK_ID, PERSIAN_ID  # noqa: E402
 from thermopylae_env.duel.layout import GREEK, PERSIAN  # noqa: E402
+from thermopylae_env.threads import configure_environment  # noqa: E402
 
 GREEKS = ("random", "heuristic", "duel_greek_maskable_ppo", "selfplay_greek_maskable_ppo")
 PERSIANS = ("random", "heuristic", "duel_persian_maskable_ppo", "selfplay_persian_maskable_ppo")
@@ -243,6 +244,10 @@ def markdown(doc: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # The thread settings of the package's entry points (passive OpenMP waiting, one OpenBLAS thread), as
+    # the measurements were taken: before torch is imported or a parallel kernel runs, whose OpenMP
+    # runtime reads them once, when it loads.
+    configure_environment()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--greek", nargs="+", default=list(GREEKS), help="Greek players (specs)")
     parser.add_argument("--persian", nargs="+", default=list(PERSIANS), help="Persian players (specs)")

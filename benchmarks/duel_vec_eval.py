@@ -11,12 +11,19 @@ import json
 import sys
 import time
 
-import numpy as np
-from sb3_contrib import MaskablePPO
+from thermopylae_env.threads import configure_environment
 
-from thermopylae_agents.evaluation.stats import paired_comparison, wilson_interval
-from thermopylae_agents.policies.frozen_policy import FrozenPolicy
-from thermopylae_env.duel.vector import DuelGreekVectorEnv, DuelPersianVectorEnv
+# The thread settings of the package's entry points (passive OpenMP waiting, one OpenBLAS thread), as the
+# measurements were taken: before torch is imported or a parallel kernel runs, whose OpenMP runtime reads
+# them once, when it loads.
+configure_environment()
+
+import numpy as np  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+
+from thermopylae_agents.evaluation.stats import paired_comparison, wilson_interval  # noqa: E402
+from thermopylae_agents.policies.frozen_policy import FrozenPolicy  # noqa: E402
+from thermopylae_env.duel.vector import DuelGreekVectorEnv, DuelPersianVectorEnv  # noqa: E402
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 10000
 OLD, RUNS = "runs/old_policies", "runs"

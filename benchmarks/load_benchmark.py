@@ -180,10 +180,12 @@ def run_ppo_native(rollouts: int) -> dict:
 
 def child(workload: str, seconds: float, rollouts: int) -> dict:
     try:
-        from thermopylae_env import threads  # first, as a user's script would: before NumPy loads
-    except ImportError:  # the code of --old-commit
+        from thermopylae_env import threads
+    except ImportError:  # the code of --old-commit (which made the settings when it was imported)
         threads = None
         import thermopylae_env  # noqa: F401
+    else:  # as an entry point makes them: before the workload loads torch or runs a parallel kernel
+        threads.configure_environment()
 
     if workload == "coop_vector":
         result = run_vector("thermopylae/Coop-v0", seconds)

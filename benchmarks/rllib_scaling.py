@@ -246,6 +246,12 @@ def print_tables(result: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from thermopylae_env.threads import configure_environment
+
+    # The thread settings of the package's entry points (passive OpenMP waiting, one OpenBLAS thread), as
+    # the measurements were taken: before torch is imported or a parallel kernel runs, whose OpenMP
+    # runtime reads them once, when it loads.
+    configure_environment()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", default="benchmarks/rllib_scaling.json")
     parser.add_argument("--quick", action="store_true", help="small batches, one repeat")

@@ -47,6 +47,7 @@ import numpy as np  # noqa: E402
 import thermopylae_env  # noqa: E402, F401  (registers the environments)
 from thermopylae_env import coop, duel  # noqa: E402
 from thermopylae_env.errors import InvariantError  # noqa: E402
+from thermopylae_env.threads import configure_environment  # noqa: E402
 
 DEFAULT_STEPS = 10_000_000
 QUICK_STEPS = 30_000
@@ -559,6 +560,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # The thread settings of the package's entry points (passive OpenMP waiting, one OpenBLAS thread), as
+    # the measurements were taken: before torch is imported or a parallel kernel runs, whose OpenMP
+    # runtime reads them once, when it loads.
+    configure_environment()
     args = build_parser().parse_args(argv)
     if args.quick and args.steps is not None:
         raise SystemExit("soak.py: give --quick or --steps, not both")

@@ -36,6 +36,7 @@ from thermopylae_agents.policies.provenance import Measurement  # noqa: E402
 from thermopylae_env.duel.config import SMALL_DUELS, DuelConfig  # noqa: E402
 from thermopylae_env.duel.env import DuelPersianEnv  # noqa: E402
 from thermopylae_env.duel.layout import GREEK, PERSIAN  # noqa: E402
+from thermopylae_env.threads import configure_environment  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "duel_small_trained_br.json"
 EVAL_SEED = 1_000_000_007
@@ -86,6 +87,10 @@ def trained_best_response(config: DuelConfig, budget: int, seed: int, num_envs: 
 
 
 def run(argv: list[str] | None = None) -> int:
+    # The thread settings of the package's entry points (passive OpenMP waiting, one OpenBLAS thread), as
+    # the measurements were taken: before torch is imported or a parallel kernel runs, whose OpenMP
+    # runtime reads them once, when it loads.
+    configure_environment()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--members", nargs="*", default=["small", "medium"], choices=list(SMALL_DUELS))
     parser.add_argument("--budget", type=int, default=100_000, help="environment steps per best response")

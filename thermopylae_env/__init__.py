@@ -12,14 +12,11 @@ Importing the package registers the environments:
 
 from __future__ import annotations
 
-# Before Gymnasium (and so NumPy, numba, torch) load: their thread runtimes read the settings once.
-from thermopylae_env.threads import configure_environment
+# Importing the package leaves the process's environment alone: the thread settings are the entry points'
+# to make, or the user's (thermopylae_env.threads.configure_environment).
+from gymnasium.envs.registration import register, registry
 
-configure_environment()
-
-from gymnasium.envs.registration import register, registry  # noqa: E402
-
-from thermopylae_env import _moved  # noqa: E402
+from thermopylae_env import _moved
 
 __version__ = "0.1.0"
 

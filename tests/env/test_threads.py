@@ -4,6 +4,7 @@ passive OpenMP waiting set before any OpenMP runtime loads, and games that do no
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import pytest
 from thermopylae_env import threads
 from thermopylae_env.threads import OVERRIDE, choose_threads, configure_environment, configure_torch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 THREAD_VARIABLES = ("THERMOPYLAE_NUM_THREADS", "NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER",
                     "OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME",
                     "OPENBLAS_NUM_THREADS")
@@ -22,7 +23,7 @@ THREAD_VARIABLES = ("THERMOPYLAE_NUM_THREADS", "NUMBA_NUM_THREADS", "NUMBA_THREA
 
 def _child_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "agents"), env.get("PYTHONPATH", "")])
     env.update(extra)
     return env
 
@@ -55,15 +56,16 @@ def test_saturated_machine_gets_one_thread() -> None:
 def test_override_fixes_the_count_whatever_the_load() -> None:
     assert choose_threads(2, 7.0, {OVERRIDE: "2"}) == 2
     assert choose_threads(16, 0.0, {OVERRIDE: "1"}) == 1
-    assert choose_threads(2, 0.0, {OVERRIDE: "4"}) == 4  # numba's own limit still bounds the kernels
+    assert choose_threads(16, 0.0, {OVERRIDE: "007"}) == 7
 
 
 def test_users_numba_num_threads_is_respected_and_override_wins_over_it() -> None:
     assert choose_threads(8, 7.0, {"NUMBA_NUM_THREADS": "3"}) == 3
     assert choose_threads(8, 0.0, {"NUMBA_NUM_THREADS": "3", OVERRIDE: "5"}) == 5
-    assert choose_threads(8, 0.0, {"NUMBA_NUM_THREADS": " "}) == 8  # blank: unset
+    assert choose_threads(8, 0.0, {"NUMBA_NUM_THREADS": ""}) == 8  # empty: unset, as the shell's VAR= cmd
 
 
+@pytest.mark.filterwarnings("ignore:THERMOPYLAE_NUM_THREADS=2 is more than the CPUs")  # on 1 CPU
 def test_choice_is_a_function_of_its_inputs_only() -> None:
     cases = [(cpus, load, env) for cpus in (1, 2, 3, 8) for load in (0.0, 0.9, 2.5, 6.7)
              for env in ({}, {OVERRIDE: "2"}, {"NUMBA_NUM_THREADS": "1"})]
@@ -72,12 +74,38 @@ def test_choice_is_a_function_of_its_inputs_only() -> None:
     assert all(count >= 1 for count in first)
 
 
-@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
+# Plain ASCII digits only, as every other number the package reads (thermopylae_agents.cli.args): no sign,
+# no surrounding blanks, no other script's digits, which int() would take.
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5", "\u0663", "+3", " 2 ", "2 ", "\t2", " ",
+                                   "\u0661\u0662", "\uff13", "1_0", "1" * 19])
 def test_bad_override_is_refused_naming_the_variable(value: str) -> None:
-    with pytest.raises(ValueError, match=f"{OVERRIDE} must be a positive integer, got '{value}'"):
-        choose_threads(2, 0.0, {OVERRIDE: value})
-    with pytest.raises(ValueError, match="NUMBA_NUM_THREADS must be a positive integer"):
-        choose_threads(2, 0.0, {"NUMBA_NUM_THREADS": value})
+    for name in (OVERRIDE, "NUMBA_NUM_THREADS"):
+        with pytest.raises(ValueError) as refused:
+            choose_threads(2, 0.0, {name: value})
+        message = str(refused.value)
+        assert message.startswith(f"{name} must be a positive integer (ASCII digits), got ")
+        assert repr(value[:40]) in message
+        assert "\n" not in message
+
+
+def test_a_count_above_the_cpus_is_capped_at_them_with_one_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "_warned", set())
+    capped = fr"{OVERRIDE}=99999 is more than the CPUs this process may run on \(2\): using 2"
+    with pytest.warns(UserWarning, match=capped) as caught:
+        assert choose_threads(2, 0.0, {OVERRIDE: "99999"}) == 2
+        assert choose_threads(2, 7.0, {OVERRIDE: "99999"}) == 2  # the same setting read again: no new warning
+    assert len(caught) == 1
+    with pytest.warns(UserWarning, match=r"NUMBA_NUM_THREADS=16 is more than the CPUs .* \(8\)"):
+        assert choose_threads(8, 0.0, {"NUMBA_NUM_THREADS": "16"}) == 8
+
+
+def test_a_bad_override_leaves_the_kept_reading_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "machine", lambda: (4, 0.0, 0.0))
+    monkeypatch.setattr(threads, "_cache", [100.0, 3.0])
+    monkeypatch.setenv(OVERRIDE, "+3")
+    with pytest.raises(ValueError, match=f"{OVERRIDE} must be a positive integer"):
+        threads.free_threads(now=100.0 + threads.REFRESH_SECONDS)
+    assert threads._cache == [100.0, 3.0]
 
 
 def test_bad_machine_readings_are_refused() -> None:
@@ -90,7 +118,7 @@ def test_bad_machine_readings_are_refused() -> None:
 def test_free_threads_reads_the_machine_again_after_the_refresh_period(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    readings = iter([(4, 0.0), (4, 4.0)])
+    readings = iter([(4, 0.0, 0.0), (4, 4.0, 0.0)])
     monkeypatch.setattr(threads, "machine", lambda: next(readings))
     monkeypatch.setattr(threads, "_cache", [])
     for name in (OVERRIDE, "NUMBA_NUM_THREADS"):
@@ -123,9 +151,8 @@ def test_kernel_threads_never_exceeds_the_chunks_and_restores_numbas_count(
 
 def test_configure_environment_sets_passive_waiting_and_keeps_the_users_values() -> None:
     env: dict[str, str] = {}
-    configure_environment(env)
-    assert env["OMP_WAIT_POLICY"] == "passive"
-    assert env["KMP_BLOCKTIME"] == "0"
+    assert configure_environment(env) == env
+    assert env == {"OMP_WAIT_POLICY": "passive", "KMP_BLOCKTIME": "0", "OPENBLAS_NUM_THREADS": "1"}
     mine = {"OMP_WAIT_POLICY": "active", "KMP_BLOCKTIME": "200", "OPENBLAS_NUM_THREADS": "3"}
     env = dict(mine)
     assert configure_environment(env) == mine
@@ -155,14 +182,44 @@ def test_configure_torch_refuses_a_bad_count(monkeypatch: pytest.MonkeyPatch) ->
     assert fake.threads == 3
 
 
+LEAVES_ENVIRONMENT = r"""
+import json, os
+before = dict(os.environ)
+import gymnasium as gym
+import thermopylae_env
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
+for env_id in (COOP_ID, GREEK_ID, PERSIAN_ID):
+    env = gym.make(env_id)
+    obs, info = env.reset(seed=0)
+    env.step(int(info["action_mask"].argmax()))
+    env.close()
+    vec = gym.make_vec(env_id, num_envs=64)  # the vector engines read the thread count (kernel_threads)
+    obs, infos = vec.reset(seed=0)
+    vec.step(infos["action_mask"].argmax(axis=1))
+    vec.close()
+after = dict(os.environ)
+print(json.dumps({k: [before.get(k), after.get(k)] for k in set(before) | set(after)
+                  if before.get(k) != after.get(k)}))
+"""
+
+
+def test_importing_the_package_and_making_every_env_leaves_the_environment_unchanged() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", LEAVES_ENVIRONMENT], env=_child_env(),
+        capture_output=True, text=True, timeout=300, check=True, cwd=ROOT)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {}
+
+
 IMPORT_ORDER = r"""
 import json, os, sys
 def openmp_loaded():
     with open("/proc/self/maps") as maps:
         return any(name in line for line in maps for name in ("libgomp", "libiomp", "libomp"))
-before = openmp_loaded()
 import thermopylae_env
 from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv
+from thermopylae_env.threads import configure_environment
+before = openmp_loaded()
+configure_environment()  # after the package's import, before the first parallel kernel
 env = DuelSelfPlayVectorEnv(1024)
 obs, infos = env.reset(seed=1)
 env.step(infos["action_mask"].argmax(axis=1))
@@ -172,7 +229,9 @@ print(json.dumps({"before": before, "policy": os.environ.get("OMP_WAIT_POLICY"),
 """
 
 
-def test_importing_the_package_sets_passive_waiting_before_any_openmp_runtime_loads() -> None:
+def test_configure_environment_after_importing_the_package_is_in_time_for_openmp() -> None:
+    """Importing the package loads no OpenMP runtime, so an explicit call after it still makes the runtime
+    that the first parallel kernel loads wait passively."""
     pytest.importorskip("numba")
     out = subprocess.run(
         [sys.executable, "-c", IMPORT_ORDER],
@@ -189,6 +248,55 @@ def test_importing_the_package_sets_passive_waiting_before_any_openmp_runtime_lo
     spin = [line for line in out.stderr.splitlines() if "GOMP_SPINCOUNT" in line]
     assert spin, out.stderr
     assert all(line.split("=")[1].strip() == "'0'" for line in spin), spin
+
+
+OPENBLAS_AFTER_NUMPY = r"""
+import ctypes, json, os
+import numpy
+import thermopylae_env
+from thermopylae_env.threads import configure_environment
+
+def openblas_threads():
+    with open("/proc/self/maps") as maps:
+        paths = {line.split(maxsplit=5)[5].strip() for line in maps if "openblas" in line.lower()}
+    for path in sorted(paths):
+        library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads"):
+            if hasattr(library, name):
+                return getattr(library, name)()
+    return None
+
+first = openblas_threads()
+settings = configure_environment()
+print(json.dumps({"first": first, "then": openblas_threads(), "settings": settings,
+                  "variable": os.environ.get("OPENBLAS_NUM_THREADS")}))
+"""
+
+
+def test_configure_environment_gives_an_already_loaded_openblas_one_thread() -> None:
+    """NumPy is loaded by the package's import (Gymnasium), and its OpenBLAS reads the variable only then:
+    the call sets the loaded library's count, and the variable for child processes."""
+    out = subprocess.run(
+        [sys.executable, "-c", OPENBLAS_AFTER_NUMPY], env=_child_env(),
+        capture_output=True, text=True, timeout=300, check=True, cwd=ROOT)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if got["first"] is None:
+        pytest.skip("NumPy here does not use OpenBLAS")
+    assert got["then"] == 1
+    assert got["variable"] == "1"
+    assert got["settings"] == {"OMP_WAIT_POLICY": "passive", "KMP_BLOCKTIME": "0",
+                               "OPENBLAS_NUM_THREADS": "1"}
+
+
+def test_configure_environment_keeps_the_users_openblas_count() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", OPENBLAS_AFTER_NUMPY], env=_child_env(OPENBLAS_NUM_THREADS="2"),
+        capture_output=True, text=True, timeout=300, check=True, cwd=ROOT)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if got["first"] is None:
+        pytest.skip("NumPy here does not use OpenBLAS")
+    assert got["then"] == got["first"]
+    assert got["variable"] == "2"
 
 
 # --------------------------------------------------------------------------------- games vs thread count
@@ -222,6 +330,8 @@ print(json.dumps({"sha256": digest.hexdigest(), "threads": used}))
 
 def test_games_are_the_same_on_one_thread_and_on_two() -> None:
     pytest.importorskip("numba")
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: a count of two is capped at one")
     results = []
     for count in ("1", "2"):
         out = subprocess.run(
@@ -273,23 +383,130 @@ def test_runnable_now_reads_the_running_count_of_proc_loadavg() -> None:
         assert threads.runnable_now(unreadable) == 0
 
 
+def _machine_reads(monkeypatch: pytest.MonkeyPatch, cpus: int, average: float, runnable: int,
+                   own: float) -> None:
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (average, average, average))
+    monkeypatch.setattr(threads, "runnable_now", lambda text=None: runnable)
+    monkeypatch.setattr(threads, "own_load", lambda now=None, cpu_seconds=None: own)
+
+
 def test_a_load_that_just_started_counts_before_the_load_average_follows(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Two busy processes started a moment ago: the 1-minute average still reads an idle machine, the
     runnable count does not, and the kernels get one thread instead of every CPU."""
-    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1})
-    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.1, 0.1, 0.1))
-    monkeypatch.setattr(threads, "runnable_now", lambda text=None: 3)
-    cpus, load = threads.machine()
-    assert (cpus, load) == (2, 3.0)
-    assert choose_threads(cpus, load, {}) == 1
-    monkeypatch.setattr(threads, "runnable_now", lambda text=None: 1)  # only this process
-    assert choose_threads(*threads.machine(), {}) == 2
+    _machine_reads(monkeypatch, cpus=2, average=0.1, runnable=3, own=0.05)
+    cpus, load, own = threads.machine()
+    assert (cpus, own) == (2, 0.05)
+    assert choose_threads(cpus, load, {}, own=own) == 1
+    _machine_reads(monkeypatch, cpus=2, average=0.1, runnable=1, own=0.05)  # only this process
+    cpus, load, own = threads.machine()
+    assert choose_threads(cpus, load, {}, own=own) == 2
 
 
-def test_openblas_gets_one_thread_unless_the_user_chose() -> None:
-    code = ("import os; os.environ.pop('OPENBLAS_NUM_THREADS', None); import thermopylae_env; "
-            "print(os.environ['OPENBLAS_NUM_THREADS'])")
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    assert out.stdout.strip() == "1"
+# ------------------------------------------------------------------------ this process's own part of the load
+
+
+def test_a_busy_process_alone_on_the_machine_gets_every_core() -> None:
+    """The load average counts this process's own threads: all 16 runnable threads being its own, nothing
+    is left for other processes."""
+    assert choose_threads(16, 16.0, {}, own=16.0) == 16
+    assert choose_threads(2, 2.0, {}, own=2.0) == 2
+    assert choose_threads(8, 8.3, {}, own=8.0) == 8
+
+
+def test_another_processs_load_still_takes_its_cores() -> None:
+    assert choose_threads(16, 16.0, {}, own=0.0) == 1
+    assert choose_threads(8, 4.0, {}, own=0.0) == 4
+    assert choose_threads(16, 16.0, {}) == 1  # default: this process is its one runnable thread
+
+
+def test_a_mixed_load_leaves_the_cores_that_other_processes_do_not_use() -> None:
+    assert choose_threads(16, 12.0, {}, own=4.0) == 8
+    assert choose_threads(8, 6.0, {}, own=2.5) == 5  # 3.5 cores taken by others, rounded
+    assert choose_threads(8, 3.0, {}, own=5.0) == 8  # more own than load (the estimate lags): no one else
+
+
+def test_own_part_is_refused_when_negative() -> None:
+    with pytest.raises(ValueError, match="own must not be negative"):
+        choose_threads(2, 1.0, {}, own=-0.5)
+
+
+def test_machine_counts_the_load_of_others_beside_this_busy_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    _machine_reads(monkeypatch, cpus=16, average=16.0, runnable=1, own=16.0)  # alone, 16 busy threads
+    cpus, load, own = threads.machine()
+    assert choose_threads(cpus, load, {}, own=own) == 16
+    _machine_reads(monkeypatch, cpus=16, average=16.0, runnable=1, own=8.0)  # half of it another's
+    cpus, load, own = threads.machine()
+    assert choose_threads(cpus, load, {}, own=own) == 8
+    # two busy processes that started a moment ago, beside this one's average of 16 threads
+    _machine_reads(monkeypatch, cpus=16, average=16.0, runnable=3, own=16.0)
+    cpus, load, own = threads.machine()
+    assert choose_threads(cpus, load, {}, own=own) == 14
+
+
+def test_free_threads_uses_this_processs_own_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    _machine_reads(monkeypatch, cpus=8, average=8.0, runnable=1, own=8.0)
+    monkeypatch.setattr(threads, "_cache", [])
+    for name in (OVERRIDE, "NUMBA_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    assert threads.free_threads(now=50.0) == 8
+
+
+def _busy(own: threads.OwnLoad, start: float, seconds: float, threads_busy: float, cpu: float,
+          every: float = threads.REFRESH_SECONDS) -> tuple[float, float]:
+    """Feed ``own`` readings of a process running ``threads_busy`` threads for ``seconds``."""
+    now = start
+    while now < start + seconds - 1e-9:
+        now += every
+        cpu += threads_busy * every
+        own.update(now, cpu)
+    return now, cpu
+
+
+def test_own_load_of_a_process_busy_for_minutes_is_its_busy_threads() -> None:
+    own = threads.OwnLoad(now=1000.0, cpu_seconds=3.0)
+    _busy(own, 1000.0, 600.0, 16.0, 3.0)
+    assert own.average == pytest.approx(16.0, rel=1e-3)
+
+
+def test_own_load_follows_the_kernels_one_minute_exponential_average() -> None:
+    """Busy on 4 threads from an idle start: after one minute the kernel's average has reached 1 - 1/e of
+    it, and one minute after the process went idle it has fallen to 1/e; the estimate does the same."""
+    own = threads.OwnLoad(now=0.0, cpu_seconds=0.0)
+    _busy(own, 0.0, threads.LOAD_WINDOW, 4.0, 0.0, every=5.0)
+    assert own.average == pytest.approx(4.0 * (1 - math.exp(-1)), rel=1e-6)
+    own = threads.OwnLoad(now=0.0, cpu_seconds=0.0)
+    now, cpu = _busy(own, 0.0, 600.0, 4.0, 0.0)
+    _busy(own, now, threads.LOAD_WINDOW, 0.0, cpu, every=5.0)
+    assert own.average == pytest.approx(4.0 * math.exp(-1), rel=1e-3)
+
+
+def test_own_load_does_not_depend_on_how_often_it_is_read() -> None:
+    often, rarely = threads.OwnLoad(0.0, 0.0), threads.OwnLoad(0.0, 0.0)
+    _busy(often, 0.0, 90.0, 3.0, 0.0, every=1.0)
+    _busy(rarely, 0.0, 90.0, 3.0, 0.0, every=30.0)
+    assert often.average == pytest.approx(rarely.average, rel=1e-9)
+
+
+def test_own_load_restarts_when_the_cpu_clock_goes_back() -> None:
+    """A forked child inherits the parent's reading but its own CPU clock starts again from zero."""
+    own = threads.OwnLoad(now=0.0, cpu_seconds=0.0)
+    _busy(own, 0.0, 300.0, 2.0, 0.0)
+    assert own.update(310.0, 1.0) == 0.0
+    assert own.update(320.0, 1.0 + 10.0) == pytest.approx(1.0 - math.exp(-10.0 / threads.LOAD_WINDOW))
+
+
+def test_own_load_keeps_its_value_when_no_time_has_passed() -> None:
+    own = threads.OwnLoad(now=0.0, cpu_seconds=0.0)
+    _busy(own, 0.0, 120.0, 1.0, 0.0)
+    before = own.average
+    assert own.update(120.0, 500.0) == before  # the same instant: no rate to read
+
+
+def test_own_load_of_this_process_reads_its_cpu_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "_own", {os.getpid(): threads.OwnLoad(now=0.0, cpu_seconds=0.0)})
+    assert threads.own_load(now=30.0, cpu_seconds=30.0) == pytest.approx(1 - math.exp(-0.5))
+    monkeypatch.setattr(threads, "_own", {os.getpid() + 1: threads.OwnLoad(now=0.0, cpu_seconds=0.0)})
+    assert threads.own_load(now=30.0, cpu_seconds=30.0) == 0.0  # a reading of another process: start again
+    assert threads.own_load() >= 0.0  # the real clocks

@@ -40,6 +40,7 @@ from typing import TextIO
 from thermopylae_agents.cli.args import SEED_HELP, error, int_argument, seed_argument
 from thermopylae_agents.cli.console import EXIT_MISSING_EXTRA, missing_extra_message
 from thermopylae_agents.cli.play import Terminal, UsageError, play_coop, play_duel, replay
+from thermopylae_env.threads import configure_environment
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -133,6 +134,10 @@ def run_command(command: str, argv: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    # First: the OpenMP runtimes of torch (imported by a subcommand's module) and of numba's parallel kernels
+    # read their settings once, when they load, which is after this; NumPy's OpenBLAS, loaded with the
+    # package, gets its count set directly.
+    configure_environment()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in COMMANDS:
         return run_command(argv[0], argv[1:])
@@ -158,3 +163,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
         except (OSError, ValueError):
             pass
         return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -20,6 +20,8 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
+from thermopylae_env.threads import configure_environment
+
 __all__ = [
     "EXIT_MISSING_EXTRA",
     "EXTRA_OF_MODULE",
@@ -103,6 +105,8 @@ def run(prog: str, target: str, argv: Sequence[str] | None = None) -> int:
     """Run ``target`` (``"module:function"``) as the console script ``prog``; its exit status.
 
     A ``main`` that returns its result for Python callers (a dict, or ``None``) exits with 0."""
+    # Before the command's module is imported: torch's OpenMP runtime reads its settings once, when it loads.
+    configure_environment()
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:
         print(f"{prog} {_version()}")
