@@ -26,13 +26,25 @@ from thermopylae_agents.openspiel.duel import chance_outcomes_of as duel_deal  #
 from thermopylae_env.coop.layout import DECLINE as COOP_DECLINE  # noqa: E402
 from thermopylae_env.coop.layout import NUM_ACTIONS as COOP_ACTIONS  # noqa: E402
 from thermopylae_env.coop.rules import CoopGame  # noqa: E402
-from thermopylae_env.duel.layout import ADD_BASE, DECLINE, GREEK, PERSIAN  # noqa: E402
+from thermopylae_env.duel.config import SMALL_DUELS  # noqa: E402
+from thermopylae_env.duel.layout import (  # noqa: E402
+    ADD_BASE,
+    DECK_SIZE,
+    DECLINE,
+    GREEK,
+    PERSIAN,
+    PLAY_DISCARD_CARD,
+)
 from thermopylae_env.duel.layout import NUM_ACTIONS as DUEL_ACTIONS  # noqa: E402
 from thermopylae_env.duel.rules import DuelGame, Phase  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 COOP = "python_thermopylae_coop"
 DUEL = "python_thermopylae_duel"
+# Every game the module offers: each co-op team size and each duel member.
+VARIANTS = [(COOP, {"seats": seats}) for seats in (1, 2, 3, 4)] + \
+    [(DUEL, {"member": member}) for member in ("full", *SMALL_DUELS)]
+VARIANT_IDS = [f"{name.rsplit('_', 1)[1]}-{value}" for name, params in VARIANTS for value in params.values()]
 
 
 def _play_chance(state, rng: np.random.Generator) -> None:
@@ -324,6 +336,133 @@ def test_duel_replays_the_engines_games_from_their_chance_outcomes():
 def test_coop_decline_is_the_envs_action_id():
     state = pyspiel.load_game(COOP).new_initial_state()
     assert state.action_to_string(0, COOP_DECLINE) == "decline draw"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# A node refuses what it does not list, and the refusal changes nothing
+
+
+def _inside(state) -> tuple:
+    """Everything a state holds: OpenSpiel's history, the text, the serialisation and every Python attribute
+    but the shared engine, written out by ``repr`` (which shows every field of the engine state)."""
+    python_side = repr(sorted((key, value) for key, value in vars(state).items() if key != "_engine"))
+    return (tuple(state.history()), str(state), state.serialize(), python_side)
+
+
+def _random_play(game, seed: int, prefer: tuple[int, ...] = ()):
+    """The live state at every node of a random game of legal moves (an action of ``prefer`` whenever one
+    is legal) and listed outcomes, the terminal state last; the caller may try anything on it before the
+    game goes on."""
+    rng = np.random.default_rng(seed)
+    state = game.new_initial_state()
+    while True:
+        yield state
+        if state.is_terminal():
+            return
+        if state.is_chance_node():
+            _play_chance(state, rng)
+        else:
+            legal = state.legal_actions()
+            state.apply_action(int(rng.choice([a for a in legal if a in prefer] or legal)))
+
+
+def _refuses(state, action: int, before: tuple) -> None:
+    """``action`` is refused in one line naming it (OpenSpiel itself refuses -1, its ``kInvalidAction``,
+    before the game sees it) and the state is still ``before``."""
+    with pytest.raises((ValueError, pyspiel.SpielError)) as error:
+        state.apply_action(action)
+    if action != -1:
+        assert error.type is ValueError, (action, error.value)
+        assert "\n" not in str(error.value) and str(action) in str(error.value), str(error.value)
+    assert _inside(state) == before, f"{action} was refused but changed the state"
+
+
+def _chance_node_kind(state) -> str:
+    coop = state.get_game().get_type().short_name == COOP
+    if state.engine_state is not None:
+        return "die" if coop else "random discard"
+    second_deck = PERSIAN_OUTCOME if coop else DECK_SIZE
+    return "second deal" if state.chance_outcomes()[0][0] >= second_deck else "first deal"
+
+
+_SEEDS = {COOP: 5, DUEL: 2}
+
+
+@pytest.mark.parametrize(("name", "params"), VARIANTS, ids=VARIANT_IDS)
+def test_a_chance_node_refuses_every_outcome_it_does_not_list_and_changes_nothing(name, params):
+    game = pyspiel.load_game(name, params)
+    outside = [-47, -2, -1, game.max_chance_outcomes(), game.max_chance_outcomes() + 12, 10**6]
+    kinds: set[str] = set()
+    for seed in range(_SEEDS[name]):
+        # The duel plays its discard card whenever it can, so that its random discards come up.
+        for state in _random_play(game, seed, prefer=(PLAY_DISCARD_CARD,) if name == DUEL else ()):
+            if not state.is_chance_node():
+                continue
+            kinds.add(_chance_node_kind(state))
+            listed = [o for o, _ in state.chance_outcomes()]
+            before = _inside(state)
+            for outcome in [*outside, *(o for o in range(game.max_chance_outcomes()) if o not in listed)]:
+                _refuses(state, outcome, before)
+            for outcome in listed[:: max(1, len(listed) // 4)]:  # listed outcomes still play
+                assert state.child(outcome).history() == [*state.history(), outcome]
+    assert {"first deal", "second deal"} <= kinds
+    if name == COOP or params["member"] == "full":
+        assert {"die", "random discard"} & kinds
+
+
+def _first_node(game, kind: str, seed: int = 0):
+    prefer = (PLAY_DISCARD_CARD,) if game.get_type().short_name == DUEL else ()
+    return next(state for state in _random_play(game, seed, prefer)
+                if state.is_chance_node() and _chance_node_kind(state) == kind)
+
+
+def test_an_unlisted_outcome_is_refused_naming_the_node_and_what_it_lists():
+    coop = pyspiel.load_game(COOP)
+    state = _dealt(coop, [SPARTAN_OUTCOME])
+    with pytest.raises(ValueError, match=r"^chance outcome 0 is not an outcome of the Spartan deck's deal "
+                                         r"\(its outcomes: 1\.\.19\)$"):
+        state.apply_action(SPARTAN_OUTCOME)  # the card dealt already
+    with pytest.raises(ValueError, match="chance outcome 20 is not an outcome of the Spartan deck's deal"):
+        state.apply_action(PERSIAN_OUTCOME)  # a Persian card before the Spartan deck is dealt
+    die = _first_node(coop, "die")
+    for face in (12, 0, -47):
+        outcome = DIE_OUTCOME + face - 1
+        with pytest.raises(ValueError, match=rf"^chance outcome {outcome} is not an outcome of a die "
+                                             rf"\(its outcomes: 48\.\.53\)$"):
+            die.apply_action(outcome)
+    duel = pyspiel.load_game(DUEL)
+    state = _dealt(duel, [0])
+    with pytest.raises(ValueError, match=r"^chance outcome 0 is not an outcome of the Greek deck's deal "
+                                         r"\(its outcomes: 1\.\.51\)$"):
+        state.apply_action(0)
+    pick = _first_node(duel, "random discard")
+    victim = "Greek" if pick.engine_state.current_player == PERSIAN else "Persian"
+    hit = pick.chance_outcomes()[0][0]
+    pick.apply_action(hit)
+    assert pick.is_chance_node()  # the second of the two random discards
+    for card in (hit, next(c for c in range(2 * DECK_SIZE) if c not in pick.engine_state.hands[1 - GREEK]
+                           and c not in pick.engine_state.hands[GREEK])):
+        with pytest.raises(ValueError, match=rf"^chance outcome {card} is not an outcome of a random discard "
+                                             rf"from the {victim} hand"):
+            pick.apply_action(card)
+
+
+@pytest.mark.parametrize(("name", "params"), VARIANTS, ids=VARIANT_IDS)
+def test_a_decision_or_terminal_node_refuses_every_action_not_legal_and_changes_nothing(name, params):
+    game = pyspiel.load_game(name, params)
+    actions = [*range(-3, game.num_distinct_actions() + 3), 10**6]
+    terminals = 0
+    for seed in range(_SEEDS[name]):
+        for state in _random_play(game, 100 + seed):
+            if state.is_chance_node():
+                continue
+            legal = state.legal_actions()
+            terminals += state.is_terminal()
+            before = _inside(state)
+            for action in actions:
+                if action not in legal:
+                    _refuses(state, action, before)
+    assert terminals == _SEEDS[name]
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """What both OpenSpiel games share: the stand-in for the engines' random generator that answers with
-chance outcomes OpenSpiel has already chosen, and the observer built on a game's observation pieces."""
+chance outcomes OpenSpiel has already chosen, the refusal of an outcome a chance node does not list, and
+the observer built on a game's observation pieces."""
 
 from __future__ import annotations
 
@@ -10,7 +11,31 @@ import pyspiel
 
 from thermopylae_env.layout import Piece
 
-__all__ = ["ScriptedChance", "PieceObserver"]
+__all__ = ["ScriptedChance", "PieceObserver", "refuse_unlisted_outcome"]
+
+
+def refuse_unlisted_outcome(outcome: int, listed: Sequence[int], node: str) -> None:
+    """Raise a one-line ``ValueError`` unless ``outcome`` is one of ``listed``, the outcomes the chance node
+    ``node`` (its name in the message) lists in ``chance_outcomes()``.
+
+    OpenSpiel applies a chance outcome without checking it, so a game must: an outcome the node does not
+    list (a card already dealt or not in the deck being dealt, a die face outside 1..6, a card not in the
+    victim's hand) would otherwise be played into the engine's state.
+    """
+    if outcome not in listed:
+        raise ValueError(f"chance outcome {outcome} is not an outcome of {node} (its outcomes: "
+                         f"{_spans(listed)})")
+
+
+def _spans(ids: Sequence[int]) -> str:
+    """Sorted ids as runs, ``0..5, 9, 12..14``, so that a list of a whole deck stays short."""
+    runs: list[list[int]] = []
+    for i in sorted(ids):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in runs) or "none"
 
 
 class ScriptedChance:

@@ -14,6 +14,9 @@ Chance nodes (outcome ids, each uniform over what is left):
   ``n`` chance nodes, outcome = ``48 + face - 1`` (faces 1..6); the fight is then played by the engine
   with exactly these dice.
 
+``apply_action`` refuses an outcome its chance node does not list, and an action not in ``legal_actions()``,
+with a one-line ``ValueError`` and the state unchanged.
+
 Actions are the 72 of ``thermopylae/Coop-v0`` ([`thermopylae_env.coop.layout`][]). The observation
 tensor is the env's 115-value observation (zeros during the deal). The information-state string is the
 team's whole history as seen: the Spartan values and Persian rows drawn so far and the team's actions
@@ -27,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
-from thermopylae_agents.openspiel._common import PieceObserver, ScriptedChance
+from thermopylae_agents.openspiel._common import PieceObserver, ScriptedChance, refuse_unlisted_outcome
 from thermopylae_env.coop.layout import (
     MAX_PLAYERS,
     NUM_ACTIONS,
@@ -151,17 +154,23 @@ class ThermopylaeCoopState(pyspiel.State):
         return np.flatnonzero(self._engine.legal_action_mask(self.engine_state)).tolist()
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
+        listed, _ = self._listed_outcomes()
+        return [(outcome, 1.0 / len(listed)) for outcome in listed]
+
+    def _listed_outcomes(self) -> tuple[list[int], str]:
+        """The outcomes of this chance node, ascending, and the node's name for an error message: the one
+        list both `chance_outcomes` and the check of an applied outcome read."""
         if self.engine_state is None:
             if len(self._spartan) < SPARTAN_DECK_SIZE:
                 left = sorted(set(range(SPARTAN_DECK_SIZE)) - set(self._spartan))
-                base = SPARTAN_OUTCOME
-            else:
-                left = sorted(set(range(len(self._engine.persian))) - set(self._persian))
-                base = PERSIAN_OUTCOME
-            return [(base + card, 1.0 / len(left)) for card in left]
-        return [(DIE_OUTCOME + face, 1.0 / 6.0) for face in range(6)]
+                return [SPARTAN_OUTCOME + card for card in left], "the Spartan deck's deal"
+            left = sorted(set(range(len(self._engine.persian))) - set(self._persian))
+            return [PERSIAN_OUTCOME + row for row in left], "the Persian deck's deal"
+        return [DIE_OUTCOME + face for face in range(6)], "a die"
 
     def _apply_action(self, action: int) -> None:
+        if self.engine_state is None or self._fight >= 0:
+            refuse_unlisted_outcome(action, *self._listed_outcomes())
         if self.engine_state is None:
             self._deal(action)
         elif self._fight >= 0:

@@ -12,6 +12,9 @@ Chance nodes (outcome ids are card ids ``0..103``; each uniform over what is lef
   more than 2 cards) 2 chance nodes, each the id of a card of the victim's hand not yet picked; the
   engine then plays the action with exactly these cards.
 
+``apply_action`` refuses an outcome its chance node does not list, and an action not in ``legal_actions()``,
+with a one-line ``ValueError`` and the state unchanged.
+
 Actions are the 21 of the duel environments ([`thermopylae_env.duel.layout`][]). The observation
 tensor is the environments' 56-value observation of the player (zeros during the deal). The
 information-state string is the player's history as seen (cards by kind): its own cards drawn, its
@@ -31,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
-from thermopylae_agents.openspiel._common import PieceObserver, ScriptedChance
+from thermopylae_agents.openspiel._common import PieceObserver, ScriptedChance, refuse_unlisted_outcome
 from thermopylae_env.duel.config import FULL_DUEL, SMALL_DUELS
 from thermopylae_env.duel.layout import (
     DECK_SIZE,
@@ -150,17 +153,25 @@ class ThermopylaeDuelState(pyspiel.State):
         return self._engine.legal_actions(self.engine_state)
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
+        listed, _ = self._listed_outcomes()
+        return [(card, 1.0 / len(listed)) for card in listed]
+
+    def _listed_outcomes(self) -> tuple[list[int], str]:
+        """The outcomes (card ids) of this chance node, ascending, and the node's name for an error
+        message: the one list both `chance_outcomes` and the check of an applied outcome read."""
         state = self.engine_state
         if state is None:
             decks = self._engine.deck_ids
             player = GREEK if len(self._deal[GREEK]) < len(decks[GREEK]) else 1 - GREEK
-            left = sorted(set(decks[player]) - set(self._deal[player]))
-        else:
-            victim = 1 - state.current_player
-            left = sorted(set(state.hands[victim]) - set(self._picks))
-        return [(card, 1.0 / len(left)) for card in left]
+            return sorted(set(decks[player]) - set(self._deal[player])), \
+                f"the {PLAYER_NAMES[player].capitalize()} deck's deal"
+        victim = 1 - state.current_player
+        return sorted(set(state.hands[victim]) - set(self._picks)), \
+            f"a random discard from the {PLAYER_NAMES[victim].capitalize()} hand"
 
     def _apply_action(self, action: int) -> None:
+        if self.engine_state is None or self._waiting >= 0:
+            refuse_unlisted_outcome(action, *self._listed_outcomes())
         if self.engine_state is None:
             self._deal_card(action)
         elif self._waiting >= 0:
@@ -202,6 +213,10 @@ class ThermopylaeDuelState(pyspiel.State):
             self._log(events)
 
     def _act(self, action: int) -> None:
+        # The engine's illegal_reason expects an id of the action space (the environments check that
+        # first); an id outside it could pass its phase tests.
+        if not 0 <= action < NUM_ACTIONS:
+            raise ValueError(f"illegal action {action}: outside 0..{NUM_ACTIONS - 1}")
         reason = self._engine.illegal_reason(self.engine_state, action)
         if reason is not None:
             raise ValueError(f"illegal action {action}: {reason}")
