@@ -30,10 +30,18 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
-from thermopylae_agents.openspiel._common import PieceObserver, ScriptedChance, refuse_unlisted_outcome
+from thermopylae_agents.openspiel._common import (
+    PieceObserver,
+    ScriptedChance,
+    refuse_unlisted_outcome,
+    register_game,
+    state_from_text,
+    state_to_text,
+)
 from thermopylae_env.coop.layout import (
     MAX_PLAYERS,
     NUM_ACTIONS,
+    NUM_SUPPORT,
     PERSIAN_DECK_SIZE,
     PIECES,
     SPARTAN_DECK_SIZE,
@@ -111,6 +119,18 @@ class ThermopylaeCoopGame(pyspiel.Game):
                          params: dict | None = None) -> PieceObserver:
         """The team's observer: the env's observation pieces ([`thermopylae_env.coop.layout.PIECES`][])."""
         return PieceObserver(iig_obs_type, params, PIECES, _write_view)
+
+    def max_chance_nodes_in_history(self) -> int:
+        """The deal (one node per card of both decks) and the dice: a fight rolls at most one location die
+        and spends a Spartan card (so at most 20 such dice), plus one die per support card, and the
+        support is never refilled (at most 4 such dice in a game)."""
+        return SPARTAN_DECK_SIZE + len(self.engine.persian) + SPARTAN_DECK_SIZE + NUM_SUPPORT
+
+    def deserialize_state(self, text: str) -> ThermopylaeCoopState:
+        """The state that ``state.serialize()`` wrote as ``text``: its history replayed and checked; anything
+        else is refused with a one-line ``ValueError``
+        ([`state_from_text`][thermopylae_agents.openspiel._common.state_from_text]). Never unpickles."""
+        return state_from_text(self, text)
 
 
 class ThermopylaeCoopState(pyspiel.State):
@@ -191,6 +211,12 @@ class ThermopylaeCoopState(pyspiel.State):
 
     def is_terminal(self) -> bool:
         return self.engine_state is not None and self.engine_state.terminated
+
+    def serialize(self) -> str:
+        """The state as data, one line of JSON: the game's string and the history from the initial state
+        ([`state_to_text`][thermopylae_agents.openspiel._common.state_to_text]); read back by
+        ``game.deserialize_state``."""
+        return state_to_text(self)
 
     def returns(self) -> list[float]:
         if self.engine_state is None:
@@ -298,4 +324,4 @@ def chance_outcomes_of(spartan_order: list[int], persian_order: list[int]) -> li
     return [SPARTAN_OUTCOME + c for c in spartan_order] + [PERSIAN_OUTCOME + r for r in persian_order]
 
 
-pyspiel.register_game(_GAME_TYPE, ThermopylaeCoopGame)
+register_game(_GAME_TYPE, ThermopylaeCoopGame)

@@ -34,7 +34,14 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
-from thermopylae_agents.openspiel._common import PieceObserver, ScriptedChance, refuse_unlisted_outcome
+from thermopylae_agents.openspiel._common import (
+    PieceObserver,
+    ScriptedChance,
+    refuse_unlisted_outcome,
+    register_game,
+    state_from_text,
+    state_to_text,
+)
 from thermopylae_env.duel.config import FULL_DUEL, SMALL_DUELS
 from thermopylae_env.duel.layout import (
     DECK_SIZE,
@@ -113,6 +120,19 @@ class ThermopylaeDuelGame(pyspiel.Game):
         ([`thermopylae_env.duel.layout.OBSERVATION_PIECES`][])."""
         return PieceObserver(iig_obs_type, params, OBSERVATION_PIECES, _write_view)
 
+    def max_chance_nodes_in_history(self) -> int:
+        """The deal (one node per card of both decks) and two random discards per discard card, each of
+        which is played at most once (it then lies in the discard pile for good)."""
+        decks = self.engine.deck_ids
+        discard_cards = sum(self.engine.card_kinds[card] == DISCARD_KIND for deck in decks for card in deck)
+        return len(decks[0]) + len(decks[1]) + 2 * discard_cards
+
+    def deserialize_state(self, text: str) -> ThermopylaeDuelState:
+        """The state that ``state.serialize()`` wrote as ``text``: its history replayed and checked; anything
+        else is refused with a one-line ``ValueError``
+        ([`state_from_text`][thermopylae_agents.openspiel._common.state_from_text]). Never unpickles."""
+        return state_from_text(self, text)
+
 
 class ThermopylaeDuelState(pyspiel.State):
     """A duel: the deal so far, then the engine's [`DuelState`][thermopylae_env.duel.rules.DuelState] and a
@@ -189,6 +209,12 @@ class ThermopylaeDuelState(pyspiel.State):
 
     def is_terminal(self) -> bool:
         return self.engine_state is not None and self.engine_state.terminated
+
+    def serialize(self) -> str:
+        """The state as data, one line of JSON: the game's string and the history from the initial state
+        ([`state_to_text`][thermopylae_agents.openspiel._common.state_to_text]); read back by
+        ``game.deserialize_state``."""
+        return state_to_text(self)
 
     def returns(self) -> list[float]:
         if self.engine_state is None:
@@ -321,4 +347,4 @@ def chance_outcomes_of(greek_order: list[int], persian_order: list[int]) -> list
     return [int(c) for c in greek_order] + [int(c) for c in persian_order]
 
 
-pyspiel.register_game(_GAME_TYPE, ThermopylaeDuelGame)
+register_game(_GAME_TYPE, ThermopylaeDuelGame)
