@@ -534,11 +534,15 @@ class _WritesAFile:
         return (open, (str(self.path), "w"))
 
 
+def _payload(path: Path) -> bytes:
+    """State attributes as OpenSpiel pickles them, with one that creates ``path`` when unpickled."""
+    return pickle.dumps({"_moves": _WritesAFile(path)})
+
+
 def _pickled_state_text(path: Path) -> str:
     """OpenSpiel's own form of a Python game's state (the history, the move number and the state's
-    attributes pickled), here with a pickle that creates ``path``."""
-    payload = base64.b64encode(pickle.dumps({"_moves": _WritesAFile(path)})).decode()
-    return f"history=\nmove_number=0\n__dict__={payload}"
+    attributes pickled), here with the pickle of `_payload`."""
+    return f"history=\nmove_number=0\n__dict__={base64.b64encode(_payload(path)).decode()}"
 
 
 @pytest.mark.parametrize("name", [COOP, DUEL])
@@ -555,6 +559,9 @@ def test_a_pickle_in_a_state_text_is_refused_and_runs_nothing(name, tmp_path):
                 read(text)
             assert "\n" not in str(error.value)
     assert not ran.exists()
+    live = tmp_path / "live"  # the payload is live: unpickled, it creates its file
+    pickle.loads(_payload(live))["_moves"].close()  # noqa: S301
+    assert live.exists()
 
 
 def _text(game_string: str, history: list, **changes) -> str:
