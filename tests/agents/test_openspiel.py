@@ -3,7 +3,10 @@ serialisation, and the same games as the rules engines from the same chance outc
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
+import pickle
 import re
 import sys
 from pathlib import Path
@@ -26,13 +29,25 @@ from thermopylae_agents.openspiel.duel import chance_outcomes_of as duel_deal  #
 from thermopylae_env.coop.layout import DECLINE as COOP_DECLINE  # noqa: E402
 from thermopylae_env.coop.layout import NUM_ACTIONS as COOP_ACTIONS  # noqa: E402
 from thermopylae_env.coop.rules import CoopGame  # noqa: E402
-from thermopylae_env.duel.layout import ADD_BASE, DECLINE, GREEK, PERSIAN  # noqa: E402
+from thermopylae_env.duel.config import SMALL_DUELS  # noqa: E402
+from thermopylae_env.duel.layout import (  # noqa: E402
+    ADD_BASE,
+    DECK_SIZE,
+    DECLINE,
+    GREEK,
+    PERSIAN,
+    PLAY_DISCARD_CARD,
+)
 from thermopylae_env.duel.layout import NUM_ACTIONS as DUEL_ACTIONS  # noqa: E402
 from thermopylae_env.duel.rules import DuelGame, Phase  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 COOP = "python_thermopylae_coop"
 DUEL = "python_thermopylae_duel"
+# Every game the module offers: each co-op team size and each duel member.
+VARIANTS = [(COOP, {"seats": seats}) for seats in (1, 2, 3, 4)] + \
+    [(DUEL, {"member": member}) for member in ("full", *SMALL_DUELS)]
+VARIANT_IDS = [f"{name.rsplit('_', 1)[1]}-{value}" for name, params in VARIANTS for value in params.values()]
 
 
 def _play_chance(state, rng: np.random.Generator) -> None:
@@ -324,6 +339,312 @@ def test_duel_replays_the_engines_games_from_their_chance_outcomes():
 def test_coop_decline_is_the_envs_action_id():
     state = pyspiel.load_game(COOP).new_initial_state()
     assert state.action_to_string(0, COOP_DECLINE) == "decline draw"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# A node refuses what it does not list, and the refusal changes nothing
+
+
+def _inside(state) -> tuple:
+    """Everything a state holds: OpenSpiel's history, the text, the serialisation and every Python attribute
+    but the shared engine, written out by ``repr`` (which shows every field of the engine state)."""
+    python_side = repr(sorted((key, value) for key, value in vars(state).items() if key != "_engine"))
+    return (tuple(state.history()), str(state), state.serialize(), python_side)
+
+
+def _random_play(game, seed: int, prefer: tuple[int, ...] = ()):
+    """The live state at every node of a random game of legal moves (an action of ``prefer`` whenever one
+    is legal) and listed outcomes, the terminal state last; the caller may try anything on it before the
+    game goes on."""
+    rng = np.random.default_rng(seed)
+    state = game.new_initial_state()
+    while True:
+        yield state
+        if state.is_terminal():
+            return
+        if state.is_chance_node():
+            _play_chance(state, rng)
+        else:
+            legal = state.legal_actions()
+            state.apply_action(int(rng.choice([a for a in legal if a in prefer] or legal)))
+
+
+def _refuses(state, action: int, before: tuple) -> None:
+    """``action`` is refused in one line naming it (OpenSpiel itself refuses -1, its ``kInvalidAction``,
+    before the game sees it) and the state is still ``before``."""
+    with pytest.raises((ValueError, pyspiel.SpielError)) as error:
+        state.apply_action(action)
+    if action != -1:
+        assert error.type is ValueError, (action, error.value)
+        assert "\n" not in str(error.value) and str(action) in str(error.value), str(error.value)
+    assert _inside(state) == before, f"{action} was refused but changed the state"
+
+
+def _chance_node_kind(state) -> str:
+    coop = state.get_game().get_type().short_name == COOP
+    if state.engine_state is not None:
+        return "die" if coop else "random discard"
+    second_deck = PERSIAN_OUTCOME if coop else DECK_SIZE
+    return "second deal" if state.chance_outcomes()[0][0] >= second_deck else "first deal"
+
+
+def _games(name: str, params: dict) -> int:
+    """How many random games a check plays: a full duel is long, a reduced one a few moves."""
+    return 8 if name == COOP else 4 if params["member"] == "full" else 25
+
+
+@pytest.mark.parametrize(("name", "params"), VARIANTS, ids=VARIANT_IDS)
+def test_a_chance_node_refuses_every_outcome_it_does_not_list_and_changes_nothing(name, params):
+    game = pyspiel.load_game(name, params)
+    outside = [-47, -2, -1, game.max_chance_outcomes(), game.max_chance_outcomes() + 12, 10**6]
+    kinds: set[str] = set()
+    for seed in range(_games(name, params)):
+        # The duel plays its discard card whenever it can, so that its random discards come up.
+        for state in _random_play(game, seed, prefer=(PLAY_DISCARD_CARD,) if name == DUEL else ()):
+            if not state.is_chance_node():
+                continue
+            kinds.add(_chance_node_kind(state))
+            listed = [o for o, _ in state.chance_outcomes()]
+            before = _inside(state)
+            for outcome in [*outside, *(o for o in range(game.max_chance_outcomes()) if o not in listed)]:
+                _refuses(state, outcome, before)
+            for outcome in listed[:: max(1, len(listed) // 4)]:  # listed outcomes still play
+                assert state.child(outcome).history() == [*state.history(), outcome]
+    assert {"first deal", "second deal"} <= kinds
+    if name == COOP or params["member"] == "full":
+        assert {"die", "random discard"} & kinds
+
+
+def _first_node(game, kind: str, seed: int = 0):
+    prefer = (PLAY_DISCARD_CARD,) if game.get_type().short_name == DUEL else ()
+    return next(state for state in _random_play(game, seed, prefer)
+                if state.is_chance_node() and _chance_node_kind(state) == kind)
+
+
+def test_an_unlisted_outcome_is_refused_naming_the_node_and_what_it_lists():
+    coop = pyspiel.load_game(COOP)
+    state = _dealt(coop, [SPARTAN_OUTCOME])
+    with pytest.raises(ValueError, match=r"^chance outcome 0 is not an outcome of the Spartan deck's deal "
+                                         r"\(its outcomes: 1\.\.19\)$"):
+        state.apply_action(SPARTAN_OUTCOME)  # the card dealt already
+    with pytest.raises(ValueError, match="chance outcome 20 is not an outcome of the Spartan deck's deal"):
+        state.apply_action(PERSIAN_OUTCOME)  # a Persian card before the Spartan deck is dealt
+    die = _first_node(coop, "die")
+    for face in (12, 0, -47):
+        outcome = DIE_OUTCOME + face - 1
+        with pytest.raises(ValueError, match=rf"^chance outcome {outcome} is not an outcome of a die "
+                                             rf"\(its outcomes: 48\.\.53\)$"):
+            die.apply_action(outcome)
+    duel = pyspiel.load_game(DUEL)
+    state = _dealt(duel, [0])
+    with pytest.raises(ValueError, match=r"^chance outcome 0 is not an outcome of the Greek deck's deal "
+                                         r"\(its outcomes: 1\.\.51\)$"):
+        state.apply_action(0)
+    pick = _first_node(duel, "random discard")
+    victim = "Greek" if pick.engine_state.current_player == PERSIAN else "Persian"
+    hit = pick.chance_outcomes()[0][0]
+    pick.apply_action(hit)
+    assert pick.is_chance_node()  # the second of the two random discards
+    for card in (hit, next(c for c in range(2 * DECK_SIZE) if c not in pick.engine_state.hands[1 - GREEK]
+                           and c not in pick.engine_state.hands[GREEK])):
+        with pytest.raises(ValueError, match=rf"^chance outcome {card} is not an outcome of a random discard "
+                                             rf"from the {victim} hand"):
+            pick.apply_action(card)
+
+
+@pytest.mark.parametrize(("name", "params"), VARIANTS, ids=VARIANT_IDS)
+def test_a_decision_or_terminal_node_refuses_every_action_not_legal_and_changes_nothing(name, params):
+    game = pyspiel.load_game(name, params)
+    actions = [*range(-3, game.num_distinct_actions() + 3), 10**6]
+    terminals = 0
+    for seed in range(_games(name, params)):
+        for state in _random_play(game, 100 + seed):
+            if state.is_chance_node():
+                continue
+            legal = state.legal_actions()
+            terminals += state.is_terminal()
+            before = _inside(state)
+            for action in actions:
+                if action not in legal:
+                    _refuses(state, action, before)
+    assert terminals == _games(name, params)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# State text is data: the history from the initial state, replayed and checked; never a pickle
+
+
+def _view(state) -> tuple:
+    """What a state shows and holds: `_inside`, what each player sees, and what can be played next."""
+    players = range(state.get_game().num_players())
+    return (_inside(state), state.current_player(), state.is_terminal(), state.returns(),
+            [state.information_state_string(p) for p in players],
+            [state.observation_string(p) for p in players],
+            [state.observation_tensor(p) for p in players],
+            state.chance_outcomes() if state.is_chance_node() else state.legal_actions())
+
+
+def _wrapped(game, state_text: str) -> str:
+    """A whole game-and-state text as OpenSpiel lays it out, around the given state text."""
+    return f"[Meta]\nVersion: 1\n\n[Game]\n{game.serialize()}\n[State]\n{state_text}\n"
+
+
+def _both_readers(game) -> tuple:
+    """The two ways to read a state text: the game's method and OpenSpiel's function (wrapped)."""
+    return game.deserialize_state, lambda text: pyspiel.deserialize_game_and_state(_wrapped(game, text))
+
+
+@pytest.mark.parametrize(("name", "params"), VARIANTS, ids=VARIANT_IDS)
+def test_every_state_round_trips_through_its_text_chance_nodes_and_the_end_included(name, params):
+    game = pyspiel.load_game(name, params)
+    kinds: set[str] = set()
+    for seed in range(max(2, _games(name, params) // 4)):
+        for state in _random_play(game, 200 + seed, (PLAY_DISCARD_CARD,) if name == DUEL else ()):
+            kinds.add("terminal" if state.is_terminal() else
+                      _chance_node_kind(state) if state.is_chance_node() else "decision")
+            text = state.serialize()
+            assert json.loads(text) == {"version": 1, "game": str(game), "history": state.history()}
+            assert _view(game.deserialize_state(text)) == _view(state)
+            game2, state2 = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, state))
+            assert str(game2) == str(game) and _view(state2) == _view(state)
+    assert {"first deal", "second deal", "decision", "terminal"} <= kinds
+    if name == COOP or params["member"] == "full":
+        assert {"die", "random discard"} & kinds
+
+
+@pytest.mark.parametrize(("name", "params"), VARIANTS, ids=VARIANT_IDS)
+def test_no_game_is_longer_than_the_history_its_game_declares(name, params):
+    """The declared bound (decisions plus chance nodes) is what a state text may hold: a game longer
+    than it would write a text its own game refuses."""
+    game = pyspiel.load_game(name, params)
+    for seed in range(_games(name, params)):
+        final = list(_random_play(game, 300 + seed, (PLAY_DISCARD_CARD,) if name == DUEL else ()))[-1]
+        chance = sum(item.player == pyspiel.PlayerId.CHANCE for item in final.full_history())
+        assert chance <= game.max_chance_nodes_in_history()
+        assert len(final.history()) <= game.max_history_length()
+
+
+class _WritesAFile:
+    """A pickle that creates a file when it is loaded."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (str(self.path), "w"))
+
+
+def _payload(path: Path) -> bytes:
+    """State attributes as OpenSpiel pickles them, with one that creates ``path`` when unpickled."""
+    return pickle.dumps({"_moves": _WritesAFile(path)})
+
+
+def _pickled_state_text(path: Path) -> str:
+    """OpenSpiel's own form of a Python game's state (the history, the move number and the state's
+    attributes pickled), here with the pickle of `_payload`."""
+    return f"history=\nmove_number=0\n__dict__={base64.b64encode(_payload(path)).decode()}"
+
+
+@pytest.mark.parametrize("name", [COOP, DUEL])
+def test_a_pickle_in_a_state_text_is_refused_and_runs_nothing(name, tmp_path):
+    game = pyspiel.load_game(name)
+    ran = tmp_path / "ran"
+    first_card = game.new_initial_state().chance_outcomes()[0][0]
+    # OpenSpiel's own text of a real state (its C++ serialisation, a pickle too) is refused the same way.
+    genuine = pyspiel.State.serialize(_dealt(game, [first_card]))
+    assert "__dict__=" in genuine
+    for text in (_pickled_state_text(ran), genuine):
+        for read in _both_readers(game):
+            with pytest.raises(ValueError, match=r"^state text (is not JSON|has \d+ characters)") as error:
+                read(text)
+            assert "\n" not in str(error.value)
+    assert not ran.exists()
+    live = tmp_path / "live"  # the payload is live: unpickled, it creates its file
+    pickle.loads(_payload(live))["_moves"].close()  # noqa: S301
+    assert live.exists()
+
+
+def _text(game_string: str, history: list, **changes) -> str:
+    """A state text as the games write it, with ``changes`` to its keys."""
+    return json.dumps({"version": 1, "game": game_string, "history": history, **changes})
+
+
+def _finished_coop_history() -> list[int]:
+    return list(_random_play(pyspiel.load_game(COOP), 0))[-1].history()
+
+
+_COOP1 = f"{COOP}(seats=1)"
+_NOT_ID = "not an action or outcome id 0..71"
+_REFUSED_STATE_TEXTS = {
+    "empty": ("", r"^state text is not JSON \(Expecting value"),
+    "not JSON": ("history=1,2", r"^state text is not JSON"),
+    "a list": ("[48, 3]", r"^state text must be a JSON object with the keys game, history, version, "
+               r"not a list$"),
+    "a key missing": (json.dumps({"version": 1, "game": _COOP1}), r"^state text must have exactly the keys "
+                      r"game, history, version, got \['game', 'version'\]$"),
+    "a key too many": (_text(_COOP1, [], extra=1), r"^state text must have exactly the keys"),
+    "another version": (_text(_COOP1, [], version=2), r"^state text version must be 1, got 2$"),
+    "version true": (_text(_COOP1, [], version=True), r"^state text version must be 1, got True$"),
+    "another team size": (_text(f"{COOP}(seats=2)", []), r"^state text is a state of 'python_thermopylae_coop"
+                          r"\(seats=2\)', not of python_thermopylae_coop\(seats=1\)$"),
+    "the duel": (_text(f"{DUEL}(member=full)", []), r"^state text is a state of 'python_thermopylae_duel"),
+    "a game that is not text": (_text(_COOP1, [], game=["x"]),
+                                r"^state text is a state of \['x'\], not of"),
+    "history not a list": (_text(_COOP1, "0,1"),
+                           r"^state text history must be a list of action ids, got str$"),
+    "a boolean": (_text(_COOP1, [0, True]), rf"^state text history entry 1 is True, {_NOT_ID}$"),
+    "a float": (_text(_COOP1, [0.0]), rf"^state text history entry 0 is 0\.0, {_NOT_ID}$"),
+    "a negative id": (_text(_COOP1, [-1]), rf"^state text history entry 0 is -1, {_NOT_ID}$"),
+    "an id too large": (_text(_COOP1, [72]), rf"^state text history entry 0 is 72, {_NOT_ID}$"),
+    "a card dealt twice": (_text(_COOP1, [0, 0]), r"^state text history entry 1 \(0\): chance outcome 0 is "
+                           r"not an outcome of the Spartan deck's deal \(its outcomes: 1\.\.19\)$"),
+    "a Persian card first": (_text(_COOP1, [20]),
+                             r"^state text history entry 0 \(20\): chance outcome 20 is not an outcome"),
+    "an illegal move": (_text(_COOP1, [*coop_deal(list(range(20)), list(range(28))), 71]),
+                        r"^state text history entry 48 \(71\): illegal action 71: "),
+    "a move after the end": (_text(_COOP1, [*_finished_coop_history(), 0]),
+                             r": illegal action 0: the game is over$"),
+    "too long a history": (_text(_COOP1, [0] * 200), r"^state text history has 200 entries, more than the "
+                           r"166 of any game of python_thermopylae_coop\(seats=1\)$"),
+    "oversized": (" " * 10**6 + _text(_COOP1, []), r"^state text has 10000\d\d characters, more than the "
+                  r"\d+ a state of python_thermopylae_coop\(seats=1\) can take$"),
+}
+
+
+@pytest.mark.parametrize("case", list(_REFUSED_STATE_TEXTS))
+def test_a_state_text_that_is_not_a_state_of_this_game_is_refused_in_one_line(case):
+    text, message = _REFUSED_STATE_TEXTS[case]
+    for read in _both_readers(pyspiel.load_game(COOP)):
+        with pytest.raises(ValueError, match=message) as error:
+            read(text)
+        assert "\n" not in str(error.value)
+
+
+def test_a_duel_state_text_is_refused_by_another_member_when_nested_deep_and_with_a_card_hit_twice():
+    tiny, full = pyspiel.load_game(DUEL, {"member": "tiny"}), pyspiel.load_game(DUEL)
+    with pytest.raises(ValueError, match=r"^state text is a state of 'python_thermopylae_duel"
+                                         r"\(member=tiny\)', not of python_thermopylae_duel\(member=full\)$"):
+        full.deserialize_state(tiny.new_initial_state().serialize())
+    with pytest.raises(ValueError, match=r"^state text is not JSON \(nested too deeply\)$"):
+        full.deserialize_state("[" * 4000 + "]" * 4000)  # within the full duel's size limit
+    pick = _first_node(full, "random discard")
+    hit, at = pick.chance_outcomes()[0][0], len(pick.history()) + 1
+    with pytest.raises(ValueError, match=rf"^state text history entry {at} \({hit}\): chance outcome {hit} "
+                                         rf"is not an outcome of a random discard"):
+        full.deserialize_state(_text(str(full), [*pick.history(), hit, hit]))
+
+
+def test_a_state_text_must_be_a_str():
+    with pytest.raises(TypeError, match=r"^state text must be a str, got bytes$"):
+        pyspiel.load_game(COOP).deserialize_state(b"{}")
+
+
+def test_other_games_serialise_through_openspiel_as_before():
+    game = pyspiel.load_game("kuhn_poker")
+    state = game.new_initial_state().child(0).child(1).child(0)
+    game2, state2 = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(game, state))
+    assert str(game2) == str(game) and state2.history() == state.history()
+    assert game.deserialize_state(state.serialize()).history() == state.history()
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -14,6 +14,9 @@ Chance nodes (outcome ids, each uniform over what is left):
   ``n`` chance nodes, outcome = ``48 + face - 1`` (faces 1..6); the fight is then played by the engine
   with exactly these dice.
 
+``apply_action`` refuses an outcome its chance node does not list, and an action not in ``legal_actions()``,
+with a one-line ``ValueError`` and the state unchanged.
+
 Actions are the 72 of ``thermopylae/Coop-v0`` ([`thermopylae_env.coop.layout`][]). The observation
 tensor is the env's 115-value observation (zeros during the deal). The information-state string is the
 team's whole history as seen: the Spartan values and Persian rows drawn so far and the team's actions
@@ -27,10 +30,18 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
-from thermopylae_agents.openspiel._common import PieceObserver, ScriptedChance
+from thermopylae_agents.openspiel._common import (
+    PieceObserver,
+    ScriptedChance,
+    refuse_unlisted_outcome,
+    register_game,
+    state_from_text,
+    state_to_text,
+)
 from thermopylae_env.coop.layout import (
     MAX_PLAYERS,
     NUM_ACTIONS,
+    NUM_SUPPORT,
     PERSIAN_DECK_SIZE,
     PIECES,
     SPARTAN_DECK_SIZE,
@@ -109,6 +120,18 @@ class ThermopylaeCoopGame(pyspiel.Game):
         """The team's observer: the env's observation pieces ([`thermopylae_env.coop.layout.PIECES`][])."""
         return PieceObserver(iig_obs_type, params, PIECES, _write_view)
 
+    def max_chance_nodes_in_history(self) -> int:
+        """The deal (one node per card of both decks) and the dice: a fight rolls at most one location die
+        and spends a Spartan card (so at most 20 such dice), plus one die per support card, and the
+        support is never refilled (at most 4 such dice in a game)."""
+        return SPARTAN_DECK_SIZE + len(self.engine.persian) + SPARTAN_DECK_SIZE + NUM_SUPPORT
+
+    def deserialize_state(self, text: str) -> ThermopylaeCoopState:
+        """The state that ``state.serialize()`` wrote as ``text``: its history replayed and checked; anything
+        else is refused with a one-line ``ValueError``
+        ([`state_from_text`][thermopylae_agents.openspiel._common.state_from_text]). Never unpickles."""
+        return state_from_text(self, text)
+
 
 class ThermopylaeCoopState(pyspiel.State):
     """A co-op game: the deal so far, then the engine's [`CoopState`][thermopylae_env.coop.state.CoopState]
@@ -151,17 +174,23 @@ class ThermopylaeCoopState(pyspiel.State):
         return np.flatnonzero(self._engine.legal_action_mask(self.engine_state)).tolist()
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
+        listed, _ = self._listed_outcomes()
+        return [(outcome, 1.0 / len(listed)) for outcome in listed]
+
+    def _listed_outcomes(self) -> tuple[list[int], str]:
+        """The outcomes of this chance node, ascending, and the node's name for an error message: the one
+        list both `chance_outcomes` and the check of an applied outcome read."""
         if self.engine_state is None:
             if len(self._spartan) < SPARTAN_DECK_SIZE:
                 left = sorted(set(range(SPARTAN_DECK_SIZE)) - set(self._spartan))
-                base = SPARTAN_OUTCOME
-            else:
-                left = sorted(set(range(len(self._engine.persian))) - set(self._persian))
-                base = PERSIAN_OUTCOME
-            return [(base + card, 1.0 / len(left)) for card in left]
-        return [(DIE_OUTCOME + face, 1.0 / 6.0) for face in range(6)]
+                return [SPARTAN_OUTCOME + card for card in left], "the Spartan deck's deal"
+            left = sorted(set(range(len(self._engine.persian))) - set(self._persian))
+            return [PERSIAN_OUTCOME + row for row in left], "the Persian deck's deal"
+        return [DIE_OUTCOME + face for face in range(6)], "a die"
 
     def _apply_action(self, action: int) -> None:
+        if self.engine_state is None or self._fight >= 0:
+            refuse_unlisted_outcome(action, *self._listed_outcomes())
         if self.engine_state is None:
             self._deal(action)
         elif self._fight >= 0:
@@ -182,6 +211,12 @@ class ThermopylaeCoopState(pyspiel.State):
 
     def is_terminal(self) -> bool:
         return self.engine_state is not None and self.engine_state.terminated
+
+    def serialize(self) -> str:
+        """The state as data, one line of JSON: the game's string and the history from the initial state
+        ([`state_to_text`][thermopylae_agents.openspiel._common.state_to_text]); read back by
+        ``game.deserialize_state``."""
+        return state_to_text(self)
 
     def returns(self) -> list[float]:
         if self.engine_state is None:
@@ -289,4 +324,4 @@ def chance_outcomes_of(spartan_order: list[int], persian_order: list[int]) -> li
     return [SPARTAN_OUTCOME + c for c in spartan_order] + [PERSIAN_OUTCOME + r for r in persian_order]
 
 
-pyspiel.register_game(_GAME_TYPE, ThermopylaeCoopGame)
+register_game(_GAME_TYPE, ThermopylaeCoopGame)

@@ -12,6 +12,9 @@ Chance nodes (outcome ids are card ids ``0..103``; each uniform over what is lef
   more than 2 cards) 2 chance nodes, each the id of a card of the victim's hand not yet picked; the
   engine then plays the action with exactly these cards.
 
+``apply_action`` refuses an outcome its chance node does not list, and an action not in ``legal_actions()``,
+with a one-line ``ValueError`` and the state unchanged.
+
 Actions are the 21 of the duel environments ([`thermopylae_env.duel.layout`][]). The observation
 tensor is the environments' 56-value observation of the player (zeros during the deal). The
 information-state string is the player's history as seen (cards by kind): its own cards drawn, its
@@ -31,7 +34,14 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
-from thermopylae_agents.openspiel._common import PieceObserver, ScriptedChance
+from thermopylae_agents.openspiel._common import (
+    PieceObserver,
+    ScriptedChance,
+    refuse_unlisted_outcome,
+    register_game,
+    state_from_text,
+    state_to_text,
+)
 from thermopylae_env.duel.config import FULL_DUEL, SMALL_DUELS
 from thermopylae_env.duel.layout import (
     DECK_SIZE,
@@ -110,6 +120,19 @@ class ThermopylaeDuelGame(pyspiel.Game):
         ([`thermopylae_env.duel.layout.OBSERVATION_PIECES`][])."""
         return PieceObserver(iig_obs_type, params, OBSERVATION_PIECES, _write_view)
 
+    def max_chance_nodes_in_history(self) -> int:
+        """The deal (one node per card of both decks) and two random discards per discard card, each of
+        which is played at most once (it then lies in the discard pile for good)."""
+        decks = self.engine.deck_ids
+        discard_cards = sum(self.engine.card_kinds[card] == DISCARD_KIND for deck in decks for card in deck)
+        return len(decks[0]) + len(decks[1]) + 2 * discard_cards
+
+    def deserialize_state(self, text: str) -> ThermopylaeDuelState:
+        """The state that ``state.serialize()`` wrote as ``text``: its history replayed and checked; anything
+        else is refused with a one-line ``ValueError``
+        ([`state_from_text`][thermopylae_agents.openspiel._common.state_from_text]). Never unpickles."""
+        return state_from_text(self, text)
+
 
 class ThermopylaeDuelState(pyspiel.State):
     """A duel: the deal so far, then the engine's [`DuelState`][thermopylae_env.duel.rules.DuelState] and a
@@ -150,17 +173,25 @@ class ThermopylaeDuelState(pyspiel.State):
         return self._engine.legal_actions(self.engine_state)
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
+        listed, _ = self._listed_outcomes()
+        return [(card, 1.0 / len(listed)) for card in listed]
+
+    def _listed_outcomes(self) -> tuple[list[int], str]:
+        """The outcomes (card ids) of this chance node, ascending, and the node's name for an error
+        message: the one list both `chance_outcomes` and the check of an applied outcome read."""
         state = self.engine_state
         if state is None:
             decks = self._engine.deck_ids
             player = GREEK if len(self._deal[GREEK]) < len(decks[GREEK]) else 1 - GREEK
-            left = sorted(set(decks[player]) - set(self._deal[player]))
-        else:
-            victim = 1 - state.current_player
-            left = sorted(set(state.hands[victim]) - set(self._picks))
-        return [(card, 1.0 / len(left)) for card in left]
+            return sorted(set(decks[player]) - set(self._deal[player])), \
+                f"the {PLAYER_NAMES[player].capitalize()} deck's deal"
+        victim = 1 - state.current_player
+        return sorted(set(state.hands[victim]) - set(self._picks)), \
+            f"a random discard from the {PLAYER_NAMES[victim].capitalize()} hand"
 
     def _apply_action(self, action: int) -> None:
+        if self.engine_state is None or self._waiting >= 0:
+            refuse_unlisted_outcome(action, *self._listed_outcomes())
         if self.engine_state is None:
             self._deal_card(action)
         elif self._waiting >= 0:
@@ -178,6 +209,12 @@ class ThermopylaeDuelState(pyspiel.State):
 
     def is_terminal(self) -> bool:
         return self.engine_state is not None and self.engine_state.terminated
+
+    def serialize(self) -> str:
+        """The state as data, one line of JSON: the game's string and the history from the initial state
+        ([`state_to_text`][thermopylae_agents.openspiel._common.state_to_text]); read back by
+        ``game.deserialize_state``."""
+        return state_to_text(self)
 
     def returns(self) -> list[float]:
         if self.engine_state is None:
@@ -202,6 +239,10 @@ class ThermopylaeDuelState(pyspiel.State):
             self._log(events)
 
     def _act(self, action: int) -> None:
+        # The engine's illegal_reason expects an id of the action space (the environments check that
+        # first); an id outside it could pass its phase tests.
+        if not 0 <= action < NUM_ACTIONS:
+            raise ValueError(f"illegal action {action}: outside 0..{NUM_ACTIONS - 1}")
         reason = self._engine.illegal_reason(self.engine_state, action)
         if reason is not None:
             raise ValueError(f"illegal action {action}: {reason}")
@@ -306,4 +347,4 @@ def chance_outcomes_of(greek_order: list[int], persian_order: list[int]) -> list
     return [int(c) for c in greek_order] + [int(c) for c in persian_order]
 
 
-pyspiel.register_game(_GAME_TYPE, ThermopylaeDuelGame)
+register_game(_GAME_TYPE, ThermopylaeDuelGame)
