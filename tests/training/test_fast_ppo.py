@@ -1,9 +1,9 @@
 """The fast learner (thermopylae_agents.training.fast_ppo): the same algorithm as sb3-contrib's MaskablePPO.
 
-Each lean piece is held to the sb3-contrib piece it replaces (the policy's logits and values, the masked
-distribution, GAE, the loss), then whole runs: the same seed twice gives the same weights, the files load
-as MaskablePPO, the duel and the callbacks' locals work. Speed is measured by benchmarks/ppo_speed.py,
-not here.
+Each lean piece is held to the sb3-contrib piece it replaces (the masked distribution, sampling, GAE; the
+network and the loss's gradient in test_lean_mlp.py), then whole runs: the same seed twice gives the same
+weights, the files load as MaskablePPO, the duel and the callbacks' locals work. Speed is measured by
+benchmarks/ppo_speed.py, not here.
 """
 
 from __future__ import annotations
@@ -25,12 +25,11 @@ from stable_baselines3.common.utils import set_random_seed  # noqa: E402
 from thermopylae_agents.players.fight_features import CoopFightFeatures  # noqa: E402
 from thermopylae_agents.training.fast_ppo import (  # noqa: E402
     FastMaskablePPO,
-    PolicyCore,
     _Rollout,
-    entropy_of,
     masked_log_probs,
     measure_threads,
-    minibatch_loss,
+    native_bfloat16,
+    resolve_precision,
     reuse_freed_memory,
     sample,
 )
@@ -52,79 +51,10 @@ def weights_digest(model: MaskablePPO) -> str:
     return hashlib.sha256(b"".join(arrays)).hexdigest()
 
 
-def coop_observations(games: int = 64, steps: int = 12, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    """Observations and masks of games played at random (all phases, lines with zero, one or two slots)."""
-    env = CoopSB3VecEnv(games, seed=seed)
-    obs = [env.reset()]
-    masks = [env.action_masks()]
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        legal = masks[-1]
-        actions = (rng.random(legal.shape) * legal).argmax(1)
-        obs.append(env.step(actions)[0])
-        masks.append(env.action_masks())
-    return np.concatenate(obs), np.concatenate(masks)
-
-
 # ------------------------------------------------------------------------- the pieces against sb3-contrib
 
 
-def test_policy_core_gives_the_sb3_policys_logits_and_values_with_the_fight_features() -> None:
-    model = coop_model()
-    obs, masks = coop_observations()
-    policy = model.policy
-    with th.no_grad():
-        tensor = th.as_tensor(obs)
-        features = policy.extract_features(tensor)
-        latent_pi, latent_vf = policy.mlp_extractor(features)
-        expected_logits = policy.action_net(latent_pi)
-        expected_values = policy.value_net(latent_vf).squeeze(-1)
-        core = PolicyCore(policy)
-        logits, values = core(core.features(tensor))
-    assert th.allclose(logits, expected_logits, atol=1e-5)
-    assert th.allclose(values, expected_values, atol=1e-5)
-
-
-def test_policy_core_gives_the_sb3_policys_outputs_on_the_duel() -> None:
-    env = DuelSB3VecEnv(8, side="greek", opponent="heuristic")
-    env.seed(0)
-    net = {"net_arch": {"pi": [16], "vf": [8]}}
-    model = FastMaskablePPO("MlpPolicy", env, seed=0, policy_kwargs=net, **SMALL)
-    obs = th.as_tensor(env.reset())
-    with th.no_grad():
-        latent_pi, latent_vf = model.policy.mlp_extractor(model.policy.extract_features(obs))
-        core = PolicyCore(model.policy)
-        logits, values = core(core.features(obs))
-    assert th.allclose(logits, model.policy.action_net(latent_pi), atol=1e-5)
-    assert th.allclose(values, model.policy.value_net(latent_vf).squeeze(-1), atol=1e-5)
-
-
-def test_bfloat16_policy_core_stays_close_to_float32() -> None:
-    model = coop_model()
-    obs = th.as_tensor(coop_observations()[0])
-    with th.no_grad():
-        exact = PolicyCore(model.policy)
-        half = PolicyCore(model.policy, "bfloat16")
-        logits32, values32 = exact(exact.features(obs))
-        logits16, values16 = half(half.features(obs))
-    assert logits16.dtype == th.float32
-    assert th.allclose(logits16, logits32, atol=0.05)
-    assert th.allclose(values16, values32, atol=0.05)
-
-
-def test_frozen_odds_tables_give_the_same_forward_pass() -> None:
-    model = coop_model()
-    obs = th.as_tensor(coop_observations()[0])
-    core = PolicyCore(model.policy)
-    with th.no_grad():
-        before = core(core.features(obs))
-        core.freeze()
-        frozen = core(core.features(obs))
-        core.unfreeze()
-    assert all(th.equal(a, b) for a, b in zip(before, frozen, strict=True))
-
-
-def test_masked_log_probs_and_entropy_are_sb3_contribs() -> None:
+def test_masked_log_probs_are_sb3_contribs() -> None:
     generator = th.Generator().manual_seed(0)
     logits = th.randn((200, 72), generator=generator) * 3
     masks = th.rand((200, 72), generator=generator) < 0.2
@@ -134,16 +64,6 @@ def test_masked_log_probs_and_entropy_are_sb3_contribs() -> None:
     log_probs = masked_log_probs(logits, masks)
     assert th.allclose(log_probs[masks], reference.logits[masks], atol=1e-5)
     assert th.all(log_probs[~masks] == -th.inf)
-    assert th.allclose(entropy_of(log_probs, masks), reference.entropy(), atol=1e-5)
-
-
-def test_the_entropy_gradient_has_no_nan_from_illegal_actions() -> None:
-    logits = th.randn((10, 72), requires_grad=True)
-    masks = th.zeros((10, 72), dtype=th.bool)
-    masks[:, :3] = True
-    entropy_of(masked_log_probs(logits, masks), masks).sum().backward()
-    assert th.isfinite(logits.grad).all()
-    assert th.all(logits.grad[~masks] == 0)
 
 
 def test_sampling_follows_the_probabilities_and_never_draws_an_illegal_action() -> None:
@@ -180,39 +100,6 @@ def test_gae_is_sb3s() -> None:
     buffer.compute_returns_and_advantage(last_values, last_dones.numpy())
     assert np.allclose(rollout.advantages.numpy(), buffer.advantages, atol=1e-5)
     assert np.allclose(rollout.returns.numpy(), buffer.returns, atol=1e-5)
-
-
-def test_minibatch_loss_is_sb3_contribs_loss() -> None:
-    model = coop_model(ent_coef=0.01, vf_coef=0.7)
-    obs, masks = coop_observations(games=16, steps=4)
-    policy = model.policy
-    tensor, mask_tensor = th.as_tensor(obs), th.as_tensor(masks)
-    generator = th.Generator().manual_seed(4)
-    with th.no_grad():
-        distribution = policy.get_distribution(tensor, action_masks=masks)
-        actions = distribution.distribution.sample()
-        old_log_probs = distribution.log_prob(actions) + 0.05 * th.randn(len(obs), generator=generator)
-    advantages = th.randn(len(obs), generator=generator)
-    returns = th.randn(len(obs), generator=generator)
-    core = PolicyCore(policy)
-    batch = {"features": core.features(tensor), "masks": mask_tensor, "actions": actions,
-             "old_log_probs": old_log_probs, "old_values": th.zeros(len(obs)), "advantages": advantages,
-             "returns": returns}
-    terms = minibatch_loss(core, batch, 0.2, None, model.ent_coef, model.vf_coef)
-
-    values, log_prob, entropy = policy.evaluate_actions(tensor, actions, action_masks=masks)
-    normalized = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-    ratio = th.exp(log_prob - old_log_probs)
-    policy_loss = -th.min(normalized * ratio, normalized * th.clamp(ratio, 0.8, 1.2)).mean()
-    value_loss = th.nn.functional.mse_loss(returns, values.flatten())
-    expected = policy_loss - model.ent_coef * entropy.mean() + model.vf_coef * value_loss
-    assert float(terms["loss"].detach()) == pytest.approx(float(expected.detach()), abs=1e-5)
-
-    mine = th.autograd.grad(terms["loss"], list(policy.parameters()), allow_unused=True)
-    theirs = th.autograd.grad(expected, list(policy.parameters()), allow_unused=True)
-    for a, b in zip(mine, theirs, strict=True):
-        if b is not None:
-            assert th.allclose(a, b, atol=1e-5)
 
 
 # ------------------------------------------------------------------------------------------ whole runs
@@ -317,6 +204,19 @@ def test_measuring_threads_leaves_the_policy_and_the_generators_as_they_were() -
     assert th.equal(th.rand(3), expected)
     assert weights_digest(model) == before
     assert th.get_num_threads() == threads
+
+
+def test_auto_precision_is_bfloat16_only_with_bfloat16_instructions() -> None:
+    assert native_bfloat16("processor : 0\nflags : fpu avx2 avx512f avx512_bf16\n")
+    assert native_bfloat16("flags\t\t: fpu amx_bf16 amx_tile\n")
+    assert not native_bfloat16("flags : fpu sse avx2 avx512f avx512bw\n")
+    assert not native_bfloat16("")
+    expected = "bfloat16" if native_bfloat16() else "float32"
+    assert resolve_precision("auto") == expected
+    assert resolve_precision("auto", device="cuda") == "float32"
+    assert resolve_precision("float32") == "float32" and resolve_precision("bfloat16") == "bfloat16"
+    with pytest.raises(ValueError, match="precision must be one of"):
+        resolve_precision("half")
 
 
 def test_reusing_freed_memory_is_applied_on_linux() -> None:

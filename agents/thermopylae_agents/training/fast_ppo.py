@@ -16,21 +16,19 @@ learning-rate and clip-range schedules, ``target_kl`` early stopping, the callba
 
 What makes it faster:
 
+* The network runs through [`LeanMLP`][thermopylae_agents.training.lean_mlp.LeanMLP] on the SB3 policy's
+  own parameter tensors, and the update's gradient is written out in closed form
+  ([`ppo_gradients`][thermopylae_agents.training.lean_mlp.ppo_gradients]) instead of autograd's graph
+  of temporaries: per layer one matrix product forward and two backward, the activation in place. The
+  co-op fight odds are read as rows of precomputed tables, not built as 220 columns.
 * The rollout lives in a few preallocated torch tensors written in place (SB3 copies every step into
-  NumPy buffers and every minibatch back into tensors), and GAE is one vectorized pass over the steps.
-* The policy runs through [`PolicyCore`][thermopylae_agents.training.fast_ppo.PolicyCore]: the very
-  parameter tensors of the SB3 policy, without distribution objects, with the first layers of the actor
-  and the critic as one matrix product. Behind the co-op fight-odds features
-  ([`CoopFightFeatures`][thermopylae_agents.players.fight_features.CoopFightFeatures]), the 220 odds are
-  never built: each is a row of a constant table times a slot's presence, so their share of the first
-  layer is that table times the weights, looked up per observation (``embedding_bag``). The function is
-  the same; only the order of the floating-point sums differs.
-* tanh is computed as ``2 sigmoid(2x) - 1`` (ATen's CPU tanh is several times slower than its sigmoid),
-  illegal logits are ``-inf`` rather than sb3-contrib's ``-1e8`` (both give probability 0 in float32, but
-  ``exp`` of -1e8 takes a slow path), and only the infos of games that ended are read.
-* ``precision="bfloat16"`` runs the matrix products under CPU autocast (bfloat16 inputs, float32
-  accumulation; parameters, optimizer and losses stay float32). CPUs with bfloat16 instructions
-  (AVX512_BF16, AMX) run them about twice as fast; others emulate them, slower than float32.
+  NumPy buffers and every minibatch back into tensors), GAE is one vectorized pass over the steps, and
+  only the infos of games that ended are read.
+* ``precision="bfloat16"`` multiplies bfloat16 matrices with float32 accumulation (parameters,
+  activations, gradients, Adam and the loss stay float32). CPUs with bfloat16 instructions (AVX512_BF16,
+  AMX) run them about twice as fast; others emulate them, slower than float32, so ``auto``
+  ([`resolve_precision`][thermopylae_agents.training.fast_ppo.resolve_precision]) picks bfloat16 only where
+  the instructions are.
 
 Reproducibility: the same seed, thread count (``torch.get_num_threads()``) and precision give the same
 weights on the same machine (``tests/training/test_fast_ppo.py`` trains twice and compares); another
@@ -52,42 +50,20 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import explained_variance
 from stable_baselines3.common.vec_env import VecEnv
-from torch import nn
-from torch.nn import functional as F
 
-from thermopylae_agents.players.fight_features import CoopFightFeatures
-from thermopylae_agents.players.fight_odds import (
-    MARKER_3,
-    MARKER_6,
-    MAX_THRESHOLD,
-    MIN_THRESHOLD,
-    NUM_ODDS,
-    SCALE,
-    SLOT1,
-    SLOT2,
-    SLOT_VALUES,
-    fight_rows,
-    numpy_odds,
-)
 from thermopylae_agents.training.config import PRECISIONS as SETTINGS
-from thermopylae_env.coop.state import MAX_DICE
+from thermopylae_agents.training.lean_mlp import PRECISIONS, LeanMLP, Loss, ppo_gradients
 
 __all__ = [
-    "PRECISIONS",
     "FastMaskablePPO",
-    "PolicyCore",
     "act",
-    "entropy_of",
     "masked_log_probs",
     "measure_threads",
-    "minibatch_loss",
     "native_bfloat16",
     "resolve_precision",
     "reuse_freed_memory",
     "sample",
 ]
-
-PRECISIONS = tuple(name for name in SETTINGS if name != "auto")  # what a model runs with
 
 
 def native_bfloat16(cpuinfo: str | None = None) -> bool:
@@ -119,151 +95,13 @@ def resolve_precision(setting: str, device: str = "cpu") -> str:
     return "bfloat16" if str(device).startswith("cpu") and native_bfloat16() else "float32"
 
 
-# ------------------------------------------------------------------------------------------ the network
-
-
-class _Tanh(th.autograd.Function):
-    """tanh as ``2 sigmoid(2x) - 1`` (ATen's CPU tanh is several times slower than its sigmoid); the
-    backward is ATen's own ``tanh_backward`` of the output."""
-
-    @staticmethod
-    def forward(ctx: Any, x: th.Tensor) -> th.Tensor:
-        y = th.sigmoid(x * 2).mul_(2).sub_(1)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx: Any, grad: th.Tensor) -> th.Tensor:
-        (y,) = ctx.saved_tensors
-        return th.ops.aten.tanh_backward(grad, y)
-
-
-def _tanh(x: th.Tensor) -> th.Tensor:
-    # Under bfloat16 autocast the activations come out of the matrix products in bfloat16, where ATen's
-    # sigmoid is slow too: they are computed in float32 (the next product casts them back).
-    return _Tanh.apply(x.float())
-
-
-def _mlp_layers(net: nn.Module) -> tuple[list[nn.Linear], type]:
-    """The linear layers of an SB3 MLP and its one activation class."""
-    layers = [m for m in net.children() if isinstance(m, nn.Linear)]
-    kinds = {type(m) for m in net.children() if not isinstance(m, nn.Linear)}
-    if len(kinds) > 1 or not kinds <= {nn.Tanh, nn.ReLU}:
-        raise ValueError("the fast learner supports MLPs with one activation, tanh or relu")
-    return layers, next(iter(kinds), nn.Tanh)
-
-
-class PolicyCore(nn.Module):
-    """The logits and values of an SB3 ``MaskableActorCriticPolicy``, computed lean from the very same
-    parameter tensors (nothing is copied: training through this trains the policy).
-
-    Supported: an MLP policy with separate, non-empty actor and critic networks (``net_arch=dict(pi=...,
-    vf=...)``) and one activation (tanh or ReLU), over a ``FlattenExtractor`` or the co-op
-    ``CoopFightFeatures``. [`features`][thermopylae_agents.training.fast_ppo.PolicyCore.features] is what
-    the forward pass needs per observation; the rollout stores it, so the update does not recompute it.
-    """
-
-    def __init__(self, policy: Any, precision: str = "float32") -> None:
-        super().__init__()
-        if precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-        if not getattr(policy, "share_features_extractor", True):
-            raise ValueError("the fast learner needs share_features_extractor=True (SB3's default)")
-        extractor = policy.features_extractor
-        self.fight = isinstance(extractor, CoopFightFeatures)
-        if not self.fight and type(extractor).__name__ != "FlattenExtractor":
-            raise ValueError(f"the fast learner does not support the features extractor "
-                             f"{type(extractor).__name__}")
-        pi, pi_activation = _mlp_layers(policy.mlp_extractor.policy_net)
-        vf, vf_activation = _mlp_layers(policy.mlp_extractor.value_net)
-        if not pi or not vf or pi_activation is not vf_activation:
-            raise ValueError("the fast learner needs an actor and a critic network (net_arch=dict(pi=[...], "
-                             "vf=[...])) with the same activation")
-        self.precision = precision
-        self.activation = _tanh if pi_activation is nn.Tanh else th.relu
-        # Plain lists and attributes, not submodules: the parameters stay registered in the policy only.
-        self._pi, self._vf = pi, vf
-        self._heads = (policy.action_net, policy.value_net)
-        self.obs_size = int(np.prod(policy.observation_space.shape))
-        self.pi_width = pi[0].out_features
-        self._frozen: th.Tensor | None = None
-        if self.fight:
-            self.register_buffer("odds", th.as_tensor(numpy_odds()), persistent=False)
-            self.register_buffer("slot_values", th.as_tensor(SLOT_VALUES), persistent=False)
-
-    def features(self, obs: th.Tensor) -> tuple[th.Tensor, ...]:
-        """``(obs,)``, or with the fight features ``(obs, rows, presence)``: per observation the rows of
-        the four stacked odds tables (int64 (B, 4); table k for the threshold k of ``fight_rows``) and the
-        weight of each (float32 (B, 4): 0 where the slot is empty), as ``fight_features`` reads them."""
-        if not self.fight:
-            return (obs,)
-        location = (obs[:, MARKER_3] + obs[:, MARKER_6]).round().long().clamp(0, MAX_DICE)
-        slots = (obs.index_select(1, self.slot_values) * SCALE).round().clamp(MIN_THRESHOLD, MAX_THRESHOLD)
-        rows = fight_rows(location, *slots.long().unbind(1), lib=th)
-        rows = rows + th.arange(4, device=obs.device) * self.odds.shape[0]
-        p1, p2 = obs[:, SLOT1], obs[:, SLOT2]
-        return obs, rows, th.stack([p1, p1, p1 * p2, p1 * p2], 1)
-
-    def _odds_tables(self, weight: th.Tensor) -> th.Tensor:
-        """``(odds @ W_k.T)`` for the four thresholds k, stacked: (4 * 546, hidden). Feature column
-        ``obs_size + 4 j + k`` of the first layer is ``odds[row_k, j] * presence_k`` (fight_features'
-        layout), so these tables times the presences are its whole share of the layer."""
-        if self._frozen is not None:
-            return self._frozen
-        hidden = weight.shape[0]
-        per_threshold = weight[:, self.obs_size:].reshape(hidden, NUM_ODDS, 4)
-        return th.einsum("rj,hjk->krh", self.odds, per_threshold).reshape(-1, hidden)
-
-    def _first_layer(self, feats: tuple[th.Tensor, ...]) -> th.Tensor:
-        """The first layers of the actor and the critic side by side: (B, pi_width + vf_width)."""
-        weight = th.cat([self._pi[0].weight, self._vf[0].weight], 0)
-        bias = th.cat([self._pi[0].bias, self._vf[0].bias], 0)
-        if not self.fight:
-            return F.linear(feats[0], weight, bias)
-        obs, rows, presence = feats
-        n = self.obs_size
-        with th.autocast(obs.device.type, enabled=False):  # a small sparse part: float32 at any precision
-            odds = F.embedding_bag(rows, self._odds_tables(weight), per_sample_weights=presence, mode="sum")
-        return F.linear(obs[:, :n], weight[:, :n], bias) + odds
-
-    def forward(self, feats: tuple[th.Tensor, ...]) -> tuple[th.Tensor, th.Tensor]:
-        """``(logits (B, A), values (B,))``, float32, of the observations behind ``feats``."""
-        device = feats[0].device.type
-        with th.autocast(device, dtype=th.bfloat16, enabled=self.precision == "bfloat16"):
-            first = self.activation(self._first_layer(feats))
-            x, v = first[:, :self.pi_width], first[:, self.pi_width:]
-            for layer in self._pi[1:]:
-                x = self.activation(layer(x))
-            for layer in self._vf[1:]:
-                v = self.activation(layer(v))
-            logits, values = self._heads[0](x), self._heads[1](v)
-        return logits.float(), values.float().squeeze(-1)
-
-    def freeze(self) -> None:
-        """While the parameters stay as they are (a rollout), build the odds tables once."""
-        self._frozen = None
-        if self.fight:
-            with th.no_grad():
-                self._frozen = self._odds_tables(th.cat([self._pi[0].weight, self._vf[0].weight], 0))
-
-    def unfreeze(self) -> None:
-        self._frozen = None
-
-
 # --------------------------------------------------------------------------------- masked distribution
 
 
 def masked_log_probs(logits: th.Tensor, masks: th.Tensor) -> th.Tensor:
     """Log-probabilities of the masked distribution, ``-inf`` for an illegal action (the legal actions'
-    are sb3-contrib's, whose -1e8 gives probability 0 in float32 too)."""
+    are sb3-contrib's, whose -1e8 gives probability 0 in float32 too; ``exp`` of -1e8 takes a slow path)."""
     return th.log_softmax(logits.masked_fill(~masks, -th.inf), dim=-1)
-
-
-def entropy_of(log_probs: th.Tensor, masks: th.Tensor) -> th.Tensor:
-    """Entropy of the masked distribution: illegal actions add nothing (and no ``0 * -inf`` reaches the
-    gradient)."""
-    safe = log_probs.masked_fill(~masks, 0.0)
-    return -(safe.exp().masked_fill(~masks, 0.0) * safe).sum(-1)
 
 
 def sample(log_probs: th.Tensor, uniform: th.Tensor) -> th.Tensor:
@@ -275,47 +113,13 @@ def sample(log_probs: th.Tensor, uniform: th.Tensor) -> th.Tensor:
     return th.searchsorted(cdf, draw, right=True).squeeze(-1)
 
 
-def act(core: PolicyCore, obs: th.Tensor, masks: th.Tensor, uniform: th.Tensor) -> tuple[Any, ...]:
+def act(net: LeanMLP, obs: th.Tensor, masks: th.Tensor, uniform: th.Tensor) -> tuple[Any, ...]:
     """One rollout step of the policy: ``(actions, their log-probabilities, values, features)``."""
-    feats = core.features(obs)
-    logits, values = core(feats)
+    feats = net.features(obs)
+    logits, values = net.forward(feats)
     log_probs = masked_log_probs(logits, masks)
     actions = sample(log_probs, uniform)
     return actions, log_probs.gather(1, actions[:, None]).squeeze(1), values, feats
-
-
-def minibatch_loss(
-    core: PolicyCore,
-    batch: dict[str, Any],
-    clip_range: float,
-    clip_range_vf: float | None = None,
-    ent_coef: float = 0.0,
-    vf_coef: float = 0.5,
-    normalize_advantage: bool = True,
-) -> dict[str, th.Tensor]:
-    """PPO's loss on one minibatch, term for term sb3-contrib's (the arguments are ``MaskablePPO``'s), and
-    the parts its logs show."""
-    logits, values = core(batch["features"])
-    log_probs = masked_log_probs(logits, batch["masks"])
-    log_prob = log_probs.gather(1, batch["actions"][:, None]).squeeze(1)
-    advantages = batch["advantages"]
-    if normalize_advantage and len(advantages) > 1:
-        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-    log_ratio = log_prob - batch["old_log_probs"]
-    ratio = th.exp(log_ratio)
-    clipped = th.clamp(ratio, 1 - clip_range, 1 + clip_range)
-    policy_loss = -th.min(advantages * ratio, advantages * clipped).mean()
-    if clip_range_vf is not None:
-        old = batch["old_values"]
-        values = old + th.clamp(values - old, -clip_range_vf, clip_range_vf)
-    value_loss = F.mse_loss(batch["returns"], values)
-    entropy_loss = -entropy_of(log_probs, batch["masks"]).mean()
-    loss = policy_loss + ent_coef * entropy_loss + vf_coef * value_loss
-    with th.no_grad():
-        approx_kl = ((ratio - 1) - log_ratio).mean()
-        clip_fraction = ((ratio - 1).abs() > clip_range).float().mean()
-    return {"loss": loss, "policy": policy_loss, "value": value_loss, "entropy": entropy_loss,
-            "approx_kl": approx_kl, "clip_fraction": clip_fraction}
 
 
 # ------------------------------------------------------------------------------------------ the rollout
@@ -394,8 +198,8 @@ class FastMaskablePPO(MaskablePPO):
     Takes ``MaskablePPO``'s arguments and ``precision`` (``"float32"``, or ``"bfloat16"`` for the matrix
     products). The environment gives masks (``env.action_masks()`` or ``env_method("action_masks")``);
     the action space is ``Discrete``; the policy fits
-    [`PolicyCore`][thermopylae_agents.training.fast_ppo.PolicyCore]. ``MaskablePPO.load`` loads what it
-    saves (``precision`` is one more attribute of the file).
+    [`LeanMLP`][thermopylae_agents.training.lean_mlp.LeanMLP]. ``MaskablePPO.load`` loads what it saves
+    (``precision`` is one more attribute of the file).
     """
 
     def __init__(self, *args: Any, precision: str = "float32", **kwargs: Any) -> None:
@@ -405,18 +209,18 @@ class FastMaskablePPO(MaskablePPO):
         super().__init__(*args, **kwargs)
 
     # Built on first use: a loaded model does not run __init__ with them, and none of them is saved.
-    _core: PolicyCore | None = None
+    _net: LeanMLP | None = None
     _rollout: _Rollout | None = None
 
     def _excluded_save_params(self) -> list[str]:
-        return [*super()._excluded_save_params(), "_core", "_rollout"]
+        return [*super()._excluded_save_params(), "_net", "_rollout"]
 
-    def _policy_core(self) -> PolicyCore:
+    def _lean_net(self) -> LeanMLP:
         precision = getattr(self, "precision", "float32")
-        core = self._core
-        if core is None or core.precision != precision or core._heads[0] is not self.policy.action_net:
-            self._core = core = PolicyCore(self.policy, precision).to(self.device)
-        return core
+        net = self._net
+        if net is None or net.precision != precision or net.policy is not self.policy:
+            self._net = net = LeanMLP(self.policy, precision)
+        return net
 
     def _rollout_buffer(self) -> _Rollout:
         shape = (self.n_steps, self.n_envs, int(np.prod(self.observation_space.shape)),
@@ -439,28 +243,27 @@ class FastMaskablePPO(MaskablePPO):
         if not use_masking:
             raise ValueError("the fast learner always masks (use_masking=False is MaskablePPO's own loop)")
         self.policy.set_training_mode(False)
-        core = self._policy_core()
+        net = self._lean_net()
         rollout = self._rollout_buffer()
         callback.on_rollout_start()
-        core.freeze()
+        net.freeze()
         try:
             extras: list[tuple[th.Tensor, ...]] = []
             for step in range(n_rollout_steps):
-                if not self._rollout_step(env, callback, core, rollout, step, extras):
+                if not self._rollout_step(env, callback, net, rollout, step, extras):
                     return False
             rollout.extras = [th.stack(part) for part in zip(*extras, strict=True)]
-            with th.no_grad():
-                last = th.as_tensor(self._last_obs).reshape(self.n_envs, -1).float()
-                _, last_values = core(core.features(last))
+            last = th.as_tensor(self._last_obs).reshape(self.n_envs, -1).float()
+            _, last_values = net.forward(net.features(last))
         finally:
-            core.unfreeze()
+            net.unfreeze()
         last_dones = th.as_tensor(self._last_episode_starts, dtype=th.float32)
         rollout.gae(last_values, last_dones, self.gamma, self.gae_lambda)
         callback.on_rollout_end()
         return True
 
     def _rollout_step(
-        self, env: VecEnv, callback: BaseCallback, core: PolicyCore, rollout: _Rollout, step: int,
+        self, env: VecEnv, callback: BaseCallback, net: LeanMLP, rollout: _Rollout, step: int,
         extras: list[tuple[th.Tensor, ...]],
     ) -> bool:
         """One step of every game: act, step the env, let the callbacks see it, store it."""
@@ -468,8 +271,7 @@ class FastMaskablePPO(MaskablePPO):
         obs.copy_(th.as_tensor(self._last_obs).reshape(obs.shape))
         masks = rollout.masks[step]
         masks.copy_(th.from_numpy(_action_masks(env)))
-        with th.no_grad():
-            actions, log_prob, values, feats = act(core, obs, masks, th.rand(self.n_envs, 1))
+        actions, log_prob, values, feats = act(net, obs, masks, th.rand(self.n_envs, 1))
         extras.append(feats[1:])
         rollout.actions[step] = actions
         rollout.log_probs[step] = log_prob
@@ -482,7 +284,7 @@ class FastMaskablePPO(MaskablePPO):
         ended = np.flatnonzero(dones)
         if len(ended):
             self._update_info_buffer([infos[i] for i in ended], dones[ended])
-            rewards = self._bootstrap_cut_games(rewards, ended, infos, core)
+            rewards = self._bootstrap_cut_games(rewards, ended, infos, net)
         rollout.rewards[step] = th.as_tensor(rewards, dtype=th.float32)
         rollout.starts[step] = th.as_tensor(self._last_episode_starts, dtype=th.float32)
         self._last_obs = new_obs
@@ -490,7 +292,7 @@ class FastMaskablePPO(MaskablePPO):
         return True
 
     def _bootstrap_cut_games(
-        self, rewards: np.ndarray, ended: np.ndarray, infos: list, core: PolicyCore
+        self, rewards: np.ndarray, ended: np.ndarray, infos: list, net: LeanMLP
     ) -> np.ndarray:
         """SB3's time-limit handling: a game cut by a time limit adds gamma * V(its last observation)."""
         cut = [i for i in ended if infos[i].get("terminal_observation") is not None
@@ -499,8 +301,7 @@ class FastMaskablePPO(MaskablePPO):
             return rewards
         rewards = np.array(rewards, dtype=np.float32)
         last = th.as_tensor(np.stack([infos[i]["terminal_observation"] for i in cut])).float()
-        with th.no_grad():
-            _, values = core(core.features(last.reshape(len(cut), -1)))
+        _, values = net.forward(net.features(last.reshape(len(cut), -1)))
         rewards[cut] += self.gamma * values.numpy()
         return rewards
 
@@ -513,50 +314,44 @@ class FastMaskablePPO(MaskablePPO):
         clip_range_vf = None if self.clip_range_vf is None else float(self.clip_range_vf(progress))
         if self._rollout is None:
             raise RuntimeError("train() runs after collect_rollouts()")
-        core = self._policy_core()
+        net = self._lean_net()
         batch = self._rollout.flat()
+        batch["features"] = net.for_update(batch["features"])
         size = len(batch["actions"])
-        params = list(self.policy.parameters())
+        params = net.parameters()
         optimizer = self.policy.optimizer
-        logged: dict[str, list[float]] = {"policy": [], "value": [], "entropy": [], "clip_fraction": [],
-                                          "approx_kl": []}
-        last_loss = 0.0
+        losses: list[Loss] = []
         stop = False
         for epoch in range(self.n_epochs):
             # NumPy's global generator, as SB3's RolloutBuffer.get: set_random_seed(seed) seeds it.
             order = th.from_numpy(np.random.permutation(size))  # noqa: NPY002
             for start in range(0, size, self.batch_size):
-                terms = minibatch_loss(core, _rows(batch, order[start:start + self.batch_size]), clip_range,
-                                       clip_range_vf, self.ent_coef, self.vf_coef, self.normalize_advantage)
-                for key in logged:
-                    logged[key].append(float(terms[key].detach()))
-                if self.target_kl is not None and logged["approx_kl"][-1] > 1.5 * self.target_kl:
+                minibatch = _rows(batch, order[start:start + self.batch_size])
+                loss = ppo_gradients(net, minibatch, clip_range, clip_range_vf, self.ent_coef, self.vf_coef,
+                                     self.normalize_advantage)
+                losses.append(loss)
+                if self.target_kl is not None and loss.approx_kl > 1.5 * self.target_kl:
                     stop = True
                     if self.verbose >= 1:
-                        print(f"Early stopping at step {epoch} due to reaching max kl: "
-                              f"{logged['approx_kl'][-1]:.2f}")
+                        print(f"Early stopping at step {epoch} due to reaching max kl: {loss.approx_kl:.2f}")
                     break
-                optimizer.zero_grad(set_to_none=True)
-                terms["loss"].backward()
                 th.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
                 optimizer.step()
-                last_loss = float(terms["loss"].detach())
             self._n_updates += 1
             if stop:
                 break
-        self._record_train_logs(logged, last_loss, clip_range, clip_range_vf, batch)
+        self._record_train_logs(losses, clip_range, clip_range_vf, batch)
 
     def _record_train_logs(
-        self, logged: dict[str, list[float]], loss: float, clip_range: float, clip_range_vf: float | None,
-        batch: dict[str, Any],
+        self, losses: list[Loss], clip_range: float, clip_range_vf: float | None, batch: dict[str, Any]
     ) -> None:
         """The ``train/`` scalars of sb3-contrib's ``train``."""
-        self.logger.record("train/entropy_loss", np.mean(logged["entropy"]))
-        self.logger.record("train/policy_gradient_loss", np.mean(logged["policy"]))
-        self.logger.record("train/value_loss", np.mean(logged["value"]))
-        self.logger.record("train/approx_kl", np.mean(logged["approx_kl"]))
-        self.logger.record("train/clip_fraction", np.mean(logged["clip_fraction"]))
-        self.logger.record("train/loss", loss)
+        self.logger.record("train/entropy_loss", np.mean([loss.entropy for loss in losses]))
+        self.logger.record("train/policy_gradient_loss", np.mean([loss.policy for loss in losses]))
+        self.logger.record("train/value_loss", np.mean([loss.value for loss in losses]))
+        self.logger.record("train/approx_kl", np.mean([loss.approx_kl for loss in losses]))
+        self.logger.record("train/clip_fraction", np.mean([loss.clip_fraction for loss in losses]))
+        self.logger.record("train/loss", losses[-1].loss)
         self.logger.record("train/explained_variance",
                            explained_variance(batch["old_values"].numpy(), batch["returns"].numpy()))
         self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
@@ -579,13 +374,12 @@ def measure_threads(
     torch's thread count is put back. The best of ``repeats`` timings counts (the others were disturbed).
     """
     clone = copy.deepcopy(policy).cpu()
-    core = PolicyCore(clone, precision)
+    net = LeanMLP(clone, precision)
     optimizer = th.optim.Adam(clone.parameters(), lr=1e-6)
-    obs_size = core.obs_size
     generator = th.Generator().manual_seed(0)
-    obs = th.rand((batch_size, obs_size), generator=generator)
-    actions_n = int(clone.action_space.n)
-    batch = {"features": core.features(obs), "masks": th.ones((batch_size, actions_n), dtype=th.bool),
+    obs = th.rand((batch_size, net.obs_size), generator=generator)
+    actions = int(clone.action_space.n)
+    batch = {"features": net.features(obs), "masks": th.ones((batch_size, actions), dtype=th.bool),
              "actions": th.zeros(batch_size, dtype=th.long), "old_log_probs": th.zeros(batch_size),
              "old_values": th.zeros(batch_size), "advantages": th.randn(batch_size, generator=generator),
              "returns": th.zeros(batch_size)}
@@ -597,9 +391,7 @@ def measure_threads(
             best = float("inf")
             for attempt in range(repeats + 1):
                 start = time.perf_counter()
-                terms = minibatch_loss(core, batch, clip_range=0.2)
-                optimizer.zero_grad(set_to_none=True)
-                terms["loss"].backward()
+                ppo_gradients(net, batch, clip_range=0.2)
                 optimizer.step()
                 if attempt:  # the first one warms the allocator and the kernels up
                     best = min(best, time.perf_counter() - start)
