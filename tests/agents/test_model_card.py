@@ -382,6 +382,8 @@ def test_an_exported_folder_has_a_card_made_from_its_description_and_its_results
     assert _mean_std(_metric(result, "mean_reward")) == (round(results["mean_reward"], 2),
                                                          round(results["std_reward"], 2))
     assert _metric(result, "win_rate")["value"] == results["win_rate"]
+    again = write_hf_folder(out, tmp_path / "again", episodes=1, replay=False)  # a folder keeps its card
+    assert (again / "README.md").read_text() == (out / "README.md").read_text()
 
 
 def test_only_the_shipped_policies_are_listed_as_shipped():

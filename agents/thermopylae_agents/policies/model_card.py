@@ -290,7 +290,7 @@ def front_matter_yaml(description: Mapping[str, Any], name: str | None = None,
     front = front_matter(description, name, results)
     data = ModelCardData(
         library_name=front["library_name"], license=front["license"], pipeline_tag=front["pipeline_tag"],
-        tags=front["tags"], model_name=name or "policy" if results else None,
+        tags=front["tags"], model_name=(name or "policy") if results else None,
         eval_results=[EvalResult(**{key: result.get(key) for key in _RESULT_FIELDS}) for result in results]
         or None,
     )
