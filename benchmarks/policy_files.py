@@ -10,12 +10,17 @@ that shipped the file and the package version (from git), the training command (
 it). The commit that trained a file was never recorded: it stays ``"unknown"``. The ``.npz`` files are
 left for ``git rm``.
 
-``cards`` writes each card's YAML front matter, whose ``model-index`` holds the win rates and numbers of
-deals of the committed result files (``benchmarks/coop_*_eval.json``; ``duel_eval.json`` of the policies'
-folder), and the list of the *Training* section (from the description's ``provenance``), between
+``cards`` writes each card's YAML front matter (``thermopylae_agents.policies.model_card``: with
+``huggingface_hub``'s ``ModelCardData`` where it is installed), whose ``model-index`` holds one result per
+game setting of the committed result files (``benchmarks/coop_*_eval.json``; ``duel_eval.json`` of the
+policies' folder: one per opponent, the env's default opponent first), each with ``mean_reward`` (the mean
+and standard deviation of the episode returns, +1 a win and -1 a loss) and the win rate and number of
+deals, and the list of the *Training* section (from the description's ``provenance``), between
 ``<!-- provenance -->`` and ``<!-- end provenance -->``, and the measured tables between ``<!-- measured -->``
 and ``<!-- end measured -->`` (the co-op evaluations and the search's first deals, ``duel_vec_eval.json``, the
-cross-play and ``benchmarks/exploitability.json``). Nothing measured is typed by hand.
+cross-play and ``benchmarks/exploitability.json``). Nothing measured is typed by hand. ``--check`` compares
+the front matter as data (PyYAML reads it), so a card written with or without ``huggingface_hub`` is not
+stale for the other writer's spacing.
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "agents")]
 from thermopylae_agents.evaluation.stats import wilson_interval  # noqa: E402
 from thermopylae_agents.policies.model_card import (  # noqa: E402
     card_text,
-    front_matter,
+    game_results,
+    game_setting,
     intended_use,
     limitations,
     split_card,
@@ -134,50 +140,43 @@ def _read(path: str) -> dict[str, Any]:
     return json.loads((ROOT / path).read_text(encoding="utf-8"))
 
 
-def _metric(value: float, name: str, games: int, **args: Any) -> dict[str, Any]:
-    return {"type": "win_rate", "value": value, "name": name, "args": {"deals": games, **args},
-            "verified": False}
-
-
-def _coop_index(name: str, description: dict[str, Any]) -> list[dict[str, Any]]:
+def _coop_results(name: str, description: dict[str, Any]) -> list[dict[str, Any]]:
     results = _read(COOP_RESULTS[name])
     (row,) = [r for r in results["results"] if r["agent"] == name]
-    players = description.get("env_options", {}).get("num_players", 1)
+    options = description.get("env_options", {})
     last = row["base_seed"] + row["games"] - 1
-    metric = _metric(row["win_rate"], f"win rate on {row['games']} paired deals", row["games"],
-                     seeds=f"{row['base_seed']}..{last}", wins=row["wins"], ci95=row["ci95"])
-    game = f"thermopylae/Coop-v0, {players} player{'s' if players > 1 else ''}"
-    return [{"task": {"type": "reinforcement-learning", "name": "co-op game, the whole team"},
-             "dataset": {"type": description["env_id"], "name": game,
-                         "args": {"num_players": players, "results_file": COOP_RESULTS[name]}},
-             "metrics": [metric]}]
+    return game_results(description["env_id"], game_setting(description["env_id"], options), row["games"],
+                        row["wins"], win_rate_name=f"win rate on {row['games']} paired deals",
+                        dataset_args={"num_players": options.get("num_players", 1),
+                                      "results_file": COOP_RESULTS[name]},
+                        win_rate_args={"seeds": f"{row['base_seed']}..{last}", "ci95": row["ci95"]})
 
 
-def _duel_index(name: str, description: dict[str, Any]) -> list[dict[str, Any]]:
-    rows = _read(DUEL_RESULTS)["results"]
-    greek = description["env_id"].endswith("DuelGreek-v0")
-    metrics = []
+def _duel_results(name: str, description: dict[str, Any]) -> list[dict[str, Any]]:
+    env_id = description["env_id"]
+    greek = env_id.endswith("DuelGreek-v0")
+    side, other = ("Greek", "Persian") if greek else ("Persian", "Greek")
+    rows = [row for row in _read(DUEL_RESULTS)["results"]
+            if (row["agent"] if greek else row["opponent"]) == name]
+    # The env's own opponent (the heuristic) first: the leaderboard reads the first result.
+    rows.sort(key=lambda row: (row["opponent"] if greek else row["agent"]) != "heuristic")
+    results = []
     for row in rows:
-        if greek and row["agent"] == name:
-            metrics.append(_metric(row["win_rate"], f"Greek win rate against the Persian {row['opponent']}",
-                                   row["games"], opponent=row["opponent"], wins=row["wins"]))
-        elif not greek and row["opponent"] == name:
-            # The duel has no draws (the Greeks win at the empty Persian deck, the Persians otherwise),
-            # so the Persian side wins the games the Greek side does not.
-            wins = row["games"] - row["wins"]
-            metrics.append(_metric(wins / row["games"], f"Persian win rate against the Greek {row['agent']}",
-                                   row["games"], opponent=row["agent"], wins=wins))
-    side = "Greek" if greek else "Persian"
-    return [{"task": {"type": "reinforcement-learning", "name": f"duel, {side} side"},
-             "dataset": {"type": description["env_id"], "name": f"{description['env_id']} cross-play",
-                         "args": {"results_file": DUEL_RESULTS}},
-             "metrics": metrics}]
+        opponent = row["opponent"] if greek else row["agent"]
+        # The duel has no draws (the Greeks win at the empty Persian deck, the Persians otherwise), so the
+        # Persian side wins the games the Greek side does not.
+        wins = row["wins"] if greek else row["games"] - row["wins"]
+        results += game_results(env_id, game_setting(env_id, opponent=opponent), row["games"], wins,
+                                win_rate_name=f"{side} win rate against the {other} {opponent}",
+                                dataset_args={"results_file": DUEL_RESULTS},
+                                win_rate_args={"opponent": opponent})
+    return results
 
 
-def model_index(name: str, description: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``model-index`` of a shipped policy, from the committed result files."""
-    results = _coop_index(name, description) if name in COOP_RESULTS else _duel_index(name, description)
-    return [{"name": name, "results": results}]
+def eval_results(name: str, description: dict[str, Any]) -> list[dict[str, Any]]:
+    """The results of a shipped policy's ``model-index`` (as ``huggingface_hub.EvalResult`` fields), from
+    the committed result files."""
+    return _coop_results(name, description) if name in COOP_RESULTS else _duel_results(name, description)
 
 
 def _pct(rate: float, signed: bool = False) -> str:
@@ -346,6 +345,20 @@ def _with_sections(name: str, body: str, description: dict[str, Any]) -> str:
     return body
 
 
+def _same_card(old: str, new: str) -> bool:
+    """Whether two cards say the same: the same body, and front matter that reads as the same data."""
+    (old_front, old_body), (new_front, new_body) = split_card(old), split_card(new)
+    if old == new:
+        return True
+    if old_body != new_body or old_front is None or new_front is None:
+        return False
+    try:
+        import yaml
+    except ImportError:
+        return False
+    return yaml.safe_load(old_front) == yaml.safe_load(new_front)
+
+
 def cards(check: bool) -> int:
     stale = []
     for name in shipped_policy_names():
@@ -353,9 +366,9 @@ def cards(check: bool) -> int:
         description = read_description(POLICY_DIR / f"{name}.json")
         old = path.read_text(encoding="utf-8")
         _, body = split_card(old)
-        new = card_text(front_matter(description, model_index(name, description)),
-                        _with_sections(name, body, description))
-        if new != old:
+        new = card_text(description, _with_sections(name, body, description), name,
+                        eval_results(name, description))
+        if not _same_card(old, new):
             stale.append(name)
             if not check:
                 path.write_text(new, encoding="utf-8")

@@ -68,10 +68,13 @@ def zoo_block() -> dict[str, Any]:
 
 def warm_start_override(save_path: Path, changes: dict[str, Any] | None = None) -> str:
     """rl_zoo3's ``--hyperparams`` value for the file's warm start callback, plus ``save_path`` (and
-    ``changes`` to its arguments)."""
+    ``changes`` to its arguments). Explicit ``episodes`` are played as given, not sized to the budget (as
+    ``--bc-episodes`` wins over the sizing of ``scripts/train.py``)."""
     [entry] = zoo_block()["callback"]
     [(name, kwargs)] = entry.items()
     kwargs = {**kwargs, **(changes or {}), "save_path": str(save_path)}
+    if "episodes" in (changes or {}):
+        kwargs["n_timesteps"] = None
     return f"callback:[{{{name!r}: {kwargs!r}}}]"
 
 

@@ -140,6 +140,27 @@ def test_export_then_load_round_trip_gives_the_same_logits(tmp_path):
     assert provenance["training_command"] == "python train.py"
     assert provenance["written_by"]["package_version"] == thermopylae_env.__version__
     assert set(provenance["decks"]) == {"greek", "persian"}
+    settings = provenance["hyperparameters"]
+    assert (settings["algo"], settings["n_envs"], settings["n_steps"]) == ("MaskablePPO", model.n_envs,
+                                                                          model.n_steps)
+    assert settings["total_timesteps"] == model.num_timesteps and settings["clip_range"] == 0.2
+    assert json.loads(settings["net_arch"]) == model.policy.net_arch
+    assert settings["features_extractor"] == "FlattenExtractor" and settings["activation_fn"] == "Tanh"
+
+
+def test_a_changing_schedule_is_recorded_as_its_text_and_a_constant_one_as_its_value():
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from thermopylae_agents.training.config import LinearSchedule
+
+    env = gym.make("thermopylae/DuelGreek-v0")
+    model = MaskablePPO("MlpPolicy", env, learning_rate=LinearSchedule(3e-4), clip_range=0.1, n_steps=32,
+                        batch_size=32, seed=5, policy_kwargs={"net_arch": [8]})
+    settings = safe_policy.sb3_hyperparameters(model)
+    assert settings["learning_rate"] == "lin_0.0003" and settings["clip_range"] == 0.1
+    assert settings["seed"] == 5 and settings["total_timesteps"] == 0
+    assert all(value is None or isinstance(value, (str, int, float)) for value in settings.values())
 
 
 def _copy_pair(tmp_path: Path, name: str = "coop_maskable_ppo") -> tuple[Path, Path]:
@@ -579,6 +600,9 @@ def test_every_shipped_description_records_its_provenance(name):
     assert re.fullmatch(r"[0-9a-f]{7,40}", provenance["shipped_in_commit"])
     decks = provenance["decks"]
     assert "persian" in decks
+    settings = provenance["hyperparameters"]  # read from the zip by thermopylae export --shipped
+    assert settings["algo"] == "MaskablePPO" and settings["total_timesteps"] > 0
+    assert settings["features_extractor"] == ("CoopFightFeatures" if "coop" in name else "FlattenExtractor")
     for entry in decks.values():
         digest = hashlib.sha256((seeds_dir() / entry["name"]).read_bytes()).hexdigest()
         assert entry["sha256"] == digest, entry["name"]

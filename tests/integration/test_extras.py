@@ -5,7 +5,9 @@ the project's wheel with that extra alone, and runs the commands the README, doc
 document for it, each in a tiny form. The extras that need torch start from one venv that holds only
 ``torch==2.13.0`` (what the README installs first), copied with hard links so that torch is installed
 once; pip's cache is reused. ``fast`` is empty and ``dev`` is the union of the others, so neither has
-commands of its own. The test needs the package index (CI installs from it).
+commands of its own. The test needs the package index (CI installs from it). Where a command writes files,
+the test checks that they were written (``WRITES``): the ``rllib`` extra trains both games for one tiny
+iteration on a local Ray and exports their policies.
 """
 
 from __future__ import annotations
@@ -74,6 +76,12 @@ _VIDEO = textwrap.dedent(
     """
 )
 
+# The smallest `thermopylae rllib` run: one iteration of a tiny batch on a local Ray of 2 CPUs, sampling in
+# the driver, and a 2-game evaluation of each exported policy.
+_RLLIB_TINY = ["--num-cpus", "2", "--num-env-runners", "0", "--envs-per-runner", "2", "--max-iterations", "1",
+               "--train-batch-size", "128", "--minibatch-size", "64", "--num-epochs", "1", "--hiddens", "16",
+               "--checkpoint-every", "1", "--eval-games", "2"]
+
 # extra -> the commands it is installed for: (argv, text the output must contain). "python" is the
 # venv's interpreter, other names its console scripts; {agents} the installed thermopylae_agents folder.
 COMMANDS: dict[str, list[tuple[list[str], str]]] = {
@@ -108,12 +116,16 @@ COMMANDS: dict[str, list[tuple[list[str], str]]] = {
     "rlzoo": [
         (_ZOO_TRAIN, ""),
         (_ZOO_ENJOY, ""),
+        (["python", "-c", "import huggingface_hub; print('hub ok')"], "hub ok"),  # thermopylae export --push
     ],
     "rllib": [
         (["thermopylae", "rllib", "coop", "--help"], "usage:"),
         (["thermopylae", "rllib", "duel", "--help"], "usage:"),
         (["thermopylae", "rllib", "sweep", "--help"], "usage:"),
         (["python", "-c", _RLLIB_WORKER], "rllib worker imports ok"),
+        (["thermopylae", "rllib", "coop", "--storage-path", "rllib_coop", *_RLLIB_TINY],
+         "default_policy: won"),
+        (["thermopylae", "rllib", "duel", "--storage-path", "rllib_duel", *_RLLIB_TINY], "persian: won"),
     ],
     "docs": [
         (["python", "-c", "import mkdocs, mkdocstrings, nbclient, nbformat, ipykernel; print('docs ok')"],
@@ -140,8 +152,18 @@ COMMANDS: dict[str, list[tuple[list[str], str]]] = {
 }
 
 
+# extra -> the files its commands must have written (relative to the folder they ran in).
+WRITES: dict[str, list[str]] = {
+    "render": ["game.gif"],
+    "rllib": ["rllib_coop/summary.json", "rllib_coop/default_policy.npz",
+              "rllib_coop/final/rllib_checkpoint.json", "rllib_duel/summary.json", "rllib_duel/greek.npz",
+              "rllib_duel/persian.npz", "rllib_duel/final/rllib_checkpoint.json"],
+}
+
+
 def test_every_extra_has_its_commands_listed():
     assert set(EXTRAS) == (set(COMMANDS) - {""}) | NO_COMMANDS_OF_THEIR_OWN
+    assert set(WRITES) <= set(COMMANDS)
     assert {e for e in EXTRAS if any(r.startswith("torch") for r in EXTRAS[e])} <= NEEDS_TORCH
 
 
@@ -231,3 +253,5 @@ def test_an_extra_alone_runs_its_documented_commands(extra, venvs, tmp_path):
         output = done.stdout + done.stderr
         assert done.returncode == 0, f"{extra}: {argv[:4]} -> {done.returncode}\n{output[-3000:]}"
         assert expected in output, f"{extra}: {argv[:4]}\n{output[-3000:]}"
+    missing = [name for name in WRITES.get(extra, []) if not (tmp_path / name).is_file()]
+    assert missing == [], f"{extra}: not written: {missing}"

@@ -55,6 +55,7 @@ EXTRA_OF_MODULE = {
     "moviepy": "video",
     "pygame": "video",
     "rl_zoo3": "rlzoo",
+    "huggingface_hub": "rlzoo",  # thermopylae export --push
     "ray": "rllib",
     "tree": "rllib",  # dm-tree
     "lz4": "rllib",

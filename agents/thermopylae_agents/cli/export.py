@@ -1,8 +1,11 @@
 """``thermopylae export``: export SB3 (Maskable)PPO zips to the pickle-free ``.json`` + ``.safetensors``
 policy format ([`thermopylae_agents.policies.safe_policy`][]), and write a policy as a folder ready to
 upload to the Hugging Face Hub (``--hf-folder DIR --policy NAME_OR_PATH``: model card ``README.md``,
-``config.json``, ``model.safetensors``; [`thermopylae_agents.policies.model_card`][]; nothing is
-uploaded, and it needs neither torch nor SB3).
+``config.json`` with the training settings, ``model.safetensors``, ``results.json`` of ``--eval-games``
+greedy games and ``replay.mp4`` of one, which needs the ``video`` extra and is left out, with a line
+saying so, without it; [`thermopylae_agents.policies.model_card`][]; it needs neither torch nor SB3).
+``--push OWNER/NAME`` then uploads the folder to that model repository with ``huggingface_hub`` (the
+``rlzoo`` extra installs it; its own login or ``HF_TOKEN``); nothing is uploaded without it.
 
 Every argument is checked before any model is read or any file written (known env ids only, the team size
 of a co-op model, model files that exist, an output folder that can be written); a bad one ends with one
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from thermopylae_agents.cli.console import require_extra
+from thermopylae_agents.policies.model_card import DEFAULT_EPISODES
 from thermopylae_agents.policies.registry import resolve_env_id
 from thermopylae_agents.policies.safe_policy import (
     POLICY_DIR,
@@ -37,6 +41,8 @@ from thermopylae_env import COOP_ID
 from thermopylae_env.render import safe_text
 
 __all__ = ["build_parser", "main"]
+
+MAX_EVAL_GAMES = 1_000_000
 
 
 def _version() -> str:
@@ -76,9 +82,17 @@ def build_parser(prog: str | None = "thermopylae-export-policy") -> argparse.Arg
                          ("--package-version", "the thermopylae-env version that trained them")):
         parser.add_argument(option, default=None, help=f"{what} (recorded in the JSON; default: unknown)")
     parser.add_argument("--hf-folder", metavar="DIR", help="write the policy of --policy as a Hugging Face "
-                        "folder (README.md model card, config.json, model.safetensors); uploads nothing")
+                        "folder (README.md model card, config.json, model.safetensors, results.json, "
+                        "replay.mp4); uploads nothing without --push")
     parser.add_argument("--policy", help="with --hf-folder: a shipped policy name or the path of a policy "
                         ".json / .safetensors / folder")
+    parser.add_argument("--eval-games", default=None, metavar="N",
+                        help=f"with --hf-folder: greedy games of results.json (default {DEFAULT_EPISODES})")
+    parser.add_argument("--eval-seed", default=None, metavar="S",
+                        help="with --hf-folder: the seed of the first game (game i: S + i; default 0); the "
+                        "replay is the game of seed S")
+    parser.add_argument("--push", metavar="REPO", help="with --hf-folder: upload the folder to the Hugging "
+                        "Face model repository REPO (OWNER/NAME), created if missing (needs huggingface_hub)")
     return parser
 
 
@@ -158,23 +172,63 @@ def _check_out_dir(parser: argparse.ArgumentParser, out_dir: str) -> None:
         parser.error(f"--out-dir {out_dir}: cannot write there")
 
 
-def _hf_folder(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """``--hf-folder DIR --policy SPEC``: the folder ready to upload; NumPy and safetensors only."""
-    from thermopylae_agents.policies.model_card import write_hf_folder
+def _count(parser: argparse.ArgumentParser, option: str, value: str | None, default: int,
+           minimum: int) -> int:
+    if value is None:
+        return default
+    if not value.isdigit() or not minimum <= int(value) <= MAX_EVAL_GAMES:
+        parser.error(f"{option} must be an integer in {minimum}..{MAX_EVAL_GAMES:,}, not {value!r}")
+    return int(value)
+
+
+def _first_line(err: BaseException) -> str:
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+
+
+def _hf_folder(parser: argparse.ArgumentParser, args: argparse.Namespace, prog: str) -> int:
+    """``--hf-folder DIR --policy SPEC [--push REPO]``: the folder ready to upload (NumPy and safetensors
+    only; moviepy for the replay), then the upload. Every argument is checked before a game is played."""
+    from thermopylae_agents.policies.model_card import (
+        REPLAY_FILE,
+        check_repo_id,
+        push_to_hub,
+        write_hf_folder,
+    )
 
     if args.models or args.shipped or args.env_id or args.players or args.out_dir or _given_provenance(args):
-        parser.error("--hf-folder takes --policy only (export zips first, then write the folder)")
+        parser.error("--hf-folder takes --policy only, with --eval-games, --eval-seed and --push (export "
+                     "zips first, then write the folder)")
     if not args.policy:
         parser.error("--hf-folder needs --policy NAME_OR_PATH (a shipped name or a policy .json)")
     if not args.hf_folder.strip():
         parser.error("--hf-folder is empty")
+    games = _count(parser, "--eval-games", args.eval_games, DEFAULT_EPISODES, 1)
+    seed = _count(parser, "--eval-seed", args.eval_seed, 0, 0)
+    if args.push is not None:
+        require_extra(prog, "huggingface_hub")
+        try:
+            check_repo_id(args.push)
+        except ValueError as err:
+            parser.error(f"--push {args.push!r}: {_first_line(err)}")
     try:
-        out = write_hf_folder(args.policy, args.hf_folder)
+        out = write_hf_folder(args.policy, args.hf_folder, episodes=games, seed=seed)
     except (ValueError, OSError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        parser.error(first)
+        parser.error(_first_line(err))
+    if not (out / REPLAY_FILE).exists():
+        print(f"{prog}: {REPLAY_FILE} left out: the replay video needs the 'video' extra "
+              '(pip install "thermopylae-env[video]")', file=sys.stderr)
     files = ", ".join(sorted(p.name for p in out.iterdir()))
-    print(f"{args.policy} -> {out} ({files}); nothing uploaded")
+    if args.push is None:
+        print(f"{args.policy} -> {out} ({files}); nothing uploaded (--push REPO uploads it)")
+        return 0
+    print(f"{args.policy} -> {out} ({files})")
+    try:
+        url = push_to_hub(out, args.push, commit_message=f"thermopylae export: {args.policy}")
+    except Exception as err:  # noqa: BLE001 - network and Hub errors of every kind end in one line
+        sys.stderr.write(f"{prog}: error: pushing {out} to {args.push} failed (the folder stays): "
+                         f"{safe_text(_first_line(err), newlines=False)}\n")
+        return 1
+    print(f"pushed to {args.push}: {url}")
     return 0
 
 
@@ -183,9 +237,11 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.hf_folder is not None:
-        return _hf_folder(parser, args)
-    if args.policy is not None:
-        parser.error("--policy is for --hf-folder")
+        return _hf_folder(parser, args, prog)
+    for option, value in (("--policy", args.policy), ("--eval-games", args.eval_games),
+                          ("--eval-seed", args.eval_seed), ("--push", args.push)):
+        if value is not None:
+            parser.error(f"{option} is for --hf-folder")
     jobs = _jobs(parser, args)
     require_extra(prog, "stable_baselines3", "sb3_contrib", "torch")
     from thermopylae_agents.policies.sb3_agent import load_model

@@ -11,7 +11,9 @@ stored in a form that cannot: for a policy named ``NAME``,
   size, the number of actions, the layers in order (``linear`` with the names of its weight and bias
   arrays, ``tanh``, ``relu``), the SHA-256 of the array file, and (``provenance``) the decks of the game
   (file names and hashes), the package version, commit and command that trained it (``"unknown"`` where
-  not known) and the version and commit that wrote the file;
+  not known), the training settings the SB3 model recorded (``hyperparameters``: PPO's keywords, the
+  parallel envs, the seed, the steps trained, the network's shape) and the version and commit that wrote
+  the file;
 * ``NAME.safetensors`` holds the float32 arrays in the safetensors format (a JSON header and raw
   little-endian bytes; read by ``safetensors.numpy``, never with pickle).
 
@@ -71,6 +73,7 @@ __all__ = [
     "description_path",
     "is_path",
     "read_description",
+    "sb3_hyperparameters",
 ]
 
 FORMAT = "thermopylae-policy"
@@ -659,6 +662,47 @@ def upgrade_policy(
     return write_policy(stem.with_name(stem.name + ".json"), description, policy.arrays)
 
 
+# PPO's settings that a loaded (Maskable)PPO model holds, recorded under provenance.hyperparameters.
+_SB3_SETTINGS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range",
+                 "clip_range_vf", "normalize_advantage", "ent_coef", "vf_coef", "max_grad_norm", "target_kl",
+                 "n_envs", "seed")
+
+
+def _plain(value: Any) -> str | int | float | None:
+    """A setting as JSON data a description may hold: a schedule as its constant value, or its text when it
+    changes during training (a description holds no code)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    inner = getattr(value, "value_schedule", value)  # SB3 wraps every schedule in a FloatSchedule
+    constant = getattr(inner, "val", None)
+    if isinstance(constant, (int, float, np.integer, np.floating)) and not isinstance(constant, bool):
+        return float(constant)
+    return repr(inner)[:200]
+
+
+def sb3_hyperparameters(model: Any) -> dict[str, str | int | float | None]:
+    """The training settings a loaded SB3 (Maskable)PPO ``model`` records: its algorithm and policy class,
+    PPO's keywords, the parallel envs, the seed, the steps it trained (``total_timesteps``) and its network
+    (``net_arch`` as JSON text, the activation and the features extractor). A schedule is its constant
+    value, or its text when it changes during training."""
+    settings: dict[str, str | int | float | None] = {
+        "algo": type(model).__name__, "policy": type(model.policy).__name__}
+    for key in _SB3_SETTINGS:
+        if hasattr(model, key):
+            settings[key] = _plain(getattr(model, key))
+    settings["total_timesteps"] = int(model.num_timesteps)
+    net_arch = getattr(model.policy, "net_arch", None)
+    settings["net_arch"] = json.dumps(net_arch) if net_arch is not None else None
+    activation = getattr(model.policy, "activation_fn", None)
+    settings["activation_fn"] = getattr(activation, "__name__", None)
+    settings["features_extractor"] = type(model.policy.pi_features_extractor).__name__
+    return settings
+
+
 def export_sb3_policy(
     model: Any,
     out: str | os.PathLike[str],
@@ -675,8 +719,11 @@ def export_sb3_policy(
     not say which game they were trained on. ``source`` (e.g. the zip's name) too, when given.
     ``provenance`` (the training commit, command and package version; see
     [`thermopylae_agents.policies.provenance.policy_provenance`][]) is added to the decks of the game and
-    the version and commit of this export, which are always recorded. The written pair is loaded back and
-    checked before returning.
+    the version and commit of this export, which are always recorded, and so are the model's training
+    settings (``provenance.hyperparameters``, from
+    [`sb3_hyperparameters`][thermopylae_agents.policies.safe_policy.sb3_hyperparameters]: the model holds
+    them, so they are facts of the file rather than of a config that may have changed since). The written
+    pair is loaded back and checked before returning.
     """
     from thermopylae_agents.policies.provenance import policy_provenance
 
@@ -699,7 +746,8 @@ def export_sb3_policy(
         "observation_size": int(obs_shape[0]),
         "num_actions": int(model.action_space.n),
         "layers": layers,
-        "provenance": {**policy_provenance(env_id), **dict(provenance or {})},
+        "provenance": {**policy_provenance(env_id), **dict(provenance or {}),
+                       "hyperparameters": sb3_hyperparameters(model)},
     }
     if source is not None:
         description["source"] = source

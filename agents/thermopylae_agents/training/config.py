@@ -44,6 +44,7 @@ __all__ = [
     "ppo_kwargs",
     "resolve_config",
     "size_to_budget",
+    "sized_count",
     "sized_eval_freq",
     "env_count",
     "rollout_size",
@@ -528,6 +529,13 @@ def _validate_selfplay(block: Mapping[str, Any], where: str) -> None:
                          "snapshots play their most likely legal action)")
 
 
+def sized_count(full: int, floor: int, scale: float) -> int:
+    """A game count of ``full`` for a run of ``scale`` times its config's budget: in proportion, rounded up,
+    never below ``floor`` nor above ``full`` (the sizing of
+    [`size_to_budget`][thermopylae_agents.training.config.size_to_budget], and of the RL Zoo warm start)."""
+    return min(full, max(floor, math.ceil(full * scale)))
+
+
 def size_to_budget(data: dict[str, Any], target: str, timesteps: int) -> dict[str, dict[str, int]]:
     """Shrink the game counts of ``data`` (in place) for a run of ``timesteps`` steps per block.
 
@@ -551,7 +559,7 @@ def size_to_budget(data: dict[str, Any], target: str, timesteps: int) -> dict[st
         for (section, key), floor in sized.items():
             if _has_count(where, section, key):
                 full = where[section][key]
-                change(where, name, section, key, min(full, max(floor, math.ceil(full * scale))))
+                change(where, name, section, key, sized_count(full, floor, scale))
 
     scales = []
     for env_id in env_ids_of(target):
