@@ -71,9 +71,9 @@ def test_sampling_follows_the_probabilities_and_never_draws_an_illegal_action() 
     masks[0, [3, 10, 40]] = True
     logits = th.zeros((1, 72))
     logits[0, 10] = np.log(2.0)  # probabilities 1/4, 1/2, 1/4
-    log_probs = masked_log_probs(logits, masks).expand(40_000, 72)
+    probs = masked_log_probs(logits, masks).exp().expand(40_000, 72)
     uniform = th.rand((40_000, 1), generator=th.Generator().manual_seed(1))
-    drawn = sample(log_probs, uniform)
+    drawn = sample(probs, uniform)
     counts = th.bincount(drawn, minlength=72).numpy() / 40_000
     assert set(np.flatnonzero(counts)) == {3, 10, 40}
     assert counts[[3, 10, 40]] == pytest.approx([0.25, 0.5, 0.25], abs=0.01)

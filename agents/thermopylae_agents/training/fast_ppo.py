@@ -100,14 +100,14 @@ def resolve_precision(setting: str, device: str = "cpu") -> str:
 
 def masked_log_probs(logits: th.Tensor, masks: th.Tensor) -> th.Tensor:
     """Log-probabilities of the masked distribution, ``-inf`` for an illegal action (the legal actions'
-    are sb3-contrib's, whose -1e8 gives probability 0 in float32 too; ``exp`` of -1e8 takes a slow path)."""
+    are sb3-contrib's, whose -1e8 gives probability 0 in float32 too)."""
     return th.log_softmax(logits.masked_fill(~masks, -th.inf), dim=-1)
 
 
-def sample(log_probs: th.Tensor, uniform: th.Tensor) -> th.Tensor:
-    """One action per row: the uniform draw ``uniform`` ((B, 1) in [0, 1)) against the cumulative
-    probabilities. An action of probability 0 is never drawn."""
-    cdf = log_probs.exp().cumsum(-1)
+def sample(probs: th.Tensor, uniform: th.Tensor) -> th.Tensor:
+    """One action per row of ``probs`` (B, A): the uniform draw ``uniform`` ((B, 1) in [0, 1)) against the
+    cumulative probabilities. An action of probability 0 is never drawn."""
+    cdf = probs.cumsum(-1)
     total = cdf[:, -1:]
     draw = th.minimum(uniform * total, th.nextafter(total, th.zeros_like(total)))
     return th.searchsorted(cdf, draw, right=True).squeeze(-1)
@@ -117,8 +117,10 @@ def act(net: LeanMLP, obs: th.Tensor, masks: th.Tensor, uniform: th.Tensor) -> t
     """One rollout step of the policy: ``(actions, their log-probabilities, values, features)``."""
     feats = net.features(obs)
     logits, values = net.forward(feats)
-    log_probs = masked_log_probs(logits, masks)
-    actions = sample(log_probs, uniform)
+    masked = logits.masked_fill_(~masks, -th.inf)
+    # softmax, not exp of the log-probabilities: ATen's exp is slow on -inf, its softmax is not
+    actions = sample(th.softmax(masked, dim=-1), uniform)
+    log_probs = th.log_softmax(masked, dim=-1)
     return actions, log_probs.gather(1, actions[:, None]).squeeze(1), values, feats
 
 

@@ -325,8 +325,9 @@ def ppo_gradients(
     masks, actions = batch["masks"], batch["actions"]
     size = len(actions)
     rows = th.arange(size, device=logits.device)
-    log_probs = th.log_softmax(logits.masked_fill_(~masks, -th.inf), dim=-1)
-    probs = log_probs.exp()
+    masked = logits.masked_fill_(~masks, -th.inf)
+    probs = th.softmax(masked, dim=-1)  # not exp(log_probs): ATen's exp is slow on -inf, softmax is not
+    log_probs = th.log_softmax(masked, dim=-1)
     safe = log_probs.masked_fill_(~masks, 0.0)  # log-probabilities with 0 for illegal actions
     entropy = -(probs * safe).sum(1)
     advantages = batch["advantages"]
