@@ -95,6 +95,7 @@ RUN_KEYS = (
     "learner",
     "precision",
     "threads",
+    "fast",
     "checkpoint_freq",
     "eval",
     "bc",
@@ -115,6 +116,8 @@ SECTION_KEYS: dict[str, tuple[str, ...]] = {
         "dagger_epochs",
     ),
     "report": ("episodes", "search", "search_episodes"),
+    # The fast learner's own recipe: these keys replace the block's when the learner is fast.
+    "fast": ("n_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "precision"),
     "selfplay": (
         "generations",
         "vec",
@@ -251,6 +254,12 @@ def _validate_block(block: Mapping[str, Any], where: str, extra: tuple[str, ...]
     for key, choices in (("learner", LEARNERS), ("precision", PRECISIONS)):
         if key in block and block[key] not in choices:
             raise ValueError(f"{where}.{key} must be one of {choices}, got {_short(block[key])}")
+    fast = block.get("fast")
+    if isinstance(fast, Mapping):  # checked here too, so a recipe that sb3 runs ignore is still right
+        if "precision" in fast and fast["precision"] not in PRECISIONS:
+            raise ValueError(f"{where}.fast.precision must be one of {PRECISIONS}, "
+                             f"got {_short(fast['precision'])}")
+        _validate_values(fast, f"{where}.fast")
     threads = block.get("threads", "auto")
     if threads != "auto" and not (_is_count(threads, 1) and threads <= MAX_THREADS):
         raise ValueError(f"{where}.threads must be auto or an integer in 1..{MAX_THREADS}, "
@@ -689,7 +698,18 @@ def resolve_config(
             hp["vec"] = vec
         if bc_episodes is not None:
             hp.setdefault("bc", {})["episodes"] = int(bc_episodes)
-        for key, value in (("learner", learner), ("precision", precision), ("threads", threads)):
+        if learner is not None:
+            hp["learner"] = learner
+        fast = hp.pop("fast", None)
+        if fast is not None and not isinstance(fast, dict):
+            raise ValueError(f"{target}:{env_id}.fast must be a mapping")
+        unknown = sorted(set(fast or {}) - set(SECTION_KEYS["fast"]))
+        if unknown:
+            raise ValueError(f"{target}:{env_id}.fast: unknown key(s) {unknown}; known keys: "
+                             f"{list(SECTION_KEYS['fast'])}")
+        if hp.get("learner", "sb3") == "fast":
+            hp.update(fast or {})
+        for key, value in (("precision", precision), ("threads", threads)):
             if value is not None:
                 hp[key] = value
         if hp.get("learner", "sb3") == "fast" and run["algo"] != "maskable_ppo":
