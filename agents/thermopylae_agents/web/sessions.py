@@ -184,6 +184,7 @@ class _Game:
         self.total = 0.0
         self.obs, self.info = self.env.reset(seed=seed)
         self.log: list[str] = []
+        self.logged = 0  # lines ever logged: the page numbers the kept lines from logged - len(log) + 1
         self.last: list[str] = []
 
     @property
@@ -201,7 +202,13 @@ class _Game:
 
     def _told(self, lines: list[str]) -> None:
         self.last = lines
+        self.logged += len(lines)
         self.log = (self.log + lines)[-_LOG_LINES:]
+
+    @property
+    def log_start(self) -> int:
+        """The number of the first line kept in ``log`` (1 until older lines were dropped)."""
+        return self.logged - len(self.log) + 1
 
     def hint(self, spec: Any) -> dict[str, Any]:
         spec = _check_choice(spec, self.hint_choices, "the hint agent")
@@ -284,7 +291,7 @@ class CoopGame(_Game):
         if agent is None:
             raise RequestError(f"seat {seat} is played by a person: choose an action")
         self._step(int(agent(np.array(self.obs, copy=True), self.mask.copy())))
-        self._told([f"seat {seat} ({self.seats[seat]}) played"] + event_lines(self.info.get("events", [])))
+        self._told(event_lines(self.info.get("events", [])))
 
     def view(self) -> dict[str, Any]:
         game, state = self.env.unwrapped.game, self.state
@@ -293,6 +300,7 @@ class CoopGame(_Game):
         view = coop_view(game, state)
         view.update({
             "seats": self.seats, "seed": self.seed, "events": self.last, "log": self.log,
+            "log_start": self.log_start,
             "to_move": None if seat is None else ("human" if human else "agent"),
             "legal": legal_actions(self.mask, self.label()) if human else [],
             "odds": fight_odds(game, state, self.mask) if human else [],
@@ -365,19 +373,16 @@ class DuelGame(_Game):
             raise RequestError("the game is over")
         if self.agent is None:
             raise RequestError("the duel's agent opponent moves by itself; choose your action")
-        action = int(self.agent(np.array(self.obs, copy=True), self.mask.copy()))
-        name = PLAYER_NAMES[self.side]
-        said = f"{name} ({self.players[name]}): {self.label()(action)}"
-        self._step(action)
-        self._told([said] + event_lines(self.info.get("events", []), viewer=self._viewer))
+        self._step(int(self.agent(np.array(self.obs, copy=True), self.mask.copy())))
+        self._told(event_lines(self.info.get("events", []), viewer=self._viewer))
 
     def view(self) -> dict[str, Any]:
         state = self.state
         view = duel_view(self.env.unwrapped.game, state, self.side, self.opponent, reveal=self.watched)
         live = not state.terminated
         human = live and self.agent is None
-        view.update({"seed": self.seed, "events": self.last, "log": self.log, "players": self.players,
-                     "watched": self.watched,
+        view.update({"seed": self.seed, "events": self.last, "log": self.log, "log_start": self.log_start,
+                     "players": self.players, "watched": self.watched,
                      "to_move": None if not live else ("human" if human else "agent"),
                      "legal": legal_actions(self.mask, self.label()) if human else [],
                      "hint_agents": self.hint_choices})
