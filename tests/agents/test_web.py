@@ -20,6 +20,7 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from thermopylae_agents.web.app import STATIC_FILES, create_app  # noqa: E402
 from thermopylae_agents.web.sessions import Store  # noqa: E402
+from thermopylae_agents.web.views import END_SENTENCES  # noqa: E402
 from thermopylae_env.record_format import load_record  # noqa: E402
 from thermopylae_env.records import replay_record  # noqa: E402
 
@@ -120,6 +121,7 @@ def test_a_game_of_agents_only_is_watched_to_its_end(client):
             break
         view = client.post(f"/api/games/{key}/advance").json()["view"]
     assert view["terminated"] and any(line.startswith("seat 1 ") for line in view["log"])
+    assert view["ending"] == END_SENTENCES["coop", view["reason"]]
 
 
 def test_fight_odds_are_exact_dice_odds_of_each_legal_fight(client):
@@ -403,6 +405,7 @@ def test_a_duel_of_two_agents_is_watched_to_its_end_with_both_hands_shown(client
     assert view["winner"] in ("greek", "persian") and view["won"] == (view["winner"] == "greek")
     assert view["to_move"] is None
     assert any(line.startswith("Greek ") for line in view["log"])  # the agent's moves, once each
+    assert view["ending"] == END_SENTENCES["duel", view["reason"]]
     assert client.post(f"/api/games/{key}/advance").json()["error"] == "the game is over"
     path = tmp_path / "duel.jsonl"
     path.write_text(client.get(f"/api/games/{key}/record").text)
@@ -722,3 +725,48 @@ def test_the_log_reads_oldest_first_and_numbers_its_lines_from_the_first_one_kep
     assert len(everything) > len(view["log"])  # long enough that the oldest lines were dropped
     assert view["log"] == everything[-len(view["log"]):] and view["log"][-1].startswith("game over")
     assert view["log_start"] == len(everything) - len(view["log"]) + 1
+
+
+# --- the end of a game in plain words --------------------------------------------------------------------
+
+def _reason_codes(module) -> set[str]:
+    """Every reason an engine's ``_end`` is called with, read from its source (the one place it ends)."""
+    import ast
+    import inspect
+
+    codes = set()
+    for node in ast.walk(ast.parse(inspect.getsource(module))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "_end":
+            codes |= {arg.value for arg in node.args
+                      if isinstance(arg, ast.Constant) and isinstance(arg.value, str)}
+    return codes
+
+
+def test_every_end_reason_the_engines_can_produce_has_a_plain_sentence():
+    import thermopylae_env.coop.rules as coop_rules
+    import thermopylae_env.duel.rules as duel_rules
+    from thermopylae_env.coop.state import END_REASONS
+
+    coop = _reason_codes(coop_rules)
+    assert coop == set(END_REASONS)
+    duel = _reason_codes(duel_rules)
+    assert duel  # the duel has no list of its reasons: its source is read
+    assert set(END_SENTENCES) == {("coop", r) for r in coop} | {("duel", r) for r in duel}
+    for (_, code), sentence in END_SENTENCES.items():
+        assert f"({code})" not in sentence and "_" not in sentence and sentence.endswith(".")
+        assert sentence.startswith(("The Spartans won", "The Spartans lost", "The Greeks won",
+                                    "The Persians won"))
+
+
+def test_a_finished_game_says_why_in_a_sentence_and_a_running_one_says_nothing(client):
+    key, view = _new(client, game="coop", seats=["human"], seed=7)
+    assert view["ending"] is None
+    view = _play_first_legal(client, key, view)
+    assert view["ending"] == END_SENTENCES["coop", view["reason"]]
+    key, view = _new(client, game="duel", greek="human", persian="random", seed=7)
+    view = _play_first_legal(client, key, view)
+    assert view["ending"] == END_SENTENCES["duel", view["reason"]]
+    text = client.get(f"/api/games/{key}/record").text
+    created = client.post("/api/replays", json={"text": text}).json()
+    last = client.get(f"/api/replays/{created['id']}?step={created['view']['last']}").json()["view"]
+    assert last["ending"] == view["ending"] and created["view"]["ending"] is None

@@ -51,6 +51,25 @@ def legal_actions(mask: np.ndarray, label: Any) -> list[dict[str, Any]]:
     return [{"action": int(a), "label": label(int(a))} for a in np.flatnonzero(mask)]
 
 
+# Why each game ended, in plain words: the one place a reason code of the engines becomes a sentence (the
+# page shows it in the end banner; a test holds it to every code the engines' rules can produce).
+END_SENTENCES: dict[tuple[str, str], str] = {
+    ("coop", "graveyard"): f"The Spartans won: {GRAVEYARD_WIN} Persian cards lie in the graveyard.",
+    ("coop", "refill"): "The Spartans won: the Persian deck ran out and could not refill the line.",
+    ("coop", "marker"): f"The Spartans lost: they retreated to the last space of the track ({LOSS_MARKER}).",
+    ("coop", "exhausted"): "The Spartans lost: no Spartan card was left in any hand or in the deck.",
+    ("duel", "persian_deck_empty"): "The Greeks won: the Persian deck ran out and the Persians went home.",
+    ("duel", "no_tokens"): "The Persians won: the Greeks lost their last troop token.",
+}
+
+
+def ending(game: str, reason: str | None) -> str | None:
+    """The sentence of ``END_SENTENCES`` for a game that ended for ``reason`` (``None`` while it goes on)."""
+    if reason is None:
+        return None
+    return END_SENTENCES.get((game, reason), "The game is over.")
+
+
 def _persian(game: Any, card: int) -> dict[str, Any] | None:
     if card < 0:
         return None
@@ -84,6 +103,7 @@ def coop_view(game: Any, state: Any) -> dict[str, Any]:
         "terminated": over,
         "won": bool(state.won) if over else None,
         "reason": state.reason,
+        "ending": ending("coop", state.reason),
     }
 
 
@@ -129,6 +149,7 @@ def duel_view(game: Any, state: Any, side: int, opponent: str, reveal: bool = Fa
         "winner": PLAYER_NAMES[state.winner] if over and state.winner >= 0 else None,
         "opponent_cards": _cards(game, state.hands[other]) if reveal else None,
         "reason": state.reason,
+        "ending": ending("duel", state.reason),
     }
 
 
