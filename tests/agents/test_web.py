@@ -18,7 +18,7 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from thermopylae_agents.web.app import STATIC_FILES, create_app  # noqa: E402
+from thermopylae_agents.web.app import STATIC_TYPES, create_app  # noqa: E402
 from thermopylae_agents.web.sessions import Store  # noqa: E402
 from thermopylae_agents.web.views import END_SENTENCES  # noqa: E402
 from thermopylae_env.record_format import load_record  # noqa: E402
@@ -60,9 +60,10 @@ def test_the_page_and_its_assets_come_from_the_package_and_nothing_else(client):
     assert page.status_code == 200 and "/static/app.js" in page.text
     assert "http" not in page.text.replace("http-equiv", "")  # nothing fetched from another site
     assert "default-src 'self'" in page.headers["content-security-policy"]
-    for name, media in STATIC_FILES.items():
+    for name in ("index.html", "app.js", "style.css"):
         response = client.get(f"/static/{name}")
-        assert response.status_code == 200 and response.headers["content-type"] == media
+        assert response.status_code == 200
+        assert response.headers["content-type"] == STATIC_TYPES["." + name.rpartition(".")[2]]
         assert "https://" not in response.text and "http://" not in response.text
     for bad in ("/static/app.py", "/static/..%2Fapp.py", "/static/%2e%2e/sessions.py", "/nowhere"):
         response = client.get(bad)
@@ -770,3 +771,77 @@ def test_a_finished_game_says_why_in_a_sentence_and_a_running_one_says_nothing(c
     created = client.post("/api/replays", json={"text": text}).json()
     last = client.get(f"/api/replays/{created['id']}?step={created['view']['last']}").json()["view"]
     assert last["ending"] == view["ending"] and created["view"]["ending"] is None
+
+
+# --- the page's files: Starlette's StaticFiles on the package's folder -----------------------------------
+
+def test_the_favicon_is_served_from_the_package_and_named_by_the_page(client):
+    for path in ("/favicon.ico", "/static/favicon.svg"):
+        response = client.get(path)
+        assert response.status_code == 200 and response.headers["content-type"] == "image/svg+xml"
+        assert response.text.lstrip().startswith("<svg") and "script" not in response.text
+        assert response.headers["x-content-type-options"] == "nosniff"
+    assert 'rel="icon" href="/static/favicon.svg"' in client.get("/").text
+
+
+def test_every_static_file_has_its_declared_type_and_the_security_headers(client):
+    folder = Path(client.app.state.files.folder)
+    names = sorted(path.name for path in folder.iterdir())
+    assert names == ["app.js", "favicon.svg", "index.html", "style.css"]
+    for name in names:
+        response = client.get(f"/static/{name}")
+        assert response.status_code == 200, name
+        assert response.headers["content-type"] == STATIC_TYPES[Path(name).suffix]
+        assert "default-src 'self'" in response.headers["content-security-policy"]
+        assert response.headers["cache-control"] == "no-store"
+        assert response.content == (folder / name).read_bytes()
+
+
+def test_a_static_file_of_a_kind_not_listed_is_not_served(client, tmp_path):
+    (tmp_path / "secret.py").write_text("TOKEN = 1\n")
+    (tmp_path / "page.css").write_text("body {}\n")
+    client.app.state.files.all_directories = [str(tmp_path)]
+    assert client.get("/static/page.css").status_code == 200
+    response = client.get("/static/secret.py")
+    assert response.status_code == 404 and "TOKEN" not in response.text
+
+
+_TRAVERSALS = ["/static/../app.py", "/static/..%2fapp.py", "/static/..%2Fapp.py", "/static/%2e%2e/app.py",
+               "/static/%2e%2e%2fapp.py", "/static/.%2e/sessions.py", "/static/..%5capp.py",
+               "/static/%2e%2e%2f%2e%2e%2fcli%2fweb.py", "/static/../../cli/web.py", "/static//etc/passwd",
+               "/static/%2fetc%2fpasswd", "/static/..%252fapp.py", "/static/app.js%00.py", "/static/",
+               "/static/../__init__.py", "/static/%2e%2e/%2e%2e/%2e%2e/pyproject.toml"]
+
+
+def _raw_get(url: str, path: str) -> tuple[int, bytes]:
+    """``GET path`` sent byte for byte (an HTTP client would normalise the dots away)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def test_paths_that_leave_the_static_folder_get_404_and_no_file(caplog):
+    with _served(create_app()) as url:
+        for path in _TRAVERSALS:
+            status, body = _raw_get(url, path)
+            assert status in (400, 404), (path, status)
+            for secret in (b"create_app", b"def ", b"root:", b"[project]"):
+                assert secret not in body, (path, body[:200])
+        assert _raw_get(url, "/static/app.js")[0] == 200
+    errors = [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert errors == [], [record.getMessage() for record in errors]
+
+
+def test_static_files_get_the_host_and_origin_checks_of_every_request():
+    with TestClient(create_app(), base_url="http://127.0.0.1:8000") as client:
+        assert client.get("/static/app.js", headers={"host": "attacker.example"}).status_code == 400
+        assert client.get("/favicon.ico", headers={"host": "attacker.example"}).status_code == 400
+        refused = client.post("/static/app.js", headers={"Origin": "http://evil.example"})
+        assert refused.status_code == 403 and "origin" in refused.json()["error"]
+        assert client.post("/static/app.js").status_code == 405
+        assert client.get("/static/app.js").status_code == 200
