@@ -19,7 +19,7 @@ pytest.importorskip("httpx")
 from starlette.testclient import TestClient  # noqa: E402
 
 from thermopylae_agents.web.app import STATIC_TYPES, create_app  # noqa: E402
-from thermopylae_agents.web.sessions import Store  # noqa: E402
+from thermopylae_agents.web.sessions import SearchWarmup, Store  # noqa: E402
 from thermopylae_agents.web.views import END_SENTENCES  # noqa: E402
 from thermopylae_env.record_format import load_record  # noqa: E402
 from thermopylae_env.records import replay_record  # noqa: E402
@@ -845,3 +845,50 @@ def test_static_files_get_the_host_and_origin_checks_of_every_request():
         assert refused.status_code == 403 and "origin" in refused.json()["error"]
         assert client.post("/static/app.js").status_code == 405
         assert client.get("/static/app.js").status_code == 200
+
+
+# --- the search's one-time compile, warmed in the background ---------------------------------------------
+
+def test_the_search_is_not_warmed_unless_asked_and_a_search_hint_makes_it_ready(client):
+    assert client.get("/api/status").json() == {"search": "cold"}
+    key, _ = _new(client, game="coop", seats=["human"], seed=4)
+    assert client.post(f"/api/games/{key}/hint", json={"agent": "search"}).status_code == 200
+    assert client.get("/api/status").json() == {"search": "ready"}
+
+
+def test_the_search_warm_up_runs_in_a_background_thread_while_requests_are_answered():
+    release = threading.Event()
+    warmup = SearchWarmup(warm=lambda: release.wait(timeout=30))
+    with TestClient(create_app(allowed_hosts=["testserver"], warm_search=True, warmup=warmup)) as client:
+        assert client.get("/api/status").json() == {"search": "warming"}
+        assert client.get("/").status_code == 200  # the server answers while the search compiles
+        key, view = _new(client, game="coop", seats=["human"], seed=1)
+        assert _act(client, key, view["legal"][0]["action"])["turn"] >= view["turn"]
+        assert warmup.thread.daemon and warmup.thread.is_alive()
+        release.set()
+        warmup.thread.join(timeout=30)
+        assert client.get("/api/status").json() == {"search": "ready"}
+
+
+def test_a_failed_warm_up_is_reported_and_leaves_the_server_working(caplog):
+    def broken() -> None:
+        raise RuntimeError("no compiler")
+
+    warmup = SearchWarmup(warm=broken)
+    with TestClient(create_app(allowed_hosts=["testserver"], warm_search=True, warmup=warmup)) as client:
+        warmup.thread.join(timeout=30)
+        assert client.get("/api/status").json() == {"search": "failed"}
+        assert client.get("/api/options").status_code == 200
+    assert any("no compiler" in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.parametrize("argv, warm", [([], True), (["--no-warm"], False)])
+def test_the_web_command_warms_the_search_unless_told_not_to(monkeypatch, argv, warm):
+    import thermopylae_agents.cli.web as web_cli
+    import thermopylae_agents.web.app as web_app
+
+    made = {}
+    monkeypatch.setattr(web_app, "create_app", lambda **kwargs: made.update(kwargs) or "app")
+    monkeypatch.setattr(web_cli, "_serve", lambda app, sock: sock.close() or 0)
+    assert web_cli.main(["--port", "0", *argv]) == 0
+    assert made["warm_search"] is warm

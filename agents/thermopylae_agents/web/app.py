@@ -10,6 +10,8 @@ origin or from no web page at all (see [`create_app`][thermopylae_agents.web.app
 
 =======================================  =============================================================
 ``GET  /api/options``                    the agent specs each game offers, the records of the command line
+``GET  /api/status``                     ``{"search": state}``: whether the search's compiled code is ready
+                                         (``cold``, ``warming``, ``ready`` or ``failed``)
 ``POST /api/games``                      ``{"game": "coop", "seats": [...], "seed"?}`` or
                                          ``{"game": "duel", "greek": ..., "persian": ..., "seed"?}``
                                          (each side ``"human"`` or an agent; ``{"side": ..., "opponent":
@@ -56,6 +58,7 @@ from thermopylae_agents.web.sessions import (
     NotFoundError,
     Replay,
     RequestError,
+    SearchWarmup,
     Store,
     agent_choices,
 )
@@ -263,10 +266,15 @@ def _read_upload(folder: Path, text: Any, name: Any) -> tuple[str, GameRecord]:
 
 
 def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_seconds: float = 1800.0,
-               max_games: int = 64, allowed_hosts: Sequence[str] | None = None) -> Starlette:
+               max_games: int = 64, allowed_hosts: Sequence[str] | None = None,
+               warm_search: bool = False, warmup: SearchWarmup | None = None) -> Starlette:
     """The app. ``records``: record files the page may open (read and checked now); ``agents``: agent
     specs offered besides the built-in and shipped ones; games idle for ``idle_seconds`` are freed, and at
-    most ``max_games`` games and replays are held. ``allowed_hosts``: the ``Host`` headers accepted (the
+    most ``max_games`` games and replays are held. ``warm_search``: compile the ``search`` agent in a
+    background thread when the server starts (``thermopylae web`` does, unless ``--no-warm``), so that the
+    first search hint does not wait for it; ``warmup`` tracks that compile (a new
+    [`SearchWarmup`][thermopylae_agents.web.sessions.SearchWarmup] by default). ``allowed_hosts``: the
+    ``Host`` headers accepted (the
     loopback names by default: another site cannot reach the app through DNS rebinding). A POST, PUT, PATCH
     or DELETE whose ``Origin`` is not the origin the request was sent to (``scheme://host:port``, the host
     one of ``allowed_hosts``), or that has no ``Origin`` and a ``Sec-Fetch-Site: cross-site``, is refused
@@ -276,6 +284,7 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
     folder = Path(tempfile.mkdtemp(prefix="thermopylae-web-"))
     store = Store(folder, idle_seconds=idle_seconds, max_items=max_games)
     files = PackageFiles()
+    search = warmup if warmup is not None else SearchWarmup()
 
     async def page(request: Request) -> Response:
         return files.page("index.html")
@@ -283,6 +292,8 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
     async def icon(request: Request) -> Response:
         return files.page("favicon.svg")  # what a browser asks for when a page names no icon
 
+    async def status(request: Request) -> Response:
+        return _ok({"search": search.state})
 
     async def options(request: Request) -> Response:
         return _ok({"agents": {"coop": choices[COOP_ID], "greek": choices[GREEK_ID],
@@ -297,7 +308,7 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         if kind == "coop":
             _unknown_keys(body, ("game", "seats", "seed"))
             game = await run_in_threadpool(CoopGame, body.get("seats"), body.get("seed"), path,
-                                           choices[COOP_ID])
+                                           choices[COOP_ID], search)
         elif kind == "duel":
             greek, persian = _duel_sides(body, choices)
             game = await run_in_threadpool(DuelGame, greek, persian, body.get("seed"), path, choices)
@@ -423,6 +434,7 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         Route("/favicon.ico", icon),
         Mount("/static", files),
         Route("/api/options", options),
+        Route("/api/status", status),
         Route("/api/games", new_game, methods=["POST"]),
         Route("/api/games/{key}", show_game, methods=["GET"]),
         Route("/api/games/{key}", delete_game, methods=["DELETE"]),
@@ -436,6 +448,8 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
+        if warm_search:
+            search.start()
         try:
             yield
         finally:
@@ -453,5 +467,6 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
     )
     app.state.store = store
     app.state.folder = folder
+    app.state.search = search
     app.state.files = files
     return app
