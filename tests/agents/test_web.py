@@ -773,6 +773,70 @@ def test_a_finished_game_says_why_in_a_sentence_and_a_running_one_says_nothing(c
     assert last["ending"] == view["ending"] and created["view"]["ending"] is None
 
 
+# --- cards to click ---------------------------------------------------------------------------------------
+
+def test_each_coop_card_carries_the_actions_that_play_it_or_why_it_cannot_be_played(client):
+    key, view = _new(client, game="coop", seats=["human", "human"], seed=11)
+    legal = {entry["action"]: entry for entry in view["legal"]}
+    acting = view["current"]
+    for seat, hand in enumerate(view["hands"]):
+        for value, play in zip(hand, view["hand_play"][seat], strict=True):
+            if seat == acting:  # every legal fight with this card, and nothing else
+                fights = [a for a, e in legal.items() if e["card"] == value and e["seat"] == seat]
+                assert play["actions"] == sorted(fights) and play["why"] is None
+                assert all(legal[a]["label"].startswith(f"fight {value} ") for a in play["actions"])
+            else:
+                assert play["actions"] == [] and f"seat {acting}'s turn" in play["why"]
+    assert [e["short"] for e in view["legal"] if e["card"] is None] == ["Retreat"]
+    view = _act(client, key, 0)  # a retreat: a draw is offered, no card is played now
+    assert view["phase"] == "draw_offer"
+    assert all(not p["actions"] and "on offer" in p["why"] for hand in view["hand_play"] for p in hand)
+    gives = {e["to"]: e["action"] for e in view["legal"] if e.get("to") is not None}
+    assert sorted(gives) == [0, 1] and all(e["card"] is None for e in view["legal"])
+
+
+def test_a_coop_discard_is_one_click_on_a_card_of_the_seat_that_must_discard(client):
+    key, view = _new(client, game="coop", seats=["human"], seed=3)
+    for _ in range(200):  # give every draw to the one seat until it holds too many cards
+        if view["phase"] == "discard" or view["terminated"]:
+            break
+        gives = [e["action"] for e in view["legal"] if e.get("to") == 0]
+        view = _act(client, key, gives[0] if gives else 0)
+    assert view["phase"] == "discard", "no discard phase reached"
+    for value, play in zip(view["hands"][0], view["hand_play"][0], strict=True):
+        assert len(play["actions"]) == 1
+        entry = next(e for e in view["legal"] if e["action"] == play["actions"][0])
+        assert entry["card"] == value and entry["short"] == f"Discard {value}"
+
+
+def test_each_duel_card_carries_its_action_and_an_added_card_says_why_it_cannot_be_added_again(client):
+    key, view = _new(client, game="duel", side="persian", opponent="random", seed=3)
+    assert view["phase"] == "Persian discard phase"
+    for card, play in zip(view["hand"], view["hand_play"], strict=True):
+        shorts = {e["short"] for e in view["legal"] if e["action"] in play["actions"]}
+        assert "Discard it" in shorts and play["why"] is None and not card["added"]
+    done = next(e["action"] for e in view["legal"] if e["card"] is None and e["short"].startswith("Done"))
+    view = _act(client, key, done)
+    for _ in range(20):  # to the Persian's attack
+        if view["phase"] == "Persian attack" or view["terminated"]:
+            break
+        view = _act(client, key, view["legal"][-1]["action"])
+    assert view["phase"] == "Persian attack"
+    attack = next(k for k, play in enumerate(view["hand_play"]) if play["actions"])
+    view = _act(client, key, view["hand_play"][attack]["actions"][0])
+    added = [k for k, card in enumerate(view["hand"]) if card["added"]]
+    assert len(added) == 1 and sum(b["count"] for b in view["build"]) == 1
+    assert view["hand_play"][added[0]] == {"actions": [], "why": "this card is already in your attack"}
+    assert any(e["short"].startswith("Commit the attack") for e in view["legal"])
+
+
+def test_only_a_person_to_move_gets_cards_to_click(client):
+    key, view = _new(client, game="coop", seats=["heuristic", "human"], seed=11)
+    assert view["to_move"] == "agent" and view["hand_play"] is None
+    key, view = _new(client, game="duel", greek="heuristic", persian="random", seed=1)
+    assert view["hand_play"] is None
+
+
 # --- the page's files: Starlette's StaticFiles on the package's folder -----------------------------------
 
 def test_the_favicon_is_served_from_the_package_and_named_by_the_page(client):

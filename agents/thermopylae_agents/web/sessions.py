@@ -36,9 +36,13 @@ from thermopylae_agents.evaluation.replay import agent_for_env, opponent_agent
 from thermopylae_agents.evaluation.replay import iter_replay as agent_iter_replay
 from thermopylae_agents.policies.registry import check_agent_game, make_agent, shipped_policies
 from thermopylae_agents.web.views import (
+    coop_card_play,
     coop_labels,
+    coop_parts,
     coop_view,
+    duel_card_play,
     duel_labels,
+    duel_parts,
     duel_view,
     event_lines,
     fight_odds,
@@ -371,8 +375,9 @@ class CoopGame(_Game):
             "seats": self.seats, "seed": self.seed, "events": self.last, "log": self.log,
             "log_start": self.log_start,
             "to_move": None if seat is None else ("human" if human else "agent"),
-            "legal": legal_actions(self.mask, self.label()) if human else [],
+            "legal": legal_actions(self.mask, self.label(), coop_parts(state)) if human else [],
             "odds": fight_odds(game, state, self.mask) if human else [],
+            "hand_play": coop_card_play(state, self.mask, view["hands"]) if human else None,
             "hint_agents": self.hint_choices,
         })
         return view
@@ -450,10 +455,14 @@ class DuelGame(_Game):
         view = duel_view(self.env.unwrapped.game, state, self.side, self.opponent, reveal=self.watched)
         live = not state.terminated
         human = live and self.agent is None
+        game = self.env.unwrapped.game
         view.update({"seed": self.seed, "events": self.last, "log": self.log, "log_start": self.log_start,
                      "players": self.players, "watched": self.watched,
                      "to_move": None if not live else ("human" if human else "agent"),
-                     "legal": legal_actions(self.mask, self.label()) if human else [],
+                     "legal": legal_actions(self.mask, self.label(), duel_parts(state, self.side)) if human
+                     else [],
+                     "hand_play": duel_card_play(game, state, self.side, self.mask, view["hand"]) if human
+                     else None,
                      "hint_agents": self.hint_choices})
         return view
 
