@@ -18,8 +18,9 @@ pytest.importorskip("httpx")
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from thermopylae_agents.web.app import STATIC_FILES, create_app  # noqa: E402
-from thermopylae_agents.web.sessions import Store  # noqa: E402
+from thermopylae_agents.web.app import STATIC_TYPES, create_app  # noqa: E402
+from thermopylae_agents.web.sessions import SearchWarmup, Store  # noqa: E402
+from thermopylae_agents.web.views import END_SENTENCES  # noqa: E402
 from thermopylae_env.record_format import load_record  # noqa: E402
 from thermopylae_env.records import replay_record  # noqa: E402
 
@@ -59,9 +60,10 @@ def test_the_page_and_its_assets_come_from_the_package_and_nothing_else(client):
     assert page.status_code == 200 and "/static/app.js" in page.text
     assert "http" not in page.text.replace("http-equiv", "")  # nothing fetched from another site
     assert "default-src 'self'" in page.headers["content-security-policy"]
-    for name, media in STATIC_FILES.items():
+    for name in ("index.html", "app.js", "style.css"):
         response = client.get(f"/static/{name}")
-        assert response.status_code == 200 and response.headers["content-type"] == media
+        assert response.status_code == 200
+        assert response.headers["content-type"] == STATIC_TYPES["." + name.rpartition(".")[2]]
         assert "https://" not in response.text and "http://" not in response.text
     for bad in ("/static/app.py", "/static/..%2Fapp.py", "/static/%2e%2e/sessions.py", "/nowhere"):
         response = client.get(bad)
@@ -119,7 +121,8 @@ def test_a_game_of_agents_only_is_watched_to_its_end(client):
         if view["terminated"]:
             break
         view = client.post(f"/api/games/{key}/advance").json()["view"]
-    assert view["terminated"] and any("seat 1 (coop_2p_maskable_ppo) played" in line for line in view["log"])
+    assert view["terminated"] and any(line.startswith("seat 1 ") for line in view["log"])
+    assert view["ending"] == END_SENTENCES["coop", view["reason"]]
 
 
 def test_fight_odds_are_exact_dice_odds_of_each_legal_fight(client):
@@ -379,7 +382,7 @@ def test_a_pickle_free_policy_file_given_on_the_command_line_is_offered_for_its_
         assert path in agents["coop"] and path not in agents["greek"] + agents["persian"]
         key, view = _new(client, game="coop", seats=[path], seed=6)
         view = client.post(f"/api/games/{key}/advance").json()["view"]
-        assert view["log"][0] == f"seat 0 ({path}) played"
+        assert view["log"] and view["log"][0].startswith("seat 0 ")  # the policy's move, by the engine
 
 
 def _watch(client: TestClient, key: str, view: dict, limit: int = 3000) -> dict:
@@ -402,7 +405,8 @@ def test_a_duel_of_two_agents_is_watched_to_its_end_with_both_hands_shown(client
     view = _watch(client, key, view)
     assert view["winner"] in ("greek", "persian") and view["won"] == (view["winner"] == "greek")
     assert view["to_move"] is None
-    assert any(line.startswith("greek (duel_greek_maskable_ppo): ") for line in view["log"])
+    assert any(line.startswith("Greek ") for line in view["log"])  # the agent's moves, once each
+    assert view["ending"] == END_SENTENCES["duel", view["reason"]]
     assert client.post(f"/api/games/{key}/advance").json()["error"] == "the game is over"
     path = tmp_path / "duel.jsonl"
     path.write_text(client.get(f"/api/games/{key}/record").text)
@@ -468,7 +472,7 @@ def test_a_slow_agent_move_leaves_the_server_answering_other_requests(client):
         answered.set()
         moving.join(timeout=60)
     assert in_time == [True]  # the other tab was answered while the agent thought, not after
-    assert client.get(f"/api/games/{key}").json()["view"]["log"][0] == "seat 0 (search) played"
+    assert client.get(f"/api/games/{key}").json()["view"]["log"][0].startswith("seat 0 ")
 
 
 _FOREIGN_ORIGINS = ["http://evil.example", "null", "http://127.0.0.1:9999", "https://testserver",
@@ -675,3 +679,280 @@ def test_moves_racing_the_deletion_of_their_game_get_200_404_or_409_and_log_no_e
         assert move.status_code == 200 or "\n" not in move.json()["error"]
     errors = [record for record in caplog.records if record.levelno >= logging.ERROR or record.exc_info]
     assert errors == [], [record.getMessage() for record in errors]
+
+
+# --- the log: one line per thing that happened, oldest first ---------------------------------------------
+
+_COOP_MOVES = ("retreats", "fights", "draws", "declined", "discards")
+
+
+def _move_lines(lines: list[str]) -> list[str]:
+    """The lines that name a seat's own move (a retreat, a fight, a draw given, declined or discarded)."""
+    return [line for line in lines if any(word in line.split(":")[0] for word in _COOP_MOVES)]
+
+
+def test_an_agents_move_is_logged_once_as_the_engine_describes_it(client):
+    key, view = _new(client, game="coop", seats=["heuristic", "random"], seed=2)
+    log = list(view["log"])
+    for _ in range(40):
+        if view["terminated"]:
+            break
+        view = client.post(f"/api/games/{key}/advance").json()["view"]
+        assert len(_move_lines(view["events"])) == 1, view["events"]  # the move, said once
+        assert not any(line.endswith(" played") for line in view["events"])
+        log += view["events"]
+    assert view["log"] == log[-len(view["log"]):]  # the log is the engine's events and nothing else
+
+
+def test_a_watched_duel_logs_each_agent_move_once():
+    with TestClient(create_app(allowed_hosts=["testserver"])) as client:
+        key, view = _new(client, game="duel", greek="heuristic", persian="random", seed=3)
+        own = []
+        for _ in range(12):
+            view = client.post(f"/api/games/{key}/advance").json()["view"]
+            assert view["events"] and view["log"][-len(view["events"]):] == view["events"]
+            assert not any(line.startswith("greek (") for line in view["events"])  # no echo of the move
+            own += [line for line in view["events"] if line.startswith("Greek ") and " draws " not in line]
+        assert len(own) >= 12  # each Greek move is in the log, as the engine tells it
+
+
+def test_the_log_reads_oldest_first_and_numbers_its_lines_from_the_first_one_kept(client):
+    key, view = _new(client, game="coop", seats=["heuristic"], seed=5)
+    assert view["log_start"] == 1
+    everything = list(view["log"])
+    while not view["terminated"]:
+        view = client.post(f"/api/games/{key}/advance").json()["view"]
+        everything += view["events"]
+    assert len(everything) > len(view["log"])  # long enough that the oldest lines were dropped
+    assert view["log"] == everything[-len(view["log"]):] and view["log"][-1].startswith("game over")
+    assert view["log_start"] == len(everything) - len(view["log"]) + 1
+
+
+# --- the end of a game in plain words --------------------------------------------------------------------
+
+def _reason_codes(module) -> set[str]:
+    """Every reason an engine's ``_end`` is called with, read from its source (the one place it ends)."""
+    import ast
+    import inspect
+
+    codes = set()
+    for node in ast.walk(ast.parse(inspect.getsource(module))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "_end":
+            codes |= {arg.value for arg in node.args
+                      if isinstance(arg, ast.Constant) and isinstance(arg.value, str)}
+    return codes
+
+
+def test_every_end_reason_the_engines_can_produce_has_a_plain_sentence():
+    import thermopylae_env.coop.rules as coop_rules
+    import thermopylae_env.duel.rules as duel_rules
+    from thermopylae_env.coop.state import END_REASONS
+
+    coop = _reason_codes(coop_rules)
+    assert coop == set(END_REASONS)
+    duel = _reason_codes(duel_rules)
+    assert duel  # the duel has no list of its reasons: its source is read
+    assert set(END_SENTENCES) == {("coop", r) for r in coop} | {("duel", r) for r in duel}
+    for (_, code), sentence in END_SENTENCES.items():
+        assert f"({code})" not in sentence and "_" not in sentence and sentence.endswith(".")
+        assert sentence.startswith(("The Spartans won", "The Spartans lost", "The Greeks won",
+                                    "The Persians won"))
+
+
+def test_a_finished_game_says_why_in_a_sentence_and_a_running_one_says_nothing(client):
+    key, view = _new(client, game="coop", seats=["human"], seed=7)
+    assert view["ending"] is None
+    view = _play_first_legal(client, key, view)
+    assert view["ending"] == END_SENTENCES["coop", view["reason"]]
+    key, view = _new(client, game="duel", greek="human", persian="random", seed=7)
+    view = _play_first_legal(client, key, view)
+    assert view["ending"] == END_SENTENCES["duel", view["reason"]]
+    text = client.get(f"/api/games/{key}/record").text
+    created = client.post("/api/replays", json={"text": text}).json()
+    last = client.get(f"/api/replays/{created['id']}?step={created['view']['last']}").json()["view"]
+    assert last["ending"] == view["ending"] and created["view"]["ending"] is None
+
+
+# --- cards to click ---------------------------------------------------------------------------------------
+
+def test_each_coop_card_carries_the_actions_that_play_it_or_why_it_cannot_be_played(client):
+    key, view = _new(client, game="coop", seats=["human", "human"], seed=11)
+    legal = {entry["action"]: entry for entry in view["legal"]}
+    acting = view["current"]
+    for seat, hand in enumerate(view["hands"]):
+        for value, play in zip(hand, view["hand_play"][seat], strict=True):
+            if seat == acting:  # every legal fight with this card, and nothing else
+                fights = [a for a, e in legal.items() if e["card"] == value and e["seat"] == seat]
+                assert play["actions"] == sorted(fights) and play["why"] is None
+                assert all(legal[a]["label"].startswith(f"fight {value} ") for a in play["actions"])
+            else:
+                assert play["actions"] == [] and f"seat {acting}'s turn" in play["why"]
+    assert [e["short"] for e in view["legal"] if e["card"] is None] == ["Retreat"]
+    view = _act(client, key, 0)  # a retreat: a draw is offered, no card is played now
+    assert view["phase"] == "draw_offer"
+    assert all(not p["actions"] and "on offer" in p["why"] for hand in view["hand_play"] for p in hand)
+    gives = {e["to"]: e["action"] for e in view["legal"] if e.get("to") is not None}
+    assert sorted(gives) == [0, 1] and all(e["card"] is None for e in view["legal"])
+
+
+def test_a_coop_discard_is_one_click_on_a_card_of_the_seat_that_must_discard(client):
+    key, view = _new(client, game="coop", seats=["human"], seed=3)
+    for _ in range(200):  # give every draw to the one seat until it holds too many cards
+        if view["phase"] == "discard" or view["terminated"]:
+            break
+        gives = [e["action"] for e in view["legal"] if e.get("to") == 0]
+        view = _act(client, key, gives[0] if gives else 0)
+    assert view["phase"] == "discard", "no discard phase reached"
+    for value, play in zip(view["hands"][0], view["hand_play"][0], strict=True):
+        assert len(play["actions"]) == 1
+        entry = next(e for e in view["legal"] if e["action"] == play["actions"][0])
+        assert entry["card"] == value and entry["short"] == f"Discard {value}"
+
+
+def test_each_duel_card_carries_its_action_and_an_added_card_says_why_it_cannot_be_added_again(client):
+    key, view = _new(client, game="duel", side="persian", opponent="random", seed=3)
+    assert view["phase"] == "Persian discard phase"
+    for card, play in zip(view["hand"], view["hand_play"], strict=True):
+        shorts = {e["short"] for e in view["legal"] if e["action"] in play["actions"]}
+        assert "Discard it" in shorts and play["why"] is None and not card["added"]
+    done = next(e["action"] for e in view["legal"] if e["card"] is None and e["short"].startswith("Done"))
+    view = _act(client, key, done)
+    for _ in range(20):  # to the Persian's attack
+        if view["phase"] == "Persian attack" or view["terminated"]:
+            break
+        view = _act(client, key, view["legal"][-1]["action"])
+    assert view["phase"] == "Persian attack"
+    attack = next(k for k, play in enumerate(view["hand_play"]) if play["actions"])
+    view = _act(client, key, view["hand_play"][attack]["actions"][0])
+    added = [k for k, card in enumerate(view["hand"]) if card["added"]]
+    assert len(added) == 1 and sum(b["count"] for b in view["build"]) == 1
+    assert view["hand_play"][added[0]] == {"actions": [], "why": "this card is already in your attack"}
+    assert any(e["short"].startswith("Commit the attack") for e in view["legal"])
+
+
+def test_only_a_person_to_move_gets_cards_to_click(client):
+    key, view = _new(client, game="coop", seats=["heuristic", "human"], seed=11)
+    assert view["to_move"] == "agent" and view["hand_play"] is None
+    key, view = _new(client, game="duel", greek="heuristic", persian="random", seed=1)
+    assert view["hand_play"] is None
+
+
+# --- the page's files: Starlette's StaticFiles on the package's folder -----------------------------------
+
+def test_the_favicon_is_served_from_the_package_and_named_by_the_page(client):
+    for path in ("/favicon.ico", "/static/favicon.svg"):
+        response = client.get(path)
+        assert response.status_code == 200 and response.headers["content-type"] == "image/svg+xml"
+        assert response.text.lstrip().startswith("<svg") and "script" not in response.text
+        assert response.headers["x-content-type-options"] == "nosniff"
+    assert 'rel="icon" href="/static/favicon.svg"' in client.get("/").text
+
+
+def test_every_static_file_has_its_declared_type_and_the_security_headers(client):
+    folder = Path(client.app.state.files.folder)
+    names = sorted(path.name for path in folder.iterdir())
+    assert names == ["app.js", "favicon.svg", "index.html", "style.css"]
+    for name in names:
+        response = client.get(f"/static/{name}")
+        assert response.status_code == 200, name
+        assert response.headers["content-type"] == STATIC_TYPES[Path(name).suffix]
+        assert "default-src 'self'" in response.headers["content-security-policy"]
+        assert response.headers["cache-control"] == "no-store"
+        assert response.content == (folder / name).read_bytes()
+
+
+def test_a_static_file_of_a_kind_not_listed_is_not_served(client, tmp_path):
+    (tmp_path / "secret.py").write_text("TOKEN = 1\n")
+    (tmp_path / "page.css").write_text("body {}\n")
+    client.app.state.files.all_directories = [str(tmp_path)]
+    assert client.get("/static/page.css").status_code == 200
+    response = client.get("/static/secret.py")
+    assert response.status_code == 404 and "TOKEN" not in response.text
+
+
+_TRAVERSALS = ["/static/../app.py", "/static/..%2fapp.py", "/static/..%2Fapp.py", "/static/%2e%2e/app.py",
+               "/static/%2e%2e%2fapp.py", "/static/.%2e/sessions.py", "/static/..%5capp.py",
+               "/static/%2e%2e%2f%2e%2e%2fcli%2fweb.py", "/static/../../cli/web.py", "/static//etc/passwd",
+               "/static/%2fetc%2fpasswd", "/static/..%252fapp.py", "/static/app.js%00.py", "/static/",
+               "/static/../__init__.py", "/static/%2e%2e/%2e%2e/%2e%2e/pyproject.toml"]
+
+
+def _raw_get(url: str, path: str) -> tuple[int, bytes]:
+    """``GET path`` sent byte for byte (an HTTP client would normalise the dots away)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+def test_paths_that_leave_the_static_folder_get_404_and_no_file(caplog):
+    with _served(create_app()) as url:
+        for path in _TRAVERSALS:
+            status, body = _raw_get(url, path)
+            assert status in (400, 404), (path, status)
+            for secret in (b"create_app", b"def ", b"root:", b"[project]"):
+                assert secret not in body, (path, body[:200])
+        assert _raw_get(url, "/static/app.js")[0] == 200
+    errors = [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert errors == [], [record.getMessage() for record in errors]
+
+
+def test_static_files_get_the_host_and_origin_checks_of_every_request():
+    with TestClient(create_app(), base_url="http://127.0.0.1:8000") as client:
+        assert client.get("/static/app.js", headers={"host": "attacker.example"}).status_code == 400
+        assert client.get("/favicon.ico", headers={"host": "attacker.example"}).status_code == 400
+        refused = client.post("/static/app.js", headers={"Origin": "http://evil.example"})
+        assert refused.status_code == 403 and "origin" in refused.json()["error"]
+        assert client.post("/static/app.js").status_code == 405
+        assert client.get("/static/app.js").status_code == 200
+
+
+# --- the search's one-time compile, warmed in the background ---------------------------------------------
+
+def test_the_search_is_not_warmed_unless_asked_and_a_search_hint_makes_it_ready(client):
+    assert client.get("/api/status").json() == {"search": "cold"}
+    key, _ = _new(client, game="coop", seats=["human"], seed=4)
+    assert client.post(f"/api/games/{key}/hint", json={"agent": "search"}).status_code == 200
+    assert client.get("/api/status").json() == {"search": "ready"}
+
+
+def test_the_search_warm_up_runs_in_a_background_thread_while_requests_are_answered():
+    release = threading.Event()
+    warmup = SearchWarmup(warm=lambda: release.wait(timeout=30))
+    with TestClient(create_app(allowed_hosts=["testserver"], warm_search=True, warmup=warmup)) as client:
+        assert client.get("/api/status").json() == {"search": "warming"}
+        assert client.get("/").status_code == 200  # the server answers while the search compiles
+        key, view = _new(client, game="coop", seats=["human"], seed=1)
+        assert _act(client, key, view["legal"][0]["action"])["turn"] >= view["turn"]
+        assert warmup.thread.daemon and warmup.thread.is_alive()
+        release.set()
+        warmup.thread.join(timeout=30)
+        assert client.get("/api/status").json() == {"search": "ready"}
+
+
+def test_a_failed_warm_up_is_reported_and_leaves_the_server_working(caplog):
+    def broken() -> None:
+        raise RuntimeError("no compiler")
+
+    warmup = SearchWarmup(warm=broken)
+    with TestClient(create_app(allowed_hosts=["testserver"], warm_search=True, warmup=warmup)) as client:
+        warmup.thread.join(timeout=30)
+        assert client.get("/api/status").json() == {"search": "failed"}
+        assert client.get("/api/options").status_code == 200
+    assert any("no compiler" in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.parametrize("argv, warm", [([], True), (["--no-warm"], False)])
+def test_the_web_command_warms_the_search_unless_told_not_to(monkeypatch, argv, warm):
+    import thermopylae_agents.cli.web as web_cli
+    import thermopylae_agents.web.app as web_app
+
+    made = {}
+    monkeypatch.setattr(web_app, "create_app", lambda **kwargs: made.update(kwargs) or "app")
+    monkeypatch.setattr(web_cli, "_serve", lambda app, sock: sock.close() or 0)
+    assert web_cli.main(["--port", "0", *argv]) == 0
+    assert made["warm_search"] is warm

@@ -275,7 +275,7 @@ def test_wheel_holds_the_packages_and_no_development_artefacts(wheel):
     assert bad == []
     assert "thermopylae_env/py.typed" in names and "thermopylae_agents/py.typed" in names
     assert f"thermopylae_env-{version}.dist-info/licenses/LICENSE" in names
-    for name in ("index.html", "app.js", "style.css"):  # the page of thermopylae web
+    for name in ("index.html", "app.js", "style.css", "favicon.svg"):  # the page of thermopylae web
         assert f"thermopylae_agents/web/static/{name}" in names
     for name in ("coop_maskable_ppo", "duel_greek_maskable_ppo"):
         assert f"thermopylae_agents/policies/{name}.json" in names

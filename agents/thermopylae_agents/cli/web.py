@@ -4,7 +4,9 @@ Serves the app of [`thermopylae_agents.web.app`][] on ``--host`` (default 127.0.
 and ``--port`` (default 8000; 0 picks a free port) and prints its address. ``--record FILE`` (repeatable)
 offers a record file to the replay page; ``--agent SPEC`` (repeatable) offers an agent spec besides the
 built-in players and the shipped policies (a page can choose only among the agents offered, and opens
-no file but these records and its own uploads).
+no file but these records and its own uploads). The ``search`` agent's compiled code is prepared in a
+background thread as the server starts (it answers requests meanwhile); ``--no-warm`` leaves that to the
+first search hint or move.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ def build_parser(prog: str = "thermopylae web") -> argparse.ArgumentParser:
                         help="free a game after this many minutes without a request (default 30)")
     parser.add_argument("--max-games", type=int_argument(1, 10000), default=64,
                         help="the most games and replays held at once (default 64)")
+    parser.add_argument("--no-warm", action="store_true",
+                        help="do not compile the search agent in the background at start (the first search "
+                        "hint or move then waits for it, up to about a minute)")
     return parser
 
 
@@ -51,7 +56,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "thermopylae web") -> in
         for spec in args.agent:
             parse_spec(spec)
         app = create_app(records=args.record, agents=args.agent, idle_seconds=60.0 * args.idle_minutes,
-                         max_games=args.max_games, allowed_hosts=_hosts(args.host))
+                         max_games=args.max_games, allowed_hosts=_hosts(args.host),
+                         warm_search=not args.no_warm)
     except ValueError as err:
         error(prog, str(err))
         return 2

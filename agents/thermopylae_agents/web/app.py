@@ -10,6 +10,8 @@ origin or from no web page at all (see [`create_app`][thermopylae_agents.web.app
 
 =======================================  =============================================================
 ``GET  /api/options``                    the agent specs each game offers, the records of the command line
+``GET  /api/status``                     ``{"search": state}``: whether the search's compiled code is ready
+                                         (``cold``, ``warming``, ``ready`` or ``failed``)
 ``POST /api/games``                      ``{"game": "coop", "seats": [...], "seed"?}`` or
                                          ``{"game": "duel", "greek": ..., "persian": ..., "seed"?}``
                                          (each side ``"human"`` or an agent; ``{"side": ..., "opponent":
@@ -28,7 +30,6 @@ origin or from no web page at all (see [`create_app`][thermopylae_agents.web.app
 from __future__ import annotations
 
 import contextlib
-import importlib.resources
 import json
 import os
 import shutil
@@ -45,8 +46,9 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thermopylae_agents.web.sessions import (
@@ -56,17 +58,20 @@ from thermopylae_agents.web.sessions import (
     NotFoundError,
     Replay,
     RequestError,
+    SearchWarmup,
     Store,
     agent_choices,
 )
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_env.record_format import GameRecord, load_record
 
-__all__ = ["MAX_BODY_BYTES", "STATIC_FILES", "create_app", "load_listed_records"]
+__all__ = ["MAX_BODY_BYTES", "STATIC_TYPES", "PackageFiles", "create_app", "load_listed_records"]
 
 MAX_BODY_BYTES = 16 * 1024 * 1024  # an uploaded record; far above a whole duel's record
-STATIC_FILES = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
-                "style.css": "text/css; charset=utf-8"}
+# The kinds of file the page is made of, each with its content type written here: a type guessed from the
+# machine's MIME table could differ between machines (a script as text/plain is refused under nosniff).
+STATIC_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
+                ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}
 _HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; "
                                "base-uri 'none'; frame-ancestors 'none'; form-action 'none'",
@@ -144,6 +149,33 @@ class _SameOriginOnly:
                 await _error(403, refused)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+class PackageFiles(StaticFiles):
+    """The page's own files, the ``static/`` folder of this package, served by Starlette's ``StaticFiles``
+    (which refuses a path that leaves the folder, ``..`` and symbolic links included). Only the kinds of
+    ``STATIC_TYPES`` are served, with that content type and the app's security headers; anything else is a
+    404."""
+
+    def __init__(self) -> None:
+        super().__init__(packages=[("thermopylae_agents.web", "static")])
+
+    @property
+    def folder(self) -> str:
+        return str(self.all_directories[0])
+
+    def file_response(self, full_path: Any, stat_result: os.stat_result, scope: Scope,
+                      status_code: int = 200) -> Response:
+        media = STATIC_TYPES.get(os.path.splitext(str(full_path))[1])
+        if media is None:
+            raise HTTPException(status_code=404)
+        return FileResponse(full_path, status_code=status_code, stat_result=stat_result, media_type=media,
+                            headers=_HEADERS)
+
+    def page(self, name: str) -> Response:
+        """One file of the folder, by its name (the page itself, the icon)."""
+        path = os.path.join(self.folder, name)
+        return self.file_response(path, os.stat(path), {})
 
 
 async def _body(request: Request) -> dict[str, Any]:
@@ -234,10 +266,15 @@ def _read_upload(folder: Path, text: Any, name: Any) -> tuple[str, GameRecord]:
 
 
 def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_seconds: float = 1800.0,
-               max_games: int = 64, allowed_hosts: Sequence[str] | None = None) -> Starlette:
+               max_games: int = 64, allowed_hosts: Sequence[str] | None = None,
+               warm_search: bool = False, warmup: SearchWarmup | None = None) -> Starlette:
     """The app. ``records``: record files the page may open (read and checked now); ``agents``: agent
     specs offered besides the built-in and shipped ones; games idle for ``idle_seconds`` are freed, and at
-    most ``max_games`` games and replays are held. ``allowed_hosts``: the ``Host`` headers accepted (the
+    most ``max_games`` games and replays are held. ``warm_search``: compile the ``search`` agent in a
+    background thread when the server starts (``thermopylae web`` does, unless ``--no-warm``), so that the
+    first search hint does not wait for it; ``warmup`` tracks that compile (a new
+    [`SearchWarmup`][thermopylae_agents.web.sessions.SearchWarmup] by default). ``allowed_hosts``: the
+    ``Host`` headers accepted (the
     loopback names by default: another site cannot reach the app through DNS rebinding). A POST, PUT, PATCH
     or DELETE whose ``Origin`` is not the origin the request was sent to (``scheme://host:port``, the host
     one of ``allowed_hosts``), or that has no ``Origin`` and a ``Sec-Fetch-Site: cross-site``, is refused
@@ -246,15 +283,17 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
     choices = agent_choices(agents)
     folder = Path(tempfile.mkdtemp(prefix="thermopylae-web-"))
     store = Store(folder, idle_seconds=idle_seconds, max_items=max_games)
+    files = PackageFiles()
+    search = warmup if warmup is not None else SearchWarmup()
 
     async def page(request: Request) -> Response:
-        return _static("index.html")
+        return files.page("index.html")
 
-    async def static(request: Request) -> Response:
-        name = request.path_params["name"]
-        if name not in STATIC_FILES:
-            return _error(404, "no such file")
-        return _static(name)
+    async def icon(request: Request) -> Response:
+        return files.page("favicon.svg")  # what a browser asks for when a page names no icon
+
+    async def status(request: Request) -> Response:
+        return _ok({"search": search.state})
 
     async def options(request: Request) -> Response:
         return _ok({"agents": {"coop": choices[COOP_ID], "greek": choices[GREEK_ID],
@@ -269,7 +308,7 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         if kind == "coop":
             _unknown_keys(body, ("game", "seats", "seed"))
             game = await run_in_threadpool(CoopGame, body.get("seats"), body.get("seed"), path,
-                                           choices[COOP_ID])
+                                           choices[COOP_ID], search)
         elif kind == "duel":
             greek, persian = _duel_sides(body, choices)
             game = await run_in_threadpool(DuelGame, greek, persian, body.get("seed"), path, choices)
@@ -387,12 +426,15 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         return _error(415, f"send the body as JSON with Content-Type: application/json (got {got})")
 
     async def on_http(request: Request, err: HTTPException) -> Response:
-        return _error(err.status_code, str(err.detail))
+        detail = "no such page or file" if err.status_code == 404 else str(err.detail)
+        return _error(err.status_code, detail)
 
     routes = [
         Route("/", page),
-        Route("/static/{name}", static),
+        Route("/favicon.ico", icon),
+        Mount("/static", files),
         Route("/api/options", options),
+        Route("/api/status", status),
         Route("/api/games", new_game, methods=["POST"]),
         Route("/api/games/{key}", show_game, methods=["GET"]),
         Route("/api/games/{key}", delete_game, methods=["DELETE"]),
@@ -406,6 +448,8 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
+        if warm_search:
+            search.start()
         try:
             yield
         finally:
@@ -423,9 +467,6 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
     )
     app.state.store = store
     app.state.folder = folder
+    app.state.search = search
+    app.state.files = files
     return app
-
-
-def _static(name: str) -> Response:
-    data = (importlib.resources.files("thermopylae_agents.web") / "static" / name).read_bytes()
-    return Response(data, media_type=STATIC_FILES[name], headers=_HEADERS)

@@ -18,11 +18,14 @@ it by the game's id.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import os
 import secrets
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +36,13 @@ from thermopylae_agents.evaluation.replay import agent_for_env, opponent_agent
 from thermopylae_agents.evaluation.replay import iter_replay as agent_iter_replay
 from thermopylae_agents.policies.registry import check_agent_game, make_agent, shipped_policies
 from thermopylae_agents.web.views import (
+    coop_card_play,
     coop_labels,
+    coop_parts,
     coop_view,
+    duel_card_play,
     duel_labels,
+    duel_parts,
     duel_view,
     event_lines,
     fight_odds,
@@ -48,12 +55,13 @@ from thermopylae_env.record_format import GameRecord
 from thermopylae_env.records import RecordEpisode, RecordMismatchError, RecordNeedsOpponentError
 
 __all__ = ["HUMAN", "ClosedError", "CoopGame", "DuelGame", "Guard", "NotFoundError", "Replay",
-           "RequestError", "Store", "agent_choices"]
+           "RequestError", "SearchWarmup", "Store", "agent_choices", "warm_search"]
 
 HUMAN = "human"
 BUILT_IN = ("heuristic", "random")
 MAX_SEED = 2**63 - 1
 _LOG_LINES = 60
+_log = logging.getLogger(__name__)
 
 
 class RequestError(ValueError):
@@ -109,6 +117,64 @@ class Guard:
         """Close the item once the request holding it, if any, is done."""
         self._lock.acquire()
         self.close_held()
+
+
+def _is_search(spec: str) -> bool:
+    return spec.partition(":")[0] == "search"
+
+
+def warm_search() -> None:
+    """Play the search once on a solo deal whose first move has several candidates, so that numba compiles
+    its rollouts (or loads them from its disk cache) now rather than during a person's first hint."""
+    env = gym.make(COOP_ID, num_players=1, disable_env_checker=True)
+    try:
+        agent = make_agent("search", COOP_ID, seed=0, env_kwargs={"num_players": 1})[0]
+        for seed in range(20):  # a deal whose only sensible move is played without rollouts compiles nothing
+            obs, info = env.reset(seed=seed)
+            if len(agent.evaluate(obs, np.asarray(info["action_mask"], dtype=bool)).estimates) > 1:
+                return
+    finally:
+        env.close()
+
+
+class SearchWarmup:
+    """Whether the ``search`` agent's compiled code is ready in this process: ``"cold"`` (never run),
+    ``"warming"`` (the warm-up thread is compiling it), ``"ready"`` (compiled: a search hint or move has
+    finished, or the warm-up) or ``"failed"`` (the warm-up raised; the first search still compiles). The
+    page reads it to say that a first search hint takes a while; numba compiles once per process, for every
+    game and team size."""
+
+    def __init__(self, warm: Callable[[], None] = warm_search) -> None:
+        self._warm = warm
+        self._lock = threading.Lock()
+        self.state = "cold"
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Compile in a daemon thread of low priority: the server answers requests meanwhile."""
+        with self._lock:
+            if self.state != "cold":
+                return
+            self.state = "warming"
+        self.thread = threading.Thread(target=self._run, name="thermopylae-search-warmup", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        with contextlib.suppress(AttributeError, OSError):  # Linux: this thread's own niceness, so that
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)  # requests meanwhile come first
+        try:
+            self._warm()
+        except Exception as err:  # the first search then compiles as it would without a warm-up
+            _log.warning("the search warm-up failed: %s", err)
+            with self._lock:
+                if self.state == "warming":
+                    self.state = "failed"
+            return
+        self.ready()
+
+    def ready(self) -> None:
+        with self._lock:
+            self.state = "ready"
 
 
 def agent_choices(extra: Sequence[str] = ()) -> dict[str, list[str]]:
@@ -173,7 +239,8 @@ class _Game:
     kind = ""
 
     def __init__(self, env: gym.Env, env_id: str, options: dict[str, Any], agent: str, path: Path,
-                 seed: int, hint_choices: Sequence[str]) -> None:
+                 seed: int, hint_choices: Sequence[str], warmup: SearchWarmup | None) -> None:
+        self.warmup = warmup
         self.env = RecordEpisode(env, path, env_id=env_id, options=options, agent=agent)
         self.env_id = env_id
         self.path = path
@@ -184,6 +251,7 @@ class _Game:
         self.total = 0.0
         self.obs, self.info = self.env.reset(seed=seed)
         self.log: list[str] = []
+        self.logged = 0  # lines ever logged: the page numbers the kept lines from logged - len(log) + 1
         self.last: list[str] = []
 
     @property
@@ -201,7 +269,13 @@ class _Game:
 
     def _told(self, lines: list[str]) -> None:
         self.last = lines
+        self.logged += len(lines)
         self.log = (self.log + lines)[-_LOG_LINES:]
+
+    @property
+    def log_start(self) -> int:
+        """The number of the first line kept in ``log`` (1 until older lines were dropped)."""
+        return self.logged - len(self.log) + 1
 
     def hint(self, spec: Any) -> dict[str, Any]:
         spec = _check_choice(spec, self.hint_choices, "the hint agent")
@@ -212,7 +286,10 @@ class _Game:
                 self._hinters[spec] = self._hint_agent(spec)
             except ValueError as err:
                 raise RequestError(str(err)) from None
-        return policy_hint(self._hinters[spec], self.obs, self.mask, self.label())
+        hint = policy_hint(self._hinters[spec], self.obs, self.mask, self.label())
+        if _is_search(spec) and self.warmup is not None:
+            self.warmup.ready()
+        return hint
 
     def record_text(self) -> str:
         """The record so far; an unfinished game's record ends with the line a closed record gets."""
@@ -236,7 +313,8 @@ class CoopGame(_Game):
 
     kind = "coop"
 
-    def __init__(self, seats: Any, seed: Any, path: Path, choices: Sequence[str]) -> None:
+    def __init__(self, seats: Any, seed: Any, path: Path, choices: Sequence[str],
+                 warmup: SearchWarmup | None = None) -> None:
         if not isinstance(seats, list) or not 1 <= len(seats) <= 4:
             raise RequestError(f"seats must be a list of 1 to 4 entries, got {_shown(seats)}")
         seats = [_check_choice(s, [HUMAN, *choices], f"seat {k}") for k, s in enumerate(seats)]
@@ -251,7 +329,7 @@ class CoopGame(_Game):
             raise RequestError(str(err)) from None
         self.seats = seats
         super().__init__(env, COOP_ID, {"num_players": len(seats)}, "seats: " + ", ".join(seats), path,
-                         seed, choices)
+                         seed, choices, warmup)
         self._told(event_lines(self.info.get("events", [])))
 
     def label(self) -> Any:
@@ -284,7 +362,9 @@ class CoopGame(_Game):
         if agent is None:
             raise RequestError(f"seat {seat} is played by a person: choose an action")
         self._step(int(agent(np.array(self.obs, copy=True), self.mask.copy())))
-        self._told([f"seat {seat} ({self.seats[seat]}) played"] + event_lines(self.info.get("events", [])))
+        if _is_search(self.seats[seat]) and self.warmup is not None:
+            self.warmup.ready()
+        self._told(event_lines(self.info.get("events", [])))
 
     def view(self) -> dict[str, Any]:
         game, state = self.env.unwrapped.game, self.state
@@ -293,9 +373,11 @@ class CoopGame(_Game):
         view = coop_view(game, state)
         view.update({
             "seats": self.seats, "seed": self.seed, "events": self.last, "log": self.log,
+            "log_start": self.log_start,
             "to_move": None if seat is None else ("human" if human else "agent"),
-            "legal": legal_actions(self.mask, self.label()) if human else [],
+            "legal": legal_actions(self.mask, self.label(), coop_parts(state)) if human else [],
             "odds": fight_odds(game, state, self.mask) if human else [],
+            "hand_play": coop_card_play(state, self.mask, view["hands"]) if human else None,
             "hint_agents": self.hint_choices,
         })
         return view
@@ -336,7 +418,7 @@ class DuelGame(_Game):
                 env.close()
                 raise RequestError(str(err)) from None
         self.opponent = recorded
-        super().__init__(env, env_id, {"opponent": recorded}, own, path, seed, choices[env_id])
+        super().__init__(env, env_id, {"opponent": recorded}, own, path, seed, choices[env_id], None)
         self._told(event_lines(self.info.get("events", []), viewer=self._viewer))
 
     @property
@@ -365,21 +447,22 @@ class DuelGame(_Game):
             raise RequestError("the game is over")
         if self.agent is None:
             raise RequestError("the duel's agent opponent moves by itself; choose your action")
-        action = int(self.agent(np.array(self.obs, copy=True), self.mask.copy()))
-        name = PLAYER_NAMES[self.side]
-        said = f"{name} ({self.players[name]}): {self.label()(action)}"
-        self._step(action)
-        self._told([said] + event_lines(self.info.get("events", []), viewer=self._viewer))
+        self._step(int(self.agent(np.array(self.obs, copy=True), self.mask.copy())))
+        self._told(event_lines(self.info.get("events", []), viewer=self._viewer))
 
     def view(self) -> dict[str, Any]:
         state = self.state
         view = duel_view(self.env.unwrapped.game, state, self.side, self.opponent, reveal=self.watched)
         live = not state.terminated
         human = live and self.agent is None
-        view.update({"seed": self.seed, "events": self.last, "log": self.log, "players": self.players,
-                     "watched": self.watched,
+        game = self.env.unwrapped.game
+        view.update({"seed": self.seed, "events": self.last, "log": self.log, "log_start": self.log_start,
+                     "players": self.players, "watched": self.watched,
                      "to_move": None if not live else ("human" if human else "agent"),
-                     "legal": legal_actions(self.mask, self.label()) if human else [],
+                     "legal": legal_actions(self.mask, self.label(), duel_parts(state, self.side)) if human
+                     else [],
+                     "hand_play": duel_card_play(game, state, self.side, self.mask, view["hand"]) if human
+                     else None,
                      "hint_agents": self.hint_choices})
         return view
 

@@ -18,6 +18,8 @@ from thermopylae_agents.evaluation.labels import coop_action_label, duel_action_
 from thermopylae_agents.players.coop_search import CoopSearchExpert, SearchEstimate
 from thermopylae_agents.players.fight_odds import dice_tail_table
 from thermopylae_env.coop.layout import (
+    DECLINE,
+    DISCARD_BASE,
     FIGHT_BASE,
     GIVE_BASE,
     GRAVEYARD_WIN,
@@ -25,15 +27,29 @@ from thermopylae_env.coop.layout import (
     MIN_VALUE,
     NUM_SUPPORT,
     PERSIAN_DECK_SIZE,
+    RETREAT,
+    discard_action,
+    fight_action,
 )
-from thermopylae_env.coop.state import LOCATION_DIE_MARKERS, MAX_DICE, Phase
-from thermopylae_env.duel.layout import PLAYER_NAMES, START_TOKENS
+from thermopylae_env.coop.state import HAND_LIMIT, LOCATION_DIE_MARKERS, MAX_DICE, Phase
+from thermopylae_env.duel.layout import (
+    ADD_BASE,
+    COMMIT,
+    DISCARD_KIND,
+    DONE_DISCARDING,
+    NUM_ADD_KINDS,
+    PLAY_DISCARD_CARD,
+    PLAYER_NAMES,
+    START_TOKENS,
+    add_action,
+)
+from thermopylae_env.duel.layout import DISCARD_BASE as DUEL_DISCARD_BASE
 from thermopylae_env.duel.rules import Phase as DuelPhase
 from thermopylae_env.duel.rules import combat_total
 from thermopylae_env.records import describe_event
 
-__all__ = ["coop_view", "duel_view", "event_lines", "fight_odds", "legal_actions", "policy_hint",
-           "search_hint"]
+__all__ = ["END_SENTENCES", "coop_card_play", "coop_parts", "coop_view", "duel_card_play", "duel_parts",
+           "duel_view", "ending", "event_lines", "fight_odds", "legal_actions", "policy_hint", "search_hint"]
 
 _COOP_PHASES = {Phase.MAIN: "main", Phase.DRAW_OFFER: "draw_offer", Phase.DISCARD: "discard"}
 _DUEL_PHASES = {DuelPhase.PERSIAN_DISCARD: "Persian discard phase",
@@ -46,9 +62,81 @@ def event_lines(events: Sequence[dict], viewer: int | None = None) -> list[str]:
     return [text for text in (describe_event(event, viewer=viewer) for event in events) if text]
 
 
-def legal_actions(mask: np.ndarray, label: Any) -> list[dict[str, Any]]:
-    """``[{"action": index, "label": text}]`` for every legal action of ``mask``."""
-    return [{"action": int(a), "label": label(int(a))} for a in np.flatnonzero(mask)]
+def legal_actions(mask: np.ndarray, label: Any, parts: Any = None) -> list[dict[str, Any]]:
+    """``[{"action": index, "label": text}]`` for every legal action of ``mask``; ``parts(action)`` adds
+    what the page's cards need: ``short`` (the action's name beside its card, or on a button of its own),
+    ``card`` (the card it plays: a co-op value, a duel kind; ``None`` for an action of no card),
+    ``seat`` (co-op: whose card) and ``to`` (co-op: the seat a draw is given to)."""
+    return [{"action": int(a), "label": label(int(a)), **(parts(int(a)) if parts else {})}
+            for a in np.flatnonzero(mask)]
+
+
+# Why each game ended, in plain words: the one place a reason code of the engines becomes a sentence (the
+# page shows it in the end banner; a test holds it to every code the engines' rules can produce).
+END_SENTENCES: dict[tuple[str, str], str] = {
+    ("coop", "graveyard"): f"The Spartans won: {GRAVEYARD_WIN} Persian cards lie in the graveyard.",
+    ("coop", "refill"): "The Spartans won: the Persian deck ran out and could not refill the line.",
+    ("coop", "marker"): f"The Spartans lost: they retreated to the last space of the track ({LOSS_MARKER}).",
+    ("coop", "exhausted"): "The Spartans lost: no Spartan card was left in any hand or in the deck.",
+    ("duel", "persian_deck_empty"): "The Greeks won: the Persian deck ran out and the Persians went home.",
+    ("duel", "no_tokens"): "The Persians won: the Greeks lost their last troop token.",
+}
+
+
+def ending(game: str, reason: str | None) -> str | None:
+    """The sentence of ``END_SENTENCES`` for a game that ended for ``reason`` (``None`` while it goes on)."""
+    if reason is None:
+        return None
+    return END_SENTENCES.get((game, reason), "The game is over.")
+
+
+def coop_parts(state: Any) -> Any:
+    """The ``parts`` of [`legal_actions`][thermopylae_agents.web.views.legal_actions] for the co-op."""
+
+    def parts(action: int) -> dict[str, Any]:
+        if action == RETREAT:
+            return {"short": "Retreat", "card": None, "seat": None}
+        if FIGHT_BASE <= action < GIVE_BASE:
+            value, support = divmod(action - FIGHT_BASE, NUM_SUPPORT + 1)
+            return {"short": f"+{support} support", "card": value + MIN_VALUE,
+                    "seat": int(state.current_player)}
+        if GIVE_BASE <= action < DECLINE:
+            seat = action - GIVE_BASE
+            return {"short": f"Give to seat {seat}", "card": None, "seat": None, "to": seat}
+        if action == DECLINE:
+            return {"short": "Decline the draw", "card": None, "seat": None}
+        value = action - DISCARD_BASE + MIN_VALUE
+        return {"short": f"Discard {value}", "card": value, "seat": int(state.recipient)}
+    return parts
+
+
+def coop_card_play(state: Any, mask: np.ndarray,
+                   hands: Sequence[Sequence[int]]) -> list[list[dict[str, Any]]]:
+    """For each card of ``hands`` (the view's hands: values, per seat), the legal actions that play it and,
+    when there is none, why: the page plays a clicked card, or offers its choices, or says why not."""
+    phase = Phase(state.phase)
+    acting = int(state.current_player) if phase != Phase.DISCARD else int(state.recipient)
+    play = []
+    for seat, hand in enumerate(hands):
+        cards = []
+        for value in hand:
+            actions: list[int] = []
+            why = None
+            if phase == Phase.DRAW_OFFER:
+                why = "a drawn card is on offer: give it to a seat or decline it first"
+            elif seat != acting and phase == Phase.MAIN:
+                why = f"it is seat {acting}'s turn: only its cards can fight now"
+            elif seat != acting:
+                why = f"seat {acting} holds too many cards and discards one of its own (down to {HAND_LIMIT})"
+            elif phase == Phase.MAIN:
+                actions = [a for s in range(NUM_SUPPORT + 1) if mask[a := fight_action(value, s)]]
+            else:
+                actions = [a for a in (discard_action(value),) if mask[a]]
+            if not actions and why is None:
+                why = "this card cannot be played now"
+            cards.append({"actions": actions, "why": why})
+        play.append(cards)
+    return play
 
 
 def _persian(game: Any, card: int) -> dict[str, Any] | None:
@@ -84,6 +172,7 @@ def coop_view(game: Any, state: Any) -> dict[str, Any]:
         "terminated": over,
         "won": bool(state.won) if over else None,
         "reason": state.reason,
+        "ending": ending("coop", state.reason),
     }
 
 
@@ -105,6 +194,12 @@ def duel_view(game: Any, state: Any, side: int, opponent: str, reveal: bool = Fa
     kinds = game.kinds[side]
     building = [] if over or state.current_player != side else [
         {"label": kinds[k].label, "count": int(n)} for k, n in enumerate(state.build) if n]
+    hand = _cards(game, state.hands[side])
+    added = list(state.build) if building else []  # an added card stays in the hand until the commit
+    for card in hand:
+        card["added"] = card["kind"] < len(added) and added[card["kind"]] > 0
+        if card["added"]:
+            added[card["kind"]] -= 1
     return {
         "game": "duel",
         "side": PLAYER_NAMES[side],
@@ -114,7 +209,7 @@ def duel_view(game: Any, state: Any, side: int, opponent: str, reveal: bool = Fa
         "my_move": (not over) and state.current_player == side,
         "tokens": int(state.tokens),
         "start_tokens": START_TOKENS,
-        "hand": _cards(game, state.hands[side]),
+        "hand": hand,
         "opponent_hand": len(state.hands[other]),
         "deck": int(state.deck_size(side)),
         "opponent_deck": int(state.deck_size(other)),
@@ -129,11 +224,58 @@ def duel_view(game: Any, state: Any, side: int, opponent: str, reveal: bool = Fa
         "winner": PLAYER_NAMES[state.winner] if over and state.winner >= 0 else None,
         "opponent_cards": _cards(game, state.hands[other]) if reveal else None,
         "reason": state.reason,
+        "ending": ending("duel", state.reason),
     }
 
 
 def duel_labels(game: Any, state: Any, side: int) -> Any:
     return lambda action: duel_action_label(game, state, side, action)
+
+
+def duel_parts(state: Any, side: int) -> Any:
+    """The ``parts`` of [`legal_actions`][thermopylae_agents.web.views.legal_actions] for the duel side."""
+    building = "attack" if side == 1 else "defence"
+    other = PLAYER_NAMES[1 - side].capitalize()
+
+    def parts(action: int) -> dict[str, Any]:
+        if action == PLAY_DISCARD_CARD:
+            return {"short": f"Play it: the {other} discards 2 at random", "card": DISCARD_KIND}
+        if DUEL_DISCARD_BASE <= action < DONE_DISCARDING:
+            return {"short": "Discard it", "card": action - DUEL_DISCARD_BASE}
+        if action == DONE_DISCARDING:
+            return {"short": f"Done discarding (keep {len(state.hands[side])})", "card": None}
+        if ADD_BASE <= action < COMMIT:
+            return {"short": f"Add to the {building}", "card": action - ADD_BASE}
+        if action == COMMIT:
+            return {"short": f"Commit the {building} (total {combat_total(state.build)})", "card": None}
+        return {"short": "Do not attack" if side == 1 else "No defence", "card": None}
+    return parts
+
+
+def duel_card_play(game: Any, state: Any, side: int, mask: np.ndarray,
+                   hand: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each card of ``hand`` (the view's hand of ``side``, to move now), the legal actions that play it
+    and, when there is none, why (the engine's own reason where it has one)."""
+    discarding = DuelPhase(state.phase) in (DuelPhase.PERSIAN_DISCARD, DuelPhase.GREEK_DISCARD)
+    building = "attack" if side == 1 else "defence"
+    play = []
+    for card in hand:
+        kind = card["kind"]
+        if discarding:
+            candidates = [DUEL_DISCARD_BASE + kind] + ([PLAY_DISCARD_CARD] if kind == DISCARD_KIND else [])
+        elif kind >= NUM_ADD_KINDS:
+            play.append({"actions": [], "why": f"{game.kinds[side][kind].label} is played only in a "
+                                              "discard phase"})
+            continue
+        elif card.get("added"):
+            play.append({"actions": [], "why": f"this card is already in your {building}"})
+            continue
+        else:
+            candidates = [add_action(kind)]
+        actions = [a for a in candidates if mask[a]]
+        why = None if actions else game.illegal_reason(state, candidates[0]) or "it cannot be played now"
+        play.append({"actions": actions, "why": why})
+    return play
 
 
 def fight_odds(game: Any, state: Any, mask: np.ndarray) -> list[dict[str, Any]]:
