@@ -79,6 +79,33 @@ def test_sampling_follows_the_probabilities_and_never_draws_an_illegal_action() 
     assert counts[[3, 10, 40]] == pytest.approx([0.25, 0.5, 0.25], abs=0.01)
 
 
+def test_the_compiled_sampler_follows_the_probabilities_and_gives_their_log() -> None:
+    from thermopylae_agents.training._lean_kernels import sample_masked
+
+    masks = th.zeros((40_000, 72), dtype=th.bool)
+    masks[:, [3, 10, 40]] = True
+    logits = th.zeros((40_000, 72))
+    logits[:, 10] = np.log(2.0)
+    logits[:, 20] = 50.0  # illegal, however likely its logit says it is
+    uniform = th.rand(40_000, generator=th.Generator().manual_seed(2))
+    actions, log_probs = sample_masked(logits, masks, uniform)
+    counts = th.bincount(actions, minlength=72).numpy() / 40_000
+    assert set(np.flatnonzero(counts)) == {3, 10, 40}
+    assert counts[[3, 10, 40]] == pytest.approx([0.25, 0.5, 0.25], abs=0.01)
+    expected = masked_log_probs(logits, masks).gather(1, actions[:, None]).squeeze(1)
+    assert th.allclose(log_probs, expected, atol=1e-6)
+
+
+def test_the_fast_learner_trains_on_the_torch_code_other_devices_run(monkeypatch) -> None:
+    from thermopylae_agents.training import _lean_kernels
+
+    monkeypatch.setattr(_lean_kernels, "COMPILED", False)
+    model = coop_model()
+    before = weights_digest(model)
+    model.learn(2 * 8 * 16)
+    assert weights_digest(model) != before and model.num_timesteps == 2 * 8 * 16
+
+
 def test_gae_is_sb3s() -> None:
     steps, games = 16, 5
     generator = th.Generator().manual_seed(2)

@@ -174,3 +174,23 @@ def test_an_unsupported_activation_is_refused_in_one_line() -> None:
                                                                    "activation_fn": th.nn.ELU})
     with pytest.raises(ValueError, match="tanh or relu"):
         LeanMLP(model.policy)
+
+
+def test_the_torch_code_other_devices_run_computes_what_the_compiled_loops_compute(monkeypatch) -> None:
+    from thermopylae_agents.training import _lean_kernels
+
+    model, obs, masks = coop_case(th.nn.Tanh)
+    batch = random_batch(obs, masks)
+    results = {}
+    for compiled in (True, False):
+        monkeypatch.setattr(_lean_kernels, "COMPILED", compiled)
+        net = LeanMLP(model.policy)
+        feats = net.features(obs)
+        logits, values = net.forward(feats)
+        ppo_gradients(net, batch | {"features": net.for_update(feats)}, CLIP, None, ENT_COEF, VF_COEF)
+        results[compiled] = (feats[1], logits, values, [p.grad.clone() for p in model.policy.parameters()])
+    assert th.equal(results[True][0], results[False][0])
+    assert th.allclose(results[True][1], results[False][1], atol=1e-5)
+    assert th.allclose(results[True][2], results[False][2], atol=1e-5)
+    for a, b in zip(results[True][3], results[False][3], strict=True):
+        assert th.allclose(a, b, atol=1e-6, rtol=1e-4)

@@ -51,6 +51,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import explained_variance
 from stable_baselines3.common.vec_env import VecEnv
 
+from thermopylae_agents.training._lean_kernels import sample_masked
 from thermopylae_agents.training.config import PRECISIONS as SETTINGS
 from thermopylae_agents.training.lean_mlp import PRECISIONS, LeanMLP, Loss, ppo_gradients
 
@@ -117,6 +118,9 @@ def act(net: LeanMLP, obs: th.Tensor, masks: th.Tensor, uniform: th.Tensor) -> t
     """One rollout step of the policy: ``(actions, their log-probabilities, values, features)``."""
     feats = net.features(obs)
     logits, values = net.forward(feats)
+    sampled = sample_masked(logits, masks, uniform.reshape(-1))
+    if sampled is not None:
+        return (*sampled, values, feats)
     masked = logits.masked_fill_(~masks, -th.inf)
     # softmax, not exp of the log-probabilities: ATen's exp is slow on -inf, its softmax is not
     actions = sample(th.softmax(masked, dim=-1), uniform)
@@ -130,18 +134,22 @@ def act(net: LeanMLP, obs: th.Tensor, masks: th.Tensor, uniform: th.Tensor) -> t
 class _Rollout:
     """One rollout of ``steps`` x ``games``, preallocated and written in place."""
 
-    def __init__(self, steps: int, games: int, obs_size: int, actions: int) -> None:
+    def __init__(self, steps: int, games: int, obs_size: int, actions: int, device: Any = "cpu") -> None:
         self.shape = (steps, games, obs_size, actions)
-        self.obs = th.zeros((steps, games, obs_size))
-        self.masks = th.zeros((steps, games, actions), dtype=th.bool)
-        self.actions = th.zeros((steps, games), dtype=th.long)
-        self.log_probs = th.zeros((steps, games))
-        self.values = th.zeros((steps, games))
-        self.rewards = th.zeros((steps, games))
-        self.starts = th.zeros((steps, games))
-        self.advantages = th.zeros((steps, games))
-        self.returns = th.zeros((steps, games))
+        self.device = th.device(device)
+        self.obs = self._zeros(steps, games, obs_size)
+        self.masks = self._zeros(steps, games, actions, dtype=th.bool)
+        self.actions = self._zeros(steps, games, dtype=th.long)
+        self.log_probs = self._zeros(steps, games)
+        self.values = self._zeros(steps, games)
+        self.rewards = self._zeros(steps, games)
+        self.starts = self._zeros(steps, games)
+        self.advantages = self._zeros(steps, games)
+        self.returns = self._zeros(steps, games)
         self.extras: list[th.Tensor] = []  # the features beyond the observation, (steps, games, ...)
+
+    def _zeros(self, *shape: int, dtype: th.dtype = th.float32) -> th.Tensor:
+        return th.zeros(shape, dtype=dtype, device=self.device)
 
     def gae(self, last_values: th.Tensor, last_dones: th.Tensor, gamma: float, lam: float) -> None:
         """SB3's ``compute_returns_and_advantage``: step t bootstraps from t + 1 unless a game started
@@ -227,8 +235,8 @@ class FastMaskablePPO(MaskablePPO):
     def _rollout_buffer(self) -> _Rollout:
         shape = (self.n_steps, self.n_envs, int(np.prod(self.observation_space.shape)),
                  int(self.action_space.n))
-        if self._rollout is None or self._rollout.shape != shape:
-            self._rollout = _Rollout(*shape)
+        if self._rollout is None or self._rollout.shape != shape or self._rollout.device != self.device:
+            self._rollout = _Rollout(*shape, device=self.device)
         return self._rollout
 
     def collect_rollouts(  # type: ignore[override]
@@ -255,11 +263,11 @@ class FastMaskablePPO(MaskablePPO):
                 if not self._rollout_step(env, callback, net, rollout, step, extras):
                     return False
             rollout.extras = [th.stack(part) for part in zip(*extras, strict=True)]
-            last = th.as_tensor(self._last_obs).reshape(self.n_envs, -1).float()
+            last = th.as_tensor(self._last_obs, device=self.device).reshape(self.n_envs, -1).float()
             _, last_values = net.forward(net.features(last))
         finally:
             net.unfreeze()
-        last_dones = th.as_tensor(self._last_episode_starts, dtype=th.float32)
+        last_dones = th.as_tensor(self._last_episode_starts, dtype=th.float32, device=self.device)
         rollout.gae(last_values, last_dones, self.gamma, self.gae_lambda)
         callback.on_rollout_end()
         return True
@@ -273,12 +281,13 @@ class FastMaskablePPO(MaskablePPO):
         obs.copy_(th.as_tensor(self._last_obs).reshape(obs.shape))
         masks = rollout.masks[step]
         masks.copy_(th.from_numpy(_action_masks(env)))
-        actions, log_prob, values, feats = act(net, obs, masks, th.rand(self.n_envs, 1))
+        uniform = th.rand(self.n_envs, 1).to(self.device)  # drawn on the CPU on every device: same draws
+        actions, log_prob, values, feats = act(net, obs, masks, uniform)
         extras.append(feats[1:])
         rollout.actions[step] = actions
         rollout.log_probs[step] = log_prob
         rollout.values[step] = values
-        new_obs, rewards, dones, infos = env.step(actions.numpy())
+        new_obs, rewards, dones, infos = env.step(actions.cpu().numpy())
         self.num_timesteps += env.num_envs
         callback.update_locals(locals())
         if not callback.on_step():
@@ -287,8 +296,8 @@ class FastMaskablePPO(MaskablePPO):
         if len(ended):
             self._update_info_buffer([infos[i] for i in ended], dones[ended])
             rewards = self._bootstrap_cut_games(rewards, ended, infos, net)
-        rollout.rewards[step] = th.as_tensor(rewards, dtype=th.float32)
-        rollout.starts[step] = th.as_tensor(self._last_episode_starts, dtype=th.float32)
+        rollout.rewards[step] = th.as_tensor(rewards, dtype=th.float32).to(self.device)
+        rollout.starts[step] = th.as_tensor(self._last_episode_starts, dtype=th.float32).to(self.device)
         self._last_obs = new_obs
         self._last_episode_starts = dones
         return True
@@ -303,8 +312,8 @@ class FastMaskablePPO(MaskablePPO):
             return rewards
         rewards = np.array(rewards, dtype=np.float32)
         last = th.as_tensor(np.stack([infos[i]["terminal_observation"] for i in cut])).float()
-        _, values = net.forward(net.features(last.reshape(len(cut), -1)))
-        rewards[cut] += self.gamma * values.numpy()
+        _, values = net.forward(net.features(last.reshape(len(cut), -1).to(self.device)))
+        rewards[cut] += self.gamma * values.cpu().numpy()
         return rewards
 
     def train(self) -> None:
@@ -326,7 +335,7 @@ class FastMaskablePPO(MaskablePPO):
         stop = False
         for epoch in range(self.n_epochs):
             # NumPy's global generator, as SB3's RolloutBuffer.get: set_random_seed(seed) seeds it.
-            order = th.from_numpy(np.random.permutation(size))  # noqa: NPY002
+            order = th.from_numpy(np.random.permutation(size)).to(self.device)  # noqa: NPY002
             for start in range(0, size, self.batch_size):
                 minibatch = _rows(batch, order[start:start + self.batch_size])
                 loss = ppo_gradients(net, minibatch, clip_range, clip_range_vf, self.ent_coef, self.vf_coef,
@@ -354,8 +363,8 @@ class FastMaskablePPO(MaskablePPO):
         self.logger.record("train/approx_kl", np.mean([loss.approx_kl for loss in losses]))
         self.logger.record("train/clip_fraction", np.mean([loss.clip_fraction for loss in losses]))
         self.logger.record("train/loss", losses[-1].loss)
-        self.logger.record("train/explained_variance",
-                           explained_variance(batch["old_values"].numpy(), batch["returns"].numpy()))
+        values, returns = batch["old_values"].cpu().numpy(), batch["returns"].cpu().numpy()
+        self.logger.record("train/explained_variance", explained_variance(values, returns))
         self.logger.record("train/n_updates", self._n_updates, exclude="tensorboard")
         self.logger.record("train/clip_range", clip_range)
         if clip_range_vf is not None:

@@ -49,7 +49,7 @@ from thermopylae_agents.players.fight_odds import (
     fight_rows,
     numpy_odds,
 )
-from thermopylae_agents.training._lean_kernels import add_rows, gather_rows
+from thermopylae_agents.training._lean_kernels import add_rows, gather_rows, odds_rows
 from thermopylae_env.coop.state import MAX_DICE
 
 __all__ = ["PRECISIONS", "LeanMLP", "Loss", "ppo_gradients"]
@@ -72,10 +72,11 @@ class _Branch:
 
     def __init__(self, layers: list[nn.Linear]) -> None:
         self.layers = layers
-        # Kept by a forward pass for the backward pass: each layer's input (float32, for the activation's
+        # Kept by a forward pass for the backward pass: each layer's input activation (float32, for its
         # derivative) and the same input as the product read it (bfloat16 under that precision).
         self.inputs: list[th.Tensor] = []
         self.operands: list[th.Tensor] = []
+        self.weights: list[th.Tensor] = []  # the weights as the products read them (see LeanMLP._fold)
 
 
 class LeanMLP:
@@ -114,14 +115,14 @@ class LeanMLP:
         self.pi_width = pi[0].out_features
         self.hidden = pi[0].out_features + vf[0].out_features
         device = pi[0].weight.device
-        self._copies: dict[int, th.Tensor] = {}
-        self._frozen: th.Tensor | None = None
+        self._frozen: tuple[float, th.Tensor] | None = None
         self._kept: tuple[th.Tensor, ...] = ()
         if self.fight:
             self.odds = th.as_tensor(numpy_odds(), device=device)  # (546, 55)
             self.slot_values = th.as_tensor(SLOT_VALUES, device=device)
             self.table_rows = self.odds.shape[0] * _THRESHOLDS
             self.empty_row = self.table_rows  # a zero row, read for an empty slot
+            self._row_columns = th.tensor([SLOT1, SLOT2, MARKER_3, MARKER_6, *SLOT_VALUES])  # for the loop
 
     def parameters(self) -> list[nn.Parameter]:
         """The parameters this network reads, in the policy's order."""
@@ -135,27 +136,34 @@ class LeanMLP:
         threshold ``k`` of ``fight_rows``; the empty row where the slot is empty)."""
         if not self.fight:
             return (obs,)
+        rows = odds_rows(obs, self._row_columns, SCALE, MIN_THRESHOLD, MAX_THRESHOLD, MAX_DICE,
+                         MAX_THRESHOLD - MIN_THRESHOLD + 1, self.empty_row)
+        return obs, rows if rows is not None else self._torch_odds_rows(obs)
+
+    def _torch_odds_rows(self, obs: th.Tensor) -> th.Tensor:
+        """[`features`][thermopylae_agents.training.lean_mlp.LeanMLP.features]' rows in torch (any device);
+        the compiled loop computes the same."""
         location = (obs[:, MARKER_3] + obs[:, MARKER_6]).round().long().clamp(0, MAX_DICE)
         slots = (obs.index_select(1, self.slot_values) * SCALE).round().clamp(MIN_THRESHOLD, MAX_THRESHOLD)
         rows = fight_rows(location, *slots.long().unbind(1), lib=th) * _THRESHOLDS
         rows = rows + th.arange(_THRESHOLDS, device=obs.device)
         p1, p2 = obs[:, SLOT1] > 0.5, obs[:, SLOT2] > 0.5
         present = th.stack([p1, p1, p1 & p2, p1 & p2], 1)
-        return obs, th.where(present, rows, self.empty_row).to(th.int32)
+        return th.where(present, rows, self.empty_row).to(th.int32)
 
     def for_update(self, feats: tuple[th.Tensor, ...]) -> tuple[th.Tensor, ...]:
         """A rollout's features as the update reads them: the observations already in the products'
         precision (cast once, not once per minibatch)."""
         return (feats[0].to(self.low), *feats[1:])
 
-    def odds_tables(self) -> th.Tensor:
-        """The first layer's share of every odds row: ``(4 * 546 + 1, hidden)``, row ``4 r + k`` being
-        ``odds[r] @ W_k.T`` with ``W_k`` the weights of threshold ``k``'s odds columns (feature column
-        ``obs_size + 4 j + k`` is ``odds[row_k, j]`` times the slot's presence, ``fight_features``'
-        layout), and a zero row last."""
-        if self._frozen is not None:
-            return self._frozen
-        weights = self._odds_weights()  # (55, 4 * hidden)
+    def odds_tables(self, scale: float = 1.0) -> th.Tensor:
+        """The first layer's share of every odds row, times ``scale``: ``(4 * 546 + 1, hidden)``, row
+        ``4 r + k`` being ``odds[r] @ W_k.T`` with ``W_k`` the weights of threshold ``k``'s odds columns
+        (feature column ``obs_size + 4 j + k`` is ``odds[row_k, j]`` times the slot's presence,
+        ``fight_features``' layout), and a zero row last."""
+        if self._frozen is not None and self._frozen[0] == scale:
+            return self._frozen[1]
+        weights = self._odds_weights().mul(scale)  # (55, 4 * hidden)
         tables = th.empty((self.table_rows + 1, self.hidden), device=weights.device)
         th.mm(self.odds, weights, out=tables[:-1].view(self.odds.shape[0], -1))
         tables[-1] = 0.0
@@ -171,57 +179,63 @@ class LeanMLP:
         """While the parameters stay as they are (a rollout), make the odds tables once."""
         self._frozen = None
         if self.fight:
-            self._frozen = self.odds_tables()
+            scale = 2.0 if self.tanh else 1.0
+            self._frozen = (scale, self.odds_tables(scale))
 
     def unfreeze(self) -> None:
         self._frozen = None
 
     # -------------------------------------------------------------------------------------- forward
+    #
+    # tanh runs as a sigmoid: tanh(z) = 2 sigmoid(2z) - 1, and ATen's CPU tanh is several times slower
+    # than its sigmoid. A layer keeps a = sigmoid(2z) as its activation (y = 2a - 1 is never formed): the
+    # 2 of the argument goes into the layer's own weights, the affine 2a - 1 into the next layer's
+    # (y W.T + b = a (2W).T + (b - W.sum(1))), so an activation is one pass over memory. In general a
+    # layer's stored activation a stands for y = ALPHA a + BETA and is computed as act(GAMMA z).
 
-    def _low(self, weight: th.Tensor) -> th.Tensor:
-        """``weight`` (detached) in the products' precision, cast once per forward/backward pair."""
-        if self.low is th.float32:
-            return weight.detach()
-        copy = self._copies.get(id(weight))
-        if copy is None:
-            copy = self._copies[id(weight)] = weight.detach().to(self.low)
-        return copy
-
-    def _activate(self, z: th.Tensor) -> th.Tensor:
-        """The activation, in place. tanh as ``2 sigmoid(2z) - 1``: ATen's CPU tanh is several times
-        slower than its sigmoid."""
+    def _fold(self, head: bool) -> tuple[float, float, float]:
+        """``(gamma, alpha, beta)`` of a layer reading an activation (``gamma`` 1 for a head)."""
         if self.tanh:
-            return z.mul_(2).sigmoid_().mul_(2).sub_(1)
-        return z.clamp_(min=0)
+            return (1.0 if head else 2.0), 2.0, -1.0
+        return 1.0, 1.0, 0.0
+
+    def _activate(self, u: th.Tensor) -> th.Tensor:
+        """The stored activation of ``u = GAMMA z``, in place."""
+        return u.sigmoid_() if self.tanh else u.clamp_(min=0)
+
+    def _product(self, x: th.Tensor, weight: th.Tensor, bias: th.Tensor) -> th.Tensor:
+        """``x @ weight.T + bias`` in float32 (``x`` and ``weight`` already in the products' precision)."""
+        if self.low is th.float32:
+            return th.addmm(bias, x, weight.t())
+        return th.mm(x, weight.t()).float().add_(bias)
 
     def _first_layer(self, feats: tuple[th.Tensor, ...]) -> th.Tensor:
         """The actor's and the critic's first layers side by side, activated: (B, hidden)."""
         pi, vf = self.first
         n = self.obs_size
-        weight = th.cat([pi.weight[:, :n], vf.weight[:, :n]]).detach().to(self.low)
-        bias = th.cat([pi.bias, vf.bias]).detach()
-        obs = feats[0].to(self.low)
-        if self.low is th.float32:
-            hidden = th.addmm(bias, obs, weight.t())
-        else:
-            hidden = th.mm(obs, weight.t()).float().add_(bias)
+        gamma = 2.0 if self.tanh else 1.0
+        weight = th.cat([pi.weight[:, :n], vf.weight[:, :n]]).detach().mul(gamma).to(self.low)
+        bias = th.cat([pi.bias, vf.bias]).detach().mul(gamma)
+        hidden = self._product(feats[0].to(self.low), weight, bias)
         if self.fight:
-            gather_rows(self.odds_tables(), feats[1], hidden)
+            gather_rows(self.odds_tables(gamma), feats[1], hidden)
         return self._activate(hidden)
 
     def _branch_forward(self, branch: _Branch, x: th.Tensor, keep: bool) -> th.Tensor:
-        """One side's layers from its part of the first layer's output."""
-        branch.inputs, branch.operands = [], []
+        """One side's layers from its part of the first layer's activations."""
+        branch.inputs, branch.operands, branch.weights = [], [], []
         last = len(branch.layers) - 1
         for index, layer in enumerate(branch.layers):
+            gamma, alpha, beta = self._fold(head=index == last)
+            w = layer.weight.detach()
+            weight = w.mul(gamma * alpha).to(self.low)
+            bias = layer.bias.detach() + beta * w.sum(1) if beta else layer.bias.detach()
             operand = x.to(self.low)
             if keep:
                 branch.inputs.append(x)
                 branch.operands.append(operand)
-            if self.low is th.float32:
-                x = th.addmm(layer.bias.detach(), operand, layer.weight.detach().t())
-            else:
-                x = th.mm(operand, self._low(layer.weight).t()).float().add_(layer.bias.detach())
+                branch.weights.append(weight)
+            x = self._product(operand, weight, bias.mul(gamma) if gamma != 1.0 else bias)
             if index < last:
                 x = self._activate(x)
         return x
@@ -229,7 +243,6 @@ class LeanMLP:
     def forward(self, feats: tuple[th.Tensor, ...], keep: bool = False) -> tuple[th.Tensor, th.Tensor]:
         """``(logits (B, A), values (B,))`` of the observations behind ``feats`` (no autograd). With
         ``keep`` what ``backward`` needs is kept."""
-        self._copies = {}
         hidden = self._first_layer(feats)
         logits = self._branch_forward(self.actor, hidden[:, :self.pi_width], keep)
         values = self._branch_forward(self.critic, hidden[:, self.pi_width:], keep)
@@ -240,24 +253,30 @@ class LeanMLP:
     # -------------------------------------------------------------------------------------- backward
 
     def _branch_backward(self, branch: _Branch, grad: th.Tensor, out: th.Tensor) -> None:
-        """Gradients of one side's layers from its output's ``grad``; writes into ``out`` the gradient of
-        its part of the first layer's output before the activation."""
+        """Gradients of one side's layers from its output's ``grad``; writes into ``out`` the gradient with
+        respect to ``GAMMA z`` of its part of the first layer."""
+        last = len(branch.layers) - 1
         for index in reversed(range(len(branch.layers))):
             layer = branch.layers[index]
+            gamma, alpha, beta = self._fold(head=index == last)
             grad_low = grad.to(self.low)
-            layer.weight.grad = th.mm(grad_low.t(), branch.operands[index]).float()
-            layer.bias.grad = grad.sum(0)
-            grad_x = th.mm(grad_low, self._low(layer.weight)).float()
-            target = out if index == 0 else None
-            grad = self._activation_grad(grad_x, branch.inputs[index], target)
+            sums = grad.sum(0)
+            # y = ALPHA a + BETA feeds u = GAMMA (y W.T + b): dW = GAMMA (ALPHA g.T a + BETA sum(g))
+            product = th.mm(grad_low.t(), branch.operands[index]).float()
+            layer.weight.grad = product.mul_(gamma * alpha).add_(sums[:, None], alpha=gamma * beta) \
+                if beta else product.mul_(gamma * alpha)
+            layer.bias.grad = sums.mul(gamma)
+            grad_a = th.mm(grad_low, branch.weights[index]).float()  # d loss / d a: g @ (GAMMA ALPHA W)
+            grad = self._activation_grad(grad_a, branch.inputs[index], out if index == 0 else None)
 
-    def _activation_grad(self, grad: th.Tensor, output: th.Tensor, out: th.Tensor | None) -> th.Tensor:
-        """``grad`` times the activation's derivative at ``output`` (its value), into ``out`` if given."""
+    def _activation_grad(self, grad: th.Tensor, stored: th.Tensor, out: th.Tensor | None) -> th.Tensor:
+        """``grad`` (with respect to a stored activation) times its derivative: the gradient with respect
+        to the layer's ``GAMMA z``, into ``out`` if given."""
         if self.tanh:
             if out is None:
-                return th.ops.aten.tanh_backward(grad, output)
-            return th.ops.aten.tanh_backward.grad_input(grad, output, grad_input=out)
-        grad = grad.mul_(output > 0)
+                return th.ops.aten.sigmoid_backward(grad, stored)
+            return th.ops.aten.sigmoid_backward.grad_input(grad, stored, grad_input=out)
+        grad = grad.mul_(stored > 0)
         return grad if out is None else out.copy_(grad)
 
     def backward(self, grad_logits: th.Tensor, grad_values: th.Tensor) -> None:
@@ -268,14 +287,18 @@ class LeanMLP:
         grad_hidden = grad_logits.new_empty((len(grad_logits), self.hidden))
         self._branch_backward(self.actor, grad_logits, grad_hidden[:, :self.pi_width])
         self._branch_backward(self.critic, grad_values[:, None], grad_hidden[:, self.pi_width:])
+        gamma = 2.0 if self.tanh else 1.0  # grad_hidden is with respect to GAMMA z
         pi, vf = self.first
         grad_w = th.mm(grad_hidden.t().to(self.low), feats[0].to(self.low)).float()
         if self.fight:
             grad_w = th.cat([grad_w, self._odds_weight_grad(grad_hidden, feats[1])], 1)
-        grad_bias = grad_hidden.sum(0)
+        grad_w.mul_(gamma)
+        grad_bias = grad_hidden.sum(0).mul_(gamma)
         pi.weight.grad, vf.weight.grad = grad_w[:self.pi_width], grad_w[self.pi_width:]
         pi.bias.grad, vf.bias.grad = grad_bias[:self.pi_width], grad_bias[self.pi_width:]
         self._kept = ()
+        for branch in (self.actor, self.critic):
+            branch.inputs, branch.operands, branch.weights = [], [], []
 
     def _odds_weight_grad(self, grad_hidden: th.Tensor, rows: th.Tensor) -> th.Tensor:
         """The gradient of the first layer's odds columns: the hidden gradient added into the table rows
