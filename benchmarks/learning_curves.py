@@ -196,13 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     from thermopylae_agents.players.kernels import pin_kernels
 
     pin_kernels()
+    from thermopylae_env.threads import configure_environment
+
+    configure_environment()  # passive OpenMP waiting: before torch loads its OpenMP runtime
     import os
 
     from thermopylae_agents.policies.provenance import Measurement
     from thermopylae_agents.training.fast_ppo import reuse_freed_memory
-    from thermopylae_env.threads import configure_environment
 
-    configure_environment()
     reuse_freed_memory()
     args.threads = args.threads or os.cpu_count() or 1
     clock = Measurement()

@@ -681,6 +681,8 @@ def resolve_config(
     if not (_is_count(run["seed"]) and run["seed"] <= MAX_SEED):
         raise ValueError(f"seed must be an integer in 0..{MAX_SEED}, got {_short(run['seed'])}")
     run["device"] = device or run.get("device", "cpu")
+    for env_id in env_ids_of(target):  # first: the learner's recipe is what budgets size and flags change
+        _choose_learner(data[env_id], learner, f"{target}:{env_id}")
     if timesteps is not None:
         _restore_full_size(data, run.get("sized_to_budget") or {})
         run["sized_to_budget"] = size_to_budget(data, target, int(timesteps))
@@ -698,17 +700,6 @@ def resolve_config(
             hp["vec"] = vec
         if bc_episodes is not None:
             hp.setdefault("bc", {})["episodes"] = int(bc_episodes)
-        if learner is not None:
-            hp["learner"] = learner
-        fast = hp.pop("fast", None)
-        if fast is not None and not isinstance(fast, dict):
-            raise ValueError(f"{target}:{env_id}.fast must be a mapping")
-        unknown = sorted(set(fast or {}) - set(SECTION_KEYS["fast"]))
-        if unknown:
-            raise ValueError(f"{target}:{env_id}.fast: unknown key(s) {unknown}; known keys: "
-                             f"{list(SECTION_KEYS['fast'])}")
-        if hp.get("learner", "sb3") == "fast":
-            hp.update(fast or {})
         for key, value in (("precision", precision), ("threads", threads)):
             if value is not None:
                 hp[key] = value
@@ -725,6 +716,21 @@ def resolve_config(
     run["device"] = check_device(run["device"])
     data["run"] = run
     return data
+
+
+def _choose_learner(hp: dict[str, Any], learner: str | None, where: str) -> None:
+    """Set the block's learner (``learner`` if given) and, for the fast learner, put its ``fast`` section's
+    recipe over the block's; the section leaves the block either way."""
+    if learner is not None:
+        hp["learner"] = learner
+    fast = hp.pop("fast", None)
+    if fast is not None and not isinstance(fast, Mapping):
+        raise ValueError(f"{where}.fast must be a mapping")
+    unknown = sorted(set(fast or {}) - set(SECTION_KEYS["fast"]))
+    if unknown:
+        raise ValueError(f"{where}.fast: unknown key(s) {unknown}; known keys: {list(SECTION_KEYS['fast'])}")
+    if hp.get("learner", "sb3") == "fast":
+        hp.update(fast or {})
 
 
 def check_device(device: Any) -> str:
