@@ -681,6 +681,8 @@ def resolve_config(
     if not (_is_count(run["seed"]) and run["seed"] <= MAX_SEED):
         raise ValueError(f"seed must be an integer in 0..{MAX_SEED}, got {_short(run['seed'])}")
     run["device"] = device or run.get("device", "cpu")
+    if learner is None and run["algo"] != "maskable_ppo":
+        learner = "sb3"  # plain PPO runs in SB3's own loop; the fast learner is MaskablePPO's
     for env_id in env_ids_of(target):  # first: the learner's recipe is what budgets size and flags change
         _choose_learner(data[env_id], learner, f"{target}:{env_id}")
     if timesteps is not None:
