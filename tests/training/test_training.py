@@ -773,9 +773,11 @@ def _weights_digest(model_zip: Path) -> str:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not _cpu_has_avx2(), reason="the pinned kernels are the AVX2 ones of x86-64")
-def test_train_py_trains_the_same_weights_in_separate_processes_and_with_an_avx2_only_mkl(tmp_path):
-    """scripts/train.py pins the CPU kernels: the same seed gives the same weights bit for bit in two
-    processes, the second with MKL restricted to AVX2 as on a CPU without AVX512."""
+@pytest.mark.parametrize("learner", ["sb3", "fast"])
+def test_train_py_trains_the_same_weights_in_separate_processes_and_with_an_avx2_only_mkl(tmp_path, learner):
+    """scripts/train.py pins the CPU kernels: the same seed, thread count and precision (float32) give the
+    same weights bit for bit in two processes, the second with MKL restricted to AVX2 as on a CPU without
+    AVX512; for either learner."""
     import os
     import subprocess
     import sys
@@ -789,8 +791,31 @@ def test_train_py_trains_the_same_weights_in_separate_processes_and_with_an_avx2
     for name, extra in (("a", {}), ("avx2_mkl", {"MKL_ENABLE_INSTRUCTIONS": "AVX2"})):
         out = tmp_path / name
         subprocess.run([sys.executable, str(script), "coop", "--config", str(config), "--out", str(out),
-                        "--no-report", "--no-progress", "--seed", "5"], env={**base_env, **extra}, check=True,
-                       capture_output=True, timeout=600)
-        assert read_report(out)["kernels"]["ATEN_CPU_CAPABILITY"] == PINNED["ATEN_CPU_CAPABILITY"]
+                        "--no-report", "--no-progress", "--seed", "5", "--learner", learner, "--threads", "1",
+                        *(["--precision", "float32"] if learner == "fast" else [])],
+                       env={**base_env, **extra}, check=True, capture_output=True, timeout=600)
+        report = read_report(out)
+        assert report["kernels"]["ATEN_CPU_CAPABILITY"] == PINNED["ATEN_CPU_CAPABILITY"]
+        assert report["learner"] == learner and report["threads"]["threads"] == 1
+        digests.append(_weights_digest(out / "final_model.zip"))
+    assert digests[0] == digests[1]
+
+
+@pytest.mark.slow
+def test_the_fast_learner_in_bfloat16_trains_the_same_weights_twice_on_one_machine(tmp_path):
+    """The default precision where the CPU has bfloat16 instructions: the same seed and thread count give
+    the same weights in two processes on the same machine (other CPUs may multiply bfloat16 otherwise)."""
+    import subprocess
+    import sys
+
+    config = shrunk_config("coop", tmp_path, bc_episodes=4)
+    script = Path(__file__).resolve().parents[2] / "scripts" / "train.py"
+    digests = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        subprocess.run([sys.executable, str(script), "coop", "--config", str(config), "--out", str(out),
+                        "--no-report", "--no-progress", "--seed", "5", "--threads", "2",
+                        "--precision", "bfloat16"], check=True, capture_output=True, timeout=600)
+        assert read_report(out)["precision"] == "bfloat16"
         digests.append(_weights_digest(out / "final_model.zip"))
     assert digests[0] == digests[1]
