@@ -676,17 +676,8 @@ def resolve_config(
     ``timesteps`` shrank, see [`size_to_budget`][thermopylae_agents.training.config.size_to_budget]) so that
     ``config.yaml`` alone describes, and can repeat or resume, the run.
     """
-    for name, value, minimum in (
-        ("timesteps", timesteps, 1),
-        ("n_envs", n_envs, 1),
-        ("seed", seed, 0),
-        ("eval_freq", eval_freq, 0),
-        ("eval_episodes", eval_episodes, 0),
-        ("bc_episodes", bc_episodes, 0),
-    ):
-        if value is not None and not _is_count(value, minimum):
-            kind = "a positive" if minimum else "a non-negative"
-            raise ValueError(f"{name} must be {kind} integer, got {value!r}")
+    if timesteps is not None and not _is_count(timesteps, 1):  # sizes the counts before the block's check
+        raise ValueError(f"timesteps must be a positive integer, got {_short(timesteps)}")
     data = copy.deepcopy(load_config(target, config_path))
     run = dict(data.pop("run", None) or {})
     run["target"] = target
@@ -704,23 +695,16 @@ def resolve_config(
     if timesteps is not None:
         _restore_full_size(data, run.get("sized_to_budget") or {})
         run["sized_to_budget"] = size_to_budget(data, target, int(timesteps))
+    overrides = {"n_envs": n_envs, "vec": vec, "precision": precision, "threads": threads,  # learner: above
+                 "eval.freq": eval_freq, "eval.episodes": eval_episodes, "bc.episodes": bc_episodes}
     for env_id in env_ids_of(target):
         hp = data[env_id]
-        if n_envs is not None:
-            hp["n_envs"] = int(n_envs)
-        if eval_freq is not None:
-            hp.setdefault("eval", {})["freq"] = int(eval_freq)
-        if eval_episodes is not None:
-            hp.setdefault("eval", {})["episodes"] = int(eval_episodes)
-        if vec is not None:
-            if vec not in VEC_KINDS:
-                raise ValueError(f"vec must be one of {VEC_KINDS}, got {vec!r}")
-            hp["vec"] = vec
-        if bc_episodes is not None:
-            hp.setdefault("bc", {})["episodes"] = int(bc_episodes)
-        for key, value in (("precision", precision), ("threads", threads)):
-            if value is not None:
-                hp[key] = value
+        for key, value in overrides.items():  # checked with the block's own keys below
+            section, _, name = key.rpartition(".")
+            if value is not None and section:
+                hp[section] = {**(hp.get(section) or {}), name: value}
+            elif value is not None:
+                hp[name] = value
         if hp.get("learner", "sb3") == "fast" and run["algo"] != "maskable_ppo":
             raise ValueError(f"{target}:{env_id}: learner fast runs maskable_ppo, not {run['algo']} "
                              "(use --learner sb3)")
