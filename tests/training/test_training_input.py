@@ -94,21 +94,22 @@ def test_a_bad_config_value_is_one_line_before_anything_is_written(key, value, t
 
 
 @pytest.mark.parametrize(
-    ("key", "value", "message"),
+    ("changes", "message"),
     [
-        ("precision", "bfloat16", "precision bfloat16 needs learner: fast"),
-        ("bc.episodes", None, "missing key(s) ['episodes']"),
-        ("bc.dagger_rounds", 1, "dagger_rounds 1 needs dagger_episodes"),
+        ({"learner": "sb3", "precision": "bfloat16"}, "precision bfloat16 needs learner: fast"),
+        ({"bc.episodes": None}, "missing key(s) ['episodes']"),
+        ({"bc.dagger_rounds": 1}, "dagger_rounds 1 needs dagger_episodes"),
     ],
 )
-def test_config_keys_that_contradict_or_lack_each_other_are_one_line(key, value, message, tmp_path, capsys):
+def test_config_keys_that_contradict_or_lack_each_other_are_one_line(changes, message, tmp_path, capsys):
     def edit(hp):
-        section, _, name = key.rpartition(".")
-        where = hp[section] if section else hp
-        if value is None:
-            del where[name]
-        else:
-            where[name] = value
+        for key, value in changes.items():
+            section, _, name = key.rpartition(".")
+            where = hp[section] if section else hp
+            if value is None:
+                del where[name]
+            else:
+                where[name] = value
 
     config = _config(tmp_path, edit)
     out = tmp_path / "run"
