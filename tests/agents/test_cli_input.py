@@ -43,7 +43,7 @@ PPO_NATIVE_BAD = [
     ("--num-minibatches", "0"), ("--update-epochs", "0"), ("--clip-coef", "0"), ("--ent-coef", "nan"),
     ("--vf-coef", "-1"), ("--max-grad-norm", "0"), ("--target-kl", "inf"), ("--num-players", "5"),
     ("--reward-shaping", "-1"), ("--torch-threads", "0"), ("--eval-games", "-1"), ("--seed", "-1"),
-    ("--seed", "x"), ("--device", "bogus"), ("--device", ""), ("--backend", "numpy"), ("--run-dir", " "),
+    ("--seed", "x"), ("--exp-name", "a/b"), ("--exp-name", ""), ("--backend", "numpy"), ("--run-dir", " "),
 ]
 
 

@@ -89,6 +89,7 @@ COMMANDS: dict[str, list[tuple[list[str], str]]] = {
         (["thermopylae", "--version"], "thermopylae "),
         (["thermopylae", "train", "--help"], "usage: thermopylae train"),
         (["thermopylae-train", "--help"], "usage: thermopylae-train"),
+        (["thermopylae", "ppo-native", "--help"], "needs the 'train' extra"),  # the flags, read from the file
         (["thermopylae", "duel-table", "--games", "2"], "heuristic  heuristic"),
         (["python", "-c", "import importlib.util as u; print('torch', u.find_spec('torch') is not None)"],
          "torch False"),
@@ -102,7 +103,7 @@ COMMANDS: dict[str, list[tuple[list[str], str]]] = {
         (["thermopylae", "export", "--help"], "usage:"),
         (["thermopylae", "exploitability", "--help"], "usage:"),
         (["thermopylae", "bound", "--help"], "usage:"),
-        (["thermopylae", "ppo-native", "--help"], "usage:"),
+        (["thermopylae", "ppo-native", "--help"], "usage: thermopylae ppo-native [-h] [OPTIONS]"),  # tyro's
     ],
     "pettingzoo": [
         (["python", "-c", "from pettingzoo.test import api_test; from thermopylae_env import duel_v1; "

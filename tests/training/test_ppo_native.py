@@ -1,14 +1,19 @@
 """``thermopylae ppo-native`` (thermopylae_agents.training.ppo_native, .cli.ppo_native): the single-file
 masked PPO runs end to end on a tiny budget on both games without Stable-Baselines3, samples only legal
-actions, also through NEXT_STEP autoresets, and refuses bad flags in one line."""
+actions, also through NEXT_STEP autoresets, takes CleanRL's flags with CleanRL's meanings (run name and
+folder, Weights & Biases, cuDNN determinism, CUDA) and refuses bad flags in one line."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib.machinery
 import json
 import os
+import re
 import subprocess
 import sys
+import textwrap
+import types
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +38,7 @@ def test_tiny_run_trains_logs_evaluates_and_saves(tmp_path):
     run_dir = tmp_path / "run"
     command = [*COMMAND, "--total-timesteps", "2048", "--num-envs", "16",
                "--num-steps", "32", "--num-minibatches", "2", "--eval-games", "20",
-               "--run-dir", str(run_dir), "--track"]
+               "--run-dir", str(run_dir)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -46,6 +51,7 @@ def test_tiny_run_trains_logs_evaluates_and_saves(tmp_path):
     assert list(run_dir.glob("events.out.tfevents.*")), "no TensorBoard events written"
     weights = torch.load(run_dir / "agent.pt", weights_only=True)
     assert weights["actor.0.weight"].shape == (128, 335)  # observation + fight odds
+    assert summary["device"] == ("cuda" if torch.cuda.is_available() else "cpu")  # --cuda is the default
 
 
 BAD_FLAGS = [
@@ -57,7 +63,9 @@ BAD_FLAGS = [
     (["--env-id", "CartPole-v1"], "invalid choice 'CartPole-v1' for argument '--env-id'"),
     (["--env-id", "thermopylae/DuelGreek-v0", "--num-players", "2"], "--num-players applies to the co-op"),
     (["--opponent", "random"], "--opponent applies to the duel game only"),
-    (["--device", "gpu"], "--device: 'gpu' is not a torch device"),
+    (["--exp-name", "../elsewhere"], "--exp-name: '../elsewhere' is not a name"),
+    (["--track", "--wandb-project-name", " "], "--wandb-project-name: a blank name"),
+    (["--device", "cpu"], "Unrecognized options: --device"),  # CleanRL's --cuda / --no-cuda instead
     (["--no-such-flag"], "Unrecognized options: --no-such-flag"),
 ]
 
@@ -122,7 +130,85 @@ def test_the_duel_trains_against_the_built_in_opponent(tmp_path, env_id):
     assert summary["eval_games"] == 8 and 0.0 <= summary["eval_win_rate"] <= 1.0
     weights = torch.load(run_dir / "agent.pt", weights_only=True)
     assert weights["actor.0.weight"].shape == (128, 56)  # the duel observation alone
-    assert not list(run_dir.glob("events.out.tfevents.*"))  # no --track: no TensorBoard files
+    assert list(run_dir.glob("events.out.tfevents.*"))  # TensorBoard without --track, as in CleanRL
+
+
+def test_the_default_run_folder_is_cleanrls_runs_run_name(tmp_path, monkeypatch):
+    from thermopylae_agents.cli.ppo_native import parse_args
+
+    monkeypatch.chdir(tmp_path)
+    args = parse_args(["--env-id", "thermopylae/DuelPersian-v0", "--exp-name", "tuned", "--seed", "7"])
+    assert re.fullmatch(r"runs/DuelPersian-v0__tuned__7__\d{10}", args.run_dir), args.run_dir
+    assert parse_args(["--seed", "7"]).run_dir.startswith("runs/Coop-v0__ppo_native__7__")
+    assert not (tmp_path / "runs").exists()  # named, not made, before training
+
+
+def test_track_without_weights_and_biases_is_one_line_and_status_2_before_training(tmp_path, monkeypatch,
+                                                                                    capsys):
+    from thermopylae_agents.cli.ppo_native import main
+
+    monkeypatch.setitem(sys.modules, "wandb", None)  # as if not installed
+    with pytest.raises(SystemExit) as done:
+        main(["--track", "--run-dir", str(tmp_path / "run")], prog="thermopylae ppo-native")
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.count("\n") == 1
+    assert err.startswith("thermopylae ppo-native: error: --track: Weights & Biases (wandb) is not installed")
+    assert not (tmp_path / "run").exists()
+
+
+def test_track_syncs_the_run_to_weights_and_biases_and_the_cleanrl_switches_apply(tmp_path, monkeypatch):
+    """--track: wandb.init with the project, entity, run name and config, TensorBoard synced, the run
+    finished; --no-torch-deterministic and --no-cuda reach cuDNN and the device."""
+    calls = {}
+
+    class Run:
+        def log(self, data):
+            calls["log"] = data
+
+        def finish(self):
+            calls["finished"] = True
+
+    def init(**kwargs):
+        calls["init"] = kwargs
+        return Run()
+
+    wandb = types.ModuleType("wandb")
+    wandb.__spec__ = importlib.machinery.ModuleSpec("wandb", None)  # found as if installed
+    wandb.init = init
+    monkeypatch.setitem(sys.modules, "wandb", wandb)
+    monkeypatch.setattr(torch.backends.cudnn, "deterministic", True)  # restored after the test
+    from thermopylae_agents.cli.ppo_native import main
+
+    summary = main(["--track", "--wandb-project-name", "games", "--wandb-entity", "team",
+                    "--no-torch-deterministic", "--no-cuda", "--total-timesteps", "256", "--num-envs", "8",
+                    "--num-steps", "32", "--eval-games", "0", "--run-dir", str(tmp_path / "run")])
+    init_kwargs = calls["init"]
+    assert (init_kwargs["project"], init_kwargs["entity"], init_kwargs["name"]) == ("games", "team", "run")
+    assert init_kwargs["sync_tensorboard"] is True and init_kwargs["config"]["exp_name"] == "ppo_native"
+    assert calls["finished"] and list((tmp_path / "run").glob("events.out.tfevents.*"))
+    assert torch.backends.cudnn.deterministic is False and summary["device"] == "cpu"
+
+
+def test_help_lists_every_flag_without_the_train_extra():
+    """Without torch and tyro, --help reads the flags from the source of Args and names the extra."""
+    script = textwrap.dedent("""
+        import sys
+        for name in ("torch", "tyro", "tensorboard", "stable_baselines3", "sb3_contrib", "yaml"):
+            sys.modules[name] = None  # as if the train extra were not installed
+        from thermopylae_agents.cli.app import main
+        sys.exit(main(sys.argv[1:]))
+    """)
+    done = subprocess.run([sys.executable, "-c", script, "ppo-native", "--help"], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("usage: thermopylae ppo-native")
+    from thermopylae_agents.training.ppo_native import Args
+
+    for field in dataclasses.fields(Args):
+        assert "--" + field.name.replace("_", "-") in done.stdout, field.name
+    for text in ("games played at once", "(default: ppo_native)", "(default: thermopylae/Coop-v0)",
+                 "--cuda, --no-cuda", "needs the 'train' extra"):
+        assert text in done.stdout, text
 
 
 def test_masked_sampling_is_legal_in_the_duel():

@@ -99,6 +99,20 @@ def test_unknown_config_key_is_refused(tmp_path):
         load_config("coop", path)
 
 
+def test_the_schema_defaults_of_the_ppo_keywords_are_sb3s():
+    """A key left out of a block is not passed to (Maskable)PPO, so the schema's default must be SB3's."""
+    import dataclasses
+    import inspect
+
+    from sb3_contrib import MaskablePPO
+
+    from thermopylae_agents.training.config import PPOKeywords
+
+    signature = inspect.signature(MaskablePPO.__init__).parameters
+    for field in dataclasses.fields(PPOKeywords):
+        assert field.default == signature[field.name].default, field.name
+
+
 def test_config_tracks_which_keys_were_read():
     cfg = Config({"a": 1, "b": {"c": 2, "d": 3}})
     assert cfg["a"] == 1

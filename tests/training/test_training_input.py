@@ -77,6 +77,12 @@ def _set(path: str, value):
         ("report.episodes", 10**12),
         ("env_kwargs", {"opponent": {"nested": [1]}}),
         ("normalize_advantage", "no"),
+        ("policy_kwargs", [64, 64]),
+        ("learner", "jax"),
+        ("precision", "float16"),
+        ("threads", 0),
+        ("threads", 257),
+        ("threads", "many"),
     ],
 )
 def test_a_bad_config_value_is_one_line_before_anything_is_written(key, value, tmp_path, capsys):
@@ -85,6 +91,44 @@ def test_a_bad_config_value_is_one_line_before_anything_is_written(key, value, t
     line = _refused(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--no-report"], out,
                     capsys)
     assert line.startswith("thermopylae-train: error:") and key.rpartition(".")[2] in line
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"learner": "sb3", "precision": "bfloat16"}, "precision bfloat16 needs learner: fast"),
+        ({"bc.episodes": None}, "missing key(s) ['episodes']"),
+        ({"bc.dagger_rounds": 1}, "dagger_rounds 1 needs dagger_episodes"),
+    ],
+)
+def test_config_keys_that_contradict_or_lack_each_other_are_one_line(changes, message, tmp_path, capsys):
+    def edit(hp):
+        for key, value in changes.items():
+            section, _, name = key.rpartition(".")
+            where = hp[section] if section else hp
+            if value is None:
+                del where[name]
+            else:
+                where[name] = value
+
+    config = _config(tmp_path, edit)
+    out = tmp_path / "run"
+    line = _refused(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--no-report"], out,
+                    capsys)
+    assert message in line
+
+
+@pytest.mark.parametrize(("learner", "precision", "threads"),
+                         [("fast", "bfloat16", 1), ("fast", "auto", "auto"), ("sb3", "float32", 256)])
+def test_the_learner_precision_and_threads_keys_take_their_documented_values(learner, precision, threads,
+                                                                             tmp_path):
+    def edit(hp):
+        hp.pop("fast", None)  # the fast learner's own recipe would replace the block's precision
+        hp.update(learner=learner, precision=precision, threads=threads)
+
+    config = _config(tmp_path, edit)
+    hp = resolve_config("coop", config)[COOP_ID]
+    assert (hp["learner"], hp["precision"], hp["threads"]) == (learner, precision, threads)
 
 
 @pytest.mark.parametrize(

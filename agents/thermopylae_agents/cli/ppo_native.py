@@ -3,24 +3,30 @@
 
 The flags are the fields of [`Args`][thermopylae_agents.training.ppo_native.Args], parsed by `tyro`
 (their docstrings are the help). Every value is then checked here: a bad one ends with one line on
-standard error and exit status 2, before anything is written."""
+standard error and exit status 2, before anything is written; so does ``--track`` without Weights &
+Biases installed. Without the train extra (torch, tyro) ``--help`` still lists the flags, read from the
+source of ``Args``, and names the extra."""
 
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
+import importlib.util
 import io
 import math
 import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import tyro
-
-from thermopylae_agents.cli.args import check_output_path, device_argument
-from thermopylae_agents.training.ppo_native import Args, default_run_dir, train
+from thermopylae_agents.cli.args import check_output_path
+from thermopylae_agents.cli.console import extra_message
 from thermopylae_env import COOP_ID
+
+if TYPE_CHECKING:
+    from thermopylae_agents.training.ppo_native import Args
 
 __all__ = ["check", "main", "parse_args"]
 
@@ -54,6 +60,8 @@ BOUNDS: dict[str, tuple[float, float, bool]] = {
 }
 COOP_ONLY = ("num_players", "reward_shaping", "backend")
 DUEL_ONLY = ("opponent",)
+# A part of the run folder's name: no path separators, no "." or "..".
+EXP_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
 _BOX = re.compile(r"[\u2500-\u257f]+")  # the box-drawing characters of tyro's error panels
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -78,6 +86,8 @@ def _one_line(panel: str) -> str:
 
 def check(args: Args) -> None:
     """Raise `UsageError` naming the first bad value of ``args``."""
+    from thermopylae_agents.training.ppo_native import Args, default_run_dir
+
     defaults = Args()
     for name, (low, high, low_open) in BOUNDS.items():
         value = getattr(args, name)
@@ -99,11 +109,13 @@ def check(args: Args) -> None:
             game = "duel" if args.env_id == COOP_ID else "co-op"
             flag = "--" + name.replace("_", "-")
             raise UsageError(f"{flag} applies to the {game} game only, not to {args.env_id}")
-    try:
-        device_argument(args.device)
-    except argparse.ArgumentTypeError as err:
-        raise UsageError(f"--device: {err}") from None
-    _check_device_exists(args.device)
+    if not EXP_NAME.fullmatch(args.exp_name):
+        raise UsageError(f"--exp-name: {args.exp_name!r} is not a name of letters, digits, '.', '_' and '-' "
+                         "(it names the run folder)")
+    if args.track and not args.wandb_project_name.strip():
+        raise UsageError("--wandb-project-name: a blank name")
+    if args.track and importlib.util.find_spec("wandb") is None:
+        raise UsageError("--track: Weights & Biases (wandb) is not installed: pip install wandb")
     if args.run_dir and not args.run_dir.strip():
         raise UsageError("--run-dir: a blank path (leave it out for the default folder)")
     run_dir = default_run_dir(args)
@@ -115,20 +127,16 @@ def check(args: Args) -> None:
         raise UsageError(str(err)) from None
 
 
-def _check_device_exists(device: str) -> None:
-    import torch
-
-    if device.startswith("cuda"):
-        index = int(device.partition(":")[2] or 0)
-        if not torch.cuda.is_available() or index >= torch.cuda.device_count():
-            raise UsageError(f"--device {device}: no such CUDA device on this machine")
-    if device == "mps" and not torch.backends.mps.is_available():
-        raise UsageError("--device mps: MPS is not available on this machine")
-
-
 def parse_args(argv: Sequence[str] | None = None, prog: str | None = None) -> Args:
-    """``Args`` from the command line (``--help`` prints the flags and exits), checked by `check`;
-    a bad flag prints one line and exits with status 2."""
+    """``Args`` from the command line (``--help`` prints the flags and exits), checked by `check`, with
+    ``run_dir`` named (``runs/{run_name}`` unless given); a bad flag prints one line and exits with
+    status 2."""
+    import dataclasses
+
+    import tyro
+
+    from thermopylae_agents.training.ppo_native import Args, default_run_dir
+
     prog = prog or Path(sys.argv[0]).name
     argv = list(sys.argv[1:] if argv is None else argv)
     panel = io.StringIO()
@@ -136,6 +144,8 @@ def parse_args(argv: Sequence[str] | None = None, prog: str | None = None) -> Ar
         # tyro draws its errors as a panel of several lines; the project's rule is one line.
         with contextlib.redirect_stderr(panel):
             args = tyro.cli(Args, args=argv, prog=prog, description=DESCRIPTION)
+        if args.run_dir == "":  # the run's name has the time in it: named once, checked and used as it is
+            args = dataclasses.replace(args, run_dir=str(default_run_dir(args)))
         check(args)
     except SystemExit as done:
         if done.code in (0, None):
@@ -151,6 +161,52 @@ def _fail(prog: str, message: str) -> None:
     raise SystemExit(2)
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
+def _help_without_training(prog: str) -> str | None:
+    """``--help`` where the train extra is not installed (``None`` where it is): the flags, their types,
+    defaults and docstrings read from the source of ``Args`` (importing it needs torch), then the line
+    that names the extra."""
+    missing = [module for module in ("tyro", "torch") if importlib.util.find_spec(module) is None]
+    if not missing:
+        return None
+    source = Path(__file__).resolve().parents[1] / "training" / "ppo_native.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    body = next(node.body for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Args")
+    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    for field, doc in zip(body, body[1:], strict=False):
+        if not (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+                and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)):
+            continue
+        name, kind = field.target.id, field.annotation
+        if name == "exp_name":  # CleanRL's default: the file's name
+            default: Any = source.stem
+        elif isinstance(field.value, ast.Name):  # the env id
+            default = {"COOP_ID": COOP_ID}.get(field.value.id, "")
+        else:
+            default = ast.literal_eval(field.value)
+        text = f"{doc.value.value} (default: {default})" if default != "" else doc.value.value
+        flag = "--" + name.replace("_", "-")
+        if isinstance(kind, ast.Subscript) and ast.unparse(kind.value) == "Literal":
+            parser.add_argument(flag, choices=ast.literal_eval(kind.slice), help=text)
+        elif ast.unparse(kind) == "bool":
+            parser.add_argument(flag, "--no-" + flag[2:], action="store_true", help=text)
+        else:
+            parser.add_argument(flag, metavar=ast.unparse(kind).upper(), help=text)
+    return parser.format_help() + "\n" + extra_message(prog, "train", missing[0]) + "\n"
+
+
+def train(args: Args) -> dict[str, Any]:
+    """[`thermopylae_agents.training.ppo_native.train`][]: imported when a run starts, so that this module
+    loads without torch."""
+    from thermopylae_agents.training.ppo_native import train as run
+
+    return run(args)
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict[str, Any]:
+    prog = prog or Path(sys.argv[0]).name
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if {"-h", "--help"} & set(argv) and (text := _help_without_training(prog)) is not None:
+        print(text, end="")
+        raise SystemExit(0)
     return train(parse_args(argv, prog))
 

@@ -3,9 +3,12 @@
 The files are keyed by env id but are not RL Zoo's format (rl_zoo3 reads ``configs/rl_zoo/``).
 
 A hyperparameter file maps an environment id to its block (``n_envs``, ``n_timesteps``, PPO keywords,
-``policy_kwargs``, and the sections ``eval``, ``bc``, ``report``; self-play adds a ``selfplay`` block). A
-key that the pipeline does not know is an error; [`Config`][thermopylae_agents.training.config.Config]
-remembers which keys were read, so the tests prove that every key of a shipped file has an effect.
+``policy_kwargs``, and the sections ``eval``, ``bc``, ``report``; self-play adds a ``selfplay`` block).
+Each block is declared as a dataclass, a field per key with its type, bounds and default
+([`HyperparameterBlock`][thermopylae_agents.training.config.HyperparameterBlock] and its sections), and
+checked against it; a key that the pipeline does not know is an error.
+[`Config`][thermopylae_agents.training.config.Config] remembers which keys were read, so the tests prove
+that every key of a shipped file has an effect.
 """
 
 from __future__ import annotations
@@ -15,38 +18,20 @@ import functools
 import math
 import os
 import reprlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 
 __all__ = [
-    "algo_class",
-    "check_device",
-    "ALGOS",
-    "LEARNERS",
-    "PRECISIONS",
-    "CONFIG_DIR",
-    "CONFIG_FILES",
-    "COOP_ID",
-    "ENV_IDS",
-    "GREEK_ID",
-    "PERSIAN_ID",
-    "TARGETS",
-    "VEC_KINDS",
-    "Config",
-    "LinearSchedule",
-    "env_ids_of",
-    "load_config",
-    "parse_schedule",
-    "policy_kwargs",
-    "ppo_kwargs",
-    "resolve_config",
-    "size_to_budget",
-    "sized_count",
-    "sized_eval_freq",
-    "env_count",
+    "algo_class", "check_device", "ALGOS", "LEARNERS", "PRECISIONS", "CONFIG_DIR", "CONFIG_FILES", "COOP_ID",
+    "ENV_IDS", "GREEK_ID", "PERSIAN_ID", "TARGETS", "VEC_KINDS", "BcSection", "Config", "EvalSection",
+    "FastSection", "HyperparameterBlock", "LinearSchedule", "PolicyKwargs", "PPOKeywords", "ReportSection",
+    "Schema", "SelfplaySection", "setting", "env_ids_of", "load_config", "parse_schedule", "policy_kwargs",
+    "ppo_kwargs", "resolve_config", "size_to_budget", "sized_count", "sized_eval_freq", "env_count",
     "rollout_size",
 ]
 
@@ -54,10 +39,14 @@ TARGETS = ("coop", "duel-greek", "duel-persian", "selfplay")
 ALGOS = ("maskable_ppo", "ppo")
 # Who runs PPO's loop: thermopylae_agents.training.fast_ppo (fast) or sb3-contrib's own (sb3). The same
 # algorithm, model files and callbacks either way; fast needs maskable_ppo.
-LEARNERS = ("fast", "sb3")
+Learner = Literal["fast", "sb3"]
 # Of the fast learner's matrix products; auto: bfloat16 where the CPU has bfloat16 instructions.
-PRECISIONS = ("auto", "float32", "bfloat16")
-VEC_KINDS = ("native", "dummy", "subproc")
+Precision = Literal["auto", "float32", "bfloat16"]
+VecKind = Literal["native", "dummy", "subproc"]
+FeatureExtractor = Literal["flatten", "coop_fight"]
+LEARNERS, PRECISIONS, VEC_KINDS = get_args(Learner), get_args(Precision), get_args(VecKind)
+FEATURE_EXTRACTORS = get_args(FeatureExtractor)
+ACTIVATIONS = {"tanh": "Tanh", "relu": "ReLU", "elu": "ELU", "leaky_relu": "LeakyReLU", "gelu": "GELU"}
 ENV_IDS = {"coop": COOP_ID, "duel-greek": GREEK_ID, "duel-persian": PERSIAN_ID}
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 CONFIG_FILES = {
@@ -66,74 +55,10 @@ CONFIG_FILES = {
     "duel-persian": CONFIG_DIR / "duel_persian.yaml",
     "selfplay": CONFIG_DIR / "selfplay.yaml",
 }
+# SB3's own defaults, used where a config leaves n_envs or n_steps out.
+DEFAULT_N_ENVS = 8
+DEFAULT_N_STEPS = 2048
 
-# Keyword arguments of (Maskable)PPO that a config may set.
-PPO_KEYS = (
-    "learning_rate",
-    "n_steps",
-    "batch_size",
-    "n_epochs",
-    "gamma",
-    "gae_lambda",
-    "clip_range",
-    "clip_range_vf",
-    "normalize_advantage",
-    "ent_coef",
-    "vf_coef",
-    "max_grad_norm",
-    "target_kl",
-    "stats_window_size",
-)
-# Everything else a hyperparameter block may hold.
-RUN_KEYS = (
-    "env_kwargs",
-    "n_envs",
-    "n_timesteps",
-    "policy",
-    "policy_kwargs",
-    "vec",
-    "learner",
-    "precision",
-    "threads",
-    "fast",
-    "checkpoint_freq",
-    "eval",
-    "bc",
-    "report",
-)
-SECTION_KEYS: dict[str, tuple[str, ...]] = {
-    "eval": ("freq", "episodes", "deterministic"),
-    "bc": (
-        "expert",
-        "episodes",
-        "epochs",
-        "batch_size",
-        "learning_rate",
-        "value_coef",
-        "workers",
-        "dagger_rounds",
-        "dagger_episodes",
-        "dagger_epochs",
-    ),
-    "report": ("episodes", "search", "search_episodes"),
-    # The fast learner's own recipe: these keys replace the block's when the learner is fast.
-    "fast": ("n_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "precision"),
-    "selfplay": (
-        "generations",
-        "vec",
-        "pfsp_power",
-        "pfsp_prior_games",
-        "latest_prob",
-        "heuristic_prob",
-        "heuristic_generations",
-        "max_pool",
-        "snapshot_deterministic",
-        "report_episodes",
-    ),
-}
-POLICY_KWARGS = ("net_arch", "activation_fn", "ortho_init", "share_features_extractor", "features_extractor")
-FEATURE_EXTRACTORS = ("flatten", "coop_fight")
-ACTIVATIONS = {"tanh": "Tanh", "relu": "ReLU", "elu": "ELU", "leaky_relu": "LeakyReLU", "gelu": "GELU"}
 
 # Game counts that shrink with a shorter run than the config's (see size_to_budget), each with the
 # smallest count that still says something: the warm start needs enough expert decisions to clone, while
@@ -233,56 +158,7 @@ def parse_schedule(value: Any, key: str) -> float | LinearSchedule:
     raise ValueError(f"{key} must be a number or 'lin_<number>', got {value!r}")
 
 
-def _validate_block(block: Mapping[str, Any], where: str, extra: tuple[str, ...] = ()) -> None:
-    allowed = set(PPO_KEYS) | set(RUN_KEYS) | set(extra)
-    unknown = sorted(set(block) - allowed)
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown}; known keys: {sorted(allowed)}")
-    for section, keys in SECTION_KEYS.items():
-        if section in block and block[section] is not None:
-            if not isinstance(block[section], Mapping):
-                raise ValueError(f"{where}.{section} must be a mapping")
-            bad = sorted(set(block[section]) - set(keys))
-            if bad:
-                raise ValueError(f"{where}.{section}: unknown key(s) {bad}; known keys: {list(keys)}")
-    if "policy_kwargs" in block:
-        bad = sorted(set(block["policy_kwargs"] or {}) - set(POLICY_KWARGS))
-        if bad:
-            raise ValueError(f"{where}.policy_kwargs: unknown key(s) {bad}; known: {list(POLICY_KWARGS)}")
-    if "vec" in block and block["vec"] not in VEC_KINDS:
-        raise ValueError(f"{where}.vec must be one of {VEC_KINDS}, got {block['vec']!r}")
-    for key, choices in (("learner", LEARNERS), ("precision", PRECISIONS)):
-        if key in block and block[key] not in choices:
-            raise ValueError(f"{where}.{key} must be one of {choices}, got {_short(block[key])}")
-    fast = block.get("fast")
-    if isinstance(fast, Mapping):  # checked here too, so a recipe that sb3 runs ignore is still right
-        if "precision" in fast and fast["precision"] not in PRECISIONS:
-            raise ValueError(f"{where}.fast.precision must be one of {PRECISIONS}, "
-                             f"got {_short(fast['precision'])}")
-        _validate_values(fast, f"{where}.fast")
-    threads = block.get("threads", "auto")
-    if threads != "auto" and not (_is_count(threads, 1) and threads <= MAX_THREADS):
-        raise ValueError(f"{where}.threads must be auto or an integer in 1..{MAX_THREADS}, "
-                         f"got {_short(threads)}")
-    _validate_values(block, where)
-    _validate_combinations(block, where)
-
-
-def _validate_combinations(block: Mapping[str, Any], where: str) -> None:
-    """Settings that are each valid but contradict each other."""
-    present, freq = _lookup(block, "eval.freq")
-    if present and freq > 0 and _lookup(block, "eval.episodes") == (True, 0):
-        raise ValueError(f"{where}: eval.freq {freq:,} asks for periodic evaluations of 0 games; give "
-                         "eval.episodes (--eval-episodes) above 0, or eval.freq 0 (--eval-freq 0) for none")
-    if block.get("learner", "sb3") == "sb3" and block.get("precision", "float32") == "bfloat16":
-        raise ValueError(f"{where}: precision {block['precision']} needs learner: fast (sb3-contrib's loop "
-                         "trains in float32)")
-    present, search = _lookup(block, "report.search_episodes")
-    has_episodes, episodes = _lookup(block, "report.episodes")
-    if present and has_episodes and search > episodes:
-        raise ValueError(f"{where}: report.search_episodes ({search:,}) must not exceed report.episodes "
-                         f"({episodes:,}): the search expert plays the first of the report's deals")
-
+# ------------------------------------------------------------------------------------------------ the schema
 
 # Bounds of a config's numbers: far above any useful run, low enough that a typo (an extra zero, 1e9)
 # is refused with a clear message instead of exhausting memory or hanging before the first step.
@@ -296,121 +172,270 @@ MAX_GAMES = 10**7
 MAX_EPOCHS = 10_000
 MAX_WORKERS = 256
 MAX_THREADS = 256
-# (key, minimum, maximum) of the whole numbers of a block and of its sections.
-COUNT_BOUNDS: dict[str, tuple[int, int]] = {
-    "n_envs": (1, MAX_ENVS),
-    "n_timesteps": (1, MAX_TIMESTEPS),
-    "n_steps": (1, MAX_ROLLOUT),
-    "batch_size": (2, MAX_ROLLOUT),  # SB3 normalizes advantages over a batch: one sample is refused
-    "n_epochs": (1, MAX_EPOCHS),
-    "stats_window_size": (1, 10**6),
-    "checkpoint_freq": (0, MAX_TIMESTEPS),
-    "eval.freq": (0, MAX_TIMESTEPS),
-    "eval.episodes": (0, MAX_GAMES),
-    "bc.episodes": (0, MAX_GAMES),
-    "bc.epochs": (0, MAX_EPOCHS),
-    "bc.batch_size": (1, MAX_ROLLOUT),
-    "bc.workers": (1, MAX_WORKERS),
-    "bc.dagger_rounds": (0, 1000),
-    "bc.dagger_episodes": (0, MAX_GAMES),
-    "bc.dagger_epochs": (0, MAX_EPOCHS),
-    "report.episodes": (0, MAX_GAMES),
-    "report.search_episodes": (0, MAX_GAMES),
-}
-# (key, minimum, maximum, minimum excluded) of the real numbers.
-NUMBER_BOUNDS: dict[str, tuple[float, float, bool]] = {
-    "gamma": (0.0, 1.0, False),
-    "gae_lambda": (0.0, 1.0, False),
-    "ent_coef": (0.0, 1000.0, False),
-    "vf_coef": (0.0, 1000.0, False),
-    "max_grad_norm": (0.0, 1e6, True),
-    "target_kl": (0.0, 1000.0, True),
-    "learning_rate": (0.0, 10.0, True),
-    "clip_range": (0.0, 1000.0, True),
-    "clip_range_vf": (0.0, 1000.0, True),
-    "bc.learning_rate": (0.0, 10.0, True),
-    "bc.value_coef": (0.0, 1000.0, False),
-}
-BOOLEAN_KEYS = ("normalize_advantage", "eval.deterministic", "policy_kwargs.ortho_init",
-                "policy_kwargs.share_features_extractor")
-TEXT_KEYS = ("policy", "bc.expert", "report.search")
-# May be null in a config (SB3's default: no limit / no value clipping).
-NULLABLE_KEYS = ("target_kl", "clip_range_vf")
-SCHEDULE_KEYS = ("learning_rate", "clip_range", "clip_range_vf")  # a number or lin_<number>
-SCALAR_TYPES = (bool, int, float, str, type(None))
+MAX_NAME = 1000  # characters of a name (a policy class, an agent spec)
+
+Scalar = bool | int | float | str | None
+NetArch = list[int] | dict[str, list[int]]  # SB3's two forms: one list for both, or {pi: [...], vf: [...]}
+_Block = TypeVar("_Block", bound="Schema")
 
 
-def _lookup(block: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
-    section, _, key = dotted.rpartition(".")
-    where = block.get(section) if section else block
-    if not isinstance(where, Mapping) or key not in where:
-        return False, None
-    return True, where[key]
+def setting(default: Any = MISSING, between: tuple[float, float] | None = None, *, open_low: bool = False,
+            check: Callable[[Any], str | None] | None = None) -> Any:
+    """A key of a [`Schema`][thermopylae_agents.training.config.Schema] with what its type alone does not
+    say: ``default`` (what the pipeline uses when the key is left out; none: the key is required), the
+    interval of a number (``between``, the low end left out with ``open_low``), or a ``check`` of its own
+    (what the value must be, or ``None`` when it is right)."""
+    return field(default=default, metadata={"between": between, "open_low": open_low, "check": check})
 
 
-def _validate_values(block: Mapping[str, Any], where: str) -> None:
-    """Every value of a hyperparameter block: its type, and numbers finite and within bounds."""
-    for name, (low, high) in COUNT_BOUNDS.items():
-        present, value = _lookup(block, name)
-        if present and not (_is_count(value, low) and value <= high):
-            raise ValueError(f"{where}.{name} must be an integer in {low}..{high:,}, got {_short(value)}")
-    for name, (low, high, low_open) in NUMBER_BOUNDS.items():
-        present, value = _lookup(block, name)
-        if not present or (value is None and name in NULLABLE_KEYS):
-            continue
-        if name.rpartition(".")[2] in SCHEDULE_KEYS and isinstance(value, str):
-            parsed = parse_schedule(value, f"{where}.{name}")
-            value = parsed.initial if isinstance(parsed, LinearSchedule) else parsed
-        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
-        if not (math.isfinite(number) and (low < number if low_open else low <= number) and number <= high):
-            interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
-            raise ValueError(f"{where}.{name} must be a finite number in {interval}, got {_short(value)}")
-    for name in BOOLEAN_KEYS:
-        present, value = _lookup(block, name)
-        if present and not isinstance(value, bool):
-            raise ValueError(f"{where}.{name} must be true or false, got {_short(value)}")
-    for name in TEXT_KEYS:
-        present, value = _lookup(block, name)
-        if present and not (isinstance(value, str) and 0 < len(value) <= 1000):
-            raise ValueError(f"{where}.{name} must be a name (text), got {_short(value)}")
-    env_kwargs = block.get("env_kwargs")
-    if env_kwargs is not None and (not isinstance(env_kwargs, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, SCALAR_TYPES) for k, v in env_kwargs.items()
-    )):
-        raise ValueError(f"{where}.env_kwargs must map names to numbers, text or booleans, got "
-                         f"{_short(env_kwargs)}")
-    kwargs = block.get("policy_kwargs")
-    if isinstance(kwargs, Mapping):
-        if "net_arch" in kwargs:
-            _validate_net_arch(kwargs["net_arch"], f"{where}.policy_kwargs.net_arch")
-        name = kwargs.get("activation_fn")
-        if "activation_fn" in kwargs and (not isinstance(name, str) or name.lower() not in ACTIVATIONS):
-            raise ValueError(f"{where}.policy_kwargs.activation_fn must be one of {sorted(ACTIVATIONS)}, "
-                             f"got {_short(name)}")
-        name = kwargs.get("features_extractor")
-        if "features_extractor" in kwargs and name not in FEATURE_EXTRACTORS:
-            raise ValueError(f"{where}.policy_kwargs.features_extractor must be one of "
-                             f"{FEATURE_EXTRACTORS}, got {_short(name)}")
+class Schema:
+    """A block of a config file declared as a dataclass: a field per key, of the key's name, typed and
+    bounded ([`setting`][thermopylae_agents.training.config.setting]); a section is a field typed with
+    another schema. The pipeline still reads the file's own data, through
+    [`Config`][thermopylae_agents.training.config.Config], which tracks the keys read."""
+
+    @classmethod
+    def parse(cls: type[_Block], data: Any, where: str) -> _Block:
+        """``data`` checked against the schema, defaults filled in; a one-line ``ValueError`` naming
+        ``where`` and the key at the first problem."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{where} must be a mapping, got {_short(data)}")
+        keys = {f.name: f for f in fields(cls)}
+        unknown = sorted((key for key in data if key not in keys), key=str)
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {unknown}; known keys: {sorted(keys)}")
+        missing = [name for name, f in keys.items() if name not in data and f.default is MISSING]
+        if missing:
+            raise ValueError(f"{where}: missing key(s) {missing}")
+        hints = get_type_hints(cls)
+        block = cls(**{key: _checked(hints[key], value, keys[key].metadata, f"{where}.{key}")
+                       for key, value in data.items()})
+        block.check(where)
+        return block
+
+    def check(self, where: str) -> None:
+        """Refuse keys that are each valid but contradict each other (a schema with such keys says which)."""
 
 
-def _validate_net_arch(value: Any, where: str) -> None:
-    """A list of layer widths, or ``{pi: [...], vf: [...]}`` (SB3's two forms)."""
-    if isinstance(value, Mapping):
-        if not value or set(value) - {"pi", "vf"}:
-            raise ValueError(f"{where} must be a list of layer widths or {{pi: [...], vf: [...]}}, "
-                             f"got {_short(value)}")
-        for key, layers in value.items():
-            _validate_layers(layers, f"{where}.{key}")
+def _checked(hint: Any, value: Any, meta: Mapping[str, Any], where: str) -> Any:
+    """``value`` of the key ``where`` if it fits ``hint`` (a section: its parsed schema), else a
+    ``ValueError``."""
+    kinds = get_args(hint) if get_origin(hint) in (Union, UnionType) else (hint,)
+    if value is None and type(None) in kinds:
+        return None
+    section = [kind for kind in kinds if isinstance(kind, type) and issubclass(kind, Schema)]
+    if section:
+        return section[0].parse(value, where)
+    if meta.get("check"):
+        problem = meta["check"](value)
     else:
-        _validate_layers(value, where)
+        wanted = [_fits(kind, value, meta, where) for kind in kinds if kind is not type(None)]
+        problem = None if any(fits for fits, _ in wanted) else "must be " + " or ".join(t for _, t in wanted)
+    if problem:
+        raise ValueError(f"{where} {problem}, got {_short(value)}")
+    return value
 
 
-def _validate_layers(layers: Any, where: str) -> None:
-    if not isinstance(layers, list) or len(layers) > MAX_LAYERS or not all(
-        _is_count(width, 1) and width <= MAX_LAYER_WIDTH for width in layers
-    ):
-        raise ValueError(f"{where} must be a list of at most {MAX_LAYERS} layer widths, integers in "
-                         f"1..{MAX_LAYER_WIDTH}, got {_short(layers)}")
+def _fits(member: Any, value: Any, meta: Mapping[str, Any], where: str) -> tuple[bool, str]:
+    """Whether ``value`` is of the type ``member`` (within the key's bounds), and that type in words."""
+    low, high = meta.get("between") or (None, None)
+    open_low = meta.get("open_low", False)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if member is bool:
+        return isinstance(value, bool), "true or false"
+    if member is int:
+        return number and isinstance(value, int) and low <= value <= high, f"an integer in {low}..{high:,}"
+    if member is float:
+        interval = f"{'(' if open_low else '['}{low:g}, {high:g}{')' if high == math.inf else ']'}"
+        finite = number and math.isfinite(value)
+        inside = finite and (low < value if open_low else low <= value) and value <= high
+        return inside, f"a finite number in {interval}"
+    if member is LinearSchedule:  # lin_<x>, or a number that YAML read as text (3e-4)
+        if not isinstance(value, str):
+            return False, "lin_<such a number>"
+        parsed = parse_schedule(value, where)
+        initial = parsed.initial if isinstance(parsed, LinearSchedule) else parsed
+        return _fits(float, initial, meta, where)[0], "lin_<such a number>"
+    if member is str:
+        return isinstance(value, str) and 0 < len(value) <= MAX_NAME, "a name (text)"
+    if get_origin(member) is Literal:
+        choices = get_args(member)
+        text = choices[0] if len(choices) == 1 else f"one of {choices}"
+        return isinstance(value, str) and value in choices, text
+    if get_origin(member) is dict:
+        fits = isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, Scalar)
+                                                  for k, v in value.items())
+        return fits, "a mapping of names to numbers, text or booleans"
+    raise TypeError(f"{where}: no rule for the type {member!r}")
+
+
+def _net_arch_problem(value: Any) -> str | None:
+    def layers(widths: Any) -> bool:
+        return isinstance(widths, list) and len(widths) <= MAX_LAYERS and all(
+            _is_count(width, 1) and width <= MAX_LAYER_WIDTH for width in widths)
+
+    if layers(value) or (isinstance(value, Mapping) and value and set(value) <= {"pi", "vf"}
+                         and all(map(layers, value.values()))):
+        return None
+    return (f"must be a list of at most {MAX_LAYERS} layer widths (integers in 1..{MAX_LAYER_WIDTH}) or "
+            "{pi: [...], vf: [...]} of two such lists")
+
+
+def _activation_problem(value: Any) -> str | None:
+    if isinstance(value, str) and value.lower() in ACTIVATIONS:
+        return None
+    return f"must be one of {sorted(ACTIVATIONS)}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicyKwargs(Schema):
+    """``policy_kwargs``: the network (SB3's ``policy_kwargs``, names for classes; see
+    [`policy_kwargs`][thermopylae_agents.training.config.policy_kwargs])."""
+
+    net_arch: NetArch = setting(None, check=_net_arch_problem)  # None: SB3's [64, 64]
+    activation_fn: str = setting("tanh", check=_activation_problem)
+    ortho_init: bool = True
+    share_features_extractor: bool = True
+    features_extractor: FeatureExtractor = "flatten"
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvalSection(Schema):
+    """``eval``: the periodic evaluation during PPO (``evaluations.npz``)."""
+
+    freq: int = setting(0, (0, MAX_TIMESTEPS))  # env steps between evaluations; 0: none
+    episodes: int = setting(200, (0, MAX_GAMES))
+    deterministic: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class BcSection(Schema):
+    """``bc``: the behaviour-cloning warm start before PPO, with its DAgger rounds."""
+
+    expert: str = "heuristic"
+    episodes: int = setting(between=(0, MAX_GAMES))
+    epochs: int = setting(5, (0, MAX_EPOCHS))
+    batch_size: int = setting(256, (1, MAX_ROLLOUT))
+    learning_rate: float = setting(1e-3, (0.0, 10.0), open_low=True)
+    value_coef: float = setting(0.5, (0.0, 1000.0))
+    workers: int = setting(1, (1, MAX_WORKERS))
+    dagger_rounds: int = setting(0, (0, 1000))
+    dagger_episodes: int = setting(None, (0, MAX_GAMES))  # needed by DAgger rounds only
+    dagger_epochs: int = setting(2, (0, MAX_EPOCHS))
+
+    def check(self, where: str) -> None:
+        if self.dagger_rounds > 0 and self.dagger_episodes is None:
+            raise ValueError(f"{where}: dagger_rounds {self.dagger_rounds} needs dagger_episodes")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportSection(Schema):
+    """``report``: the final evaluation against the baselines (``report.json``)."""
+
+    episodes: int = setting(1000, (0, MAX_GAMES))
+    search: str = "search"  # the co-op search expert's spec
+    search_episodes: int = setting(0, (0, MAX_GAMES))  # its games: the first of the report's deals
+
+
+@dataclass(frozen=True, kw_only=True)
+class PPOKeywords(Schema):
+    """The keyword arguments of (Maskable)PPO that a block may set, with SB3's own defaults."""
+
+    learning_rate: float | LinearSchedule = setting(3e-4, (0.0, 10.0), open_low=True)
+    n_steps: int = setting(DEFAULT_N_STEPS, (1, MAX_ROLLOUT))
+    batch_size: int = setting(64, (2, MAX_ROLLOUT))  # SB3 normalizes advantages over a batch: not 1
+    n_epochs: int = setting(10, (1, MAX_EPOCHS))
+    gamma: float = setting(0.99, (0.0, 1.0))
+    gae_lambda: float = setting(0.95, (0.0, 1.0))
+    clip_range: float | LinearSchedule = setting(0.2, (0.0, 1000.0), open_low=True)
+    clip_range_vf: float | LinearSchedule | None = setting(None, (0.0, 1000.0), open_low=True)  # None: none
+    normalize_advantage: bool = True
+    ent_coef: float = setting(0.0, (0.0, 1000.0))
+    vf_coef: float = setting(0.5, (0.0, 1000.0))
+    max_grad_norm: float = setting(0.5, (0.0, 1e6), open_low=True)
+    target_kl: float | None = setting(None, (0.0, 1000.0), open_low=True)  # None: no limit
+    stats_window_size: int = setting(100, (1, 10**6))
+
+
+@dataclass(frozen=True, kw_only=True)
+class HyperparameterBlock(PPOKeywords):
+    """A hyperparameter block (one environment id of a config file): the PPO keywords, the run's own keys
+    and the sections."""
+
+    env_kwargs: dict[str, Scalar] | None = None  # for gymnasium.make
+    n_envs: int = setting(DEFAULT_N_ENVS, (1, MAX_ENVS))
+    n_timesteps: int = setting(None, (1, MAX_TIMESTEPS))  # None: --timesteps must give it
+    policy: str = "MlpPolicy"
+    policy_kwargs: PolicyKwargs | None = None
+    vec: VecKind = "native"
+    learner: Learner = "sb3"
+    precision: Precision = "auto"
+    threads: Literal["auto"] | int = setting("auto", (1, MAX_THREADS))
+    fast: FastSection | None = None  # the fast learner's recipe, over the block's when the learner is fast
+    checkpoint_freq: int = setting(0, (0, MAX_TIMESTEPS))  # env steps between checkpoints; 0: none
+    eval: EvalSection | None = None
+    bc: BcSection | None = None
+    report: ReportSection | None = None
+
+    def check(self, where: str) -> None:
+        evaluation, report = self.eval or EvalSection(), self.report or ReportSection()
+        if evaluation.freq > 0 and evaluation.episodes == 0:
+            raise ValueError(f"{where}: eval.freq {evaluation.freq:,} asks for periodic evaluations of 0 "
+                             "games; give eval.episodes (--eval-episodes) above 0, or eval.freq 0 "
+                             "(--eval-freq 0) for none")
+        if self.learner == "sb3" and self.precision == "bfloat16":
+            raise ValueError(f"{where}: precision {self.precision} needs learner: fast (sb3-contrib's loop "
+                             "trains in float32)")
+        if report.search_episodes > report.episodes:
+            raise ValueError(f"{where}: report.search_episodes ({report.search_episodes:,}) must not "
+                             f"exceed report.episodes ({report.episodes:,}): the search expert plays the "
+                             "first of the report's deals")
+        rollout = self.n_envs * self.n_steps
+        if not 2 <= rollout <= MAX_ROLLOUT:
+            raise ValueError(f"{where}: n_envs x n_steps = {rollout:,} steps per rollout, not in "
+                             f"2..{MAX_ROLLOUT:,}")
+
+
+def _same_as(block: type, key: str) -> Any:
+    """The key ``key`` of ``block`` again, with its bounds and no default (the block's value stands)."""
+    return field(default=None, metadata={f.name: f for f in fields(block)}[key].metadata)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FastSection(Schema):
+    """``fast``: the fast learner's own recipe, which replaces the block's keys of the same names when the
+    learner is fast (and is checked either way, so that a recipe an sb3 run ignores is still right)."""
+
+    n_envs: int = _same_as(HyperparameterBlock, "n_envs")
+    n_steps: int = _same_as(HyperparameterBlock, "n_steps")
+    batch_size: int = _same_as(HyperparameterBlock, "batch_size")
+    n_epochs: int = _same_as(HyperparameterBlock, "n_epochs")
+    learning_rate: float | LinearSchedule = _same_as(HyperparameterBlock, "learning_rate")
+    precision: Precision = _same_as(HyperparameterBlock, "precision")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SelfplaySection(Schema):
+    """``selfplay``: the alternation of the duel sides and their pools of opponents."""
+
+    generations: int = setting(between=(1, 10_000))
+    vec: Literal["native", "dummy"] = "native"  # native: the vector engine and the PFSP pool
+    pfsp_power: float = setting(2.0, (0.0, math.inf), open_low=True)
+    pfsp_prior_games: float = setting(2.0, (0.0, math.inf), open_low=True)
+    latest_prob: float = setting(0.4, (0.0, 1.0))  # the pool of vec: dummy
+    heuristic_prob: float = setting(0.3, (0.0, 1.0))
+    heuristic_generations: int = setting(None, (0, 10_000))  # None: every generation
+    max_pool: int = setting(5, (1, 1000))
+    snapshot_deterministic: bool = True
+    report_episodes: int = setting(1000, (0, MAX_GAMES))
+
+    def check(self, where: str) -> None:
+        if self.vec == "native" and not self.snapshot_deterministic:
+            raise ValueError(f"{where}: snapshot_deterministic: false needs vec: dummy (the native engine's "
+                             "snapshots play their most likely legal action)")
+
+
+PPO_KEYS = tuple(f.name for f in fields(PPOKeywords))
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -496,46 +521,12 @@ def load_config(target: str, path: str | os.PathLike[str] | None = None) -> dict
     for env_id in expected:
         if not isinstance(data.get(env_id), Mapping):
             raise ValueError(f"{path}: missing the hyperparameter block {env_id!r}")
-        _validate_block(data[env_id], f"{path}:{env_id}")
+        HyperparameterBlock.parse(data[env_id], f"{path}:{env_id}")
     if target == "selfplay":
         if not isinstance(data.get("selfplay"), Mapping):
             raise ValueError(f"{path}: missing the 'selfplay' block")
-        bad = sorted(set(data["selfplay"]) - set(SECTION_KEYS["selfplay"]))
-        if bad:
-            raise ValueError(f"{path}:selfplay: unknown key(s) {bad}")
-        _validate_selfplay(data["selfplay"], f"{path}:selfplay")
+        SelfplaySection.parse(data["selfplay"], f"{path}:selfplay")
     return dict(data)
-
-
-SELFPLAY_VEC_KINDS = ("native", "dummy")
-
-
-def _validate_selfplay(block: Mapping[str, Any], where: str) -> None:
-    """The values of the ``selfplay`` block that the keys alone do not check."""
-    if "vec" in block and block["vec"] not in SELFPLAY_VEC_KINDS:
-        raise ValueError(f"{where}.vec must be one of {SELFPLAY_VEC_KINDS}, got {block['vec']!r}")
-    for key in ("pfsp_power", "pfsp_prior_games"):
-        value = block.get(key)
-        if key in block and (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0):
-            raise ValueError(f"{where}.{key} must be a positive number, got {value!r}")
-    for key, high in (("generations", 10_000), ("max_pool", 1000), ("heuristic_generations", 10_000),
-                      ("report_episodes", MAX_GAMES)):
-        low = 0 if key in ("heuristic_generations", "report_episodes") else 1
-        if key in block and not (_is_count(block[key], minimum=low) and block[key] <= high):
-            raise ValueError(f"{where}.{key} must be an integer in {low}..{high:,}, got {_short(block[key])}")
-    for key in ("pfsp_power", "pfsp_prior_games"):
-        if key in block and not math.isfinite(block[key]):
-            raise ValueError(f"{where}.{key} must be a finite number, got {block[key]!r}")
-    for key in ("latest_prob", "heuristic_prob"):
-        value = block.get(key)
-        if key in block and (isinstance(value, bool) or not isinstance(value, (int, float))
-                             or not 0 <= value <= 1):
-            raise ValueError(f"{where}.{key} must be a probability in [0, 1], got {_short(value)}")
-    if "snapshot_deterministic" in block and not isinstance(block["snapshot_deterministic"], bool):
-        raise ValueError(f"{where}.snapshot_deterministic must be true or false")
-    if block.get("vec", "native") == "native" and block.get("snapshot_deterministic", True) is not True:
-        raise ValueError(f"{where}: snapshot_deterministic: false needs vec: dummy (the native engine's "
-                         "snapshots play their most likely legal action)")
 
 
 def sized_count(full: int, floor: int, scale: float) -> int:
@@ -607,11 +598,6 @@ def sized_eval_freq(hp: Mapping[str, Any], full: int, timesteps: int) -> int:
     return min(freq, max(n_envs, rollout // EVALUATIONS_PER_ROLLOUT, math.ceil(freq * trained / full)))
 
 
-# SB3's own defaults, used where a config leaves n_envs or n_steps out.
-DEFAULT_N_ENVS = 8
-DEFAULT_N_STEPS = 2048
-
-
 def env_count(hp: Mapping[str, Any]) -> int:
     """The number of parallel envs of one env block (``n_envs``, else SB3's default)."""
     return int(hp.get("n_envs", DEFAULT_N_ENVS))
@@ -660,17 +646,8 @@ def resolve_config(
     ``timesteps`` shrank, see [`size_to_budget`][thermopylae_agents.training.config.size_to_budget]) so that
     ``config.yaml`` alone describes, and can repeat or resume, the run.
     """
-    for name, value, minimum in (
-        ("timesteps", timesteps, 1),
-        ("n_envs", n_envs, 1),
-        ("seed", seed, 0),
-        ("eval_freq", eval_freq, 0),
-        ("eval_episodes", eval_episodes, 0),
-        ("bc_episodes", bc_episodes, 0),
-    ):
-        if value is not None and not _is_count(value, minimum):
-            kind = "a positive" if minimum else "a non-negative"
-            raise ValueError(f"{name} must be {kind} integer, got {value!r}")
+    if timesteps is not None and not _is_count(timesteps, 1):  # sizes the counts before the block's check
+        raise ValueError(f"timesteps must be a positive integer, got {_short(timesteps)}")
     data = copy.deepcopy(load_config(target, config_path))
     run = dict(data.pop("run", None) or {})
     run["target"] = target
@@ -684,53 +661,37 @@ def resolve_config(
     if learner is None and run["algo"] != "maskable_ppo":
         learner = "sb3"  # plain PPO runs in SB3's own loop; the fast learner is MaskablePPO's
     for env_id in env_ids_of(target):  # first: the learner's recipe is what budgets size and flags change
-        _choose_learner(data[env_id], learner, f"{target}:{env_id}")
+        _choose_learner(data[env_id], learner)
     if timesteps is not None:
         _restore_full_size(data, run.get("sized_to_budget") or {})
         run["sized_to_budget"] = size_to_budget(data, target, int(timesteps))
+    overrides = {"n_envs": n_envs, "vec": vec, "precision": precision, "threads": threads,  # learner: above
+                 "eval.freq": eval_freq, "eval.episodes": eval_episodes, "bc.episodes": bc_episodes}
     for env_id in env_ids_of(target):
         hp = data[env_id]
-        if n_envs is not None:
-            hp["n_envs"] = int(n_envs)
-        if eval_freq is not None:
-            hp.setdefault("eval", {})["freq"] = int(eval_freq)
-        if eval_episodes is not None:
-            hp.setdefault("eval", {})["episodes"] = int(eval_episodes)
-        if vec is not None:
-            if vec not in VEC_KINDS:
-                raise ValueError(f"vec must be one of {VEC_KINDS}, got {vec!r}")
-            hp["vec"] = vec
-        if bc_episodes is not None:
-            hp.setdefault("bc", {})["episodes"] = int(bc_episodes)
-        for key, value in (("precision", precision), ("threads", threads)):
-            if value is not None:
-                hp[key] = value
+        for key, value in overrides.items():  # checked with the block's own keys below
+            section, _, name = key.rpartition(".")
+            if value is not None and section:
+                hp[section] = {**(hp.get(section) or {}), name: value}
+            elif value is not None:
+                hp[name] = value
         if hp.get("learner", "sb3") == "fast" and run["algo"] != "maskable_ppo":
             raise ValueError(f"{target}:{env_id}: learner fast runs maskable_ppo, not {run['algo']} "
                              "(use --learner sb3)")
-        _validate_block(hp, f"{target}:{env_id}")
+        HyperparameterBlock.parse(hp, f"{target}:{env_id}")
         if "n_timesteps" not in hp:
             raise ValueError(f"{target}:{env_id}: no n_timesteps in the config; give it there or --timesteps")
-        rollout = rollout_size(hp)
-        if not 2 <= rollout <= MAX_ROLLOUT:
-            raise ValueError(f"{target}:{env_id}: n_envs x n_steps = {rollout:,} steps per rollout, not in "
-                             f"2..{MAX_ROLLOUT:,}")
     run["device"] = check_device(run["device"])
     data["run"] = run
     return data
 
 
-def _choose_learner(hp: dict[str, Any], learner: str | None, where: str) -> None:
+def _choose_learner(hp: dict[str, Any], learner: str | None) -> None:
     """Set the block's learner (``learner`` if given) and, for the fast learner, put its ``fast`` section's
     recipe over the block's; the section leaves the block either way."""
     if learner is not None:
         hp["learner"] = learner
-    fast = hp.pop("fast", None)
-    if fast is not None and not isinstance(fast, Mapping):
-        raise ValueError(f"{where}.fast must be a mapping")
-    unknown = sorted(set(fast or {}) - set(SECTION_KEYS["fast"]))
-    if unknown:
-        raise ValueError(f"{where}.fast: unknown key(s) {unknown}; known keys: {list(SECTION_KEYS['fast'])}")
+    fast = hp.pop("fast", None)  # checked with the block (FastSection) when the file was read
     if hp.get("learner", "sb3") == "fast":
         hp.update(fast or {})
 
@@ -761,25 +722,21 @@ def check_device(device: Any) -> str:
 
 
 def policy_kwargs(raw: Mapping[str, Any] | None) -> dict[str, Any]:
-    """SB3 ``policy_kwargs`` from a config's: activation and features extractor names become classes."""
+    """SB3 ``policy_kwargs`` from a config's (checked against
+    [`PolicyKwargs`][thermopylae_agents.training.config.PolicyKwargs]): activation and features extractor
+    names become classes."""
     import torch as th
 
     from thermopylae_agents.players.fight_features import CoopFightFeatures
 
+    PolicyKwargs.parse(raw or {}, "policy_kwargs")
     kwargs = dict(raw or {})
     if "activation_fn" in kwargs:
-        name = str(kwargs["activation_fn"]).lower()
-        if name not in ACTIVATIONS:
-            raise ValueError(f"policy_kwargs.activation_fn: one of {sorted(ACTIVATIONS)}, not {name!r}")
-        kwargs["activation_fn"] = getattr(th.nn, ACTIVATIONS[name])
+        kwargs["activation_fn"] = getattr(th.nn, ACTIVATIONS[kwargs["activation_fn"].lower()])
     if "net_arch" in kwargs and isinstance(kwargs["net_arch"], Mapping):
         kwargs["net_arch"] = dict(kwargs["net_arch"])
-    if "features_extractor" in kwargs:
-        name = kwargs.pop("features_extractor")
-        if name not in FEATURE_EXTRACTORS:
-            raise ValueError(f"policy_kwargs.features_extractor: one of {FEATURE_EXTRACTORS}, not {name!r}")
-        if name == "coop_fight":
-            kwargs["features_extractor_class"] = CoopFightFeatures
+    if kwargs.pop("features_extractor", None) == "coop_fight":
+        kwargs["features_extractor_class"] = CoopFightFeatures
     return kwargs
 
 

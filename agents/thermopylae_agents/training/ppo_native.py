@@ -2,8 +2,8 @@
 
     thermopylae ppo-native --total-timesteps 2000000 --seed 1
     thermopylae ppo-native --env-id thermopylae/DuelGreek-v0 --time-budget 120   # the duel, two minutes
-    thermopylae-ppo-native --track --capture-video             # the same, installed (the train extra)
-    tensorboard --logdir runs                                  # charts/, losses/, eval/ (with --track)
+    thermopylae-ppo-native --track --capture-video             # Weights & Biases, videos (pip install wandb)
+    tensorboard --logdir runs                                  # charts/, losses/, eval/
 
 Read it top to bottom: the config (`Args`, a dataclass: each field is a command-line flag and its
 docstring the flag's help, parsed with `tyro` by [`thermopylae_agents.cli.ppo_native`][], which also
@@ -31,11 +31,18 @@ MLP [64, 64] (tanh), 256 games x 64 steps per rollout, 2 epochs of 4 minibatches
 compare with SB3's MaskablePPO on the same recipe (``benchmarks/ppo_speed.py``). The duel's network sees
 the observation alone.
 
-The run writes ``RUN_DIR/summary.json`` (config, steps/s end to end and of collection alone, the greedy
-win rate on ``--eval-games`` fixed deals), ``RUN_DIR/agent.pt`` (the weights; a torch file is a pickle,
-so ``torch.load(..., weights_only=True)`` it), with ``--track`` TensorBoard events in ``RUN_DIR`` and with
-``--capture-video`` the evaluation videos in ``RUN_DIR/videos`` (Gymnasium's ``RecordVideo`` on the
-single env's ``rgb_array`` render; needs moviepy and pillow, the video extra).
+The flags that every CleanRL script has mean what they mean there: ``--exp-name`` (default: this file's
+name), ``--seed``, ``--torch-deterministic`` (``torch.backends.cudnn.deterministic``), ``--cuda`` (CUDA
+when it is available), ``--track`` (Weights & Biases: ``--wandb-project-name``, ``--wandb-entity``; the
+TensorBoard scalars are synced to it) and ``--capture-video``.
+
+The run folder is ``runs/{run_name}`` as in CleanRL, ``run_name`` being
+``{env}__{exp_name}__{seed}__{unix time}`` (``env`` the id without its ``thermopylae/``), or
+``--run-dir``. It holds ``summary.json`` (config, device, steps/s end to end and of collection alone, the
+greedy win rate on ``--eval-games`` fixed deals), ``agent.pt`` (the weights; a torch file is a pickle, so
+``torch.load(..., weights_only=True)`` it), the TensorBoard events (always written) and with
+``--capture-video`` the evaluation videos in ``videos/`` (Gymnasium's ``RecordVideo`` on the single env's
+``rgb_array`` render; needs moviepy and pillow, the video extra).
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ import gymnasium as gym
 import numpy as np
 import torch  # torch and tensorboard: the train extra (the console script names it when missing)
 import torch.nn as nn
+from torch.utils.tensorboard import SummaryWriter
 
 from thermopylae_agents.players.fight_torch import FightFeatures
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
@@ -60,7 +68,7 @@ from thermopylae_env.coop.vector import CoopVectorEnv
 from thermopylae_env.duel.vector import DuelGreekVectorEnv, DuelPersianVectorEnv
 from thermopylae_env.threads import configure_torch
 
-__all__ = ["ENV_IDS", "Agent", "Args", "default_run_dir", "evaluate", "guard", "train"]
+__all__ = ["ENV_IDS", "Agent", "Args", "default_run_dir", "evaluate", "guard", "run_name", "train"]
 
 VECTOR_ENVS = {
     COOP_ID: CoopVectorEnv,
@@ -73,22 +81,32 @@ EVAL_SEED = 10_000_000  # evaluation and video deals: EVAL_SEED + i, apart from 
 
 @dataclass
 class Args:
-    env_id: Literal["thermopylae/Coop-v0", "thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"] = COOP_ID
-    """the game: the co-op game, or one side of the duel against --opponent"""
+    exp_name: str = os.path.basename(__file__)[: -len(".py")]
+    """the name of this experiment (part of the run's name)"""
     seed: int = 1
     """seed of the games, of torch and of the minibatch shuffles"""
-    total_timesteps: int = 2_000_000
-    """env steps (decisions) to train for"""
-    time_budget: float = 0.0
-    """if > 0, stop training after this many seconds (checked after each update)"""
+    torch_deterministic: bool = True
+    """set torch.backends.cudnn.deterministic (--no-torch-deterministic lets cuDNN pick faster kernels)"""
+    cuda: bool = True
+    """train on CUDA when it is available (--no-cuda: on the CPU)"""
     track: bool = False
-    """write TensorBoard scalars (charts/, losses/, eval/) into the run folder"""
+    """track the run with Weights & Biases (pip install wandb); the TensorBoard scalars are synced to it"""
+    wandb_project_name: str = "thermopylae"
+    """the Weights & Biases project of --track"""
+    wandb_entity: str | None = None
+    """the entity (team) of the Weights & Biases project (None: your own)"""
     capture_video: bool = False
     """record --video-episodes greedy evaluation games into RUN_DIR/videos (needs moviepy and pillow)"""
     video_episodes: int = 3
     """games recorded by --capture-video"""
 
     # Algorithm-specific arguments
+    env_id: Literal["thermopylae/Coop-v0", "thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0"] = COOP_ID
+    """the game: the co-op game, or one side of the duel against --opponent"""
+    total_timesteps: int = 2_000_000
+    """env steps (decisions) to train for"""
+    time_budget: float = 0.0
+    """if > 0, stop training after this many seconds (checked after each update)"""
     num_envs: int = 256
     """games played at once"""
     num_steps: int = 64
@@ -135,19 +153,21 @@ class Args:
     # The machine and the outputs
     torch_threads: int = 1
     """torch's intra-op threads"""
-    device: str = "cpu"
-    """torch device: cpu, cuda, cuda:N or mps"""
     eval_games: int = 2000
     """greedy evaluation games at the end (0: none), deals 10_000_000 + i"""
     run_dir: str = ""
-    """where to write summary.json, agent.pt, TensorBoard events and videos (default runs/ppo_native_...)"""
+    """where to write summary.json, agent.pt, TensorBoard events and videos ('': runs/RUN_NAME, CleanRL's)"""
+
+
+def run_name(args: Args) -> str:
+    """CleanRL's name of a run, ``{env}__{exp_name}__{seed}__{unix time}``; ``env`` without its namespace,
+    so that the run folder is one folder under ``runs/``."""
+    return f"{args.env_id.split('/')[-1]}__{args.exp_name}__{args.seed}__{int(time.time())}"
 
 
 def default_run_dir(args: Args) -> Path:
-    if args.run_dir:
-        return Path(args.run_dir)
-    game = "" if args.env_id == COOP_ID else args.env_id.split("/")[1].removesuffix("-v0").lower() + "_"
-    return Path(f"runs/ppo_native_{game}s{args.seed}")
+    """``--run-dir``, else ``runs/{run_name}`` (named at the call: the command line names it once)."""
+    return Path(args.run_dir) if args.run_dir else Path("runs") / run_name(args)
 
 
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias_const: float = 0.0) -> nn.Linear:
@@ -282,13 +302,17 @@ def train(args: Args) -> dict:
     num_iterations = max(1, args.total_timesteps // batch_size)
     run_dir = default_run_dir(args)
     run_dir.mkdir(parents=True, exist_ok=True)
-    writer = None
+    tracker = None
     if args.track:
-        from torch.utils.tensorboard import SummaryWriter
+        import wandb
 
-        writer = SummaryWriter(os.fspath(run_dir))
-        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
-            f"|{key}|{value}|" for key, value in asdict(args).items()))
+        # monitor_gym (CleanRL's) is left out: wandb's gym hook patches the video recorder of Gymnasium
+        # before 1.0; the videos are logged below instead.
+        tracker = wandb.init(project=args.wandb_project_name, entity=args.wandb_entity, sync_tensorboard=True,
+                             config=asdict(args), name=run_dir.name, save_code=True)
+    writer = SummaryWriter(os.fspath(run_dir))
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
+        f"|{key}|{value}|" for key, value in asdict(args).items()))
     video_skip = video_missing() if args.capture_video else None
     if video_skip:
         print(video_skip, flush=True)
@@ -296,8 +320,9 @@ def train(args: Args) -> dict:
     random.seed(args.seed)
     rng = np.random.default_rng(args.seed)  # minibatch shuffles
     torch.manual_seed(args.seed)
+    torch.backends.cudnn.deterministic = args.torch_deterministic
     configure_torch(args.torch_threads)
-    device = torch.device(args.device)
+    device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
     envs = make_env(args, args.num_envs)
     agent = Agent(envs, args.fight_features and args.env_id == COOP_ID).to(device)
@@ -427,19 +452,18 @@ def train(args: Args) -> dict:
 
         elapsed = time.time() - start_time
         sps = int(global_step / elapsed)
-        if writer is not None:
-            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
-            writer.add_scalar("charts/win_rate", wins / max(games, 1), global_step)
-            writer.add_scalar("charts/games", games, global_step)
-            writer.add_scalar("losses/value_loss", v_loss.item(), global_step)
-            writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
-            writer.add_scalar("losses/entropy", entropy_loss.item(), global_step)
-            writer.add_scalar("losses/old_approx_kl", old_approx_kl.item(), global_step)
-            writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
-            writer.add_scalar("losses/clipfrac", np.mean(clipfracs), global_step)
-            writer.add_scalar("losses/explained_variance", explained_var, global_step)
-            writer.add_scalar("charts/SPS", sps, global_step)
-            writer.add_scalar("charts/collection_SPS", int(global_step / collect_time), global_step)
+        writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
+        writer.add_scalar("charts/win_rate", wins / max(games, 1), global_step)
+        writer.add_scalar("charts/games", games, global_step)
+        writer.add_scalar("losses/value_loss", v_loss.item(), global_step)
+        writer.add_scalar("losses/policy_loss", pg_loss.item(), global_step)
+        writer.add_scalar("losses/entropy", entropy_loss.item(), global_step)
+        writer.add_scalar("losses/old_approx_kl", old_approx_kl.item(), global_step)
+        writer.add_scalar("losses/approx_kl", approx_kl.item(), global_step)
+        writer.add_scalar("losses/clipfrac", np.mean(clipfracs), global_step)
+        writer.add_scalar("losses/explained_variance", explained_var, global_step)
+        writer.add_scalar("charts/SPS", sps, global_step)
+        writer.add_scalar("charts/collection_SPS", int(global_step / collect_time), global_step)
         print(f"iteration {iteration}/{num_iterations}  step {global_step:,}  SPS {sps:,}  "
               f"training win rate {wins / max(games, 1):.3f} ({games:,} games)", flush=True)
         wins = games = 0
@@ -451,6 +475,7 @@ def train(args: Args) -> dict:
     train_cpu_seconds = time.process_time() - start_cpu
     summary: dict[str, Any] = {
         "config": asdict(args),
+        "device": str(device),
         "env_steps": global_step,
         "train_seconds": round(train_seconds, 3),
         "steps_per_s": global_step / train_seconds,
@@ -462,16 +487,18 @@ def train(args: Args) -> dict:
     if args.eval_games > 0:
         summary["eval_games"] = args.eval_games
         summary["eval_win_rate"] = evaluate(agent, args, device)
-        if writer is not None:
-            writer.add_scalar("eval/win_rate", summary["eval_win_rate"], global_step)
+        writer.add_scalar("eval/win_rate", summary["eval_win_rate"], global_step)
         print(f"greedy win rate on {args.eval_games} fixed deals: {summary['eval_win_rate']:.4f}")
     if args.capture_video and not video_skip:
         summary["videos"] = record_videos(agent, args, device, run_dir / "videos")
         print(f"recorded {len(summary['videos'])} evaluation videos in {run_dir / 'videos'}")
+        if tracker is not None:
+            tracker.log({"videos": [wandb.Video(path, format="mp4") for path in summary["videos"]]})
     print(f"{global_step:,} env steps in {train_seconds:.1f} s: {summary['steps_per_s']:,.0f} steps/s end to "
           f"end (cpu {summary['cpu_steps_per_s']:,.0f}), {summary['collection_steps_per_s']:,.0f} collecting")
     torch.save(agent.state_dict(), run_dir / "agent.pt")
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    if writer is not None:
-        writer.close()
+    writer.close()
+    if tracker is not None:
+        tracker.finish()
     return summary
