@@ -27,7 +27,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 
 __all__ = [
-    "algo_class", "check_device", "ALGOS", "LEARNERS", "PRECISIONS", "CONFIG_DIR", "CONFIG_FILES", "COOP_ID",
+    "check_device", "ALGOS", "LEARNERS", "PRECISIONS", "CONFIG_DIR", "CONFIG_FILES", "COOP_ID",
     "ENV_IDS", "GREEK_ID", "PERSIAN_ID", "TARGETS", "VEC_KINDS", "BcSection", "Config", "EvalSection",
     "FastSection", "HyperparameterBlock", "LinearSchedule", "PolicyKwargs", "PPOKeywords", "ReportSection",
     "Schema", "SelfplaySection", "setting", "env_ids_of", "load_config", "parse_schedule", "policy_kwargs",
@@ -751,26 +751,3 @@ def ppo_kwargs(hp: Config) -> dict[str, Any]:
             value = parse_schedule(value, key)
         kwargs[key] = value
     return kwargs
-
-
-def algo_class(algo: str, learner: str = "sb3") -> Any:
-    """The SB3 class of ``algo`` (``maskable_ppo``: sb3_contrib's MaskablePPO, or with ``learner="fast"``
-    its lean subclass [`FastMaskablePPO`][thermopylae_agents.training.fast_ppo.FastMaskablePPO];
-    ``ppo``: plain PPO)."""
-    if learner not in LEARNERS:
-        raise ValueError(f"learner must be one of {LEARNERS}, got {learner!r}")
-    if learner == "fast":
-        if algo != "maskable_ppo":
-            raise ValueError(f"learner fast runs maskable_ppo, not {algo!r}")
-        from thermopylae_agents.training.fast_ppo import FastMaskablePPO
-
-        return FastMaskablePPO
-    if algo == "maskable_ppo":
-        from sb3_contrib import MaskablePPO
-
-        return MaskablePPO
-    if algo == "ppo":
-        from stable_baselines3 import PPO
-
-        return PPO
-    raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")

@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from thermopylae_agents.training.config import VEC_KINDS, algo_class
+from thermopylae_agents.training.config import VEC_KINDS
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 
 __all__ = ["build_eval_env", "build_vec_env", "eval_env_kwargs", "make_env_fn", "register_envs"]
@@ -90,9 +90,11 @@ def native_opponent(opponent: Any) -> Any:
     """The duel engine's ``opponent=``: the built-in names as they are; a saved model's path (engines load no
     file) loaded here as a batched player of its most likely legal actions."""
     if isinstance(opponent, str) and opponent not in ("heuristic", "random"):
+        from sb3_contrib import MaskablePPO
+
         from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 
-        model = algo_class("maskable_ppo").load(opponent, device="cpu")
+        model = MaskablePPO.load(opponent, device="cpu")
         return FrozenPolicy(model, name=opponent, deterministic=True)
     return opponent
 

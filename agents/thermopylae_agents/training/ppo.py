@@ -10,6 +10,9 @@ import os
 import time
 from typing import Any
 
+from sb3_contrib import MaskablePPO
+from stable_baselines3 import PPO
+
 from thermopylae_agents.training.callbacks import (
     ThroughputCallback,
     build_callbacks,
@@ -17,16 +20,18 @@ from thermopylae_agents.training.callbacks import (
     write_summary,
 )
 from thermopylae_agents.training.config import (
+    ALGOS,
     ENV_IDS,
+    LEARNERS,
     PPO_KEYS,
     Config,
-    algo_class,
     env_count,
     policy_kwargs,
     ppo_kwargs,
 )
 from thermopylae_agents.training.distribution import speed_up_policy
 from thermopylae_agents.training.envs import build_eval_env, build_vec_env
+from thermopylae_agents.training.fast_ppo import FastMaskablePPO, resolve_precision
 from thermopylae_agents.training.imitation import warm_start
 from thermopylae_agents.training.progress import format_seconds, log
 from thermopylae_agents.training.report import evaluate_against_baselines, format_report
@@ -42,15 +47,32 @@ from thermopylae_agents.training.runs import (
     setup_torch,
 )
 
-__all__ = ["build_model", "format_time_split", "learner_kwargs", "load_model", "time_split", "train"]
+__all__ = [
+    "algo_class", "build_model", "format_time_split", "learner_kwargs", "load_model", "time_split", "train",
+]
+
+
+def algo_class(algo: str, learner: str = "sb3") -> Any:
+    """The SB3 class of ``algo`` (``maskable_ppo``: sb3_contrib's MaskablePPO, or with ``learner="fast"``
+    its lean subclass [`FastMaskablePPO`][thermopylae_agents.training.fast_ppo.FastMaskablePPO];
+    ``ppo``: plain PPO)."""
+    if learner not in LEARNERS:
+        raise ValueError(f"learner must be one of {LEARNERS}, got {learner!r}")
+    if learner == "fast":
+        if algo != "maskable_ppo":
+            raise ValueError(f"learner fast runs maskable_ppo, not {algo!r}")
+        return FastMaskablePPO
+    if algo == "maskable_ppo":
+        return MaskablePPO
+    if algo == "ppo":
+        return PPO
+    raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
 
 
 def learner_kwargs(hp: Config, device: str = "cpu") -> dict[str, Any]:
     """The learner's own arguments of a hyperparameter block (the fast learner's ``precision``, with
     ``auto`` resolved for ``device``)."""
     if hp.get("learner", "sb3") == "fast":
-        from thermopylae_agents.training.fast_ppo import resolve_precision
-
         return {"precision": resolve_precision(hp.get("precision", "auto"), device)}
     return {}
 

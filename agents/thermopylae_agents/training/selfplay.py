@@ -29,10 +29,10 @@ from thermopylae_agents.training.callbacks import (
     save_atomically,
     write_summary,
 )
-from thermopylae_agents.training.config import algo_class, env_count
+from thermopylae_agents.training.config import env_count
 from thermopylae_agents.training.envs import eval_env_kwargs, make_env_fn, register_envs
 from thermopylae_agents.training.imitation import warm_start
-from thermopylae_agents.training.ppo import build_model, load_model, mark_model_keys_read
+from thermopylae_agents.training.ppo import algo_class, build_model, load_model, mark_model_keys_read
 from thermopylae_agents.training.progress import log
 from thermopylae_agents.training.report import cross_play_report, format_cross_play
 from thermopylae_agents.training.runs import (
