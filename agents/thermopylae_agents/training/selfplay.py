@@ -43,6 +43,7 @@ from thermopylae_agents.training.runs import (
     setup_experiment,
 )
 from thermopylae_env import GREEK_ID, PERSIAN_ID
+from thermopylae_env.threads import configure_torch
 
 __all__ = [
     "SIDES",
@@ -443,7 +444,8 @@ def train_selfplay(
         side: _build_side(exp, side, index, env_id, pools[side], start_generation, verbose, vec)
         for index, (side, env_id) in enumerate(SIDES)
     }
-    threads = set_learner_threads(sides["greek"]["model"], exp.cfg[GREEK_ID])
+    # Each side's torch threads, measured (or set) once; each side trains on its own count.
+    threads = {side: set_learner_threads(sides[side]["model"], exp.cfg[env_id]) for side, env_id in SIDES}
     for g in range(1, start_generation + 1):  # snapshots of completed generations go back into the pools
         for side, other in (("greek", "persian"), ("persian", "greek")):
             snap = algo_class(exp.algo).load(snap_dir / f"{side}_gen{g}.zip", device="cpu")
@@ -455,6 +457,7 @@ def train_selfplay(
             if isinstance(pools[side], OpponentPool):
                 pools[side].use_heuristic = g <= heuristic_generations
             entry = sides[side]
+            configure_torch(threads[side]["threads"])
             log(f"generation {g}/{generations}: {side} trains against [{_pool_line(pools[side])}]")
             try:
                 learn(
