@@ -14,6 +14,12 @@ small machine. A config is data: [`load_duel_config`][thermopylae_env.duel.confi
 from a JSON object and refuses a malformed one with a one-line
 [`DuelConfigError`][thermopylae_env.duel.config.DuelConfigError].
 
+In some reduced duels the Persian can end a game before the Greek has moved (his discard cards empty the
+Greek's hand each turn until a deck runs out, or his first attack takes every token):
+[`DuelConfig.greek_may_never_move`][thermopylae_env.duel.config.DuelConfig.greek_may_never_move] says so, and
+the Greek env refuses them, as its ``reset`` would return a finished game; the Persian env, the PettingZoo
+view and the solvers play them.
+
 Only the reference engine plays reduced duels. The compiled kernel (``duel/kernel.py``), the vector
 engine and the Gymnasium / PettingZoo environments play the full game only.
 """
@@ -24,13 +30,18 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations_with_replacement
 
 from thermopylae_env.duel.layout import (
+    ATTACK_KIND,
     DECK_SIZE,
+    DISCARD_KIND,
     HAND_LIMIT,
     NUM_KINDS,
+    PERSIAN,
     START_HAND,
     START_TOKENS,
+    STRATEGY_KINDS,
     _build_tables,
 )
 
@@ -112,6 +123,39 @@ class DuelConfig:
         return (self.greek, self.persian, self.start_hand, self.hand_limit, self.start_tokens) == (
             *full_kind_counts(), START_HAND, HAND_LIMIT, START_TOKENS)
 
+    def greek_may_never_move(self) -> str | None:
+        """Why a game of this duel can end before the Greek's first decision, or ``None`` when it cannot.
+
+        The Greek decides in his discard phase whenever his hand is not empty, so the game ends before he
+        moves exactly when the Persian can keep that hand empty at every Greek discard phase until the end:
+        ``ceil(h / 2)`` discard cards (kind 8, two Greek cards each) on turn 1, where ``h`` is the Greek's
+        first hand, and one on each later turn in which the Greek draws. Deck orders fall every way with
+        some chance, so what the deal can allow, some game does. The game then ends (1) when the Greek or
+        the Persian deck runs out first, or (2) by the attack of turn 1: the Persian's first hand holds
+        every card he can attack with (each later draw must be a discard card), and one attack of them all
+        takes at least as many tokens as any split of them. ``tests/env/duel/test_duel_config.py`` holds
+        this to an exhaustive search of the reference engine over a space of small duels.
+        """
+        greek_cards, persian_cards = sum(self.greek), sum(self.persian)
+        discard_cards = self.persian[DISCARD_KIND]
+        first_hand = min(self.start_hand + 1, greek_cards)  # the deal and turn 1's draw, if any is left
+        needed = -(-first_hand // 2)
+        if needed > discard_cards:
+            return None
+        greek_draws = greek_cards - first_hand  # turns 2.. in which the Greek draws, while both decks last
+        persian_turns = persian_cards - self.start_hand - 1  # turns 2.. that begin with a Persian draw
+        if needed + min(greek_draws, persian_turns) <= discard_cards:
+            deck = "Greek" if greek_draws <= persian_turns else "Persian"
+            return (f"the Persian's {discard_cards} discard card(s) can empty the Greek's hand at every turn "
+                    f"until the {deck} deck runs out")
+        others = self.start_hand + 1 - needed
+        tokens = _best_attack(self.persian, others) // 10
+        if tokens >= self.start_tokens:
+            return (f"the Persian's discard cards can empty the Greek's first hand and an attack of the "
+                    f"other {others} card(s) of his first hand takes {tokens} token(s), start_tokens is "
+                    f"{self.start_tokens}")
+        return None
+
     def deck_ids(self, card_kinds: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The card ids of each deck, ascending: the first ``greek[k]`` (``persian[k]``) ids of each kind."""
         decks = []
@@ -131,6 +175,24 @@ class DuelConfig:
         return {"name": self.name, "greek": list(self.greek), "persian": list(self.persian),
                 "start_hand": self.start_hand, "hand_limit": self.hand_limit,
                 "start_tokens": self.start_tokens}
+
+
+def _best_attack(persian: Sequence[int], cards: int) -> int:
+    """The largest total of a Persian attack of at most ``cards`` cards of the deck ``persian`` (counts per
+    kind): at least one Attack card (kind 0), strategy kinds distinct, no discard card; 0 if none."""
+    force = [kind.force for kind in _build_tables()[0][PERSIAN]]
+    best = 0
+    kinds = [k for k in range(DISCARD_KIND) if persian[k]]
+    for size in range(1, cards + 1):
+        for chosen in combinations_with_replacement(kinds, size):
+            counts = [chosen.count(k) for k in range(NUM_KINDS)]
+            if not counts[ATTACK_KIND] or any(counts[k] > persian[k] for k in kinds):
+                continue
+            if any(counts[k] > 1 for k in STRATEGY_KINDS):
+                continue
+            total = sum(force[k] * counts[k] for k in kinds) * (1 + sum(counts[k] for k in STRATEGY_KINDS))
+            best = max(best, total)  # as rules.combat_total counts it
+    return best
 
 
 def duel_config_from_mapping(data: Mapping) -> DuelConfig:
