@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations_with_replacement
@@ -49,11 +50,14 @@ __all__ = [
     "DuelConfig",
     "DuelConfigError",
     "FULL_DUEL",
+    "MAX_CONFIG_FILE_BYTES",
     "SMALL_DUELS",
     "full_kind_counts",
     "load_duel_config",
     "duel_config_from_mapping",
 ]
+
+MAX_CONFIG_FILE_BYTES = 64 * 1024  # a config is a few hundred bytes; a runaway file is refused unread
 
 _FIELDS = ("name", "greek", "persian", "start_hand", "hand_limit", "start_tokens")
 
@@ -213,15 +217,52 @@ def duel_config_from_mapping(data: Mapping) -> DuelConfig:
 
 def load_duel_config(source: str | os.PathLike[str]) -> DuelConfig:
     """Read a [`DuelConfig`][thermopylae_env.duel.config.DuelConfig] from a JSON file: an object with the
-    fields of [`DuelConfig.to_dict`][thermopylae_env.duel.config.DuelConfig.to_dict]."""
+    fields of [`DuelConfig.to_dict`][thermopylae_env.duel.config.DuelConfig.to_dict].
+
+    As deck files and records are, only a regular file of at most
+    [`MAX_CONFIG_FILE_BYTES`][thermopylae_env.duel.config.MAX_CONFIG_FILE_BYTES] is read, UTF-8 JSON: a
+    folder, a device (``/dev/zero``), a named pipe (never waited on), a larger file, other bytes and JSON
+    nested too deep are each refused with a one-line
+    [`DuelConfigError`][thermopylae_env.duel.config.DuelConfigError] naming the file."""
+    what = f"duel config {os.fspath(source)[:200]!r}"
     try:
-        with open(source, encoding="utf-8") as handle:
-            data = json.load(handle)
+        # O_NONBLOCK: opening a named pipe must not wait for a writer; the file's type is then read from
+        # what was opened, so nothing can be swapped in between the check and the read
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as error:
-        raise DuelConfigError(f"duel config {os.fspath(source)!r}: cannot read ({error.strerror})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise DuelConfigError(f"duel config {os.fspath(source)!r}: not valid JSON ({error})") from None
-    return duel_config_from_mapping(data)
+        raise DuelConfigError(f"{what}: cannot read ({error.strerror or error})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise DuelConfigError(f"{what}: is a folder, not a config file")
+        if not stat.S_ISREG(info.st_mode):
+            raise DuelConfigError(f"{what}: not a regular file (a device, pipe or socket)")
+        if info.st_size > MAX_CONFIG_FILE_BYTES:
+            raise DuelConfigError(f"{what}: {info.st_size} bytes, more than a duel config may "
+                                  f"({MAX_CONFIG_FILE_BYTES})")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(MAX_CONFIG_FILE_BYTES + 1)
+    except OSError as error:
+        raise DuelConfigError(f"{what}: cannot read ({error.strerror or error})") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_FILE_BYTES:  # it grew after the check
+        raise DuelConfigError(f"{what}: more than a duel config may hold ({MAX_CONFIG_FILE_BYTES} bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise DuelConfigError(f"{what}: not UTF-8 text (byte {error.start}: {error.reason})") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise DuelConfigError(f"{what}: not valid JSON ({error.msg} at line {error.lineno} column "
+                              f"{error.colno})") from None
+    except RecursionError:
+        raise DuelConfigError(f"{what}: JSON nested too deep (a config is one flat object)") from None
+    except ValueError as error:  # e.g. an integer of thousands of digits
+        reason = str(error).splitlines()[0][:80]
+        raise DuelConfigError(f"{what}: not a usable JSON value ({reason})") from None
+    return duel_config_from_mapping(obj)
 
 
 FULL_DUEL = DuelConfig("full", *full_kind_counts())

@@ -6,13 +6,16 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
 import random
+import threading
 
 import numpy as np
 import pytest
 
 from thermopylae_env.duel.config import (
     FULL_DUEL,
+    MAX_CONFIG_FILE_BYTES,
     SMALL_DUELS,
     DuelConfig,
     DuelConfigError,
@@ -115,6 +118,66 @@ def test_a_config_file_that_is_not_json_or_misses_fields_is_refused(tmp_path):
         load_duel_config(path)
     with pytest.raises(DuelConfigError, match="cannot read"):
         load_duel_config(tmp_path / "absent.json")
+
+
+def _one_line(call) -> str:
+    with pytest.raises(DuelConfigError) as error:
+        call()
+    text = str(error.value)
+    assert "\n" not in text and len(text) < 300
+    return text
+
+
+def test_a_config_file_nested_deep_is_one_line(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert "more than a duel config may" in _one_line(lambda: load_duel_config(path))
+    path.write_text("[" * 30_000 + "]" * 30_000)  # under the size cap
+    assert "nested too deep" in _one_line(lambda: load_duel_config(path))
+
+
+def test_a_config_file_over_the_size_cap_is_refused_before_reading(tmp_path, monkeypatch):
+    path = tmp_path / "big.json"
+    with open(path, "wb") as handle:
+        handle.truncate(MAX_CONFIG_FILE_BYTES + 1)  # sparse: nothing is written
+    monkeypatch.setattr(os, "fdopen", _no_read)
+    message = _one_line(lambda: load_duel_config(path))
+    assert f"more than a duel config may ({MAX_CONFIG_FILE_BYTES})" in message
+
+
+def _no_read(*args, **kwargs):
+    raise AssertionError("the file was read")
+
+
+def test_a_device_a_folder_and_non_utf8_text_are_refused_in_one_line(tmp_path):
+    assert "not a regular file" in _one_line(lambda: load_duel_config("/dev/zero"))
+    assert "is a folder" in _one_line(lambda: load_duel_config(tmp_path))
+    path = tmp_path / "latin1.json"
+    path.write_bytes(b'{"name": "caf\xe9"}')
+    assert "not UTF-8" in _one_line(lambda: load_duel_config(path))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    result: list[BaseException | object] = []
+
+    def load() -> None:
+        try:
+            result.append(load_duel_config(fifo))
+        except BaseException as err:  # the refusal, handed to the test's thread
+            result.append(err)
+
+    reader = threading.Thread(target=load, daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # blocked in open(): a writer lets it go, and the test fails
+        with open(fifo, "w") as writer:
+            writer.write("{}")
+        reader.join(10)
+        pytest.fail("load_duel_config waited for a writer on a named pipe")
+    assert isinstance(result[0], DuelConfigError) and "not a regular file" in str(result[0])
 
 
 # --- a duel that can end before the Greek's first move ------------------------------------------------
