@@ -4,6 +4,8 @@ status 130 in every command (issue 28)."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -96,6 +98,59 @@ def test_duel_table_refuses_each_bad_value_in_one_line(flag, value, monkeypatch,
     monkeypatch.setattr("thermopylae_agents.cli.duel_table.play_pairing", _no_work)
     status, err = _run(["duel-table", f"{flag}={value}"], capsys)
     assert status == 2 and err[-1].startswith("thermopylae duel-table: error:") and flag in err[-1]
+
+
+# ------------------------------------------------------------------------- exploitability --config
+
+
+def _fake_exact(config, players, tolerance):
+    return {"tree": {"nodes": 3}, "game_value_bounds": [0.0, 0.0], "solver_iterations": 1,
+            "players": [{"player": p, "side": "greek" if s == 0 else "persian",
+                         "return_against_best_response": 0.0, "exploitability_bounds": [0.0, 0.0]}
+                        for p, s in players]}
+
+
+def test_exploitability_shows_a_config_name_escaped_and_cut(tmp_path, monkeypatch, capsys):
+    from thermopylae_env.duel.config import SMALL_DUELS
+
+    monkeypatch.setattr("thermopylae_agents.gametheory.exact.exact_exploitability", _fake_exact)
+    path = tmp_path / "hostile.json"
+    name = "\x1b]0;owned\x07\x1b[2J" + "A" * 50_000 + "\u202e"
+    path.write_text(json.dumps(SMALL_DUELS["tiny"].to_dict() | {"name": name}))
+    assert main(["exploitability", "--config", str(path)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "\x1b" not in first and "\x07" not in first and "\u202e" not in first
+    assert "\\x1b]0;owned" in first and len(first) < 300 and "50015 characters" in first
+
+
+def _full_duel_file(path: Path) -> Path:
+    from thermopylae_env.duel.config import FULL_DUEL
+
+    path.write_text(json.dumps(FULL_DUEL.to_dict()))
+    return path
+
+
+BAD_CONFIGS = {
+    "missing": (lambda tmp: tmp / "absent.json", "cannot read"),
+    "folder": (lambda tmp: tmp, "is a folder"),
+    "device": (lambda tmp: Path("/dev/zero"), "not a regular file"),
+    "pipe": (lambda tmp: (os.mkfifo(tmp / "pipe"), tmp / "pipe")[1], "not a regular file"),
+    "nested": (lambda tmp: (tmp / "n.json").write_text("[" * 100_000 + "]" * 100_000) and tmp / "n.json",
+               "more than a duel config may"),
+    "latin-1": (lambda tmp: (tmp / "l.json").write_bytes(b'{"name": "caf\xe9"}') and tmp / "l.json",
+                "not UTF-8"),
+    "the full duel": (lambda tmp: _full_duel_file(tmp / "full.json"), "more than 5000000 tree nodes"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
+def test_exploitability_refuses_each_bad_config_at_once_in_one_line(case, tmp_path, monkeypatch, capsys):
+    make, message = BAD_CONFIGS[case]
+    if case == "pipe" and not hasattr(os, "mkfifo"):
+        pytest.skip("named pipes are POSIX")
+    status, err = _run(["exploitability", "--config", str(make(tmp_path))], capsys)
+    assert status == 2 and len(err) == 1 and err[0].startswith("thermopylae exploitability: error:")
+    assert message in err[0]
 
 
 # ------------------------------------------------------------------- output paths before the work

@@ -23,6 +23,8 @@ __all__ = [
     "int_argument",
     "output_path_argument",
     "seed_argument",
+    "short",
+    "shown",
     "signed_int_argument",
 ]
 
@@ -152,6 +154,18 @@ def output_path_argument(text: str) -> Path:
 
 
 output_path_argument.__name__ = "path"
+
+
+def short(text: str, limit: int = 40) -> str:
+    """``text``, or its start and its length when it is longer than ``limit`` (a pasted novel)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def shown(text: object, limit: int = 40) -> str:
+    """Text from a file or a user (a record's field, a config's name) as one line a terminal shows, never
+    obeys: cut as [`short`][thermopylae_agents.cli.args.short] cuts it, then escaped by
+    [`thermopylae_env.render.safe_text`][]."""
+    return safe_text(short(str(text), limit), newlines=False)
 
 
 def error(prog: str, message: str) -> None:
