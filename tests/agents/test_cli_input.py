@@ -153,6 +153,112 @@ def test_exploitability_refuses_each_bad_config_at_once_in_one_line(case, tmp_pa
     assert message in err[0]
 
 
+# ----------------------------------------------------------------------- integers: one rule everywhere
+
+
+def test_bound_takes_the_largest_start_and_says_the_truth_about_one_more(tmp_path, monkeypatch, capsys):
+    seen = {}
+    monkeypatch.setattr("thermopylae_agents.cli.bound._solve_deals", _interrupt_with_args(seen))
+    out = tmp_path / "bound.json"
+    assert main(["bound", "--deals", "1", "--start", "9223372036854775807", "--json", str(out)]) == 130
+    assert seen["args"][0].start == 9223372036854775807
+    status, err = _run(["bound", "--start", "9223372036854775808"], capsys)
+    assert status == 2 and err[-1].endswith(
+        "--start: '9223372036854775808' is not a whole number in 0..9223372036854775807")
+    status, err = _run(["bound", "--start", "1" * 5000], capsys)
+    assert status == 2 and "is not a whole number in 0..9223372036854775807" in err[-1] and len(err[-1]) < 300
+
+
+def _interrupt_with_args(seen: dict):
+    def work(*args, **kwargs):
+        seen["args"] = [*args, *kwargs.values()]
+        raise KeyboardInterrupt
+
+    return work
+
+
+@pytest.mark.parametrize("value", ["\u0663", "1_0", " 5", "5 ", "3.0", "1e3", "0x10", ""])
+@pytest.mark.parametrize("argv", [["train", "coop", "--seed"], ["bound", "--deals"], ["evaluate", "--games"],
+                                  ["rllib", "coop", "--storage-path", "/tmp/x", "--seed"],
+                                  ["play", "coop", "--players"], ["play", "duel", "--seed"],
+                                  ["ppo-native", "--seed"], ["ppo-native", "--num-envs"]])
+def test_every_command_refuses_an_integer_that_is_not_ascii_digits_in_one_line(argv, value, monkeypatch,
+                                                                                capsys):
+    for work in ("training.ppo.train", "training.selfplay.train_selfplay", "cli.evaluate.evaluate",
+                 "cli.bound._solve_deals", "cli.app.play_coop", "cli.app.play_duel", "cli.ppo_native.train"):
+        monkeypatch.setattr(f"thermopylae_agents.{work}", _no_work)  # a value taken would start no work
+    status, err = _run([*argv, value], capsys)
+    assert status == 2 and argv[-1] in err[-1] and "is not an integer" in err[-1]
+    assert "Traceback" not in "\n".join(err)
+
+
+def _parsers(module: str) -> list:
+    """Every argparse parser the command of ``module`` builds (its subcommands' too), caught as it parses."""
+    import argparse
+    import importlib
+
+    caught = []
+
+    class Caught(Exception):
+        pass
+
+    def parse(self, *args, **kwargs):
+        caught.append(self)
+        raise Caught
+
+    original = argparse.ArgumentParser.parse_args
+    argparse.ArgumentParser.parse_args = parse
+    main = importlib.import_module(module).main
+    try:
+        main([]) if module.endswith(".app") else main([], prog="x")
+    except Caught:
+        pass
+    finally:
+        argparse.ArgumentParser.parse_args = original
+    found, todo = [], list(caught)
+    while todo:
+        parser = todo.pop()
+        found.append(parser)
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo.extend(action.choices.values())
+    return found
+
+
+CLI_MODULES = ["app", "train", "evaluate", "export", "exploitability", "bound", "render", "rllib",
+               "duel-table", "web", "distill"]
+
+
+@pytest.mark.parametrize("name", CLI_MODULES)
+def test_every_integer_option_of_every_command_is_parsed_by_the_one_rule(name):
+    from thermopylae_agents.cli import args as rule
+
+    module = f"thermopylae_agents.cli.{name.replace('-', '_')}"
+    options = [(parser.prog, action.dest, action.type) for parser in _parsers(module)
+               for action in parser._actions if action.type is not None]
+    assert options or name in ("export", "web")
+    for prog, dest, kind in options:
+        assert kind is not int, f"{prog} --{dest}: Python's int() (takes '\u0663', '1_0', ' 5')"
+        if getattr(kind, "__name__", "") == "integer" or kind is rule.seed_argument:
+            assert getattr(kind, "integer_rule", None) is rule.parse_int, f"{prog} --{dest}"
+
+
+def test_the_one_integer_rule_parses_first_then_checks_the_range():
+    from thermopylae_agents.cli.args import parse_int, seed_argument
+
+    assert parse_int("9223372036854775807", 0, 2**63 - 1) == 2**63 - 1
+    assert parse_int("-5", -10, 10) == -5 and parse_int("+5", 0, 10) == 5 and parse_int("0007", 0, 10) == 7
+    with pytest.raises(ValueError, match=r"^'11' is not a whole number in 0\.\.10$"):
+        parse_int("11", 0, 10)
+    with pytest.raises(ValueError, match=r"^'-1' is not a whole number in 0\.\.10$"):
+        parse_int("-1", 0, 10)
+    with pytest.raises(ValueError, match=r"'1\.5' is not an integer"):
+        parse_int("1.5", 0, 10)
+    assert seed_argument(str(2**64 - 1)) == 2**64 - 1
+    with pytest.raises(Exception, match=r"'18446744073709551616' is not an integer in 0\.\.2\*\*64-1"):
+        seed_argument(str(2**64))
+
+
 # ------------------------------------------------------------------- output paths before the work
 
 
