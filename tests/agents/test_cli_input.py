@@ -259,6 +259,33 @@ def test_the_one_integer_rule_parses_first_then_checks_the_range():
         seed_argument(str(2**64))
 
 
+# ------------------------------------------------------- files that do not load, before any work starts
+
+
+@pytest.mark.parametrize("case", ["missing model", "folder", "not a zip", "non-UTF-8 deck", "folder deck"])
+def test_evaluate_refuses_what_does_not_load_before_its_first_progress_line(case, tmp_path, monkeypatch,
+                                                                           capsys):
+    monkeypatch.setattr("thermopylae_agents.evaluation.games.play_games", _no_work)
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"\xff\xfe not a zip")
+    deck = tmp_path / "deck.csv"
+    deck.write_bytes(b"\xff\xfe\x00")
+    argv = {"missing model": [str(tmp_path / "missing.zip")], "folder": [str(tmp_path) + "/"],
+            "not a zip": [str(bad)], "non-UTF-8 deck": ["random", "--persian-deck", str(deck)],
+            "folder deck": ["random", "--persian-deck", str(tmp_path)]}[case]
+    status, err = _run(["evaluate", *argv, "--games", "2"], capsys)
+    assert status == 2 and len(err) == 1 and err[0].startswith("thermopylae evaluate: error:"), err
+
+
+@pytest.mark.parametrize("argv", [["--out", "x.txt"], ["--out", "{tmp}/x.gif", "--agent", "\udcff"],
+                                  ["--out", "{tmp}/x.gif", "--agent", "{tmp}/missing.zip"]])
+def test_render_refuses_bad_input_with_the_error_line_of_every_command(argv, tmp_path, capsys):
+    pytest.importorskip("PIL")
+    status, err = _run(["render", *(a.replace("{tmp}", str(tmp_path)) for a in argv)], capsys)
+    assert status == 2 and len(err) == 1 and err[0].startswith("thermopylae render: error: "), err
+    assert "\udcff" not in err[0]
+
+
 # ------------------------------------------------------------------- output paths before the work
 
 
