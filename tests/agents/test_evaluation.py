@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -424,6 +425,46 @@ def test_a_malformed_spec_is_a_one_line_error_before_anything_is_loaded(spec, me
     with pytest.raises(AgentSpecError, match=message) as error:
         parse_spec(spec)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("search:100000000,1",
+     "n_determinizations must be a whole number >= 1 and at most 4096, got '100000000'"),
+    ("search:1,100000000", "rollouts must be a whole number >= 1 and at most 1024"),
+    ("search:4096,1024", "n_determinizations x rollouts = 4194304 rollouts per candidate, more than 65536"),
+    ("search:16384", "n_determinizations must be a whole number >= 1 and at most 4096"),
+    ("search:max_candidates=1.5", "max_candidates must be a whole number >= 1 and at most 72, got '1.5'"),
+    ("search:max_candidates=1000", "max_candidates must be a whole number >= 1 and at most 72"),
+    ("search:min_rounds=0.5", "min_rounds must be a whole number >= 1 and at most 1024, got '0.5'"),
+    ("search:min_rounds=0", "min_rounds must be a whole number >= 1"),
+    ("search:min_rounds=99999", "min_rounds must be a whole number >= 1 and at most 1024"),
+    ("search:z_drop=1000", "z_drop must be a decimal number in 0..100, got '1000'"),
+    ("search:z_pick=-1", "z_pick must be a decimal number in 0..100"),
+    ("search:1,1,rollouts=2", "rollouts is given twice"),
+    ("search:z_drop=1,z_drop=2", "z_drop is given twice"),
+    ("search:4,2,n_determinizations=4", "n_determinizations is given twice"),
+    ("search:rollout=coop_maskable_ppo,rollout=coop_maskable_ppo", "rollout is given twice"),
+])
+def test_a_search_spec_out_of_bounds_fractional_or_conflicting_is_one_line(spec, message):
+    from thermopylae_agents.policies.registry import AgentSpecError, parse_spec
+
+    with pytest.raises(AgentSpecError, match=re.escape(message)) as error:
+        parse_spec(spec)
+    assert "\n" not in str(error.value)
+
+
+def test_the_search_spec_bounds_cover_every_option_and_take_the_measured_settings():
+    from thermopylae_agents.policies.registry import SEARCH_BOUNDS, _search_keywords, parse_spec
+
+    assert set(_search_keywords()) == {*SEARCH_BOUNDS, "rollout"}
+    for spec in ("search:128,16", "search:64,16,max_candidates=5,min_rounds=2,z_drop=2.5,z_pick=0",
+                 "search:4096,16", "search:min_rounds=1024,z_drop=100"):
+        parse_spec(spec)
+    options = parse_spec("search:3,2,max_candidates=4,min_rounds=3,z_drop=1.5").options
+    assert options == {"n_determinizations": 3, "rollouts": 2, "max_candidates": 4, "min_rounds": 3,
+                       "z_drop": 1.5}
+    assert all(type(options[key]) is int for key in ("n_determinizations", "rollouts", "max_candidates",
+                                                     "min_rounds"))
 
 
 def test_name_equals_spec_gives_a_short_label():

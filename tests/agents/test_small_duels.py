@@ -20,8 +20,8 @@ from thermopylae_agents.gametheory.cfr import (
     uniform_profile,
 )
 from thermopylae_agents.gametheory.players import agent_strategy, combine, solve_member
-from thermopylae_agents.gametheory.tree import CHANCE, TreeTooLarge, build_tree
-from thermopylae_env.duel.config import SMALL_DUELS, DuelConfig
+from thermopylae_agents.gametheory.tree import CHANCE, TreeTooLarge, build_tree, estimate_tree_nodes
+from thermopylae_env.duel.config import FULL_DUEL, SMALL_DUELS, DuelConfig
 from thermopylae_env.duel.layout import (
     ADD_BASE,
     COMMIT,
@@ -219,3 +219,25 @@ def test_solve_member_reports_the_tiny_duel(tmp_path):
 def test_a_tree_over_the_node_limit_is_refused():
     with pytest.raises(TreeTooLarge, match="more than 100 tree nodes"):
         build_tree(SMALL_DUELS["tiny"], max_nodes=100)
+
+
+def test_the_builder_still_stops_at_the_node_limit_when_the_estimate_lets_it_start():
+    with pytest.raises(TreeTooLarge, match="has more than 6000 tree nodes"):
+        build_tree(SMALL_DUELS["tiny"], max_nodes=6000)  # about 8,000 nodes: under twice the limit
+
+
+@pytest.mark.parametrize("name", ["tiny", "small"])
+def test_the_tree_size_estimate_is_near_the_members_size(name):
+    nodes = build_tree(SMALL_DUELS[name]).num_nodes
+    assert nodes / 2 < estimate_tree_nodes(SMALL_DUELS[name]) < 2 * nodes
+
+
+def test_the_full_duel_is_refused_by_its_estimate_before_any_tree_is_built(monkeypatch):
+    def built(*args, **kwargs):
+        raise AssertionError("the tree was started")
+
+    monkeypatch.setattr("thermopylae_agents.gametheory.tree._Builder.root", built)
+    monkeypatch.setattr("thermopylae_agents.gametheory.tree._deal_outcomes", built)
+    with pytest.raises(TreeTooLarge, match=r"'full' duel has about \de\+\d+ tree nodes \(estimated") as error:
+        build_tree(FULL_DUEL)
+    assert "\n" not in str(error.value)

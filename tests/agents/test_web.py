@@ -353,6 +353,26 @@ def test_the_web_command_refuses_a_bad_agent_spec_in_one_line(capsys):
     assert capsys.readouterr().err.count("\n") == 1
 
 
+@pytest.mark.parametrize("case", ["missing", "folder", "not a zip", "not UTF-8 json"])
+def test_the_web_command_refuses_an_agent_that_does_not_load_before_serving(case, tmp_path, monkeypatch,
+                                                                           capsys):
+    from thermopylae_agents.cli.app import main
+
+    def serve(*args, **kwargs):
+        raise AssertionError("the server started")
+
+    monkeypatch.setattr("thermopylae_agents.cli.web._serve", serve)
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"\xff\xfe not a zip")
+    json_file = tmp_path / "bad.json"
+    json_file.write_bytes(b"\xff\xfe\x00")
+    spec = {"missing": str(tmp_path / "missing.zip"), "folder": str(tmp_path) + "/",
+            "not a zip": str(bad), "not UTF-8 json": str(json_file)}[case]
+    assert main(["web", "--agent", spec, "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("thermopylae web: error:"), err
+
+
 _BAD_BODIES = [b"", b"null", b"0", b'"x"', b"[]", b"{", b"\x00\xff", b'{"action": null}', b'{"agent": 5}',
                b'{"agent": "../../etc/passwd"}', b'{"text": null}', b'{"listed": -1}', b'{"step": 1}',
                b'{"seats": [null], "game": "coop"}', b'{"game": "duel", "side": null, "opponent": []}',

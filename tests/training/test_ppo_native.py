@@ -56,7 +56,7 @@ def test_tiny_run_trains_logs_evaluates_and_saves(tmp_path):
 
 BAD_FLAGS = [
     (["--num-envs", "3", "--num-steps", "3", "--num-minibatches", "4"], "multiple of num_minibatches"),
-    (["--num-envs", "0"], "--num-envs: 0 is outside [1, 65536]"),
+    (["--num-envs", "0"], "--num-envs: '0' is not a whole number in 1..65536"),
     (["--num-envs", "x"], "--num-envs"),
     (["--learning-rate", "0"], "--learning-rate: 0 is outside (0, 10]"),
     (["--learning-rate", "nan"], "--learning-rate: nan is not a finite number"),

@@ -264,3 +264,79 @@ def test_ctrl_c_during_training_saves_an_interrupted_model_to_resume_from(tmp_pa
     assert f"--resume {out}" in captured.out
     assert captured.err.strip().splitlines() == ["thermopylae-train: interrupted"]
     assert find_resume(out) == (out, saved)
+
+
+def _interrupting_callbacks(at_steps: int):
+    """``build_callbacks`` of the PPO run, plus one that raises ``KeyboardInterrupt`` (as Ctrl-C does) once
+    the run has collected ``at_steps`` env steps: inside a rollout, before its update."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from thermopylae_agents.training.callbacks import build_callbacks
+
+    class CtrlC(BaseCallback):
+        def _on_step(self) -> bool:
+            if self.model.num_timesteps >= at_steps:
+                raise KeyboardInterrupt
+            return True
+
+    def build(*args, **kwargs):
+        return [*build_callbacks(*args, **kwargs), CtrlC()]
+
+    return build
+
+
+def test_ctrl_c_inside_a_rollout_saves_the_steps_learned_from_and_resume_trains_the_rest(
+        tmp_path, monkeypatch, capsys):
+    from sb3_contrib import MaskablePPO
+
+    config = _config(tmp_path, lambda hp: hp.update(n_timesteps=960))
+    out = tmp_path / "run"
+    with monkeypatch.context() as patch:
+        patch.setattr("thermopylae_agents.training.ppo.build_callbacks", _interrupting_callbacks(40))
+        # sized to a budget of 3 rollouts of 2 envs x 16 steps, which the resumed run keeps
+        status = main(["coop", "--config", str(config), "--out", str(out), "--timesteps", "96",
+                       "--no-progress", "--no-report"])
+    assert status == 130
+    saved = out / "interrupted_model.zip"
+    # interrupted 8 steps into the second rollout: the weights learned from the first one only
+    assert MaskablePPO.load(saved).num_timesteps == 32
+    capsys.readouterr()
+    assert main(["coop", "--resume", str(out), "--no-progress", "--no-report"]) == 0
+    assert "at 32 steps: 64 more to reach 96" in capsys.readouterr().out
+    assert MaskablePPO.load(out / "final_model.zip").num_timesteps == 96
+
+
+@pytest.mark.slow
+def test_sigint_mid_rollout_keeps_a_loadable_model_and_resume_continues_from_it(tmp_path):
+    """The real thing, as a person does it: ``thermopylae train`` in its own process, SIGINT once its first
+    rollout is under way (an evaluation inside the rollout has been logged), then ``--resume``."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from sb3_contrib import MaskablePPO
+
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "thermopylae_agents", "train", "coop", "--timesteps", "20000",
+               "--bc-episodes", "20", "--no-report", "--no-progress", "--out", str(out)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # each log line as it is written
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as run:
+        for line in run.stdout:
+            if "evaluation at 4,096 steps: done" in line:  # 4,096 of the rollout's 16,384 steps
+                run.send_signal(signal.SIGINT)
+                break
+        else:
+            pytest.fail("the run ended before its first rollout")
+        run.stdout.read()
+        err = run.stderr.read()
+        assert run.wait(timeout=300) == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == "thermopylae train: interrupted"
+    interrupted = MaskablePPO.load(out / "interrupted_model.zip")
+    assert interrupted.num_timesteps % 16_384 == 0  # whole rollouts learned from, none half-collected
+    done = subprocess.run([sys.executable, "-m", "thermopylae_agents", "train", "coop", "--resume", str(out),
+                           "--no-report", "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert f"resuming {out / 'interrupted_model.zip'} at {interrupted.num_timesteps:,} steps" in done.stdout
+    assert MaskablePPO.load(out / "final_model.zip").num_timesteps >= 20_000
+

@@ -14,6 +14,12 @@ small machine. A config is data: [`load_duel_config`][thermopylae_env.duel.confi
 from a JSON object and refuses a malformed one with a one-line
 [`DuelConfigError`][thermopylae_env.duel.config.DuelConfigError].
 
+In some reduced duels the Persian can end a game before the Greek has moved (his discard cards empty the
+Greek's hand each turn until a deck runs out, or his first attack takes every token):
+[`DuelConfig.greek_may_never_move`][thermopylae_env.duel.config.DuelConfig.greek_may_never_move] says so, and
+the Greek env refuses them, as its ``reset`` would return a finished game; the Persian env, the PettingZoo
+view and the solvers play them.
+
 Only the reference engine plays reduced duels. The compiled kernel (``duel/kernel.py``), the vector
 engine and the Gymnasium / PettingZoo environments play the full game only.
 """
@@ -22,15 +28,21 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations_with_replacement
 
 from thermopylae_env.duel.layout import (
+    ATTACK_KIND,
     DECK_SIZE,
+    DISCARD_KIND,
     HAND_LIMIT,
     NUM_KINDS,
+    PERSIAN,
     START_HAND,
     START_TOKENS,
+    STRATEGY_KINDS,
     _build_tables,
 )
 
@@ -38,11 +50,14 @@ __all__ = [
     "DuelConfig",
     "DuelConfigError",
     "FULL_DUEL",
+    "MAX_CONFIG_FILE_BYTES",
     "SMALL_DUELS",
     "full_kind_counts",
     "load_duel_config",
     "duel_config_from_mapping",
 ]
+
+MAX_CONFIG_FILE_BYTES = 64 * 1024  # a config is a few hundred bytes; a runaway file is refused unread
 
 _FIELDS = ("name", "greek", "persian", "start_hand", "hand_limit", "start_tokens")
 
@@ -112,6 +127,39 @@ class DuelConfig:
         return (self.greek, self.persian, self.start_hand, self.hand_limit, self.start_tokens) == (
             *full_kind_counts(), START_HAND, HAND_LIMIT, START_TOKENS)
 
+    def greek_may_never_move(self) -> str | None:
+        """Why a game of this duel can end before the Greek's first decision, or ``None`` when it cannot.
+
+        The Greek decides in his discard phase whenever his hand is not empty, so the game ends before he
+        moves exactly when the Persian can keep that hand empty at every Greek discard phase until the end:
+        ``ceil(h / 2)`` discard cards (kind 8, two Greek cards each) on turn 1, where ``h`` is the Greek's
+        first hand, and one on each later turn in which the Greek draws. Deck orders fall every way with
+        some chance, so what the deal can allow, some game does. The game then ends (1) when the Greek or
+        the Persian deck runs out first, or (2) by the attack of turn 1: the Persian's first hand holds
+        every card he can attack with (each later draw must be a discard card), and one attack of them all
+        takes at least as many tokens as any split of them. ``tests/env/duel/test_duel_config.py`` holds
+        this to an exhaustive search of the reference engine over a space of small duels.
+        """
+        greek_cards, persian_cards = sum(self.greek), sum(self.persian)
+        discard_cards = self.persian[DISCARD_KIND]
+        first_hand = min(self.start_hand + 1, greek_cards)  # the deal and turn 1's draw, if any is left
+        needed = -(-first_hand // 2)
+        if needed > discard_cards:
+            return None
+        greek_draws = greek_cards - first_hand  # turns 2.. in which the Greek draws, while both decks last
+        persian_turns = persian_cards - self.start_hand - 1  # turns 2.. that begin with a Persian draw
+        if needed + min(greek_draws, persian_turns) <= discard_cards:
+            deck = "Greek" if greek_draws <= persian_turns else "Persian"
+            return (f"the Persian's {discard_cards} discard card(s) can empty the Greek's hand at every turn "
+                    f"until the {deck} deck runs out")
+        others = self.start_hand + 1 - needed
+        tokens = _best_attack(self.persian, others) // 10
+        if tokens >= self.start_tokens:
+            return (f"the Persian's discard cards can empty the Greek's first hand and an attack of the "
+                    f"other {others} card(s) of his first hand takes {tokens} token(s), start_tokens is "
+                    f"{self.start_tokens}")
+        return None
+
     def deck_ids(self, card_kinds: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The card ids of each deck, ascending: the first ``greek[k]`` (``persian[k]``) ids of each kind."""
         decks = []
@@ -133,6 +181,24 @@ class DuelConfig:
                 "start_tokens": self.start_tokens}
 
 
+def _best_attack(persian: Sequence[int], cards: int) -> int:
+    """The largest total of a Persian attack of at most ``cards`` cards of the deck ``persian`` (counts per
+    kind): at least one Attack card (kind 0), strategy kinds distinct, no discard card; 0 if none."""
+    force = [kind.force for kind in _build_tables()[0][PERSIAN]]
+    best = 0
+    kinds = [k for k in range(DISCARD_KIND) if persian[k]]
+    for size in range(1, cards + 1):
+        for chosen in combinations_with_replacement(kinds, size):
+            counts = [chosen.count(k) for k in range(NUM_KINDS)]
+            if not counts[ATTACK_KIND] or any(counts[k] > persian[k] for k in kinds):
+                continue
+            if any(counts[k] > 1 for k in STRATEGY_KINDS):
+                continue
+            total = sum(force[k] * counts[k] for k in kinds) * (1 + sum(counts[k] for k in STRATEGY_KINDS))
+            best = max(best, total)  # as rules.combat_total counts it
+    return best
+
+
 def duel_config_from_mapping(data: Mapping) -> DuelConfig:
     """A [`DuelConfig`][thermopylae_env.duel.config.DuelConfig] from a mapping with the fields of
     [`DuelConfig.to_dict`][thermopylae_env.duel.config.DuelConfig.to_dict] (name, greek and persian required;
@@ -151,15 +217,52 @@ def duel_config_from_mapping(data: Mapping) -> DuelConfig:
 
 def load_duel_config(source: str | os.PathLike[str]) -> DuelConfig:
     """Read a [`DuelConfig`][thermopylae_env.duel.config.DuelConfig] from a JSON file: an object with the
-    fields of [`DuelConfig.to_dict`][thermopylae_env.duel.config.DuelConfig.to_dict]."""
+    fields of [`DuelConfig.to_dict`][thermopylae_env.duel.config.DuelConfig.to_dict].
+
+    As deck files and records are, only a regular file of at most
+    [`MAX_CONFIG_FILE_BYTES`][thermopylae_env.duel.config.MAX_CONFIG_FILE_BYTES] is read, UTF-8 JSON: a
+    folder, a device (``/dev/zero``), a named pipe (never waited on), a larger file, other bytes and JSON
+    nested too deep are each refused with a one-line
+    [`DuelConfigError`][thermopylae_env.duel.config.DuelConfigError] naming the file."""
+    what = f"duel config {os.fspath(source)[:200]!r}"
     try:
-        with open(source, encoding="utf-8") as handle:
-            data = json.load(handle)
+        # O_NONBLOCK: opening a named pipe must not wait for a writer; the file's type is then read from
+        # what was opened, so nothing can be swapped in between the check and the read
+        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as error:
-        raise DuelConfigError(f"duel config {os.fspath(source)!r}: cannot read ({error.strerror})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise DuelConfigError(f"duel config {os.fspath(source)!r}: not valid JSON ({error})") from None
-    return duel_config_from_mapping(data)
+        raise DuelConfigError(f"{what}: cannot read ({error.strerror or error})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise DuelConfigError(f"{what}: is a folder, not a config file")
+        if not stat.S_ISREG(info.st_mode):
+            raise DuelConfigError(f"{what}: not a regular file (a device, pipe or socket)")
+        if info.st_size > MAX_CONFIG_FILE_BYTES:
+            raise DuelConfigError(f"{what}: {info.st_size} bytes, more than a duel config may "
+                                  f"({MAX_CONFIG_FILE_BYTES})")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(MAX_CONFIG_FILE_BYTES + 1)
+    except OSError as error:
+        raise DuelConfigError(f"{what}: cannot read ({error.strerror or error})") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_FILE_BYTES:  # it grew after the check
+        raise DuelConfigError(f"{what}: more than a duel config may hold ({MAX_CONFIG_FILE_BYTES} bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise DuelConfigError(f"{what}: not UTF-8 text (byte {error.start}: {error.reason})") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise DuelConfigError(f"{what}: not valid JSON ({error.msg} at line {error.lineno} column "
+                              f"{error.colno})") from None
+    except RecursionError:
+        raise DuelConfigError(f"{what}: JSON nested too deep (a config is one flat object)") from None
+    except ValueError as error:  # e.g. an integer of thousands of digits
+        reason = str(error).splitlines()[0][:80]
+        raise DuelConfigError(f"{what}: not a usable JSON value ({reason})") from None
+    return duel_config_from_mapping(obj)
 
 
 FULL_DUEL = DuelConfig("full", *full_kind_counts())

@@ -21,7 +21,7 @@ from gymnasium import spaces
 
 from thermopylae_env.actions import IllegalActionError, as_action_index
 from thermopylae_env.core import TurnBasedEnv
-from thermopylae_env.duel.config import DuelConfig, duel_config_from_mapping
+from thermopylae_env.duel.config import DuelConfig, DuelConfigError, duel_config_from_mapping
 from thermopylae_env.duel.layout import (
     GREEK,
     HAND_LIMIT,
@@ -230,7 +230,10 @@ class DuelEnv(TurnBasedEnv):
     * ``config`` ([`DuelConfig`][thermopylae_env.duel.config.DuelConfig] or its JSON form
       ([`DuelConfig.to_dict`][thermopylae_env.duel.config.DuelConfig.to_dict]), default the full game): a
       reduced duel (``SMALL_DUELS``), played by the reference engine with the same observation layout;
-      the heuristic opponent takes its hand limit. The vector envs play the full game only.
+      the heuristic opponent takes its hand limit. The vector envs play the full game only. The Greek env
+      refuses (``DuelConfigError``, one line) a duel in which some game can end before the Greek's first
+      move ([`DuelConfig.greek_may_never_move`][thermopylae_env.duel.config.DuelConfig.greek_may_never_move]):
+      its ``reset`` would return a finished game.
 
     ``env.game`` is the [`DuelGame`][thermopylae_env.duel.rules.DuelGame], ``env.state`` the live
     [`DuelState`][thermopylae_env.duel.rules.DuelState] (``None`` before the first reset).
@@ -264,6 +267,13 @@ class DuelEnv(TurnBasedEnv):
     ) -> None:
         if config is not None and not isinstance(config, DuelConfig):
             config = duel_config_from_mapping(config)  # the JSON form (a record's options, a config file)
+        why = None if config is None or self.side != GREEK else config.greek_may_never_move()
+        if why is not None:
+            # Such a duel is a sound game (the solvers and the Persian env play it), but reset() has no way
+            # to say that the game it returns is already over: refused here, before anything is built.
+            raise DuelConfigError(
+                f"duel config {config.name[:40]!r}: a game can end before the "
+                f"Greek's first move ({why}); DuelGreekEnv cannot start it, DuelPersianEnv can")
         self._init_core(DuelGame(config), NUM_ACTIONS, illegal_action, illegal_action_penalty, render_mode,
                         record_events)
         self.action_space = spaces.Discrete(NUM_ACTIONS)

@@ -330,17 +330,45 @@ class _DuelVectorBase(VectorEnv):
             mask = as_reset_mask(options["reset_mask"], self.num_envs)
             if not self._ready and not mask.all():
                 raise RuntimeError("the first reset must start every game (reset_mask all true)")
+            if self._broken is not None:
+                self._check_settles(mask)
             games = np.flatnonzero(mask).astype(np.int64)
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
             super().reset(seed=as_seed(seed))  # the VectorEnv's own np_random, for API completeness
         if seed is not None or not self.engine.seeded:
             self.engine.seed(seed)
-        self._deal(games)  # a failing opponent raises here, and the env stays broken
+        try:
+            self._deal(games)  # a failing opponent raises here, and the env stays broken
+        finally:
+            # restarted by the kernel before the opponent was asked, so none of them restarts again at
+            # the next step, even when the opponent failed here
+            self._ended[games] = False
         # the opponent has moved in every game waiting on it (not only those restarted): none is stuck now
         self._broken = None
-        self._ended[games] = False
         self._ready = True
         return self._obs(), self._state_info({})
+
+    def _waiting_on_caller(self) -> np.ndarray:
+        """The running games whose next move is the caller's (every running game, without an opponent)."""
+        return self.engine.states[:, K.PHASE] != K.OVER
+
+    def _check_settles(self, mask: np.ndarray) -> None:
+        """After a failed opponent, a partial reset must restart every game not waiting on the caller: the
+        games that ended in the failed step and those left waiting on the opponent.
+
+        Why refuse rather than report such an end at a later step: that step would pay the reward for an
+        action the finished game never saw and return its last observation twice; and a game left over
+        with no restart pending would take the caller's next action as an illegal move. Refused here,
+        before anything moves, each row keeps the position the rules reached (no card lost or dealt twice)
+        until the caller restarts it, knowing that its result is dropped with it, as any reset drops a game.
+        """
+        left = np.flatnonzero(~mask & ~self._waiting_on_caller())
+        if left.size:
+            shown = ", ".join(str(int(g)) for g in left[:8]) + (", ..." if left.size > 8 else "")
+            raise ValueError(
+                f"options['reset_mask'] leaves out game {shown}: after the failed step "
+                f"({self._broken}) it must also restart every game that ended in that step or waits on the "
+                "opponent (their results were never returned)")
 
     def _checked_actions(self, actions: object) -> np.ndarray:
         if self.closed:
@@ -366,8 +394,8 @@ class _DuelVectorBase(VectorEnv):
 
     def _restarting(self) -> np.ndarray:
         """The games whose next step starts a new game, ignoring their action: those that ended at the last
-        step under NEXT_STEP autoreset, and under either mode those that ended in a step the opponent
-        failed (SAME_STEP could not restart them there)."""
+        step under NEXT_STEP autoreset. (Those that ended in a step the opponent failed are restarted by the
+        reset that step requires: see `_check_settles`.)"""
         return self._ended
 
     def _advance(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -392,8 +420,8 @@ class _DuelVectorBase(VectorEnv):
         try:
             self._after_kernel(games)
         finally:
-            # Also when the opponent fails: the games that ended in this step wait for the next one to
-            # restart them, and no game restarted here restarts again (whatever reset_mask then restarts).
+            # Also when the opponent fails: the games that ended in this step show only the ignored action 0
+            # until the reset the failure requires restarts them, and no game restarted here restarts again.
             over = eng.states[:, K.PHASE] == K.OVER
             ended = (over & ~restart) | illegal
             if illegal.any():
@@ -503,11 +531,12 @@ class DuelVectorEnv(_DuelVectorBase):
       ([`BatchOpponent`][thermopylae_env.duel.vector.BatchOpponent], e.g. a NumPy copy of a trained actor),
       called once per round for all the games waiting on it; an illegal answer raises ``IllegalActionError``
       naming the opponent, and after any failure of the opponent (its own exception too) the env refuses every
-      step until ``reset``. ``reset(options={"reset_mask": m})`` may restart only the games left waiting on
-      the opponent: a game that ended in the failed step (its reward is lost with the step) then waits, in
-      either autoreset mode, for the next step to restart it, its mask row allowing only the ignored action 0,
-      and a game restarted in the failed step is not restarted again. A model file is not loaded here: load it
-      and pass it in.
+      step until ``reset``. ``reset(options={"reset_mask": m})`` may restart only some games, but ``m`` must
+      hold every game not waiting on the agent: those left waiting on the opponent and those that ended in
+      the failed step (their results were never returned, and the reset drops them; a mask without them is
+      refused with a ``ValueError`` naming them, changing nothing). Until then their mask rows allow only the
+      ignored action 0, and a game restarted in the failed step is not restarted again. A model file is not
+      loaded here: load it and pass it in.
     * ``illegal_action`` (``"loss"`` / ``"raise"``), ``illegal_action_penalty`` (float, -1.0): as in the
       single env. ``render_mode`` must be ``None`` and ``record_events`` ``False``.
     * ``autoreset_mode``: ``AutoresetMode.NEXT_STEP`` (default) or ``AutoresetMode.SAME_STEP``.
@@ -518,7 +547,8 @@ class DuelVectorEnv(_DuelVectorBase):
     ## Version History
     * v0: initial version. Since then: a finished row's mask allows the ignored action 0; seeds whose last
       game would pass ``2**64 - 1`` and masked arrays are refused; 64 bits of chance per game (the vector
-      engine plays other games from a seed than before, equally distributed; the single env's are the same).
+      engine plays other games from a seed than before, equally distributed; the single env's are the same);
+      a partial reset after a failed opponent must restart the games that ended in the failed step.
     """
 
     side: int = GREEK
@@ -551,6 +581,10 @@ class DuelVectorEnv(_DuelVectorBase):
         self._opp_side = self.opponent_side
         self._obs_side = self.side
         self._opp_obs = np.zeros((self.num_envs, OBS_SIZE), np.float32)
+
+    def _waiting_on_caller(self) -> np.ndarray:
+        st = self.engine.states
+        return (st[:, K.PHASE] != K.OVER) & (st[:, K.PLAYER] == self.side)
 
     def set_opponent(self, opponent: Any) -> None:
         """Change the opponent (same values as the ``opponent`` argument). Between steps every running

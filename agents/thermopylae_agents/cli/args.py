@@ -22,7 +22,10 @@ __all__ = [
     "float_argument",
     "int_argument",
     "output_path_argument",
+    "parse_int",
     "seed_argument",
+    "short",
+    "shown",
     "signed_int_argument",
 ]
 
@@ -42,46 +45,64 @@ def description(doc: str | None) -> str:
     return _REFERENCE.sub(r"\1", first).replace("``", "")
 
 
+def parse_int(text: str, low: int, high: int, *, noun: str = "a whole number", span: str | None = None,
+              ) -> int:
+    """The one rule for an integer typed on the command line, behind every integer option of every command.
+
+    An optional sign and ASCII decimal digits (``\u0663``, ``3.0``, ``1e3``, ``1_000``, ``0x10`` and spaces
+    are refused: Python's ``int()`` takes some of them), parsed first and then checked against
+    ``low..high``, so that the message says which of the two is wrong: ``'1.5' is not an integer``, or
+    ``'-1' is not a whole number in 0..10`` (``noun`` and ``span``, e.g. ``"0..2**64-1"``, word it). A number
+    of more digits than the bounds have is out of range without being converted, so a pasted novel of
+    digits costs nothing. Raises ``ValueError`` with a one-line message."""
+    quoted = repr(shown(text))
+    span = span or f"{low}..{high}"
+    digits = text[1:] if text[:1] in "+-" else text
+    if not (digits.isascii() and digits.isdigit()):
+        raise ValueError(f"{quoted} is not an integer (ASCII digits); expected {noun} in {span}")
+    widest = max(len(str(abs(low))), len(str(abs(high))))
+    if len(digits.lstrip("0")) > widest or not low <= int(text) <= high:
+        raise ValueError(f"{quoted} is not {noun} in {span}")
+    return int(text)
+
+
+def _argument_type(parse: Any, name: str) -> Any:
+    """``parse`` as an argparse ``type`` (argparse names it ``name`` in its messages), marked as built on
+    [`parse_int`][thermopylae_agents.cli.args.parse_int] (a test holds every integer option to it)."""
+
+    def argument(text: str) -> int:
+        try:
+            return parse(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    argument.__name__ = name
+    argument.integer_rule = parse_int  # type: ignore[attr-defined]
+    return argument
+
+
 def seed_argument(text: str) -> int:
-    """An argparse ``type`` for seeds: ASCII decimal digits of an integer in ``0..2**64-1``."""
-    if not (text.isascii() and text.isdigit()) or len(text) > 20:
-        raise argparse.ArgumentTypeError(f"{safe_text(text[:40], newlines=False)!r} is not an integer in "
-                                         "0..2**64-1 (ASCII digits)")
+    """An argparse ``type`` for seeds: an integer in ``0..2**64-1``
+    ([`parse_int`][thermopylae_agents.cli.args.parse_int], then the envs' own seed rule)."""
     try:
-        return as_seed(int(text))
+        return as_seed(parse_int(text, 0, 2**64 - 1, noun="an integer", span="0..2**64-1"))
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+seed_argument.integer_rule = parse_int  # type: ignore[attr-defined]
+
+
 def int_argument(low: int, high: int) -> Any:
-    """An argparse ``type`` for a whole number in ``low..high`` written in ASCII digits (``\u0663``, ``3.0``
-    and ``1e3`` are refused)."""
-
-    def parse(text: str) -> int:
-        if not (text.isascii() and text.isdigit()) or len(text) > 18 or not low <= int(text) <= high:
-            shown = safe_text(text[:40], newlines=False)
-            raise argparse.ArgumentTypeError(
-                f"{shown!r} is not a whole number in {low}..{high} (ASCII digits)")
-        return int(text)
-
-    parse.__name__ = "integer"  # argparse names the type in its messages
-    return parse
+    """An argparse ``type`` for a whole number in ``low..high``
+    ([`parse_int`][thermopylae_agents.cli.args.parse_int]: ASCII digits, then the range)."""
+    return _argument_type(lambda text: parse_int(text, low, high), "integer")
 
 
 def signed_int_argument(low: int, high: int) -> Any:
-    """As [`int_argument`][thermopylae_agents.cli.args.int_argument], for a range that may hold negative
-    numbers (``-5`` is accepted)."""
-
-    def parse(text: str) -> int:
-        digits = text[1:] if text[:1] in "+-" else text
-        if (not (digits.isascii() and digits.isdigit()) or len(digits) > 18
-                or not low <= int(text) <= high):
-            shown = safe_text(text[:40], newlines=False)
-            raise argparse.ArgumentTypeError(f"{shown!r} is not a whole number in {low}..{high}")
-        return int(text)
-
-    parse.__name__ = "integer"
-    return parse
+    """[`int_argument`][thermopylae_agents.cli.args.int_argument] under its older name, for a range that holds
+    negative numbers (the rule takes a sign for every range)."""
+    return int_argument(low, high)
 
 
 def float_argument(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> Any:
@@ -152,6 +173,18 @@ def output_path_argument(text: str) -> Path:
 
 
 output_path_argument.__name__ = "path"
+
+
+def short(text: str, limit: int = 40) -> str:
+    """``text``, or its start and its length when it is longer than ``limit`` (a pasted novel)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def shown(text: object, limit: int = 40) -> str:
+    """Text from a file or a user (a record's field, a config's name) as one line a terminal shows, never
+    obeys: cut as [`short`][thermopylae_agents.cli.args.short] cuts it, then escaped by
+    [`thermopylae_env.render.safe_text`][]."""
+    return safe_text(short(str(text), limit), newlines=False)
 
 
 def error(prog: str, message: str) -> None:

@@ -26,8 +26,9 @@ from thermopylae_agents.evaluation.tables import (
     plot_results,
     print_table,
 )
-from thermopylae_agents.policies.registry import AgentSpecError, parse_spec, resolve_env_id
-from thermopylae_env import COOP_ID, GREEK_ID
+from thermopylae_agents.policies.registry import AgentSpecError, make_agent, parse_spec, resolve_env_id
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
+from thermopylae_env.cards import load_persian_deck
 from thermopylae_env.render import safe_text
 
 __all__ = ["build_parser", "main"]
@@ -130,6 +131,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if args.persian_deck is not None:
             env_kwargs["persian_deck"] = args.persian_deck
         specs = args.agents or ["random", "heuristic"]
+        _check_loads(specs, env_id, env_kwargs)
         results = evaluate(env_id, specs, args.games, args.seed, args.agent_seed, env_kwargs, args.workers,
                            progress=progress)
         title = f"{env_id}: {args.games} paired games (seeds {args.seed}..{args.seed + args.games - 1})"
@@ -142,6 +144,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         else:
             greek = args.greek or ["heuristic"]
             persian = (args.persian or []) + list(args.agents)
+        _check_loads(greek, GREEK_ID)
+        _check_loads(persian, PERSIAN_ID)
         results = evaluate_duel_matrix(greek or ["heuristic"], persian or ["heuristic"], args.games,
                                        args.seed, args.agent_seed, args.workers, progress)
         title = f"duel cross-play, Greek win rates: {args.games} paired games per pairing"
@@ -151,6 +155,15 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.plot:
         plot_results(results, args.plot, title)
     return 0
+
+
+def _check_loads(specs: Sequence[Any], env_id: str, env_kwargs: dict[str, Any] | None = None) -> None:
+    """Build every agent (and the Persian deck) once before any game: a model that does not load is one
+    line before the first progress line, not after it (the games build their own copies)."""
+    if env_kwargs and env_kwargs.get("persian_deck") is not None:
+        load_persian_deck(env_kwargs["persian_deck"])
+    for spec in specs:
+        make_agent(spec, env_id, seed=0, env_kwargs=env_kwargs)
 
 
 def _read_json(path: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from thermopylae_agents.cli.args import int_argument
 from thermopylae_agents.cli.console import require_extra
 from thermopylae_agents.policies.model_card import DEFAULT_EPISODES
 from thermopylae_agents.policies.registry import resolve_env_id
@@ -70,7 +71,7 @@ def build_parser(prog: str | None = "thermopylae-export-policy") -> argparse.Arg
     parser.add_argument("models", nargs="*", help="SB3 zip files to export (with --env-id)")
     parser.add_argument("--env-id", help="the environment the models were trained on: coop, greek, persian "
                         "or a full id (recorded in the JSON)")
-    parser.add_argument("--players", default=None, metavar="N",
+    parser.add_argument("--players", type=int_argument(1, 4), default=None, metavar="N",
                         help="co-op: the team size (1..4) the models were trained with (recorded in the "
                         "JSON; required for co-op models)")
     parser.add_argument("--out-dir",
@@ -136,9 +137,7 @@ def _jobs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Job
         if env_id == COOP_ID:
             if args.players is None:
                 parser.error("give --players N (1..4), the team size the co-op models were trained with")
-            if args.players not in ("1", "2", "3", "4"):
-                parser.error(f"--players must be 1, 2, 3 or 4, not {args.players!r}")
-            options = {"num_players": int(args.players)}
+            options = {"num_players": args.players}
         elif args.players is not None:
             parser.error("--players is for co-op models only")
         for model in args.models:

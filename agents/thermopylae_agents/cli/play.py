@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from thermopylae_agents.cli.args import short, shown
 from thermopylae_agents.evaluation.labels import coop_action_label as _coop_label
 from thermopylae_agents.evaluation.labels import duel_action_label as _duel_label
 from thermopylae_agents.evaluation.labels import duel_cards_text as _group
@@ -71,13 +72,8 @@ class Terminal:
         line = line.rstrip("\r\n")
         if not self.interactive_in:
             # echo piped answers so the transcript reads naturally
-            self.stdout.write(safe_text(_short(line), newlines=False) + "\n")
+            self.stdout.write(shown(line) + "\n")
         return line
-
-
-def _short(text: str, limit: int = 40) -> str:
-    """``text``, or its start and its length when it is longer than ``limit`` (a pasted novel)."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _isatty(stream: Any) -> bool:
@@ -113,12 +109,12 @@ def choose(term: Terminal, options: Sequence[tuple[int, str]], help_text: str) -
             number = int(entry) if len(entry) <= 6 else 0  # a huge number is no choice either
             if 1 <= number <= k:
                 return options[number - 1][0]
-            term.print(f"{_short(entry, 12)} is not a choice: the actions are numbered 1 to {k}. {usage}")
+            term.print(f"{short(entry, 12)} is not a choice: the actions are numbered 1 to {k}. {usage}")
             continue
         for action, label in options:
             if entry == label.lower() or entry == label.lower().split("  ")[0].strip():
                 return action
-        term.print(f"{_short(line.strip())!r} is not a choice (numbers are ASCII digits). {usage}")
+        term.print(f"{short(line.strip())!r} is not a choice (numbers are ASCII digits). {usage}")
 
 
 def _numbered(options: Sequence[tuple[int, str]], marks: dict[int, str] | None = None) -> str:

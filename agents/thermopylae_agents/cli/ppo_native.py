@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from thermopylae_agents.cli.args import check_output_path
+from thermopylae_agents.cli.args import check_output_path, parse_int
 from thermopylae_agents.cli.console import extra_message
 from thermopylae_env import COOP_ID
 
@@ -127,6 +127,28 @@ def check(args: Args) -> None:
         raise UsageError(str(err)) from None
 
 
+def _check_integers(argv: list[str]) -> None:
+    """The integer flags' values through the commands' one integer rule
+    ([`parse_int`][thermopylae_agents.cli.args.parse_int]) before tyro reads them: tyro's ``int()`` takes
+    ``1_0``, `` 5`` and non-ASCII digits."""
+    bounds = {name: (low, high) for name, (low, high, _) in BOUNDS.items()
+              if isinstance(low, int) and isinstance(high, int)}
+    flags = {f"--{name.replace('_', '-')}": name for name in bounds} | {f"--{name}": name for name in bounds}
+    tokens = iter(argv)
+    for token in tokens:
+        flag, equals, value = token.partition("=")
+        if flag not in flags:
+            continue
+        if not equals:
+            value = next(tokens, None)
+            if value is None:
+                return  # tyro says that the value is missing
+        try:
+            parse_int(value, *bounds[flags[flag]])
+        except ValueError as err:
+            raise UsageError(f"{flag}: {err}") from None
+
+
 def parse_args(argv: Sequence[str] | None = None, prog: str | None = None) -> Args:
     """``Args`` from the command line (``--help`` prints the flags and exits), checked by `check`, with
     ``run_dir`` named (``runs/{run_name}`` unless given); a bad flag prints one line and exits with
@@ -141,6 +163,7 @@ def parse_args(argv: Sequence[str] | None = None, prog: str | None = None) -> Ar
     argv = list(sys.argv[1:] if argv is None else argv)
     panel = io.StringIO()
     try:
+        _check_integers(argv)
         # tyro draws its errors as a panel of several lines; the project's rule is one line.
         with contextlib.redirect_stderr(panel):
             args = tyro.cli(Args, args=argv, prog=prog, description=DESCRIPTION)

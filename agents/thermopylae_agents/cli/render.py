@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from thermopylae_agents.cli.args import (
     check_output_path,
     description,
+    error,
     float_argument,
     int_argument,
     seed_argument,
@@ -56,12 +56,12 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     out = Path(args.out)
     suffix = out.suffix.lower()
     if suffix not in (".gif", ".png"):
-        print(f"{prog}: --out must end in .gif or .png, got {out}", file=sys.stderr)
+        error(prog, f"--out must end in .gif or .png, got {out}")
         return 2
     try:  # before the game is played: a path that cannot be written would lose the frames
         check_output_path(out, "--out")
     except ValueError as err:
-        print(f"{prog}: {err}", file=sys.stderr)
+        error(prog, str(err))
         return 2
     require_extra(prog, "PIL")
     limit = args.max_frames if args.max_frames is not None else (300 if suffix == ".gif" else 24)
@@ -74,7 +74,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         else:
             save_strip(kept, out, args.columns, args.scale)
     except ValueError as err:
-        print(f"{prog}: {err}", file=sys.stderr)
+        error(prog, str(err))
         return 2
     outcome = "won" if summary["won"] else "lost"
     print(f"wrote {out}: {len(kept)} of {len(frames)} frames; agent {summary['agent']} {outcome} after "

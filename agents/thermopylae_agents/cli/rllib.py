@@ -14,7 +14,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from thermopylae_agents.cli.args import description
+from thermopylae_agents.cli.args import description, error, float_argument, int_argument
 from thermopylae_agents.rllib.config import (
     COOP_DEFAULTS,
     DUEL_DEFAULTS,
@@ -28,6 +28,19 @@ from thermopylae_agents.rllib.sweep import SEARCHES, run_sweep
 from thermopylae_agents.rllib.train import evaluate_policy, start_ray, train
 
 __all__ = ["add_sweep_parser", "build_parser", "main"]
+
+# Bounds of the numeric flags: far above any run worth starting, so that a typo (an extra zero, a sign) is
+# one line here instead of a crash inside Ray.
+MAX_CPUS = 4096
+MAX_ENVS_PER_RUNNER = 65_536
+MAX_SEED = 2**31 - 1
+MAX_TIMESTEPS = 10**11
+MAX_ITERATIONS = 10**9
+MAX_BATCH = 2**24
+MAX_EPOCHS = 10_000
+MAX_WIDTH = 65_536
+MAX_GAMES = 10**7
+MAX_TRIALS = 10**6
 
 
 def _settings(args: argparse.Namespace, defaults: PPOSettings) -> PPOSettings:
@@ -58,42 +71,54 @@ def _common(parser: argparse.ArgumentParser, defaults: PPOSettings, envs_per_run
         default=None,
         help="join an existing Ray cluster (auto, HOST:6379 or ray://HOST:10001); default: start a local Ray",
     )
-    run.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)")
+    run.add_argument("--num-cpus", type=int_argument(1, MAX_CPUS), default=None,
+                     help="CPUs of the local Ray (default: all)")
     run.add_argument("--storage-path", required=True, help="directory for checkpoints, exports and summary")
     run.add_argument(
         "--num-env-runners",
-        type=int,
+        type=int_argument(0, MAX_CPUS),
         default=0,
         help="parallel env runners, one CPU each (0: sample in the driver)",
     )
-    run.add_argument("--envs-per-runner", type=int, default=envs_per_runner, help="games stepped per runner")
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--envs-per-runner", type=int_argument(1, MAX_ENVS_PER_RUNNER), default=envs_per_runner,
+                     help="games stepped per runner")
+    run.add_argument("--seed", type=int_argument(0, MAX_SEED), default=0)
     ppo = parser.add_argument_group("PPO (defaults: the package's recipe)")
-    ppo.add_argument("--total-timesteps", type=int, default=None, help=f"default {defaults.total_timesteps}")
-    ppo.add_argument("--max-iterations", type=int, default=None, help="stop after this many iterations")
+    ppo.add_argument("--total-timesteps", type=int_argument(1, MAX_TIMESTEPS), default=None,
+                     help=f"default {defaults.total_timesteps}")
+    ppo.add_argument("--max-iterations", type=int_argument(1, MAX_ITERATIONS), default=None,
+                     help="stop after this many iterations")
     ppo.add_argument(
-        "--train-batch-size", type=int, default=None, help=f"default {defaults.train_batch_size}"
+        "--train-batch-size", type=int_argument(1, MAX_BATCH), default=None,
+        help=f"default {defaults.train_batch_size}"
     )
-    ppo.add_argument("--minibatch-size", type=int, default=None, help=f"default {defaults.minibatch_size}")
-    ppo.add_argument("--num-epochs", type=int, default=None, help=f"default {defaults.num_epochs}")
-    ppo.add_argument("--lr", type=float, default=None, help=f"default {defaults.lr}")
-    ppo.add_argument("--entropy-coeff", type=float, default=None, help=f"default {defaults.entropy_coeff}")
-    ppo.add_argument("--gamma", type=float, default=None, help=f"default {defaults.gamma}")
-    ppo.add_argument("--hiddens", type=int, nargs="+", default=None, help="MLP widths, default 128 128")
+    ppo.add_argument("--minibatch-size", type=int_argument(1, MAX_BATCH), default=None,
+                     help=f"default {defaults.minibatch_size}")
+    ppo.add_argument("--num-epochs", type=int_argument(1, MAX_EPOCHS), default=None,
+                     help=f"default {defaults.num_epochs}")
+    ppo.add_argument("--lr", type=float_argument(0.0, 10.0, low_open=True), default=None,
+                     help=f"default {defaults.lr}")
+    ppo.add_argument("--entropy-coeff", type=float_argument(0.0, 1000.0), default=None,
+                     help=f"default {defaults.entropy_coeff}")
+    ppo.add_argument("--gamma", type=float_argument(0.0, 1.0), default=None, help=f"default {defaults.gamma}")
+    ppo.add_argument("--hiddens", type=int_argument(1, MAX_WIDTH), nargs="+", default=None,
+                     help="MLP widths, default 128 128")
     run.add_argument(
         "--torch-threads",
-        type=int,
+        type=int_argument(1, 1024),
         default=1,
         help="torch threads of the learner in this process (the env runners use one each)",
     )
-    parser.add_argument("--checkpoint-every", type=int, default=10, help="iterations between checkpoints")
+    parser.add_argument("--checkpoint-every", type=int_argument(0, MAX_ITERATIONS), default=10,
+                        help="iterations between checkpoints")
     parser.add_argument(
         "--eval-games",
-        type=int,
+        type=int_argument(0, MAX_GAMES),
         default=1000,
         help="games of the final evaluation of each exported policy (0: none)",
     )
-    parser.add_argument("--eval-seed", type=int, default=0, help="seed of the first evaluation deal")
+    parser.add_argument("--eval-seed", type=int_argument(0, MAX_SEED), default=0,
+                        help="seed of the first evaluation deal")
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
@@ -111,7 +136,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         default="native",
         help="native: CoopVectorEnv inside each runner; sync: Gymnasium SyncVectorEnv",
     )
-    coop.add_argument("--num-players", type=int, default=1)
+    coop.add_argument("--num-players", type=int_argument(1, 4), default=1)
     coop.add_argument(
         "--backend",
         choices=("auto", "numba"),
@@ -199,7 +224,14 @@ def _run_training(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    args = build_parser(prog).parse_args(argv)
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    if args.command in ("coop", "duel"):
+        try:  # the settings' own rules (a minibatch larger than the batch), before Ray starts
+            _settings(args, COOP_DEFAULTS if args.command == "coop" else DUEL_DEFAULTS)
+        except ValueError as err:
+            error(parser.prog, str(err))
+            return 2
     import ray
 
     started = start_ray(args.address, args.num_cpus)
@@ -219,28 +251,35 @@ def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
     """The ``sweep`` subcommand."""
     p = sub.add_parser("sweep", help="Ray Tune sweep over co-op PPO hyperparameters (ASHA early stopping)")
     p.add_argument("--address", default=None, help="join an existing Ray cluster; default: start a local Ray")
-    p.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (default: all)")
+    p.add_argument("--num-cpus", type=int_argument(1, MAX_CPUS), default=None,
+                   help="CPUs of the local Ray (default: all)")
     p.add_argument("--storage-path", required=True, help="where Tune writes trials and checkpoints")
     p.add_argument("--name", default="coop_ppo_sweep", help="experiment name (a folder of the storage path)")
-    p.add_argument("--lr", type=float, nargs="+", default=[1e-4, 3e-4, 1e-3])
-    p.add_argument("--entropy-coeff", type=float, nargs="+", default=[0.0, 0.003, 0.01])
-    p.add_argument("--train-batch-size", type=int, nargs="+", default=[4096, 16384])
-    p.add_argument("--minibatch-size", type=int, default=None, help="default: min(4096, smallest batch)")
+    p.add_argument("--lr", type=float_argument(0.0, 10.0, low_open=True),
+                   nargs="+", default=[1e-4, 3e-4, 1e-3])
+    p.add_argument("--entropy-coeff", type=float_argument(0.0, 1000.0), nargs="+", default=[0.0, 0.003, 0.01])
+    p.add_argument("--train-batch-size", type=int_argument(1, MAX_BATCH), nargs="+", default=[4096, 16384])
+    p.add_argument("--minibatch-size", type=int_argument(1, MAX_BATCH), default=None,
+                   help="default: min(4096, smallest batch)")
     p.add_argument("--search", choices=SEARCHES, default="grid",
                    help="grid: every combination of the values; random: num-samples uniform draws; optuna: "
                         "num-samples trials proposed by Optuna's TPE sampler")
-    p.add_argument("--num-samples", type=int, default=None,
+    p.add_argument("--num-samples", type=int_argument(1, MAX_TRIALS), default=None,
                    help="grid: passes over the whole grid (default 1); random, optuna: trials (default 8)")
-    p.add_argument("--timesteps-per-trial", type=int, default=2_000_000)
-    p.add_argument("--grace-period", type=int, default=200_000, help="env steps before ASHA may stop a trial")
-    p.add_argument("--reduction-factor", type=int, default=3)
-    p.add_argument("--max-concurrent", type=int, default=None, help="trials at once (default: as CPUs allow)")
-    p.add_argument("--num-env-runners", type=int, default=0, help="env runners per trial")
-    p.add_argument("--envs-per-runner", type=int, default=64)
-    p.add_argument("--hiddens", type=int, nargs="+", default=None)
-    p.add_argument("--eval-games", type=int, default=1000, help="games of the best trial's evaluation")
-    p.add_argument("--eval-seed", type=int, default=0)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timesteps-per-trial", type=int_argument(1, MAX_TIMESTEPS), default=2_000_000)
+    p.add_argument("--grace-period", type=int_argument(1, MAX_TIMESTEPS), default=200_000,
+                   help="env steps before ASHA may stop a trial")
+    p.add_argument("--reduction-factor", type=int_argument(2, 1000), default=3)
+    p.add_argument("--max-concurrent", type=int_argument(1, MAX_TRIALS), default=None,
+                   help="trials at once (default: as CPUs allow)")
+    p.add_argument("--num-env-runners", type=int_argument(0, MAX_CPUS), default=0,
+                   help="env runners per trial")
+    p.add_argument("--envs-per-runner", type=int_argument(1, MAX_ENVS_PER_RUNNER), default=64)
+    p.add_argument("--hiddens", type=int_argument(1, MAX_WIDTH), nargs="+", default=None)
+    p.add_argument("--eval-games", type=int_argument(0, MAX_GAMES), default=1000,
+                   help="games of the best trial's evaluation")
+    p.add_argument("--eval-seed", type=int_argument(0, MAX_SEED), default=0)
+    p.add_argument("--seed", type=int_argument(0, MAX_SEED), default=0)
     return p
 
 

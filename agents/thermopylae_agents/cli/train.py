@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
+from thermopylae_agents.cli.args import int_argument
 from thermopylae_agents.training.config import (
     ALGOS,
     LEARNERS,
@@ -29,25 +30,10 @@ __all__ = ["build_parser", "main"]
 PROG = "thermopylae-train"
 
 
-def _integer(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        stripped = text.strip()
-        if not stripped.isascii() or not stripped.lstrip("+-").isdigit() or len(stripped) > 20:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
-        value = int(stripped)
-        if value < minimum or (maximum is not None and value > maximum):
-            bounds = f"{minimum}..{maximum}" if maximum is not None else f">= {minimum}"
-            raise argparse.ArgumentTypeError(f"must be an integer {bounds}, got {value}")
-        return value
-
-    parse.__name__ = "integer"
-    return parse
-
-
 def _threads(text: str) -> int | str:
     if text.strip() == "auto":
         return "auto"
-    return _integer(1, MAX_THREADS)(text)
+    return int_argument(1, MAX_THREADS)(text)
 
 
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
@@ -61,23 +47,23 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("--config", default=None, help="YAML config (default: the shipped one)")
     parser.add_argument(
         "--timesteps",
-        type=_integer(1, MAX_TIMESTEPS),
+        type=int_argument(1, MAX_TIMESTEPS),
         default=None,
         help="total env steps, rounded up to whole rollouts (self-play: per side; with "
         "--resume: the total to reach); below the config's, the warm start, the periodic evaluation "
         "and the report shrink in proportion",
     )
-    parser.add_argument("--seed", type=_integer(0, MAX_SEED), default=None, help="default: 0")
-    parser.add_argument("--n-envs", type=_integer(1, MAX_ENVS), default=None,
+    parser.add_argument("--seed", type=int_argument(0, MAX_SEED), default=None, help="default: 0")
+    parser.add_argument("--n-envs", type=int_argument(1, MAX_ENVS), default=None,
                         help=f"parallel environments (1..{MAX_ENVS})")
     parser.add_argument("--out", default=None, help="run folder (default: runs/<target>-<algo>-seed<seed>)")
     parser.add_argument("--resume", default=None, help="a run folder or a saved model (.zip) to continue")
     parser.add_argument(
-        "--eval-freq", type=_integer(0, MAX_TIMESTEPS), default=None,
+        "--eval-freq", type=int_argument(0, MAX_TIMESTEPS), default=None,
         help="env steps between evaluations (0: none)",
     )
     parser.add_argument(
-        "--eval-episodes", type=_integer(0, MAX_GAMES), default=None, help="games per periodic evaluation"
+        "--eval-episodes", type=int_argument(0, MAX_GAMES), default=None, help="games per periodic evaluation"
     )
     parser.add_argument("--vec", choices=VEC_KINDS, default=None, help="native (default) | dummy | subproc")
     parser.add_argument(
@@ -92,7 +78,7 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         help=f"torch threads: auto (the fastest of the free cores, measured at the start) or "
         f"1..{MAX_THREADS}; a fixed count repeats a run's weights (default: the config's, else auto)",
     )
-    parser.add_argument("--bc-episodes", type=_integer(0, MAX_GAMES), default=None,
+    parser.add_argument("--bc-episodes", type=int_argument(0, MAX_GAMES), default=None,
                         help="expert games for BC (0: none)")
     parser.add_argument("--no-progress", action="store_true", help="log lines instead of progress bars")
     parser.add_argument(

@@ -55,10 +55,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "thermopylae web") -> in
     try:
         for spec in args.agent:
             parse_spec(spec)
+            _check_loads(spec)
         app = create_app(records=args.record, agents=args.agent, idle_seconds=60.0 * args.idle_minutes,
                          max_games=args.max_games, allowed_hosts=_hosts(args.host),
                          warm_search=not args.no_warm)
-    except ValueError as err:
+    except (ValueError, OSError) as err:
         error(prog, str(err))
         return 2
     try:
@@ -72,6 +73,28 @@ def main(argv: Sequence[str] | None = None, prog: str = "thermopylae web") -> in
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"{prog}: serving on http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
     return _serve(app, sock)
+
+
+def _check_loads(spec: str) -> None:
+    """Build the agent ``spec`` once, for a game it plays, before serving: a model file that is missing,
+    a folder or not a model is one line now, not an error page when someone picks it."""
+    from thermopylae_agents.policies.registry import check_agent_game, make_agent
+    from thermopylae_agents.web.sessions import agent_choices
+    from thermopylae_env import COOP_ID
+
+    for env_id, specs in agent_choices([spec]).items():
+        if spec not in specs:
+            continue
+        for size in (1, 2, 3, 4) if env_id == COOP_ID else (None,):
+            options = {} if size is None else {"num_players": size}
+            try:
+                check_agent_game(spec, env_id, options)
+            except ValueError:
+                continue
+            make_agent(spec, env_id, seed=0, env_kwargs=options)
+            return
+    check_agent_game(spec, COOP_ID)  # says why it fits no game (a description that does not read, ...)
+    raise ValueError(f"agent {spec[:200]!r} plays none of the games")
 
 
 def _hosts(host: str) -> list[str]:

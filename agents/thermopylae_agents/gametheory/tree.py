@@ -38,10 +38,11 @@ from thermopylae_env.duel.config import DuelConfig
 from thermopylae_env.duel.layout import GREEK, NUM_ACTIONS, PERSIAN, PLAY_DISCARD_CARD
 from thermopylae_env.duel.rules import DuelGame, DuelState
 
-__all__ = ["GameTree", "TreeTooLarge", "build_tree", "TERMINAL", "CHANCE"]
+__all__ = ["GameTree", "TreeTooLarge", "build_tree", "estimate_tree_nodes", "TERMINAL", "CHANCE"]
 
 TERMINAL = -1
 CHANCE = -2
+MAX_DEAL_ORDERS = 20_000_000  # the deal's outcomes are grouped from every ordered hand of each deck
 
 
 class TreeTooLarge(RuntimeError):
@@ -204,7 +205,7 @@ class _Builder:
         node = len(self.node_player)
         if node >= self.max_nodes:
             raise TreeTooLarge(
-                f"the {self.game.config.name!r} duel has more than {self.max_nodes} tree nodes")
+                f"the {self.game.config.name[:40]!r} duel has more than {self.max_nodes} tree nodes")
         self.node_player.append(player)
         self.node_value.append(value)
         self.node_depth.append(depth)
@@ -301,10 +302,79 @@ class _Builder:
         return out
 
 
+def _deal_probability(game: DuelGame, order: tuple[int, ...]) -> float:
+    """The probability of the root outcome of one side that the deck ``order`` falls in (see
+    `_deal_outcomes`: the kinds of the hand after the first draw, and the kind of the next card)."""
+    kinds = [game.card_kinds[c] for c in order]
+    n = len(kinds)
+    shown = min(game.start_hand + 1, n)
+    total = Counter(kinds)
+    hand = Counter(kinds[:shown])
+    p = math.prod(math.comb(total[k], hand[k]) for k in hand) / math.comb(n, shown)
+    if n > shown:
+        p *= (total[kinds[shown]] - hand[kinds[shown]]) / (n - shown)
+    return p
+
+
+def estimate_tree_nodes(config: DuelConfig, probes: int = 256, seed: int = 0, stop_above: float = math.inf,
+                        ) -> float:
+    """An unbiased estimate of the node count of [`build_tree`][thermopylae_agents.gametheory.tree.build_tree]
+    ``(config)``, from ``probes`` random paths of the same tree (Knuth's estimator: each path adds, for every
+    node on it, one over the probability of having chosen that path so far; decisions are chosen uniformly,
+    chance outcomes with their own probabilities). No tree is held and the deal is never enumerated, so the
+    full duel's estimate takes a moment. Returns as soon as the estimate must exceed ``stop_above``."""
+    game = DuelGame(config)
+    walker = _Builder(game, max_nodes=0)  # only its _apply and _refill, which add no node
+    rng = np.random.default_rng(seed)
+    total = 0.0
+    for _ in range(probes):
+        orders = [tuple(ids[i] for i in rng.permutation(len(ids)).tolist()) for ids in game.deck_ids]
+        count = 1.0  # the root, a chance node over the deals
+        weight = 1.0 / (_deal_probability(game, orders[GREEK]) * _deal_probability(game, orders[PERSIAN]))
+        state = game.new_state(*orders)
+        while True:
+            if state.terminated:
+                count += weight
+                break
+            legal = game.legal_actions(state)
+            if len(legal) > 1:  # a forced move adds no node
+                count += weight
+                weight *= len(legal)
+            action = legal[int(rng.integers(len(legal)))]
+            outcomes = [(p * q, drawn) for p, child in walker._apply(state, action)
+                        for q, drawn in walker._refill(state, child)]
+            if len(outcomes) > 1:
+                count += weight
+                probs = np.array([p for p, _ in outcomes])
+                pick = int(rng.choice(len(outcomes), p=probs / probs.sum()))
+                weight /= outcomes[pick][0]
+                state = outcomes[pick][1]
+            else:
+                state = outcomes[0][1]
+        total += count
+        if total > stop_above * probes:  # the mean of all the probes is past it already
+            break
+    return total / probes
+
+
 def build_tree(config: DuelConfig, max_nodes: int = 5_000_000) -> GameTree:
     """The whole game tree of the duel ``config`` (raises
-    [`TreeTooLarge`][thermopylae_agents.gametheory.tree.TreeTooLarge] past ``max_nodes``)."""
+    [`TreeTooLarge`][thermopylae_agents.gametheory.tree.TreeTooLarge] past ``max_nodes``).
+
+    A duel whose tree [`estimate_tree_nodes`][thermopylae_agents.gametheory.tree.estimate_tree_nodes] puts
+    above twice ``max_nodes`` (the margin covers the estimate's spread), or whose deal alone would walk more
+    than ``MAX_DEAL_ORDERS`` deck orders, is refused before anything is built: the full duel in a moment,
+    not after minutes of building."""
+    name = repr(config.name[:40])
     game = DuelGame(config)
+    estimate = estimate_tree_nodes(config, stop_above=2 * max_nodes)
+    if estimate > 2 * max_nodes:
+        raise TreeTooLarge(f"the {name} duel has about {estimate:.1g} tree nodes (estimated from random "
+                           f"paths), more than {max_nodes} tree nodes")
+    orders = max(math.perm(len(ids), min(game.start_hand + 2, len(ids))) for ids in game.deck_ids)
+    if orders > MAX_DEAL_ORDERS:
+        raise TreeTooLarge(f"the {name} duel's deal alone walks {orders:.3g} orders of a deck, more than "
+                           f"{MAX_DEAL_ORDERS} (a few cards a side make a tree the solver takes)")
     b = _Builder(game, max_nodes)
     b.root()
     info_size = np.array([len(a) for a in b.info_actions], dtype=np.int32)

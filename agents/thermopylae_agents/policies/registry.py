@@ -9,9 +9,13 @@ anything; [`make_agent`][thermopylae_agents.policies.registry.make_agent] builds
   [`opponents`][thermopylae_env.duel.opponents] player);
 * ``search`` or ``search:N,K`` or ``search:key=value,...``: the co-op search player
   ([`CoopSearchExpert`][thermopylae_agents.players.coop_search.CoopSearchExpert]; ``N`` determinizations,
-  ``K`` rollouts); values are ASCII decimal numbers and keys the player's keyword arguments, but for
-  ``rollout=POLICY``: a pickle-free policy (a shipped name or a ``.json`` path, as below, trained on the
-  co-op game of the team size played) plays the search's rollouts instead of the heuristic;
+  ``K`` rollouts); values are ASCII decimal numbers within
+  [`SEARCH_BOUNDS`][thermopylae_agents.policies.registry.SEARCH_BOUNDS] (whole numbers for ``N``, ``K``,
+  ``max_candidates``, ``min_rounds``; ``N x K`` at most
+  [`MAX_SEARCH_ROLLOUTS`][thermopylae_agents.policies.registry.MAX_SEARCH_ROLLOUTS]), each option given
+  once, and keys the player's keyword arguments, but for ``rollout=POLICY``: a pickle-free policy (a
+  shipped name or a ``.json`` path, as below, trained on the co-op game of the team size played) plays the
+  search's rollouts instead of the heuristic;
 * a model path (anything with a folder separator or a suffix, ``.zip`` mostly): an SB3 model played
   by [`SB3Agent`][thermopylae_agents.policies.sb3_agent.SB3Agent];
 * ``fast:PATH``: the model at ``PATH`` played through its NumPy copy
@@ -59,6 +63,7 @@ from __future__ import annotations
 
 import importlib.resources
 import inspect
+import math
 import os
 import re
 from collections.abc import Callable
@@ -75,7 +80,9 @@ __all__ = [
     "COOP_ID",
     "check_agent_game",
     "GREEK_ID",
+    "MAX_SEARCH_ROLLOUTS",
     "PERSIAN_ID",
+    "SEARCH_BOUNDS",
     "make_agent",
     "model_path",
     "parse_spec",
@@ -175,6 +182,12 @@ def _search_keywords() -> tuple[str, ...]:
 _ROLLOUT_KEY = "rollout"  # search:rollout=POLICY: the policy that plays the search's rollouts
 
 
+def _search_default(key: str) -> Any:
+    from thermopylae_agents.players.coop_search import CoopSearchExpert
+
+    return inspect.signature(CoopSearchExpert.__init__).parameters[key].default
+
+
 def _check_rollout_option(value: str, spec: str) -> str:
     """The value of ``rollout=``: a shipped policy name or the path of a pickle-free policy (never a zip)."""
     if value in shipped_policies() or value.endswith((".json", ".safetensors")) or _is_policy_folder(value):
@@ -183,8 +196,40 @@ def _check_rollout_option(value: str, spec: str) -> str:
                          f"({', '.join(shipped_policies())}) or a policy's .json path, got {value!r}")
 
 
+# The bounds of every search option: far above any setting worth playing (the largest measured is 128 x
+# 16) and far below what exhausts memory (the dice table alone holds about 1 KB per rollout of a candidate).
+SEARCH_BOUNDS: dict[str, tuple[float, float]] = {
+    "n_determinizations": (1, 4096),
+    "rollouts": (1, 1024),
+    "max_candidates": (1, 72),  # a candidate is a legal action, of 72
+    "min_rounds": (1, 1024),
+    "z_drop": (0.0, 100.0),
+    "z_pick": (0.0, 100.0),
+}
+MAX_SEARCH_ROLLOUTS = 65_536  # n_determinizations x rollouts: the rollouts of one candidate in one move
+
+
+def _search_number(key: str, value: str, spec: str) -> int | float:
+    """The value of a numeric search option, checked against
+    [`SEARCH_BOUNDS`][thermopylae_agents.policies.registry.SEARCH_BOUNDS]: whole options take ASCII digits
+    only (``1.5``, ``2.0``, ``+3`` are refused, not rounded), the others a decimal number."""
+    low, high = SEARCH_BOUNDS[key]
+    if not _NUMBER.match(value) or len(value) > 20:
+        raise AgentSpecError(f"agent {spec!r}: search option {key} must be a decimal number, got {value!r}")
+    if isinstance(low, int):
+        if not (value.isascii() and value.isdigit()) or not low <= int(value) <= high:
+            raise AgentSpecError(f"agent {spec!r}: {key} must be a whole number >= {low} and at most {high}, "
+                                 f"got {value!r}")
+        return int(value)
+    number = float(value)
+    if not low <= number <= high:
+        raise AgentSpecError(f"agent {spec!r}: {key} must be a decimal number in {low:g}..{high:g}, "
+                             f"got {value!r}")
+    return number
+
+
 def _parse_search_options(text: str, spec: str) -> dict[str, Any]:
-    """``N,K`` or ``key=value,...`` into keyword arguments; only ASCII decimal numbers are values."""
+    """``N,K`` or ``key=value,...`` into keyword arguments, each option once and within its bounds."""
     options: dict[str, Any] = {}
     positional = ("n_determinizations", "rollouts")
     keywords = _search_keywords()
@@ -200,16 +245,16 @@ def _parse_search_options(text: str, spec: str) -> dict[str, Any]:
             key, value = positional[index], part
         else:
             raise AgentSpecError(f"agent {spec!r}: give at most N,K positionally, then key=value")
+        if key in options:  # search:1,1,rollouts=2 would silently drop one of the two
+            raise AgentSpecError(f"agent {spec!r}: search option {key} is given twice")
         if key == _ROLLOUT_KEY:
             options[key] = _check_rollout_option(value, spec)
             continue
-        if not _NUMBER.match(value) or len(value) > 20:
-            raise AgentSpecError(
-                f"agent {spec!r}: search option {key} must be a decimal number, got {value!r}")
-        number = float(value)
-        options[key] = int(number) if number.is_integer() and "." not in value else number
-        if key in positional and (not isinstance(options[key], int) or options[key] < 1):
-            raise AgentSpecError(f"agent {spec!r}: {key} must be a whole number >= 1, got {value!r}")
+        options[key] = _search_number(key, value, spec)
+    total = math.prod(options.get(key, _search_default(key)) for key in positional)
+    if total > MAX_SEARCH_ROLLOUTS:
+        raise AgentSpecError(f"agent {spec!r}: n_determinizations x rollouts = {total} rollouts per "
+                             f"candidate, more than {MAX_SEARCH_ROLLOUTS}")
     return options
 
 

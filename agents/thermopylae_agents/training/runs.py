@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import torch as th  # noqa: F401  (configure_torch sets the threads of an imported torch)
 import yaml
+from stable_baselines3.common.callbacks import BaseCallback
 
 from thermopylae_agents.players.kernels import PINNED, kernel_settings
 from thermopylae_agents.training.callbacks import LearnProgress, save_atomically
@@ -228,7 +229,9 @@ def setup_experiment(
     for key in ("target", "algo", "seed", "device"):  # consumed above, through resolve_config
         cfg["run"][key]
     cfg["run"].plain("sized_to_budget")
-    for name, change in (run.get("sized_to_budget") or {}).items():
+    # Said when this command sized the run; a resumed run keeps its first command's sizing, said then.
+    sized_now = overrides.get("timesteps") is not None
+    for name, change in (run.get("sized_to_budget") or {}).items() if sized_now else ():
         log(
             f"sized to the budget of {overrides.get('timesteps'):,} steps: {name} {change['full']:,} -> "
             f"{change['sized']:,}"
@@ -246,6 +249,24 @@ def rollout_size(model: Any) -> int:
     return int(model.n_envs * model.n_steps)
 
 
+class _RolloutTracker(BaseCallback):
+    """Whether ``learn`` is collecting a rollout, and the steps counted when it began."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.collecting = False
+        self.started_at = 0
+
+    def _on_rollout_start(self) -> None:
+        self.collecting, self.started_at = True, int(self.model.num_timesteps)
+
+    def _on_rollout_end(self) -> None:
+        self.collecting = False
+
+    def _on_step(self) -> bool:
+        return True
+
+
 def learn(model: Any, steps: int, callbacks: list, exp: Experiment, description: str) -> int:
     """Train ``model`` for ``steps`` more env steps (rounded up to whole rollouts, which is announced);
     returns the steps really trained."""
@@ -258,14 +279,22 @@ def learn(model: Any, steps: int, callbacks: list, exp: Experiment, description:
         )
     before = int(model.num_timesteps)
     learn_kwargs = {"use_masking": True} if exp.algo == "maskable_ppo" else {}
-    model.learn(
-        total_timesteps=steps,
-        callback=[*callbacks, LearnProgress(description, planned, exp.progress)],
-        progress_bar=False,
-        reset_num_timesteps=before == 0,
-        tb_log_name=exp.algo,
-        **learn_kwargs,
-    )
+    rollouts = _RolloutTracker()
+    try:
+        model.learn(
+            total_timesteps=steps,
+            callback=[*callbacks, LearnProgress(description, planned, exp.progress), rollouts],
+            progress_bar=False,
+            reset_num_timesteps=before == 0,
+            tb_log_name=exp.algo,
+            **learn_kwargs,
+        )
+    except KeyboardInterrupt:
+        # Ctrl-C inside a rollout: the weights never learned from its steps, so the model that is saved
+        # to resume from must not count them (a resumed run would skip them, or train nothing at all).
+        if rollouts.collecting:
+            model.num_timesteps = rollouts.started_at
+        raise
     trained = int(model.num_timesteps) - before
     log(f"{description}: trained {trained:,} steps ({int(model.num_timesteps):,} in all)")
     return trained

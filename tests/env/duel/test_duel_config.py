@@ -3,14 +3,19 @@ reference engine, and one-line errors for malformed configs."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
+import os
 import random
+import threading
 
 import numpy as np
 import pytest
 
 from thermopylae_env.duel.config import (
     FULL_DUEL,
+    MAX_CONFIG_FILE_BYTES,
     SMALL_DUELS,
     DuelConfig,
     DuelConfigError,
@@ -113,3 +118,131 @@ def test_a_config_file_that_is_not_json_or_misses_fields_is_refused(tmp_path):
         load_duel_config(path)
     with pytest.raises(DuelConfigError, match="cannot read"):
         load_duel_config(tmp_path / "absent.json")
+
+
+def _one_line(call) -> str:
+    with pytest.raises(DuelConfigError) as error:
+        call()
+    text = str(error.value)
+    assert "\n" not in text and len(text) < 300
+    return text
+
+
+def test_a_config_file_nested_deep_is_one_line(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert "more than a duel config may" in _one_line(lambda: load_duel_config(path))
+    path.write_text("[" * 30_000 + "]" * 30_000)  # under the size cap
+    assert "nested too deep" in _one_line(lambda: load_duel_config(path))
+
+
+def test_a_config_file_over_the_size_cap_is_refused_before_reading(tmp_path, monkeypatch):
+    path = tmp_path / "big.json"
+    with open(path, "wb") as handle:
+        handle.truncate(MAX_CONFIG_FILE_BYTES + 1)  # sparse: nothing is written
+    monkeypatch.setattr(os, "fdopen", _no_read)
+    message = _one_line(lambda: load_duel_config(path))
+    assert f"more than a duel config may ({MAX_CONFIG_FILE_BYTES})" in message
+
+
+def _no_read(*args, **kwargs):
+    raise AssertionError("the file was read")
+
+
+def test_a_device_a_folder_and_non_utf8_text_are_refused_in_one_line(tmp_path):
+    assert "not a regular file" in _one_line(lambda: load_duel_config("/dev/zero"))
+    assert "is a folder" in _one_line(lambda: load_duel_config(tmp_path))
+    path = tmp_path / "latin1.json"
+    path.write_bytes(b'{"name": "caf\xe9"}')
+    assert "not UTF-8" in _one_line(lambda: load_duel_config(path))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    result: list[BaseException | object] = []
+
+    def load() -> None:
+        try:
+            result.append(load_duel_config(fifo))
+        except BaseException as err:  # the refusal, handed to the test's thread
+            result.append(err)
+
+    reader = threading.Thread(target=load, daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # blocked in open(): a writer lets it go, and the test fails
+        with open(fifo, "w") as writer:
+            writer.write("{}")
+        reader.join(10)
+        pytest.fail("load_duel_config waited for a writer on a named pipe")
+    assert isinstance(result[0], DuelConfigError) and "not a regular file" in str(result[0])
+
+
+# --- a duel that can end before the Greek's first move ------------------------------------------------
+
+
+def _ends_before_the_greeks_first_move(config: DuelConfig) -> bool:
+    """Exhaustive search of the reference engine: whether some order of the Persian deck and some Persian
+    play end the game before the Greek has a decision (the Greek's own cards never matter then: he is dealt
+    them in deck order). Positions are memoised by what decides the rest of such a game."""
+    game = DuelGame(config)
+    rng = np.random.default_rng(0)  # the cards a discard card hits: all the Greek's, or any two of three
+    kinds = game.card_kinds
+    seen: dict[tuple, bool] = {}
+
+    def search(state) -> bool:
+        if state.terminated:
+            return True
+        if state.current_player == GREEK:
+            return False
+        key = (tuple(state.hand_counts[PERSIAN]), len(state.hands[GREEK]), tuple(state.deck_pos),
+               state.tokens, state.phase, tuple(state.build),
+               tuple(kinds[c] for c in state.decks[PERSIAN][state.deck_pos[PERSIAN]:]))
+        if key not in seen:
+            seen[key] = False
+            for action in game.legal_actions(state):
+                after = state.copy()
+                game.apply(after, action, rng)
+                if search(after):
+                    seen[key] = True
+                    break
+        return seen[key]
+
+    persian = game.deck_ids[PERSIAN]
+    orders = {tuple(kinds[persian[i]] for i in perm) for perm in itertools.permutations(range(len(persian)))}
+    for order in orders:
+        left = {k: [c for c in persian if kinds[c] == k] for k in set(order)}
+        if search(game.new_state(game.deck_ids[GREEK], [left[k].pop() for k in order])):
+            return True
+    return False
+
+
+def _small_configs():
+    """Small duels with every way to end before the Greek moves: 1 to 3 cards dealt, Greek decks that run
+    out on turn 1 or later, Persian decks with 0 to 3 discard cards, attacks of 10 to 150."""
+    greek_decks = [(1, 0, 0, 0, 0, 0, 0, 0, 0), (1, 1, 0, 0, 0, 0, 0, 0, 0), (1, 1, 0, 1, 0, 0, 0, 0, 0),
+                   (1, 1, 0, 1, 0, 1, 0, 0, 0), (2, 1, 0, 1, 0, 0, 0, 0, 1)]
+    for start_hand, tokens, greek in itertools.product((1, 2, 3), (1, 2, 4), greek_decks):
+        for attack, immortals, strategy, discard in itertools.product((0, 1, 2), (0, 1), (0, 1), range(4)):
+            persian = (attack, 0, 0, 0, immortals, strategy, 0, 0, discard)
+            with contextlib.suppress(DuelConfigError):  # a deck too small for the deal
+                yield DuelConfig("probe", greek, persian, start_hand, start_hand + 1, tokens)
+
+
+def test_greek_may_never_move_agrees_with_an_exhaustive_search_of_the_engine():
+    found = accepted = 0
+    for config in _small_configs():
+        expected = _ends_before_the_greeks_first_move(config)
+        why = config.greek_may_never_move()
+        assert (why is not None) == expected, config
+        found += expected
+        accepted += not expected
+    assert found > 50 and accepted > 50
+
+
+@pytest.mark.parametrize("config", [FULL_DUEL, *SMALL_DUELS.values(), WITH_DISCARD_CARDS],
+                         ids=lambda c: c.name)
+def test_the_full_duel_and_the_named_small_duels_give_the_greek_a_first_move(config):
+    assert config.greek_may_never_move() is None

@@ -231,10 +231,11 @@ def test_a_partial_reset_after_a_failed_opponent_leaves_every_row_consistent(cls
         except RuntimeError:
             failures += 1
             st = env.engine.states
-            stuck = (st[:, K.PHASE] != K.OVER) & (st[:, K.PLAYER] != env.side)
-            while True:  # restart the games left waiting on the opponent, as a user would
+            while True:  # restart the games left ended or waiting on the opponent, as a user would
+                unsettled = (st[:, K.PHASE] == K.OVER) | (st[:, K.PLAYER] != env.side)
+                assert not unsettled.all()
                 try:
-                    _, info = env.reset(options={"reset_mask": stuck})
+                    _, info = env.reset(options={"reset_mask": unsettled})
                     break
                 except RuntimeError:
                     pass
@@ -292,3 +293,71 @@ def test_the_same_seed_plays_the_same_games_in_another_process() -> None:
     env.reset(seed=[2**64 - 1, 0, 7, 123456789, 2**63])
     env.reset()
     assert run.stdout.strip() == f"{[env.engine.chance_base(i) for i in range(5)]} {env.engine.states.sum()}"
+
+
+class _FailsAfterAWin:
+    """A batched opponent that plays the first legal action, and raises on the first call that comes after
+    the agent's move has won a game in the same step (``watch`` names the env and the rows running at the
+    step's start)."""
+
+    name = "fails-after-a-win"
+
+    def __init__(self) -> None:
+        self.env: DuelGreekVectorEnv | None = None
+        self.running = np.zeros(0, bool)
+        self.failed = False
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        from thermopylae_env.duel import kernel as K
+
+        st = self.env.engine.states
+        won = self.running & (st[:, K.PHASE] == K.OVER) & (st[:, K.WINNER] == self.env.side)
+        if not self.failed and won.any():
+            self.failed = True
+            raise RuntimeError("the opponent failed")
+        return masks.argmax(axis=1)
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
+@pytest.mark.parametrize("cls", [DuelGreekVectorEnv, DuelPersianVectorEnv])
+def test_a_game_won_in_a_failed_step_cannot_be_restarted_unreported_by_a_partial_reset(
+        cls: type, mode: str) -> None:
+    from thermopylae_env.core import ResetNeeded
+    from thermopylae_env.duel import kernel as K
+
+    opponent = _FailsAfterAWin()
+    env = cls(16, opponent=opponent, autoreset_mode=mode, parallel=False)
+    opponent.env = env
+    opponent.running = np.zeros(16, bool)
+    env.reset(seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(2000):
+        st = env.engine.states
+        opponent.running = (st[:, K.PHASE] != K.OVER).copy()
+        masks = env.action_masks()
+        try:
+            env.step((rng.random(masks.shape) * masks).argmax(axis=1))
+        except RuntimeError:
+            break
+    assert opponent.failed
+    st = env.engine.states
+    won = opponent.running & (st[:, K.PHASE] == K.OVER) & (st[:, K.WINNER] == env.side)
+    stuck = (st[:, K.PHASE] != K.OVER) & (st[:, K.PLAYER] != env.side)
+    assert won.any() and stuck.any()
+    before = _state(env)
+    # restarting only the games left waiting on the opponent would drop the won game unreported
+    with pytest.raises(ValueError, match=f"game {int(np.flatnonzero(won)[0])}") as err:
+        env.reset(options={"reset_mask": stuck})
+    assert "\n" not in str(err.value)
+    assert _same(before, _state(env))
+    with pytest.raises(ResetNeeded):
+        env.step(env.action_masks().argmax(axis=1))
+    assert _same(before, _state(env))
+    episodes = st[:, K.EPISODE].copy()
+    _, info = env.reset(options={"reset_mask": stuck | (st[:, K.PHASE] == K.OVER)})
+    assert (env.engine.states[won, K.EPISODE] == episodes[won] + 1).all()
+    over = _check_rows(env, info)
+    assert not over.any()
+    masks = env.action_masks()
+    _, rewards, term, _, _ = env.step((rng.random(masks.shape) * masks).argmax(axis=1))
+    assert rewards.shape == (16,)
