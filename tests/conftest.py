@@ -110,3 +110,13 @@ def one_numba_compile_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Ite
     Dispatcher.compile = locked_compile
     yield
     Dispatcher.compile = compile_one
+
+
+def shrink_block(hp: dict, **values: object) -> dict:
+    """Set ``values`` in a training config block and, for the keys its ``fast`` section (the fast
+    learner's own recipe) also sets, there too, so that a test's tiny budget holds for either learner."""
+    hp.update(values)
+    fast = hp.get("fast")
+    if isinstance(fast, dict):
+        fast.update({key: value for key, value in values.items() if key in fast or key == "batch_size"})
+    return hp

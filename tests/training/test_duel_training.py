@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import shrink_block
 
 pytest.importorskip("sb3_contrib")
 
@@ -30,9 +31,7 @@ def tiny_config(target: str, tmp_path: Path, n_timesteps: int = 2048, **changes)
     blocks = [GREEK_ID, PERSIAN_ID] if target == "selfplay" else [training.ENV_IDS[target]]
     for env_id in blocks:
         hp = data[env_id]
-        hp.update(n_envs=8, n_timesteps=n_timesteps, n_steps=64, batch_size=256, n_epochs=1)
-        if "fast" in hp:  # the fast learner's own recipe, shrunk the same way
-            hp["fast"].update(n_envs=8, n_steps=64, batch_size=256, n_epochs=1)
+        shrink_block(hp, n_envs=8, n_timesteps=n_timesteps, n_steps=64, batch_size=256, n_epochs=1)
         hp["checkpoint_freq"] = n_timesteps // 2
         hp["eval"].update(freq=n_timesteps // 2, episodes=8)
         hp["bc"].update(episodes=8, epochs=1)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import shrink_block
 
 pytest.importorskip("sb3_contrib")
 
@@ -44,8 +45,7 @@ def shrunk_config(target: str, tmp_path: Path, **budget) -> Path:
         hp["n_steps"] = budget.get("n_steps", 32)
         hp["batch_size"] = budget.get("batch_size", 64)
         hp["n_epochs"] = 1
-        if "fast" in hp:  # the fast learner's own recipe, shrunk the same way
-            hp["fast"].update({key: hp[key] for key in ("n_envs", "n_steps", "batch_size", "n_epochs")})
+        shrink_block(hp, **{key: hp[key] for key in ("n_envs", "n_steps", "batch_size", "n_epochs")})
         if "checkpoint_freq" in hp:
             hp["checkpoint_freq"] = 128
         if "eval" in hp:

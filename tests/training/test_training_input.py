@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import shrink_block
 
 pytest.importorskip("sb3_contrib")
 
@@ -21,7 +22,7 @@ def _config(tmp_path: Path, edit=None, target: str = "coop", env_id: str = COOP_
     """The shipped config of ``target`` made tiny (a bad value that got through would train seconds),
     then ``edit`` applied to its block."""
     data = load_config(target)
-    data[env_id].update(n_envs=2, n_steps=16, batch_size=32, n_timesteps=32, checkpoint_freq=0)
+    shrink_block(data[env_id], n_envs=2, n_steps=16, batch_size=32, n_timesteps=32, checkpoint_freq=0)
     data[env_id]["bc"]["episodes"] = 0
     data[env_id]["eval"]["freq"] = 0
     if edit is not None:
