@@ -116,6 +116,7 @@ class LeanMLP:
         self.hidden = pi[0].out_features + vf[0].out_features
         device = pi[0].weight.device
         self._frozen: tuple[float, th.Tensor] | None = None
+        self._frozen_products: dict[str, Any] | None = None
         self._kept: tuple[th.Tensor, ...] = ()
         if self.fight:
             self.odds = th.as_tensor(numpy_odds(), device=device)  # (546, 55)
@@ -176,14 +177,17 @@ class LeanMLP:
         return weight.reshape(self.hidden, NUM_ODDS, _THRESHOLDS).permute(1, 2, 0).reshape(NUM_ODDS, -1)
 
     def freeze(self) -> None:
-        """While the parameters stay as they are (a rollout), make the odds tables once."""
-        self._frozen = None
+        """While the parameters stay as they are (a rollout), make the products' weights and the odds
+        tables once."""
+        self.unfreeze()
+        self._frozen_products = self._folded()
         if self.fight:
             scale = 2.0 if self.tanh else 1.0
             self._frozen = (scale, self.odds_tables(scale))
 
     def unfreeze(self) -> None:
         self._frozen = None
+        self._frozen_products = None
 
     # -------------------------------------------------------------------------------------- forward
     #
@@ -209,33 +213,49 @@ class LeanMLP:
             return th.addmm(bias, x, weight.t())
         return th.mm(x, weight.t()).float().add_(bias)
 
-    def _first_layer(self, feats: tuple[th.Tensor, ...]) -> th.Tensor:
-        """The actor's and the critic's first layers side by side, activated: (B, hidden)."""
+    def _folded(self) -> dict[str, Any]:
+        """Every product's weight (in the products' precision) and bias with the fold applied: the first
+        layer's (its observation columns), then each side's layers in order."""
+        if self._frozen_products is not None:
+            return self._frozen_products
         pi, vf = self.first
         n = self.obs_size
         gamma = 2.0 if self.tanh else 1.0
-        weight = th.cat([pi.weight[:, :n], vf.weight[:, :n]]).detach().mul(gamma).to(self.low)
-        bias = th.cat([pi.bias, vf.bias]).detach().mul(gamma)
+        folded: dict[str, Any] = {
+            "first": (th.cat([pi.weight[:, :n], vf.weight[:, :n]]).detach().mul(gamma).to(self.low),
+                      th.cat([pi.bias, vf.bias]).detach().mul(gamma)),
+        }
+        for name, branch in (("actor", self.actor), ("critic", self.critic)):
+            last = len(branch.layers) - 1
+            layers = []
+            for index, layer in enumerate(branch.layers):
+                gamma, alpha, beta = self._fold(head=index == last)
+                w = layer.weight.detach()
+                bias = layer.bias.detach() + beta * w.sum(1) if beta else layer.bias.detach()
+                layers.append((w.mul(gamma * alpha).to(self.low), bias.mul(gamma) if gamma != 1.0 else bias))
+            folded[name] = layers
+        return folded
+
+    def _first_layer(self, feats: tuple[th.Tensor, ...], folded: dict[str, Any]) -> th.Tensor:
+        """The actor's and the critic's first layers side by side, activated: (B, hidden)."""
+        weight, bias = folded["first"]
         hidden = self._product(feats[0].to(self.low), weight, bias)
         if self.fight:
-            gather_rows(self.odds_tables(gamma), feats[1], hidden)
+            gather_rows(self.odds_tables(2.0 if self.tanh else 1.0), feats[1], hidden)
         return self._activate(hidden)
 
-    def _branch_forward(self, branch: _Branch, x: th.Tensor, keep: bool) -> th.Tensor:
-        """One side's layers from its part of the first layer's activations."""
+    def _branch_forward(self, branch: _Branch, layers: list, x: th.Tensor, keep: bool) -> th.Tensor:
+        """One side's layers (their folded ``(weight, bias)``) from its part of the first layer's
+        activations."""
         branch.inputs, branch.operands, branch.weights = [], [], []
-        last = len(branch.layers) - 1
-        for index, layer in enumerate(branch.layers):
-            gamma, alpha, beta = self._fold(head=index == last)
-            w = layer.weight.detach()
-            weight = w.mul(gamma * alpha).to(self.low)
-            bias = layer.bias.detach() + beta * w.sum(1) if beta else layer.bias.detach()
+        last = len(layers) - 1
+        for index, (weight, bias) in enumerate(layers):
             operand = x.to(self.low)
             if keep:
                 branch.inputs.append(x)
                 branch.operands.append(operand)
                 branch.weights.append(weight)
-            x = self._product(operand, weight, bias.mul(gamma) if gamma != 1.0 else bias)
+            x = self._product(operand, weight, bias)
             if index < last:
                 x = self._activate(x)
         return x
@@ -243,9 +263,10 @@ class LeanMLP:
     def forward(self, feats: tuple[th.Tensor, ...], keep: bool = False) -> tuple[th.Tensor, th.Tensor]:
         """``(logits (B, A), values (B,))`` of the observations behind ``feats`` (no autograd). With
         ``keep`` what ``backward`` needs is kept."""
-        hidden = self._first_layer(feats)
-        logits = self._branch_forward(self.actor, hidden[:, :self.pi_width], keep)
-        values = self._branch_forward(self.critic, hidden[:, self.pi_width:], keep)
+        folded = self._folded()
+        hidden = self._first_layer(feats, folded)
+        logits = self._branch_forward(self.actor, folded["actor"], hidden[:, :self.pi_width], keep)
+        values = self._branch_forward(self.critic, folded["critic"], hidden[:, self.pi_width:], keep)
         if keep:
             self._kept = feats
         return logits, values.squeeze(-1)
