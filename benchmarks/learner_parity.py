@@ -23,10 +23,34 @@ ROOT = Path(__file__).resolve().parents[1]
 LEARNERS = ("fast", "sb3")
 
 
-def train(target: str, learner: str, seed: int, out: Path, threads: str) -> dict:
+def variant_config(target: str, variant: str, folder: Path) -> tuple[str, Path | None]:
+    """``(learner, config)`` of a variant: ``fast``, ``sb3``, or ``fast:KEY=VALUE,...`` (the shipped
+    config with those keys of its fast section changed, written to ``folder``)."""
+    learner, _, changes = variant.partition(":")
+    if learner not in LEARNERS:
+        raise SystemExit(f"learner_parity.py: error: unknown learner in {variant!r}")
+    if not changes:
+        return learner, None
+    import yaml
+
+    from thermopylae_agents.training.config import env_ids_of, load_config
+
+    data = load_config(target)
+    for change in changes.split(","):
+        key, _, value = change.partition("=")
+        for env_id in env_ids_of(target):
+            data[env_id]["fast"][key] = yaml.safe_load(value)
+    path = folder / f"{target}-{variant.replace(':', '-').replace(',', '-').replace('=', '')}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return learner, path
+
+
+def train(target: str, variant: str, seed: int, out: Path, threads: str) -> dict:
     """One run of ``scripts/train.py``; its ``report.json``."""
+    learner, config = variant_config(target, variant, out.parent)
     command = [sys.executable, str(ROOT / "scripts" / "train.py"), target, "--learner", learner, "--seed",
-               str(seed), "--threads", threads, "--out", str(out), "--no-progress"]
+               str(seed), "--threads", threads, "--out", str(out), "--no-progress",
+               *(["--config", str(config)] if config else [])]
     subprocess.run(command, check=True, cwd=ROOT)
     return json.loads((out / "report.json").read_text(encoding="utf-8"))
 
@@ -52,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", nargs="+", default=["duel-greek", "duel-persian"],
                         choices=["coop", "duel-greek", "duel-persian"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--variants", nargs="+", default=list(LEARNERS),
+                        help="fast, sb3, or fast:KEY=VALUE,... (the fast section's keys changed)")
     parser.add_argument("--threads", default="auto", help="--threads of every run (auto: measured per run)")
     parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "learner_parity.json")
     args = parser.parse_args(argv)
@@ -62,13 +88,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         for target in args.targets:
             for seed in args.seeds:
-                for learner in LEARNERS:
-                    out = Path(folder) / f"{target}-{learner}-{seed}"
-                    report = train(target, learner, seed, out, args.threads)
-                    runs.append({"target": target, "learner": learner, "seed": seed, **summary(report)})
+                for variant in args.variants:
+                    out = Path(folder) / f"{target}-{variant.replace(':', '-')}-{seed}"
+                    report = train(target, variant, seed, out, args.threads)
+                    runs.append({"target": target, "learner": variant, "seed": seed, **summary(report)})
     doc = {"title": "The fast and the sb3 learner through the whole pipeline, same targets and seeds",
            **clock.header(__file__, argv),
-           "config": {"targets": args.targets, "seeds": args.seeds, "threads": args.threads},
+           "config": {"targets": args.targets, "seeds": args.seeds, "variants": args.variants,
+                      "threads": args.threads},
            "runs": runs}
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(doc, indent=2) + "\n")
