@@ -12,7 +12,9 @@ A developer script, not a test. The learners (``--learners``, default all of the
   config (``--learner fast``: its rollout shape and precision);
 * ``fast-sb3-recipe``: the fast learner on exactly the sb3 learner's recipe (float32), which separates
   what the lean loop gains from what the fast recipe's settings gain;
-* ``ppo-native`` (co-op only): the single-file CleanRL-style PPO (``thermopylae ppo-native``).
+* ``ppo-native`` (co-op only): the single-file CleanRL-style PPO (``thermopylae ppo-native``);
+* ``sb3@1``: sb3-contrib's loop on one torch thread (``NAME@N`` runs any learner on ``N`` threads), the
+  count the project's training used before threads were measured.
 
 Every learner trains a fresh network (no warm start) for ``--rollouts`` whole rollouts after one warm-up
 rollout outside the clock (the engines load their compiled kernels then), on ``--threads`` torch threads
@@ -244,7 +246,7 @@ def matmul_peak(threads: int, seconds: float = 1.0) -> dict[str, float]:
 # ------------------------------------------------------------------------------------------------- main
 
 
-def table(medians: dict[str, dict], flops: dict[str, dict], peaks: dict[str, float]) -> str:
+def table(medians: dict[str, dict], flops: dict[str, dict], peaks: dict[str, dict[str, float]]) -> str:
     base = medians.get("sb3", {}).get("steps_per_s")
     lines = [f"{'learner':<16} {'steps/s':>9} {'CPU steps/s':>12} {'collect/s':>10} {'update s':>9} "
              f"{'vs sb3':>7} {'GFLOP/s':>8} {'of peak':>8}"]
@@ -252,11 +254,12 @@ def table(medians: dict[str, dict], flops: dict[str, dict], peaks: dict[str, flo
         work = flops[name]["lean" if name.startswith("fast") else "dense"]
         precision = row.get("precision", "float32")
         achieved = work * row["steps_per_s"] / 1e9
+        peak = peaks[str(row["threads"])]
         lines.append(
             f"{name:<16} {row['steps_per_s']:>9,.0f} {row['cpu_steps_per_s']:>12,.0f} "
             f"{row['collect_steps_per_s']:>10,.0f} {row['update_s_per_rollout']:>9.3f} "
             f"{row['steps_per_s'] / base if base else float('nan'):>6.2f}x {achieved:>8.1f} "
-            f"{achieved / peaks[precision]:>7.0%}")
+            f"{achieved / peak[precision]:>7.0%}")
     return "\n".join(lines)
 
 
@@ -288,16 +291,17 @@ def main(argv: list[str] | None = None) -> int:
     threads = args.threads or os.cpu_count() or 1
     clock = Measurement()
     available = learners_of(args.game)
-    chosen = args.learners or list(available)
-    unknown = sorted(set(chosen) - set(available))
+    chosen = args.learners or [*available, "sb3@1"]
+    unknown = sorted({name.partition("@")[0] for name in chosen} - set(available))
     if unknown:
         parser.error(f"unknown learner(s) {unknown} for {args.game}; choose from {list(available)}")
     runs: list[dict[str, Any]] = []
     for repeat in range(args.repeats):
         order = chosen if repeat % 2 == 0 else list(reversed(chosen))
         for name in order:
-            result = available[name](args.game, name, args.rollouts, threads, args.seed)
-            result |= {"learner": name, "repeat": repeat}
+            learner, _, own = name.partition("@")  # NAME@N: that learner on N torch threads
+            result = available[learner](args.game, learner, args.rollouts, int(own or threads), args.seed)
+            result |= {"learner": name, "threads": int(own or threads), "repeat": repeat}
             runs.append(result)
             print(f"repeat {repeat + 1}/{args.repeats}  {name:<16} {result['steps_per_s']:>9,.0f} steps/s",
                   flush=True)
@@ -308,15 +312,17 @@ def main(argv: list[str] | None = None) -> int:
         mine = [r for r in runs if r["learner"] == name]
         medians[name] = {key: statistics.median(r[key] for r in mine) for key in keys}
         medians[name]["precision"] = mine[0]["recipe"]["precision"]
-        hp, env_id = _block(args.game, name if name != "ppo-native" else "sb3", threads,
-                            sb3_recipe=name == "fast-sb3-recipe")
+        medians[name]["threads"] = mine[0]["threads"]
+        learner = name.partition("@")[0]
+        hp, env_id = _block(args.game, learner if learner != "ppo-native" else "sb3", threads,
+                            sb3_recipe=learner == "fast-sb3-recipe")
         recipe = mine[0]["recipe"]
         obs_size, actions = (115, 72) if args.game == "coop" else (56, 21)
         merged = hp.to_dict() | {k: recipe[k] for k in ("n_envs", "n_steps", "batch_size")}
         from thermopylae_agents.training.config import Config
 
         flops[name] = step_flops(Config(merged), obs_size, actions, int(recipe["n_epochs"]))
-    peaks = matmul_peak(threads)
+    peaks = {str(count): matmul_peak(count) for count in sorted({r["threads"] for r in runs})}
     print(table(medians, flops, peaks))
     doc = {
         "title": f"PPO training speed of every learner beside sb3-contrib's MaskablePPO ({args.game})",

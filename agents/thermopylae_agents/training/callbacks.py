@@ -15,14 +15,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import torch as th
 from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback, EvalCallback
 
 from thermopylae_agents.training.config import Config
 from thermopylae_agents.training.progress import Stage
+from thermopylae_env.threads import free_threads
 
 __all__ = [
     "AtomicCheckpointCallback",
     "LearnProgress",
+    "ThreadCap",
     "ThroughputCallback",
     "build_callbacks",
     "hparam_dict",
@@ -203,6 +206,32 @@ def _with_progress(callback: EvalCallback, episodes: int, bar: bool) -> EvalCall
     callback._log_success_callback = log_success  # type: ignore[method-assign]
     callback._on_step = on_step  # type: ignore[method-assign]
     return callback
+
+
+class ThreadCap(BaseCallback):
+    """``threads: auto`` through a run: before each rollout, torch's thread count is the measured best
+    capped by the cores other processes leave free now
+    ([`free_threads`][thermopylae_env.threads.free_threads], this process's own load not counted).
+
+    Why: torch's threads wait on each other at every operation, so a count that was right when the run
+    started collapses when another job takes a core (several trainings at once are the normal case on a
+    shared machine); one fewer thread then keeps the run at its single-thread speed. ``counts`` records
+    how many rollouts ran on each count (``report.json``'s ``threads.rollouts_by_count``).
+    """
+
+    def __init__(self, best: int) -> None:
+        super().__init__()
+        self.best = int(best)
+        self.counts: dict[int, int] = {}
+
+    def _on_rollout_start(self) -> None:
+        count = max(1, min(self.best, free_threads()))
+        if th.get_num_threads() != count:
+            th.set_num_threads(count)
+        self.counts[count] = self.counts.get(count, 0) + 1
+
+    def _on_step(self) -> bool:
+        return True
 
 
 def build_callbacks(

@@ -14,6 +14,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 
 from thermopylae_agents.training.callbacks import (
+    ThreadCap,
     ThroughputCallback,
     build_callbacks,
     hparam_dict,
@@ -280,6 +281,10 @@ def train(
     threads = set_learner_threads(model, hp)
     clock = ThroughputCallback()
     callbacks = build_callbacks(exp.algo, hp, exp.run_dir, eval_env, n, clock, progress)
+    cap = ThreadCap(threads["threads"]) if threads["chosen_by"] == "measurement" and threads["threads"] > 1 \
+        else None
+    if cap is not None:
+        callbacks.append(cap)
     if remaining > 0:
         log(f"training {exp.algo} on {env_id}: {remaining:,} steps ({n} envs, {vec_kind}) -> {exp.run_dir}")
         try:
@@ -313,6 +318,8 @@ def train(
         "throughput": clock.summary(),
         "behaviour_cloning": bc_stats,
     }
+    if cap is not None:
+        threads["rollouts_by_count"] = {str(count): n for count, n in sorted(cap.counts.items())}
     result["train_wall_seconds"] = round(time.perf_counter() - exp.started, 1)
     log(f"trained in {format_seconds(result['train_wall_seconds'])} (BC included, final report not)")
 

@@ -28,6 +28,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from thermopylae_agents.players.kernels import PINNED, kernel_settings
 from thermopylae_agents.training.callbacks import LearnProgress, save_atomically
 from thermopylae_agents.training.config import Config, env_ids_of, resolve_config
+from thermopylae_agents.training.fast_ppo import measure_threads
 from thermopylae_agents.training.progress import format_seconds, log
 from thermopylae_env import COOP_ID
 from thermopylae_env.threads import configure_torch, free_threads
@@ -91,8 +92,6 @@ def set_learner_threads(model: Any, hp: Any) -> dict[str, Any]:
     The thread count changes the order of the floating-point sums, hence the weights: ``config.yaml``
     and ``report.json`` record the count used, and ``--threads N`` repeats it. Returns what was decided
     (and measured)."""
-    from thermopylae_agents.training.fast_ppo import measure_threads
-
     setting = hp.get("threads", "auto")
     if setting != "auto":
         configure_torch(int(setting))

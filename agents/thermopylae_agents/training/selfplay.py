@@ -23,6 +23,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.callbacks import (
+    ThreadCap,
     ThroughputCallback,
     build_callbacks,
     hparam_dict,
@@ -446,6 +447,10 @@ def train_selfplay(
     }
     # Each side's torch threads, measured (or set) once; each side trains on its own count.
     threads = {side: set_learner_threads(sides[side]["model"], exp.cfg[env_id]) for side, env_id in SIDES}
+    caps = {side: ThreadCap(threads[side]["threads"]) for side in threads
+            if threads[side]["chosen_by"] == "measurement" and threads[side]["threads"] > 1}
+    for side, cap in caps.items():
+        sides[side]["callbacks"].append(cap)
     for g in range(1, start_generation + 1):  # snapshots of completed generations go back into the pools
         for side, other in (("greek", "persian"), ("persian", "greek")):
             snap = algo_class(exp.algo).load(snap_dir / f"{side}_gen{g}.zip", device="cpu")
@@ -484,7 +489,9 @@ def train_selfplay(
         "generations": generations,
         "vec": vec,
         "learner": {side: exp.cfg[env_id].get("learner", "sb3") for side, env_id in SIDES},
-        "threads": threads,
+        "threads": {side: threads[side] | ({"rollouts_by_count": {str(count): n for count, n in
+                                                                   sorted(caps[side].counts.items())}}
+                                           if side in caps else {}) for side in threads},
         "resumed_after_generation": start_generation or None,
     }
     for side, entry in sides.items():
