@@ -180,7 +180,8 @@ def _interrupt_with_args(seen: dict):
 @pytest.mark.parametrize("value", ["\u0663", "1_0", " 5", "5 ", "3.0", "1e3", "0x10", ""])
 @pytest.mark.parametrize("argv", [["train", "coop", "--seed"], ["bound", "--deals"], ["evaluate", "--games"],
                                   ["rllib", "coop", "--storage-path", "/tmp/x", "--seed"],
-                                  ["play", "coop", "--players"], ["play", "duel", "--seed"],
+                                  ["play", "--game", "coop", "--players"],
+                                  ["play", "--game", "duel", "--seed"],
                                   ["ppo-native", "--seed"], ["ppo-native", "--num-envs"]])
 def test_every_command_refuses_an_integer_that_is_not_ascii_digits_in_one_line(argv, value, monkeypatch,
                                                                                 capsys):

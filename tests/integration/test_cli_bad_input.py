@@ -16,10 +16,11 @@ pytestmark = pytest.mark.slow
 # {missing}: a path that does not exist; {folder}: a folder; {bad}: a file of bytes that are not UTF-8 (and
 # not a zip, a CSV or JSON); {out}: a path that can be written.
 CASES: dict[str, list[list[str]]] = {
-    "play coop": [["--hints", "{missing}.zip"], ["--hints", "{folder}"], ["--record", "{folder}"],
-                  ["--seed", "18446744073709551616"]],
-    "play duel": [["--opponent", "{missing}.zip"], ["--opponent", "{folder}"], ["--opponent", "{bad}.zip"],
-                  ["--hints", "{bad}.json"], ["--seed", "-1"]],
+    "play --game coop": [["--hints", "{missing}.zip"], ["--hints", "{folder}"], ["--record", "{folder}"],
+                         ["--seed", "18446744073709551616"], ["--side", "persian"]],
+    "play --game duel": [["--opponent", "{missing}.zip"], ["--opponent", "{folder}"],
+                         ["--opponent", "{bad}.zip"], ["--hints", "{bad}.json"], ["--seed", "-1"],
+                         ["--players", "2"]],
     "replay": [["{missing}.jsonl"], ["{folder}"], ["{bad}.jsonl"], ["/dev/zero"]],
     "train": [["coop", "--config", "{missing}.yaml"], ["coop", "--config", "{folder}"],
               ["coop", "--config", "{bad}.yaml"], ["coop", "--resume", "{missing}"],

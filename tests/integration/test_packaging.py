@@ -419,7 +419,7 @@ def test_an_install_without_the_extras_plays_evaluates_and_hints_with_shipped_po
                           cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert "played without torch" in done.stdout and "paired comparisons" in done.stdout
-    hints = subprocess.run([venv / "bin" / "thermopylae", "play", "coop", "--players", "2", "--seed", "3",
-                            "--hints", "coop_2p_maskable_ppo"], input="1\n" * 300, capture_output=True,
-                           text=True, timeout=300, cwd=tmp_path, env=env)
+    hints = subprocess.run([venv / "bin" / "thermopylae", "play", "--game", "coop", "--players", "2",
+                            "--seed", "3", "--hints", "coop_2p_maskable_ppo"], input="1\n" * 300,
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert "Agent hints, most probable first" in hints.stdout, hints.stderr[-2000:]

@@ -10,14 +10,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_env.actions import as_seed
 from thermopylae_env.render import safe_text
 
 __all__ = [
+    "GAMES",
     "SEED_HELP",
+    "SIDES",
     "check_output_path",
     "description",
     "device_argument",
+    "env_id_of",
     "error",
     "float_argument",
     "int_argument",
@@ -30,6 +34,21 @@ __all__ = [
 ]
 
 SEED_HELP = "shuffle seed, an integer in 0..2**64-1 (default: random, shown on screen)"
+
+#: the values of ``--game`` in every command that takes a game (docs/cli.md)
+GAMES = ("coop", "duel")
+#: the values of ``--side``: a duel player, or the duel model, plays one side
+SIDES = ("greek", "persian")
+
+
+def env_id_of(game: str, side: str | None = None) -> str:
+    """The Gymnasium id of ``--game`` and, for the duel, ``--side`` (default greek): the co-op env, or the
+    env in which one plays ``side`` of the duel."""
+    if game == "coop":
+        return COOP_ID
+    if game != "duel":
+        raise ValueError(f"unknown game {shown(game)!r}; expected coop or duel")
+    return PERSIAN_ID if side == "persian" else GREEK_ID
 
 
 _REFERENCE = re.compile(r"\[`([^`]+)`\]\[[^\]]*\]")
