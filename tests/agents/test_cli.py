@@ -513,7 +513,7 @@ def test_play_refuses_a_record_target_that_is_not_a_regular_file_before_playing(
 
 
 def test_evaluate_refuses_a_two_player_policy_in_a_solo_game():
-    done = run_cli("evaluate", "--env", "coop", "heuristic", "coop_2p_maskable_ppo", "--games", "3",
+    done = run_cli("evaluate", "--game", "coop", "heuristic", "coop_2p_maskable_ppo", "--games", "3",
                    "--no-progress")
     assert done.returncode == 2, done.stdout
     line = done.stderr.strip()
@@ -533,14 +533,17 @@ def test_play_refuses_hints_from_a_policy_of_another_team_size():
 @pytest.mark.parametrize(
     ("args", "problem"),
     [
-        (["model.zip", "--env-id", "thermopylae/Nope-v0"], "unknown environment"),
-        (["model.zip"], "--env-id"),
-        (["no-such-model.zip", "--env-id", "greek"], "no-such-model.zip"),
-        (["model.zip", "--env-id", "coop"], "--players"),
+        (["model.zip", "--game", "chess"], "invalid choice: 'chess'"),
+        (["model.zip"], "--game"),
+        (["no-such-model.zip", "--game", "duel", "--side", "greek"], "no-such-model.zip"),
+        (["model.zip", "--game", "coop"], "--players"),
+        (["model.zip", "--game", "duel"], "give --side greek or --side persian"),
+        (["model.zip", "--game", "coop", "--players", "2", "--side", "greek"], "--side is for duel models"),
         (["--shipped", "--out-dir", "/dev/null"], "--out-dir"),
-        (["--shipped", "--env-id", "coop"], "--env-id"),
-        (["model.zip", "--env-id", "greek", "--players", "2"], "--players"),
-        (["model.zip", "--env-id", "coop", "--players", "9"], "--players"),
+        (["--shipped", "--game", "coop"], "--game"),
+        (["--game", "coop", "--players", "2"], "are for the models named"),
+        (["model.zip", "--game", "duel", "--side", "greek", "--players", "2"], "--players"),
+        (["model.zip", "--game", "coop", "--players", "9"], "--players"),
     ],
 )
 def test_export_refuses_bad_arguments_with_one_line_before_writing(tmp_path, args, problem):
@@ -558,7 +561,7 @@ def test_export_refuses_bad_arguments_with_one_line_before_writing(tmp_path, arg
 def test_export_records_the_game_the_model_was_trained_on(tmp_path):
     pytest.importorskip("sb3_contrib")
     zip_path = ROOT / "agents" / "thermopylae_agents" / "policies" / "coop_2p_maskable_ppo.zip"
-    done = run_cli("export", str(zip_path), "--env-id", "coop", "--players", "2", "--out-dir", str(tmp_path))
+    done = run_cli("export", str(zip_path), "--game", "coop", "--players", "2", "--out-dir", str(tmp_path))
     assert done.returncode == 0, done.stderr
     description = json.loads((tmp_path / "coop_2p_maskable_ppo.json").read_text())
     assert description["env_id"] == "thermopylae/Coop-v0"

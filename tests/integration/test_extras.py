@@ -95,7 +95,8 @@ COMMANDS: dict[str, list[tuple[list[str], str]]] = {
          "torch False"),
     ],
     "train": [
-        (["thermopylae", "evaluate", "--env", "coop", "random", "heuristic", "--games", "4", "--no-progress"],
+        (["thermopylae", "evaluate", "--game", "coop", "random", "heuristic", "--games", "4",
+          "--no-progress"],
          "heuristic"),
         (["thermopylae", "train", "duel-greek", "--timesteps", "128", "--n-envs", "2", "--bc-episodes", "0",
           "--eval-freq", "0", "--no-report", "--no-progress", "--vec", "dummy", "--out", "run"],

@@ -393,7 +393,7 @@ _TORCH_FREE_CHECK = textwrap.dedent(
     folder = write_hf_folder("duel_greek_maskable_ppo", "hub")
     assert load_safe_policy(folder).arrays.keys() == load_safe_policy("duel_greek_maskable_ppo").arrays.keys()
     from thermopylae_agents.cli.app import main
-    assert main(["evaluate", "--env", "duel", "--greek", "./hub", "heuristic", "--persian",
+    assert main(["evaluate", "--game", "duel", "--greek", "./hub", "heuristic", "--persian",
                  "selfplay_persian_maskable_ppo", "--games", "2"]) == 0
     loaded = [name for name in ("torch", "stable_baselines3", "sb3_contrib", "yaml") if name in sys.modules]
     assert loaded == [], loaded

@@ -291,7 +291,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
                         help="with --merge: the heuristic's exact value on the merged deals lacking it, "
                              "appended to this progress file (give it to --merge next time)")
     parser.add_argument("--gaps", type=Path, nargs="+", default=None, metavar="EVAL_JSON",
-                        help="paired gap to the bound of each agent of these scripts/evaluate.py --json "
+                        help="paired gap to the bound of each agent of these scripts/evaluate.py --out "
                              "files (a game's seed is its deal; an agent's games in several files pooled)")
     args = parser.parse_args(argv)
     if args.deals < 1 or args.start < 0:
