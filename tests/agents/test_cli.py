@@ -211,7 +211,7 @@ def test_a_missing_optional_dependency_of_a_subcommand_is_one_line(monkeypatch, 
 
     fake.main = main_without_ray
     monkeypatch.setitem(sys.modules, module, fake)
-    assert main(["rllib", "coop"]) == 2
+    assert main(["rllib", "train"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "thermopylae rllib" in err and "rllib" in err
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -179,7 +181,7 @@ def _interrupt_with_args(seen: dict):
 
 @pytest.mark.parametrize("value", ["\u0663", "1_0", " 5", "5 ", "3.0", "1e3", "0x10", ""])
 @pytest.mark.parametrize("argv", [["train", "coop", "--seed"], ["bound", "--deals"], ["evaluate", "--games"],
-                                  ["rllib", "coop", "--storage-path", "/tmp/x", "--seed"],
+                                  ["rllib", "train", "--run-dir", "/tmp/x", "--seed"],
                                   ["play", "--game", "coop", "--players"],
                                   ["play", "--game", "duel", "--seed"],
                                   ["ppo-native", "--seed"], ["ppo-native", "--num-envs"]])
@@ -285,6 +287,34 @@ def test_render_refuses_bad_input_with_the_error_line_of_every_command(argv, tmp
     status, err = _run(["render", *(a.replace("{tmp}", str(tmp_path)) for a in argv)], capsys)
     assert status == 2 and len(err) == 1 and err[0].startswith("thermopylae render: error: "), err
     assert "\udcff" not in err[0]
+
+
+@pytest.mark.parametrize(("argv", "problem"), [
+    (["--game", "duel", "--players", "2"], "--players: for --game coop only"),
+    (["--game", "duel", "--vector", "sync", "--backend", "numba"],
+     "--vector, --backend: for --game coop only"),
+    (["--mode", "greek"], "--mode: for --game duel only"),
+])
+def test_rllib_refuses_the_options_of_the_other_game_before_ray_starts(argv, problem, tmp_path, monkeypatch,
+                                                                       capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # reaching Ray would end with the missing-extra line
+    status, err = _run(["rllib", "train", "--run-dir", str(tmp_path), *argv], capsys)
+    assert status == 2 and err == [f"thermopylae rllib train: error: {problem}"]
+
+
+@pytest.mark.parametrize(("game", "defaults"), [
+    ("coop", {"players": 1, "vector": "native", "backend": "auto", "envs_per_runner": 64, "mode": None}),
+    ("duel", {"players": None, "vector": None, "backend": None, "envs_per_runner": 16, "mode": "self-play"}),
+])
+def test_rllib_train_takes_the_defaults_of_its_game(game, defaults, tmp_path, monkeypatch):
+    seen = {}
+    monkeypatch.setitem(sys.modules, "ray", types.ModuleType("ray"))  # Ray is never started here
+    monkeypatch.setattr("thermopylae_agents.cli.rllib.start_ray", lambda address, num_cpus: False)
+    monkeypatch.setattr("thermopylae_agents.cli.rllib._run_training",
+                        lambda args: seen.update(vars(args)) or {})
+    assert main(["rllib", "train", "--game", game, "--run-dir", str(tmp_path)]) == 0
+    assert {name: seen[name] for name in defaults} == defaults
+    assert json.loads((tmp_path / "summary.json").read_text()) == {}
 
 
 # ------------------------------------------------------------------- output paths before the work

@@ -181,7 +181,7 @@ def test_ppo_native_console_script_trains_a_tiny_run(tmp_path, capsys):
 
 def test_an_uninstalled_ray_names_the_rllib_extra(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails as if Ray were not installed
-    assert console.train_rllib(["coop", "--storage-path", str(tmp_path)]) == 2
+    assert console.train_rllib(["train", "--run-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err == "thermopylae-train-rllib: this command needs the 'rllib' extra (ray is not installed): " \
                   'pip install "thermopylae-env[rllib]"\n'

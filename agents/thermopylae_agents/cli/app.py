@@ -12,7 +12,7 @@ Usage:
     thermopylae exploitability ...          the exploitability table of duel policies (.cli.exploitability)
     thermopylae bound ...                   the co-op upper bound (.cli.bound)
     thermopylae render ...                  one game as a GIF or a PNG strip (.cli.render)
-    thermopylae rllib {coop,duel,sweep} ... Ray RLlib training and sweeps (.cli.rllib)
+    thermopylae rllib {train,sweep} ...     Ray RLlib training and sweeps (.cli.rllib)
     thermopylae ppo-native ...              PPO in one file, co-op or duel (.cli.ppo_native)
     thermopylae duel-table ...              the duel strength table of the built-in players (.cli.duel_table)
     thermopylae web [--host H] [--port P]   watch and play in the browser (.cli.web)
@@ -52,7 +52,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "exploitability": ("thermopylae_agents.cli.exploitability", "the exploitability table of duel policies"),
     "bound": ("thermopylae_agents.cli.bound", "the co-op upper bound (perfect information) against agents"),
     "render": ("thermopylae_agents.cli.render", "render one game to a GIF or a PNG strip"),
-    "rllib": ("thermopylae_agents.cli.rllib", "PPO on Ray RLlib and Ray Tune sweeps (coop, duel, sweep)"),
+    "rllib": ("thermopylae_agents.cli.rllib", "PPO on Ray RLlib and Ray Tune sweeps (train, sweep)"),
     "ppo-native": ("thermopylae_agents.cli.ppo_native", "masked PPO in one file (co-op, duel)"),
     "duel-table": ("thermopylae_agents.cli.duel_table", "the duel strength table of the built-in players"),
     "web": ("thermopylae_agents.cli.web", "watch and play in the browser (a local web app)"),
