@@ -45,7 +45,7 @@ PPO_NATIVE_BAD = [
     ("--learning-rate", "abc"), ("--time-budget", "-5"), ("--time-budget", "inf"),
     ("--num-envs", "0"), ("--num-envs", "99999999999"), ("--num-steps", "-3"),
     ("--num-minibatches", "0"), ("--update-epochs", "0"), ("--clip-coef", "0"), ("--ent-coef", "nan"),
-    ("--vf-coef", "-1"), ("--max-grad-norm", "0"), ("--target-kl", "inf"), ("--num-players", "5"),
+    ("--vf-coef", "-1"), ("--max-grad-norm", "0"), ("--target-kl", "inf"), ("--players", "5"),
     ("--reward-shaping", "-1"), ("--torch-threads", "0"), ("--eval-games", "-1"), ("--seed", "-1"),
     ("--seed", "x"), ("--exp-name", "a/b"), ("--exp-name", ""), ("--backend", "numpy"), ("--run-dir", " "),
 ]
