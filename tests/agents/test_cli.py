@@ -365,9 +365,9 @@ def test_ctrl_c_during_a_recorded_game_closes_the_record_as_unfinished(tmp_path)
 
 
 @pytest.mark.parametrize(("argv", "problem"), [
-    (["--side", "persian"], "--side is for the duel (--game duel)"),
-    (["--side", "persian", "--opponent", "random"], "--side and --opponent are for the duel (--game duel)"),
-    (["--game", "duel", "--players", "2"], "--players is for the co-op game (--game coop)"),
+    (["--side", "persian"], "--side: for --game duel only"),
+    (["--side", "persian", "--opponent", "random"], "--side, --opponent: for --game duel only"),
+    (["--game", "duel", "--players", "2"], "--players: for --game coop only"),
 ])
 def test_play_refuses_the_options_of_the_other_game_in_one_line(argv, problem):
     done = run_cli("play", *argv, stdin="1\n" * 50)

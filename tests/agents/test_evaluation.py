@@ -393,8 +393,8 @@ def test_replot_reads_an_earlier_json_without_playing(tmp_path, capsys):
     (["--workers", "x"], "--workers"),
     (["nonsense"], "unknown agent 'nonsense'"),
     (["--out", "/"], "--out /: cannot write there"),
-    (["--side", "greek"], "--side: for the duel (--game duel)"),
-    (["--game", "duel", "--players", "2"], "--players, --persian-deck: for the co-op game (--game coop)"),
+    (["--side", "greek", "--greek", "random"], "--side, --greek: for --game duel only"),
+    (["--game", "duel", "--players", "2"], "--players: for --game coop only"),
     (["--game", "greek"], "invalid choice: 'greek'"),
     (["--replot", "/nonexistent.json"], "not a file"),
 ])

@@ -99,7 +99,7 @@ COMMANDS: dict[str, list[tuple[list[str], str]]] = {
           "--no-progress"],
          "heuristic"),
         (["thermopylae", "train", "duel-greek", "--timesteps", "128", "--n-envs", "2", "--bc-episodes", "0",
-          "--eval-freq", "0", "--no-report", "--no-progress", "--vec", "dummy", "--out", "run"],
+          "--eval-freq", "0", "--no-report", "--no-progress", "--vec", "dummy", "--run-dir", "run"],
          "run finished"),
         (["thermopylae", "export", "--help"], "usage:"),
         (["thermopylae", "exploitability", "--help"], "usage:"),

@@ -156,7 +156,7 @@ def test_new_console_scripts_answer_help_under_their_own_name(name, capsys, monk
 
 def test_duel_table_console_script_plays_its_table(tmp_path, capsys):
     out = tmp_path / "table.json"
-    assert console.duel_table(["--games", "3", "--seed", "5", "--json", str(out)]) == 0
+    assert console.duel_table(["--games", "3", "--seed", "5", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "heuristic  heuristic" in printed and f"wrote {out}" in printed
     table = json.loads(out.read_text())
@@ -217,7 +217,7 @@ def test_a_main_that_returns_its_result_exits_with_zero(monkeypatch):
 def test_the_wrapper_scripts_and_python_m_run_the_command_line(tmp_path):
     out = tmp_path / "table.json"
     path = os.pathsep.join([str(ROOT), str(ROOT / "agents")])
-    done = subprocess.run([sys.executable, "-m", "thermopylae_agents", "duel-table", "--games", "2", "--json",
+    done = subprocess.run([sys.executable, "-m", "thermopylae_agents", "duel-table", "--games", "2", "--out",
                            str(out)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": path})
     assert done.returncode == 0, done.stderr[-2000:]

@@ -37,7 +37,15 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from thermopylae_agents.cli.args import GAMES, SEED_HELP, SIDES, error, int_argument, seed_argument
+from thermopylae_agents.cli.args import (
+    GAMES,
+    SEED_HELP,
+    SIDES,
+    error,
+    game_options,
+    int_argument,
+    seed_argument,
+)
 from thermopylae_agents.cli.console import EXIT_MISSING_EXTRA, missing_extra_message
 from thermopylae_agents.cli.play import Terminal, UsageError, play_coop, play_duel, replay
 from thermopylae_env.threads import configure_environment
@@ -143,7 +151,10 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     try:
         if args.command == "replay":
             return replay(args, term)
-        _game_options(args)
+        try:  # the other game's options refused before anything is played
+            game_options(args, coop={"players": 1}, duel={"side": "greek", "opponent": "heuristic"})
+        except ValueError as err:
+            raise UsageError(str(err)) from None
         if args.game == "coop":
             return play_coop(args, term)
         return play_duel(args, term)
@@ -160,23 +171,6 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
         except (OSError, ValueError):
             pass
         return 0
-
-
-def _game_options(args: argparse.Namespace) -> None:
-    """Refuse the options of the other game (one line, before anything is played) and fill in the
-    defaults of this one: ``--players`` is the co-op's, ``--side`` and ``--opponent`` the duel's."""
-    if args.game == "coop":
-        duel_only = (("--side", args.side), ("--opponent", args.opponent))
-        given = [flag for flag, value in duel_only if value is not None]
-        if given:
-            raise UsageError(f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} for the duel "
-                             "(--game duel)")
-        args.players = 1 if args.players is None else args.players
-    else:
-        if args.players is not None:
-            raise UsageError("--players is for the co-op game (--game coop)")
-        args.side = args.side or "greek"
-        args.opponent = "heuristic" if args.opponent is None else args.opponent
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ __all__ = [
     "device_argument",
     "env_id_of",
     "error",
+    "game_options",
     "float_argument",
     "int_argument",
     "output_path_argument",
@@ -49,6 +50,20 @@ def env_id_of(game: str, side: str | None = None) -> str:
     if game != "duel":
         raise ValueError(f"unknown game {shown(game)!r}; expected coop or duel")
     return PERSIAN_ID if side == "persian" else GREEK_ID
+
+
+def game_options(args: argparse.Namespace, coop: dict[str, Any], duel: dict[str, Any]) -> None:
+    """Refuse the options of the game that ``args.game`` is not (``coop`` and ``duel`` map each game's own
+    options, by ``dest``, to their defaults; an option left out is ``None``) with a ``ValueError`` of one
+    line, ``--side, --opponent: for --game duel only``; then fill in the defaults of this game's options
+    that were left out. Every command that takes ``--game`` says it in the same words."""
+    mine, other, other_game = (coop, duel, "duel") if args.game == "coop" else (duel, coop, "coop")
+    given = ["--" + name.replace("_", "-") for name in other if getattr(args, name) is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)}: for --game {other_game} only")
+    for name, default in mine.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
 
 
 _REFERENCE = re.compile(r"\[`([^`]+)`\]\[[^\]]*\]")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_agents.cli.args import env_id_of
+from thermopylae_agents.cli.args import env_id_of, game_options
 from thermopylae_agents.evaluation.games import (
     DEFAULT_AGENT_SEED,
     evaluate,
@@ -128,13 +128,14 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if args.plot:
             plot_results(results, args.plot, title)
         return 0
+    try:  # the other game's options, refused in one line
+        game_options(args, coop={"players": None, "persian_deck": None},
+                     duel={"side": None, "greek": None, "persian": None})
+    except ValueError as err:
+        parser.error(str(err))
     env_id = env_id_of(args.game, args.side)
     progress = not args.no_progress
     if env_id == COOP_ID:
-        duel_only = [flag for flag, value in (("--side", args.side), ("--greek", args.greek),
-                                              ("--persian", args.persian)) if value]
-        if duel_only:
-            parser.error(f"{', '.join(duel_only)}: for the duel (--game duel)")
         env_kwargs: dict[str, Any] = {}
         if args.players is not None:
             env_kwargs["num_players"] = args.players
@@ -146,8 +147,6 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                            progress=progress)
         title = f"{env_id}: {args.games} paired games (seeds {args.seed}..{args.seed + args.games - 1})"
     else:
-        if args.players is not None or args.persian_deck is not None:
-            parser.error("--players, --persian-deck: for the co-op game (--game coop)")
         if env_id == GREEK_ID:
             greek = (args.greek or []) + list(args.agents)
             persian = args.persian or ["heuristic"]

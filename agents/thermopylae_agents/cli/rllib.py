@@ -15,7 +15,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from thermopylae_agents.cli.args import GAMES, description, error, float_argument, int_argument
+from thermopylae_agents.cli.args import GAMES, description, error, float_argument, game_options, int_argument
 from thermopylae_agents.rllib.config import (
     COOP_DEFAULTS,
     DUEL_DEFAULTS,
@@ -250,7 +250,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "train":
         try:  # the other game's options, and the settings' own rules (a minibatch larger than the batch)
-            _game_options(args)
+            game_options(args, COOP_ONLY, DUEL_ONLY)
+            if args.envs_per_runner is None:
+                args.envs_per_runner = ENVS_PER_RUNNER[args.game]
             _settings(args, COOP_DEFAULTS if args.game == "coop" else DUEL_DEFAULTS)
         except ValueError as err:  # before Ray starts
             error(f"{parser.prog} train", str(err))
@@ -268,20 +270,6 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     out.write_text(json.dumps(summary, indent=2, default=str))
     print(f"wrote {out}")
     return 0
-
-
-def _game_options(args: argparse.Namespace) -> None:
-    """Refuse the options of the other game (``ValueError``, one line) and fill in this game's defaults."""
-    mine, other = (COOP_ONLY, DUEL_ONLY) if args.game == "coop" else (DUEL_ONLY, COOP_ONLY)
-    given = ["--" + name for name in other if getattr(args, name) is not None]
-    if given:
-        game = "duel" if args.game == "coop" else "coop"
-        raise ValueError(f"{', '.join(given)}: for --game {game} only")
-    for name, default in mine.items():
-        if getattr(args, name) is None:
-            setattr(args, name, default)
-    if args.envs_per_runner is None:
-        args.envs_per_runner = ENVS_PER_RUNNER[args.game]
 
 
 def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
