@@ -351,9 +351,10 @@ def test_a_failed_push_says_so_in_one_line_and_keeps_the_folder(tmp_path, capsys
 
 
 @pytest.mark.parametrize(("args", "problem"), [
-    (["--eval-games", "0"], "--eval-games must be an integer"),
-    (["--eval-games", "x"], "--eval-games must be an integer"),
-    (["--eval-seed", "-1"], "--eval-seed must be an integer"),
+    (["--eval-games", "0"], "--eval-games: '0' is not a whole number in 1..1000000"),
+    (["--eval-games", "x"], "--eval-games: 'x' is not an integer"),
+    (["--eval-games", "\u0663"], "--eval-games: '\u0663' is not an integer"),
+    (["--eval-seed", "-1"], "--eval-seed: '-1' is not a whole number in 0..1000000"),
 ])
 def test_export_hf_folder_refuses_bad_game_counts_before_writing(tmp_path, capsys, args, problem):
     from thermopylae_agents.cli.export import main

@@ -91,9 +91,9 @@ def build_parser(prog: str | None = "thermopylae-export-policy") -> argparse.Arg
                         ".json / .safetensors / folder) as a Hugging Face folder in --out-dir (README.md "
                         "model card, config.json, model.safetensors, results.json, replay.mp4); uploads "
                         "nothing without --push")
-    parser.add_argument("--eval-games", default=None, metavar="N",
+    parser.add_argument("--eval-games", type=int_argument(1, MAX_EVAL_GAMES), default=None, metavar="N",
                         help=f"with --policy: greedy games of results.json (default {DEFAULT_EPISODES})")
-    parser.add_argument("--eval-seed", default=None, metavar="S",
+    parser.add_argument("--eval-seed", type=int_argument(0, MAX_EVAL_GAMES), default=None, metavar="S",
                         help="with --policy: the seed of the first game (game i: S + i; default 0); the "
                         "replay is the game of seed S")
     parser.add_argument("--push", metavar="REPO", help="with --policy: upload the folder to the Hugging "
@@ -177,15 +177,6 @@ def _check_out_dir(parser: argparse.ArgumentParser, out_dir: str) -> None:
         parser.error(f"--out-dir {out_dir}: cannot write there")
 
 
-def _count(parser: argparse.ArgumentParser, option: str, value: str | None, default: int,
-           minimum: int) -> int:
-    if value is None:
-        return default
-    if not value.isdigit() or not minimum <= int(value) <= MAX_EVAL_GAMES:
-        parser.error(f"{option} must be an integer in {minimum}..{MAX_EVAL_GAMES:,}, not {value!r}")
-    return int(value)
-
-
 def _first_line(err: BaseException) -> str:
     return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
@@ -210,8 +201,8 @@ def _hf_folder(parser: argparse.ArgumentParser, args: argparse.Namespace, prog: 
         parser.error("--policy needs --out-dir DIR, the Hugging Face folder to write")
     if not args.out_dir.strip():
         parser.error("--out-dir is empty")
-    games = _count(parser, "--eval-games", args.eval_games, DEFAULT_EPISODES, 1)
-    seed = _count(parser, "--eval-seed", args.eval_seed, 0, 0)
+    games = DEFAULT_EPISODES if args.eval_games is None else args.eval_games
+    seed = 0 if args.eval_seed is None else args.eval_seed
     if args.push is not None:
         require_extra(prog, "huggingface_hub")
         try:
