@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_agents.cli.args import env_id_of, game_options
+from thermopylae_agents.cli.args import GAMES, SIDES, env_id_of, game_options, int_argument, seed_argument
 from thermopylae_agents.evaluation.games import (
     DEFAULT_AGENT_SEED,
     evaluate,
@@ -44,8 +44,6 @@ def _agent_spec(text: str) -> str:
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    from thermopylae_agents.cli.args import GAMES, SIDES, int_argument, seed_argument
-
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Evaluate agents on the same seeded deals (paired), with 95% Wilson intervals and "
