@@ -26,7 +26,7 @@ def run_cli(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.Comp
 
 
 def test_a_whole_coop_game_through_piped_input():
-    done = run_cli("play", "coop", "--seed", "3", stdin="1\n" * 400)
+    done = run_cli("play", "--game", "coop", "--seed", "3", stdin="1\n" * 400)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert "GAME OVER" in done.stdout
@@ -36,7 +36,7 @@ def test_a_whole_coop_game_through_piped_input():
 
 def test_a_whole_coop_game_with_three_players():
     # "2" is out of range when a seat with an empty hand can only retreat: then "1" follows
-    done = run_cli("play", "coop", "--players", "3", "--seed", "1", stdin="2\n1\n" * 400)
+    done = run_cli("play", "--game", "coop", "--players", "3", "--seed", "1", stdin="2\n1\n" * 400)
     assert done.returncode == 0, done.stderr
     assert "GAME OVER" in done.stdout
     assert "seat 2" in done.stdout
@@ -44,7 +44,8 @@ def test_a_whole_coop_game_with_three_players():
 
 @pytest.mark.parametrize(("side", "opponent"), [("greek", "heuristic"), ("persian", "random")])
 def test_a_whole_duel_through_piped_input(side, opponent):
-    done = run_cli("play", "duel", "--side", side, "--opponent", opponent, "--seed", "5", stdin="1\n" * 3000)
+    done = run_cli("play", "--game", "duel", "--side", side, "--opponent", opponent, "--seed", "5",
+                   stdin="1\n" * 3000)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert "GAME OVER" in done.stdout
@@ -53,7 +54,7 @@ def test_a_whole_duel_through_piped_input(side, opponent):
 
 
 def test_bad_entries_are_explained_and_asked_again():
-    done = run_cli("play", "coop", "--seed", "3", stdin="abc\n0\n999\n\n-1\n1.5\n1\nq\n")
+    done = run_cli("play", "--game", "coop", "--seed", "3", stdin="abc\n0\n999\n\n-1\n1.5\n1\nq\n")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.count(USAGE) == 6  # one explanation per bad entry
@@ -67,21 +68,21 @@ def test_bad_entries_are_explained_and_asked_again():
 
 
 def test_help_shows_the_rules_and_asks_again():
-    done = run_cli("play", "duel", "--side", "persian", "--seed", "2", stdin="h\n?\nq\n")
+    done = run_cli("play", "--game", "duel", "--side", "persian", "--seed", "2", stdin="h\n?\nq\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("How to play (duel") == 2
     assert done.stdout.count("Your choice (") == 3
 
 
 def test_q_quits_with_exit_code_0():
-    done = run_cli("play", "coop", stdin="q\n")
+    done = run_cli("play", "--game", "coop", stdin="q\n")
     assert done.returncode == 0
     assert "Quit." in done.stdout
     assert "GAME OVER" not in done.stdout
 
 
 def test_end_of_input_quits_cleanly():
-    done = run_cli("play", "duel", "--side", "greek", stdin="")
+    done = run_cli("play", "--game", "duel", "--side", "greek", stdin="")
     assert done.returncode == 0, done.stderr
     assert "End of input" in done.stdout
     assert done.stderr == ""
@@ -89,26 +90,26 @@ def test_end_of_input_quits_cleanly():
 
 def test_an_action_name_is_accepted_as_well_as_its_number():
     out = io.StringIO()
-    code = main(["play", "coop", "--seed", "3"], stdin=io.StringIO("retreat\nq\n"), stdout=out)
+    code = main(["play", "--game", "coop", "--seed", "3"], stdin=io.StringIO("retreat\nq\n"), stdout=out)
     assert code == 0
     assert "seat 0 retreats: marker to 2" in out.getvalue()
 
 
 def test_a_bad_opponent_path_is_a_clear_error():
-    done = run_cli("play", "duel", "--side", "greek", "--opponent", "no/such/model.zip")
+    done = run_cli("play", "--game", "duel", "--side", "greek", "--opponent", "no/such/model.zip")
     assert done.returncode == 2
     assert "not found" in done.stderr and "no/such/model.zip" in done.stderr
 
 
 def test_a_bad_hints_path_is_a_clear_error():
-    done = run_cli("play", "coop", "--hints", "missing.zip", stdin="q\n")
+    done = run_cli("play", "--game", "coop", "--hints", "missing.zip", stdin="q\n")
     assert done.returncode == 2
     assert "missing.zip" in done.stderr
 
 
 def test_play_records_a_game_that_replays(tmp_path):
     path = tmp_path / "game.jsonl"
-    done = run_cli("play", "coop", "--seed", "7", "--record", str(path), stdin="1\n" * 400)
+    done = run_cli("play", "--game", "coop", "--seed", "7", "--record", str(path), stdin="1\n" * 400)
     assert done.returncode == 0, done.stderr
     record = load_record(path)
     assert record.seed == 7 and record.header["agent"] == "human"
@@ -123,7 +124,7 @@ def test_play_records_a_game_that_replays(tmp_path):
 
 def test_quitting_a_recorded_game_leaves_an_unfinished_record(tmp_path):
     path = tmp_path / "cut.jsonl"
-    done = run_cli("play", "duel", "--side", "persian", "--seed", "4", "--record", str(path),
+    done = run_cli("play", "--game", "duel", "--side", "persian", "--seed", "4", "--record", str(path),
                    stdin="1\n1\nq\n")
     assert done.returncode == 0, done.stderr
     record = load_record(path)
@@ -210,14 +211,14 @@ def test_a_missing_optional_dependency_of_a_subcommand_is_one_line(monkeypatch, 
 
     fake.main = main_without_ray
     monkeypatch.setitem(sys.modules, module, fake)
-    assert main(["rllib", "coop"]) == 2
+    assert main(["rllib", "train"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "thermopylae rllib" in err and "rllib" in err
 
 
 def test_usage_errors_exit_with_code_2():
-    bad = (["play"], ["play", "duel", "--side", "spartan"],
-           ["play", "coop", "--players", "5"])
+    bad = (["play", "--game", "chess"], ["play", "--game", "duel", "--side", "spartan"],
+           ["play", "--game", "coop", "--players", "5"])
     for args in bad:
         done = run_cli(*args)
         assert done.returncode == 2, args
@@ -242,7 +243,8 @@ def tiny_models(tmp_path_factory) -> dict[str, Path]:
     return paths
 
 
-@pytest.mark.parametrize(("game", "model"), [(["coop"], "coop"), (["duel", "--side", "greek"], "greek")])
+@pytest.mark.parametrize(("game", "model"), [(["--game", "coop"], "coop"),
+                                             (["--game", "duel", "--side", "greek"], "greek")])
 def test_hints_show_the_agents_most_probable_legal_actions(tiny_models, game, model):
     out = io.StringIO()
     code = main(["play", *game, "--seed", "3", "--hints", str(tiny_models[model])],
@@ -254,7 +256,7 @@ def test_hints_show_the_agents_most_probable_legal_actions(tiny_models, game, mo
 
 
 def test_hints_from_a_model_of_the_wrong_game_are_refused(tiny_models, capsys):
-    code = main(["play", "coop", "--hints", str(tiny_models["greek"])], stdin=io.StringIO("q\n"),
+    code = main(["play", "--game", "coop", "--hints", str(tiny_models["greek"])], stdin=io.StringIO("q\n"),
                 stdout=io.StringIO())
     assert code == 2
     assert "does not fit" in capsys.readouterr().err
@@ -275,7 +277,7 @@ def _one_line_error(done: subprocess.CompletedProcess) -> str:
 @pytest.mark.parametrize("entry", ["\u0661", "\u00b2", "\uff11", "9" * 10_000, "1" + "0" * 5000])
 def test_non_ascii_digits_and_huge_numbers_at_a_prompt_are_explained_and_asked_again(entry):
     out = io.StringIO()
-    code = main(["play", "coop", "--seed", "3"], stdin=io.StringIO(f"{entry}\n1\nq\n"), stdout=out)
+    code = main(["play", "--game", "coop", "--seed", "3"], stdin=io.StringIO(f"{entry}\n1\nq\n"), stdout=out)
     assert code == 0
     text = out.getvalue()
     assert text.count(USAGE) == 1
@@ -284,14 +286,14 @@ def test_non_ascii_digits_and_huge_numbers_at_a_prompt_are_explained_and_asked_a
 
 
 @pytest.mark.parametrize("seed", ["-1", "1.5", "abc", "\u0663", str(2**64), "9" * 10_000])
-@pytest.mark.parametrize("game", [["coop"], ["duel"]])
+@pytest.mark.parametrize("game", [["--game", "coop"], ["--game", "duel"]])
 def test_a_bad_seed_is_a_one_line_error(game, seed):
     line = _one_line_error(run_cli("play", *game, "--seed", seed))
     assert "--seed" in line and len(line) < 300
 
 
 def test_a_record_path_that_is_a_folder_is_a_one_line_error_and_plays_nothing(tmp_path):
-    done = run_cli("play", "coop", "--seed", "1", "--record", str(tmp_path), stdin="1\n" * 50)
+    done = run_cli("play", "--game", "coop", "--seed", "1", "--record", str(tmp_path), stdin="1\n" * 50)
     assert "cannot write the record" in _one_line_error(done)
     assert "Marker track" not in done.stdout
     assert list(tmp_path.iterdir()) == []
@@ -300,14 +302,14 @@ def test_a_record_path_that_is_a_folder_is_a_one_line_error_and_plays_nothing(tm
 def test_a_record_path_under_a_file_is_a_one_line_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    done = run_cli("play", "duel", "--record", str(blocker / "game.jsonl"), stdin="1\n")
+    done = run_cli("play", "--game", "duel", "--record", str(blocker / "game.jsonl"), stdin="1\n")
     assert "cannot write the record" in _one_line_error(done)
 
 
 @pytest.mark.parametrize("spec", ["search:abc", "fast:", "heuristic:3", "nonsense", "=heuristic"])
 def test_a_malformed_opponent_spec_is_a_one_line_error(spec):
-    line = _one_line_error(run_cli("play", "duel", "--opponent", spec, stdin="q\n"))
-    assert "thermopylae play duel: error:" in line
+    line = _one_line_error(run_cli("play", "--game", "duel", "--opponent", spec, stdin="q\n"))
+    assert "thermopylae play: error:" in line
 
 
 def _write_lines(path: Path, objects: list) -> Path:
@@ -353,7 +355,8 @@ class _InterruptAfter(io.StringIO):
 def test_ctrl_c_during_a_recorded_game_closes_the_record_as_unfinished(tmp_path):
     path = tmp_path / "cut.jsonl"
     out = io.StringIO()
-    code = main(["play", "duel", "--seed", "4", "--record", str(path)], stdin=_InterruptAfter(3), stdout=out)
+    code = main(["play", "--game", "duel", "--seed", "4", "--record", str(path)], stdin=_InterruptAfter(3),
+                stdout=out)
     assert code == 130
     assert "Interrupted." in out.getvalue()
     record = load_record(path)
@@ -361,14 +364,31 @@ def test_ctrl_c_during_a_recorded_game_closes_the_record_as_unfinished(tmp_path)
     assert replay_record(path)["steps"] == 3
 
 
+@pytest.mark.parametrize(("argv", "problem"), [
+    (["--side", "persian"], "--side: for --game duel only"),
+    (["--side", "persian", "--opponent", "random"], "--side, --opponent: for --game duel only"),
+    (["--game", "duel", "--players", "2"], "--players: for --game coop only"),
+])
+def test_play_refuses_the_options_of_the_other_game_in_one_line(argv, problem):
+    done = run_cli("play", *argv, stdin="1\n" * 50)
+    assert done.returncode == 2
+    assert done.stderr == f"thermopylae play: error: {problem}\n" and done.stdout == ""
+
+
+def test_play_without_a_game_plays_the_coop_game():
+    done = run_cli("play", "--seed", "3", stdin="q\n")
+    assert done.returncode == 0, done.stderr
+    assert "Marker track" in done.stdout and "Persian line" in done.stdout
+
+
 def test_play_duel_has_a_default_side():
-    done = run_cli("play", "duel", "--seed", "2", stdin="q\n")
+    done = run_cli("play", "--game", "duel", "--seed", "2", stdin="q\n")
     assert done.returncode == 0, done.stderr
     assert "you: Greek" in done.stdout
 
 
 def test_the_command_runs_as_python_m_thermopylae_agents():
-    done = subprocess.run([sys.executable, "-m", "thermopylae_agents", "play", "coop", "--seed", "1"],
+    done = subprocess.run([sys.executable, "-m", "thermopylae_agents", "play", "--seed", "1"],
                           input="q\n", capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert "Marker track" in done.stdout
@@ -416,15 +436,15 @@ def test_the_record_and_text_modules_of_the_env_package_import_no_agents():
 
 @pytest.mark.parametrize("players", ["\u0663", "3.0", "0", "5", "9" * 100])
 def test_the_player_count_takes_ascii_digits_in_1_to_4(players):
-    line = _one_line_error(run_cli("play", "coop", "--players", players))
+    line = _one_line_error(run_cli("play", "--game", "coop", "--players", players))
     assert "--players" in line
 
 
 def test_hints_accept_a_shipped_policy_by_name():
     pytest.importorskip("sb3_contrib")
     out = io.StringIO()
-    code = main(["play", "coop", "--seed", "3", "--hints", "coop_maskable_ppo"], stdin=io.StringIO("q\n"),
-                stdout=out)
+    code = main(["play", "--game", "coop", "--seed", "3", "--hints", "coop_maskable_ppo"],
+                stdin=io.StringIO("q\n"), stdout=out)
     assert code == 0
     assert "Agent hints, most probable first:" in out.getvalue()
 
@@ -482,7 +502,7 @@ def test_play_refuses_a_record_target_that_is_not_a_regular_file_before_playing(
         target = str(tmp_path)
     elif target == "/dev/full" and not Path("/dev/full").exists():
         pytest.skip("no /dev/full here")
-    done = run_cli("play", "coop", "--seed", "3", "--record", target, stdin="1\n" * 400, timeout=30)
+    done = run_cli("play", "--game", "coop", "--seed", "3", "--record", target, stdin="1\n" * 400, timeout=30)
     assert done.returncode == 2, done.stdout[-500:]
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert "--record" in done.stderr
@@ -493,7 +513,7 @@ def test_play_refuses_a_record_target_that_is_not_a_regular_file_before_playing(
 
 
 def test_evaluate_refuses_a_two_player_policy_in_a_solo_game():
-    done = run_cli("evaluate", "--env", "coop", "heuristic", "coop_2p_maskable_ppo", "--games", "3",
+    done = run_cli("evaluate", "--game", "coop", "heuristic", "coop_2p_maskable_ppo", "--games", "3",
                    "--no-progress")
     assert done.returncode == 2, done.stdout
     line = done.stderr.strip()
@@ -502,7 +522,7 @@ def test_evaluate_refuses_a_two_player_policy_in_a_solo_game():
 
 
 def test_play_refuses_hints_from_a_policy_of_another_team_size():
-    done = run_cli("play", "coop", "--players", "3", "--hints", "coop_2p_maskable_ppo", stdin="q\n")
+    done = run_cli("play", "--game", "coop", "--players", "3", "--hints", "coop_2p_maskable_ppo", stdin="q\n")
     assert done.returncode == 2
     assert "num_players=2" in done.stderr and "num_players=3" in done.stderr
 
@@ -513,14 +533,17 @@ def test_play_refuses_hints_from_a_policy_of_another_team_size():
 @pytest.mark.parametrize(
     ("args", "problem"),
     [
-        (["model.zip", "--env-id", "thermopylae/Nope-v0"], "unknown environment"),
-        (["model.zip"], "--env-id"),
-        (["no-such-model.zip", "--env-id", "greek"], "no-such-model.zip"),
-        (["model.zip", "--env-id", "coop"], "--players"),
+        (["model.zip", "--game", "chess"], "invalid choice: 'chess'"),
+        (["model.zip"], "--game"),
+        (["no-such-model.zip", "--game", "duel", "--side", "greek"], "no-such-model.zip"),
+        (["model.zip", "--game", "coop"], "--players"),
+        (["model.zip", "--game", "duel"], "give --side greek or --side persian"),
+        (["model.zip", "--game", "coop", "--players", "2", "--side", "greek"], "--side is for duel models"),
         (["--shipped", "--out-dir", "/dev/null"], "--out-dir"),
-        (["--shipped", "--env-id", "coop"], "--env-id"),
-        (["model.zip", "--env-id", "greek", "--players", "2"], "--players"),
-        (["model.zip", "--env-id", "coop", "--players", "9"], "--players"),
+        (["--shipped", "--game", "coop"], "--game"),
+        (["--game", "coop", "--players", "2"], "are for the models named"),
+        (["model.zip", "--game", "duel", "--side", "greek", "--players", "2"], "--players"),
+        (["model.zip", "--game", "coop", "--players", "9"], "--players"),
     ],
 )
 def test_export_refuses_bad_arguments_with_one_line_before_writing(tmp_path, args, problem):
@@ -538,7 +561,7 @@ def test_export_refuses_bad_arguments_with_one_line_before_writing(tmp_path, arg
 def test_export_records_the_game_the_model_was_trained_on(tmp_path):
     pytest.importorskip("sb3_contrib")
     zip_path = ROOT / "agents" / "thermopylae_agents" / "policies" / "coop_2p_maskable_ppo.zip"
-    done = run_cli("export", str(zip_path), "--env-id", "coop", "--players", "2", "--out-dir", str(tmp_path))
+    done = run_cli("export", str(zip_path), "--game", "coop", "--players", "2", "--out-dir", str(tmp_path))
     assert done.returncode == 0, done.stderr
     description = json.loads((tmp_path / "coop_2p_maskable_ppo.json").read_text())
     assert description["env_id"] == "thermopylae/Coop-v0"
@@ -559,7 +582,7 @@ def test_a_record_that_cannot_be_written_during_the_game_is_a_one_line_error(tmp
 
     monkeypatch.setattr(RecordEpisode, "_write", full_disk)
     out = io.StringIO()
-    code = main(["play", "coop", "--seed", "3", "--record", str(tmp_path / "game.jsonl")],
+    code = main(["play", "--game", "coop", "--seed", "3", "--record", str(tmp_path / "game.jsonl")],
                 stdin=io.StringIO("1\n" * 400), stdout=out)
     assert code == 2
     error = capsys.readouterr().err.strip()

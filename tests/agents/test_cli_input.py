@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -43,7 +45,7 @@ PPO_NATIVE_BAD = [
     ("--learning-rate", "abc"), ("--time-budget", "-5"), ("--time-budget", "inf"),
     ("--num-envs", "0"), ("--num-envs", "99999999999"), ("--num-steps", "-3"),
     ("--num-minibatches", "0"), ("--update-epochs", "0"), ("--clip-coef", "0"), ("--ent-coef", "nan"),
-    ("--vf-coef", "-1"), ("--max-grad-norm", "0"), ("--target-kl", "inf"), ("--num-players", "5"),
+    ("--vf-coef", "-1"), ("--max-grad-norm", "0"), ("--target-kl", "inf"), ("--players", "5"),
     ("--reward-shaping", "-1"), ("--torch-threads", "0"), ("--eval-games", "-1"), ("--seed", "-1"),
     ("--seed", "x"), ("--exp-name", "a/b"), ("--exp-name", ""), ("--backend", "numpy"), ("--run-dir", " "),
 ]
@@ -69,7 +71,7 @@ def test_ppo_native_refuses_a_rollout_too_big_and_a_run_dir_that_is_a_file(tmp_p
 EXPLOITABILITY_BAD = [
     ("--budget", "-1"), ("--budget", "0"), ("--budget", "nan"), ("--seeds", "-1"), ("--seeds", "1.5"),
     ("--num-envs", "0"), ("--num-envs", "1e9"), ("--curve-points", "0"), ("--eval-games", "0"),
-    ("--eval-games", "100000000000"), ("--bc-games", "-5"), ("--bc-epochs", "inf"), ("--json", ""),
+    ("--eval-games", "100000000000"), ("--bc-games", "-5"), ("--bc-epochs", "inf"), ("--out", ""),
     ("--markdown", ""),
 ]
 
@@ -82,7 +84,7 @@ def test_exploitability_refuses_each_bad_value_in_one_line(flag, value, monkeypa
 
 
 @pytest.mark.parametrize("args", [["no_such_policy", "--side", "greek"], ["missing.zip", "--side", "persian"],
-                                  ["--table", "--players", "no_such_policy:greek"], ["", "--side", "greek"]])
+                                  ["--table", "--policies", "no_such_policy:greek"], ["", "--side", "greek"]])
 def test_exploitability_refuses_a_policy_that_does_not_load_in_one_line(args, monkeypatch, capsys):
     monkeypatch.setattr("thermopylae_agents.cli.exploitability.best_response", _no_work, raising=False)
     monkeypatch.setattr("thermopylae_agents.training.exploitability.best_response", _no_work)
@@ -93,7 +95,7 @@ def test_exploitability_refuses_a_policy_that_does_not_load_in_one_line(args, mo
 
 @pytest.mark.parametrize(("flag", "value"), [("--games", "0"), ("--games", "-1"), ("--games", "1e3"),
                                               ("--games", "10000000000000"), ("--seed", "-1"),
-                                              ("--seed", "nan"), ("--json", "")])
+                                              ("--seed", "nan"), ("--out", "")])
 def test_duel_table_refuses_each_bad_value_in_one_line(flag, value, monkeypatch, capsys):
     monkeypatch.setattr("thermopylae_agents.cli.duel_table.play_pairing", _no_work)
     status, err = _run(["duel-table", f"{flag}={value}"], capsys)
@@ -160,7 +162,7 @@ def test_bound_takes_the_largest_start_and_says_the_truth_about_one_more(tmp_pat
     seen = {}
     monkeypatch.setattr("thermopylae_agents.cli.bound._solve_deals", _interrupt_with_args(seen))
     out = tmp_path / "bound.json"
-    assert main(["bound", "--deals", "1", "--start", "9223372036854775807", "--json", str(out)]) == 130
+    assert main(["bound", "--deals", "1", "--start", "9223372036854775807", "--out", str(out)]) == 130
     assert seen["args"][0].start == 9223372036854775807
     status, err = _run(["bound", "--start", "9223372036854775808"], capsys)
     assert status == 2 and err[-1].endswith(
@@ -179,8 +181,9 @@ def _interrupt_with_args(seen: dict):
 
 @pytest.mark.parametrize("value", ["\u0663", "1_0", " 5", "5 ", "3.0", "1e3", "0x10", ""])
 @pytest.mark.parametrize("argv", [["train", "coop", "--seed"], ["bound", "--deals"], ["evaluate", "--games"],
-                                  ["rllib", "coop", "--storage-path", "/tmp/x", "--seed"],
-                                  ["play", "coop", "--players"], ["play", "duel", "--seed"],
+                                  ["rllib", "train", "--run-dir", "/tmp/x", "--seed"],
+                                  ["play", "--game", "coop", "--players"],
+                                  ["play", "--game", "duel", "--seed"],
                                   ["ppo-native", "--seed"], ["ppo-native", "--num-envs"]])
 def test_every_command_refuses_an_integer_that_is_not_ascii_digits_in_one_line(argv, value, monkeypatch,
                                                                                 capsys):
@@ -278,12 +281,42 @@ def test_evaluate_refuses_what_does_not_load_before_its_first_progress_line(case
 
 
 @pytest.mark.parametrize("argv", [["--out", "x.txt"], ["--out", "{tmp}/x.gif", "--agent", "\udcff"],
-                                  ["--out", "{tmp}/x.gif", "--agent", "{tmp}/missing.zip"]])
+                                  ["--out", "{tmp}/x.gif", "--agent", "{tmp}/missing.zip"],
+                                  ["--out", "{tmp}/x.gif", "--side", "persian"],
+                                  ["--out", "{tmp}/x.gif", "--game", "duel", "--players", "2"]])
 def test_render_refuses_bad_input_with_the_error_line_of_every_command(argv, tmp_path, capsys):
     pytest.importorskip("PIL")
     status, err = _run(["render", *(a.replace("{tmp}", str(tmp_path)) for a in argv)], capsys)
     assert status == 2 and len(err) == 1 and err[0].startswith("thermopylae render: error: "), err
     assert "\udcff" not in err[0]
+
+
+@pytest.mark.parametrize(("argv", "problem"), [
+    (["--game", "duel", "--players", "2"], "--players: for --game coop only"),
+    (["--game", "duel", "--vector", "sync", "--backend", "numba"],
+     "--vector, --backend: for --game coop only"),
+    (["--mode", "greek"], "--mode: for --game duel only"),
+])
+def test_rllib_refuses_the_options_of_the_other_game_before_ray_starts(argv, problem, tmp_path, monkeypatch,
+                                                                       capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # reaching Ray would end with the missing-extra line
+    status, err = _run(["rllib", "train", "--run-dir", str(tmp_path), *argv], capsys)
+    assert status == 2 and err == [f"thermopylae rllib train: error: {problem}"]
+
+
+@pytest.mark.parametrize(("game", "defaults"), [
+    ("coop", {"players": 1, "vector": "native", "backend": "auto", "envs_per_runner": 64, "mode": None}),
+    ("duel", {"players": None, "vector": None, "backend": None, "envs_per_runner": 16, "mode": "self-play"}),
+])
+def test_rllib_train_takes_the_defaults_of_its_game(game, defaults, tmp_path, monkeypatch):
+    seen = {}
+    monkeypatch.setitem(sys.modules, "ray", types.ModuleType("ray"))  # Ray is never started here
+    monkeypatch.setattr("thermopylae_agents.cli.rllib.start_ray", lambda address, num_cpus: False)
+    monkeypatch.setattr("thermopylae_agents.cli.rllib._run_training",
+                        lambda args: seen.update(vars(args)) or {})
+    assert main(["rllib", "train", "--game", game, "--run-dir", str(tmp_path)]) == 0
+    assert {name: seen[name] for name in defaults} == defaults
+    assert json.loads((tmp_path / "summary.json").read_text()) == {}
 
 
 # ------------------------------------------------------------------- output paths before the work
@@ -293,10 +326,10 @@ def test_render_refuses_bad_input_with_the_error_line_of_every_command(argv, tmp
 @pytest.mark.parametrize(
     ("command", "work"),
     [
-        (["exploitability", "heuristic", "--side", "greek", "--json"], "cli.exploitability.run"),
+        (["exploitability", "heuristic", "--side", "greek", "--out"], "cli.exploitability.run"),
         (["exploitability", "--table", "--markdown"], "cli.exploitability.run_table"),
-        (["duel-table", "--games", "1", "--json"], "cli.duel_table.play_pairing"),
-        (["bound", "--deals", "1", "--json"], "cli.bound._solve_deals"),
+        (["duel-table", "--games", "1", "--out"], "cli.duel_table.play_pairing"),
+        (["bound", "--deals", "1", "--out"], "cli.bound._solve_deals"),
     ],
 )
 def test_an_output_path_that_cannot_be_written_is_refused_before_any_work(command, work, case, unwritable,
@@ -308,11 +341,11 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_any_work(comman
     assert "Traceback" not in "\n".join(err)
 
 
-def test_bound_checks_its_progress_file_before_solving(unwritable, tmp_path, monkeypatch, capsys):
+def test_bound_checks_its_deal_log_before_solving(unwritable, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("thermopylae_agents.cli.bound._solve_deals", _no_work)
-    status, err = _run(["bound", "--deals", "1", "--json", str(tmp_path / "b.json"), "--progress",
+    status, err = _run(["bound", "--deals", "1", "--out", str(tmp_path / "b.json"), "--deal-log",
                         str(unwritable)], capsys)
-    assert status == 2 and "--progress" in err[-1]
+    assert status == 2 and "--deal-log" in err[-1]
 
 
 def test_render_checks_its_output_before_playing(unwritable, monkeypatch, capsys):
@@ -333,7 +366,7 @@ def _interrupt(*args, **kwargs):
 CTRL_C = [
     ("evaluate", "cli.evaluate.evaluate", ["random", "--games", "2", "--no-progress"], console.evaluate),
     ("duel-table", "cli.duel_table.play_pairing", ["--games", "1"], console.duel_table),
-    ("bound", "cli.bound._solve_deals", ["--deals", "1", "--json", "{tmp}/b.json"], console.coop_bound),
+    ("bound", "cli.bound._solve_deals", ["--deals", "1", "--out", "{tmp}/b.json"], console.coop_bound),
     ("exploitability", "cli.exploitability.run", ["heuristic", "--side", "greek"], console.exploitability),
 ]
 
@@ -368,6 +401,6 @@ def test_ctrl_c_is_one_line_and_exit_130_in_each_command(command, work, args, al
 def test_bound_and_render_refuse_each_bad_number_in_one_line(command, work, flag, value, tmp_path,
                                                              monkeypatch, capsys):
     monkeypatch.setattr(f"thermopylae_agents.{work}", _no_work)
-    out = ["--json", str(tmp_path / "b.json")] if command == "bound" else ["--out", str(tmp_path / "g.gif")]
+    out = ["--out", str(tmp_path / ("b.json" if command == "bound" else "g.gif"))]
     status, err = _run([command, *out, f"{flag}={value}"], capsys)
     assert status == 2 and err[-1].startswith(f"thermopylae {command}: error:") and flag in err[-1]

@@ -364,14 +364,14 @@ def test_command_line_merges_and_reports_the_gaps_without_solving(tmp_path, caps
     evaluation = tmp_path / "eval.json"
     evaluation.write_text(json.dumps(results_json([_evaluation("ppo", {0: True, 1: False})], "t")))
     out = tmp_path / "bound.json"
-    assert bound_main(["--merge", str(progress), "--gaps", str(evaluation), "--json", str(out)]) == 0
+    assert bound_main(["--merge", str(progress), "--gaps", str(evaluation), "--out", str(out)]) == 0
     summary = json.loads(out.read_text())
     assert summary["deals_done"] == 2 and summary["bound"]["mean"] == pytest.approx(0.375)
     assert summary["heuristic_deals"] == [0] and summary["heuristic"]["mean"] == 0.25
     assert summary["gaps"][0]["gap"]["mean"] == pytest.approx(((0.5 - 1) + 0.25) / 2)
     assert "gap bound - ppo (paired)" in capsys.readouterr().out
     with pytest.raises(SystemExit):
-        bound_main(["--merge", str(tmp_path / "missing.jsonl"), "--json", str(out)])
+        bound_main(["--merge", str(tmp_path / "missing.jsonl"), "--out", str(out)])
 
 
 def test_add_heuristic_computes_the_missing_exact_values_of_merged_deals(tmp_path):
@@ -381,7 +381,7 @@ def test_add_heuristic_computes_the_missing_exact_values_of_merged_deals(tmp_pat
     progress.write_text(_progress_line(1, bound) + "\n")
     added = tmp_path / "h.jsonl"
     out = tmp_path / "bound.json"
-    assert bound_main(["--merge", str(progress), "--add-heuristic", str(added), "--json", str(out)]) == 0
+    assert bound_main(["--merge", str(progress), "--add-heuristic", str(added), "--out", str(out)]) == 0
     (row,) = [json.loads(line) for line in added.read_text().splitlines()]
     expected = policy_value(game, game.new_state(*deal_orders(1)), _heuristic_policy(), memo={})
     assert row["deal"] == 1 and row["heuristic"] == pytest.approx(expected, abs=1e-12)
@@ -389,4 +389,4 @@ def test_add_heuristic_computes_the_missing_exact_values_of_merged_deals(tmp_pat
     merged = merge_rows([progress, added], players=1, mode="expect")
     assert merged[1]["heuristic"] == row["heuristic"]
     with pytest.raises(SystemExit):
-        bound_main(["--add-heuristic", str(added), "--json", str(out)])
+        bound_main(["--add-heuristic", str(added), "--out", str(out)])

@@ -116,7 +116,7 @@ def test_command_line_stops_at_a_full_memo_naming_the_deal_and_keeping_the_deals
     out = tmp_path / "bound.json"
     with pytest.raises(SystemExit) as stopped:
         bound_main(["--players", "3", "--deals", "2", "--no-heuristic", "--max-states", "10",
-                    "--json", str(out)])
+                    "--out", str(out)])
     assert stopped.value.code == 1
     error = capsys.readouterr().err
     assert "deal 0:" in error and "memo" in error and "--resume" in error

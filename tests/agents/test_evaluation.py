@@ -191,7 +191,7 @@ def test_fast_spec_plays_the_same_games_as_the_model_itself():
 def test_command_line_writes_table_json_and_plot(tmp_path, capsys):
     out_json = tmp_path / "result.json"
     out_png = tmp_path / "result.png"
-    assert main(["random", "heuristic", "--games", "20", "--seed", "3", "--json", str(out_json),
+    assert main(["random", "heuristic", "--games", "20", "--seed", "3", "--out", str(out_json),
                  "--plot", str(out_png), "--no-progress"]) == 0
     printed = capsys.readouterr().out
     assert "heuristic" in printed and "95% interval" in printed
@@ -203,7 +203,7 @@ def test_command_line_writes_table_json_and_plot(tmp_path, capsys):
     assert out_png.read_bytes()[:8] == PNG_MAGIC
     # The same command again gives the same numbers.
     out_again = tmp_path / "again.json"
-    main(["random", "heuristic", "--games", "20", "--seed", "3", "--json", str(out_again), "--no-progress"])
+    main(["random", "heuristic", "--games", "20", "--seed", "3", "--out", str(out_again), "--no-progress"])
     strip = [{k: v for k, v in r.items() if not k.startswith("seconds")} for r in data["results"]]
     again = [{k: v for k, v in r.items() if not k.startswith("seconds")}
              for r in json.loads(out_again.read_text())["results"]]
@@ -212,8 +212,8 @@ def test_command_line_writes_table_json_and_plot(tmp_path, capsys):
 
 def test_command_line_duel(tmp_path, capsys):
     out_json = tmp_path / "duel.json"
-    main(["--env", "duel", "--greek", "heuristic", "random", "--persian", "heuristic", "--games", "4",
-          "--json", str(out_json), "--no-progress"])
+    main(["--game", "duel", "--greek", "heuristic", "random", "--persian", "heuristic", "--games", "4",
+          "--out", str(out_json), "--no-progress"])
     data = json.loads(out_json.read_text())
     assert [(r["agent"], r["opponent"]) for r in data["results"]] == [
         ("heuristic", "heuristic"), ("random", "heuristic")]
@@ -294,9 +294,17 @@ def test_paired_comparison_counts_the_discordant_deals():
         paired_comparison("a", a, "b", b[:-1])
 
 
+def test_command_line_duel_agents_play_the_side_named(tmp_path):
+    out_json = tmp_path / "persian.json"
+    assert main(["--game", "duel", "--side", "persian", "random", "--games", "4", "--out", str(out_json),
+                 "--no-progress"]) == 0
+    data = json.loads(out_json.read_text())
+    assert [(r["agent"], r["opponent"]) for r in data["results"]] == [("heuristic", "random")]
+
+
 def test_the_json_keeps_per_game_outcomes_and_the_paired_comparisons(tmp_path):
     out = tmp_path / "eval.json"
-    assert main(["random", "h=heuristic", "--games", "12", "--seed", "3", "--json", str(out),
+    assert main(["random", "h=heuristic", "--games", "12", "--seed", "3", "--out", str(out),
                  "--no-progress"]) == 0
     document = json.loads(out.read_text())
     heuristic = document["results"][1]
@@ -384,7 +392,10 @@ def test_replot_reads_an_earlier_json_without_playing(tmp_path, capsys):
     (["--games", "-5"], "--games"),
     (["--workers", "x"], "--workers"),
     (["nonsense"], "unknown agent 'nonsense'"),
-    (["--json", "/"], "--json /: cannot write there"),
+    (["--out", "/"], "--out /: cannot write there"),
+    (["--side", "greek", "--greek", "random"], "--side, --greek: for --game duel only"),
+    (["--game", "duel", "--players", "2"], "--players: for --game coop only"),
+    (["--game", "greek"], "invalid choice: 'greek'"),
     (["--replot", "/nonexistent.json"], "not a file"),
 ])
 def test_bad_arguments_are_one_line_errors_naming_the_program(tmp_path, argv, message):

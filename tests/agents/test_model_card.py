@@ -269,7 +269,7 @@ def test_export_hf_folder_command_writes_the_folder_and_refuses_a_used_one(tmp_p
 
     monkeypatch.setattr(model_card, "video_available", lambda: False)
     out = tmp_path / "hub"
-    assert main(["--hf-folder", str(out), "--policy", "coop_maskable_ppo", "--eval-games", "3"]) == 0
+    assert main(["--policy", "coop_maskable_ppo", "--out-dir", str(out), "--eval-games", "3"]) == 0
     captured = capsys.readouterr()
     assert "nothing uploaded" in captured.out
     # without the video extra the replay is left out, in one line that names the extra
@@ -278,13 +278,13 @@ def test_export_hf_folder_command_writes_the_folder_and_refuses_a_used_one(tmp_p
     assert json.loads((out / "results.json").read_text())["n_eval_episodes"] == 3
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     with pytest.raises(SystemExit) as done:
-        main(["--hf-folder", str(out), "--policy", "coop_maskable_ppo"])
+        main(["--policy", "coop_maskable_ppo", "--out-dir", str(out)])
     assert done.value.code == 2 and "new or empty folder" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     with pytest.raises(SystemExit):
-        main(["--hf-folder", str(tmp_path / "other")])
-    assert "needs --policy" in capsys.readouterr().err
-    assert not (tmp_path / "other").exists()
+        main(["--policy", "coop_maskable_ppo", "--eval-games", "3"])
+    assert "--policy needs --out-dir DIR" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hub"]
 
 
 class _RecordingHub:
@@ -308,7 +308,7 @@ def test_export_push_uploads_the_written_folder_with_huggingface_hub(tmp_path, c
     monkeypatch.setattr(hub, "HfApi", _RecordingHub)
     monkeypatch.setattr(_RecordingHub, "calls", [])
     out = tmp_path / "hub"
-    assert main(["--hf-folder", str(out), "--policy", "duel_greek_maskable_ppo", "--eval-games", "2",
+    assert main(["--policy", "duel_greek_maskable_ppo", "--out-dir", str(out), "--eval-games", "2",
                  "--push", "someone/thermopylae-greek"]) == 0
     (create, created), (upload, uploaded) = _RecordingHub.calls
     assert (create, created) == ("create_repo", {"repo_id": "someone/thermopylae-greek", "repo_type": "model",
@@ -326,7 +326,7 @@ def test_export_push_refuses_a_bad_repository_id_before_writing_anything(tmp_pat
     monkeypatch.setattr(hub, "HfApi", _RecordingHub)
     monkeypatch.setattr(_RecordingHub, "calls", [])
     with pytest.raises(SystemExit) as done:
-        main(["--hf-folder", str(tmp_path / "hub"), "--policy", "duel_greek_maskable_ppo",
+        main(["--policy", "duel_greek_maskable_ppo", "--out-dir", str(tmp_path / "hub"),
               "--push", "not a repo/x/y"])
     err = capsys.readouterr().err
     assert done.value.code == 2 and err.count("\n") == 1 and "--push" in err
@@ -343,7 +343,7 @@ def test_a_failed_push_says_so_in_one_line_and_keeps_the_folder(tmp_path, capsys
 
     monkeypatch.setattr(hub, "HfApi", Offline)
     out = tmp_path / "hub"
-    assert main(["--hf-folder", str(out), "--policy", "duel_greek_maskable_ppo", "--eval-games", "1",
+    assert main(["--policy", "duel_greek_maskable_ppo", "--out-dir", str(out), "--eval-games", "1",
                  "--push", "someone/greek"]) == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "pushing" in err and "cannot reach huggingface.co" in err and "the folder stays" in err
@@ -351,15 +351,16 @@ def test_a_failed_push_says_so_in_one_line_and_keeps_the_folder(tmp_path, capsys
 
 
 @pytest.mark.parametrize(("args", "problem"), [
-    (["--eval-games", "0"], "--eval-games must be an integer"),
-    (["--eval-games", "x"], "--eval-games must be an integer"),
-    (["--eval-seed", "-1"], "--eval-seed must be an integer"),
+    (["--eval-games", "0"], "--eval-games: '0' is not a whole number in 1..1000000"),
+    (["--eval-games", "x"], "--eval-games: 'x' is not an integer"),
+    (["--eval-games", "\u0663"], "--eval-games: '\u0663' is not an integer"),
+    (["--eval-seed", "-1"], "--eval-seed: '-1' is not a whole number in 0..1000000"),
 ])
 def test_export_hf_folder_refuses_bad_game_counts_before_writing(tmp_path, capsys, args, problem):
     from thermopylae_agents.cli.export import main
 
     with pytest.raises(SystemExit) as done:
-        main(["--hf-folder", str(tmp_path / "hub"), "--policy", "coop_maskable_ppo", *args])
+        main(["--policy", "coop_maskable_ppo", "--out-dir", str(tmp_path / "hub"), *args])
     err = capsys.readouterr().err
     assert done.value.code == 2 and err.count("\n") == 1 and problem in err
     assert not (tmp_path / "hub").exists()

@@ -630,8 +630,9 @@ def test_export_records_the_training_given_and_unknown_otherwise(tmp_path):
     zip_path = str(POLICY_DIR / "duel_greek_maskable_ppo.zip")
     training = ["--training-commit", "abc1234", "--training-command", "python scripts/train.py duel-greek",
                 "--package-version", "0.1.0"]
-    assert main([zip_path, "--env-id", "greek", "--out-dir", str(tmp_path / "a"), *training]) == 0
-    assert main([zip_path, "--env-id", "greek", "--out-dir", str(tmp_path / "b")]) == 0
+    duel_greek = ["--game", "duel", "--side", "greek"]
+    assert main([zip_path, *duel_greek, "--out-dir", str(tmp_path / "a"), *training]) == 0
+    assert main([zip_path, *duel_greek, "--out-dir", str(tmp_path / "b")]) == 0
     given = load_safe_policy(tmp_path / "a" / "duel_greek_maskable_ppo.json").description["provenance"]
     assert (given["training_commit"], given["package_version"]) == ("abc1234", "0.1.0")
     assert given["training_command"] == "python scripts/train.py duel-greek"
@@ -643,9 +644,10 @@ def test_export_records_the_training_given_and_unknown_otherwise(tmp_path):
     ("args", "problem"),
     [
         (["--shipped", "--training-commit", "abc"], "shipped ones are known"),
-        (["--policy", "coop_maskable_ppo"], "--policy is for --hf-folder"),
-        (["--hf-folder", "hub", "--policy", "coop_maskable_ppo", "--shipped"], "--policy only"),
-        (["--hf-folder", "hub", "--policy", "no_such_policy"], "no shipped policy"),
+        (["--policy", "coop_maskable_ppo"], "--policy needs --out-dir DIR"),
+        (["--out-dir", "hub", "--policy", "coop_maskable_ppo", "--shipped"], "--policy takes --out-dir"),
+        (["--out-dir", "hub", "--policy", "no_such_policy"], "no shipped policy"),
+        (["--shipped", "--eval-games", "3"], "--eval-games is for --policy"),
     ],
 )
 def test_export_refuses_bad_provenance_or_folder_arguments_before_writing(tmp_path, monkeypatch, capsys, args,

@@ -41,15 +41,16 @@ def test_require_extra_lets_installed_modules_pass(capsys):
 def test_export_without_the_train_extra_says_so_in_the_common_format(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "sb3_contrib", None)
     with pytest.raises(SystemExit) as stop:  # as argparse's usage errors stop a command
-        console.export_policy([str(POLICY), "--env-id", "greek", "--out-dir", str(tmp_path)])
+        console.export_policy([str(POLICY), "--game", "duel", "--side", "greek", "--out-dir", str(tmp_path)])
     assert stop.value.code == EXIT_MISSING_EXTRA
     expected = extra_message("thermopylae-export-policy", "train", "sb3_contrib")
     assert capsys.readouterr().err == expected + "\n"
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("argv", [["--models-are-missing"], ["no-such-model.zip", "--env-id", "greek"],
-                                  ["--env-id", "greek"]])
+@pytest.mark.parametrize("argv", [["--models-are-missing"],
+                                  ["no-such-model.zip", "--game", "duel", "--side", "greek"],
+                                  ["--game", "duel", "--side", "greek"]])
 def test_export_refuses_bad_arguments_with_one_line_and_no_traceback(argv, tmp_path):
     done = subprocess.run([sys.executable, "-c", "from thermopylae_agents.cli.console import export_policy;"
                            "raise SystemExit(export_policy())", *argv, "--out-dir", str(tmp_path)],
@@ -98,8 +99,8 @@ def test_training_without_the_train_extra_names_it_in_one_line():
 def test_export_refuses_a_model_of_another_game_and_writes_nothing(tmp_path, capsys):
     coop = ROOT / "agents" / "thermopylae_agents" / "policies" / "coop_maskable_ppo.zip"
     with pytest.raises(SystemExit) as stop:
-        console.export_policy([str(coop), "--env-id", "greek", "--out-dir", str(tmp_path)])
+        console.export_policy([str(coop), "--game", "duel", "--side", "greek", "--out-dir", str(tmp_path)])
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "is --env-id right?" in err
+    assert err.count("\n") == 1 and "are --game and --side right?" in err
     assert list(tmp_path.iterdir()) == []

@@ -41,7 +41,7 @@ _ZOO_TRAIN = ["python", "-m", "rl_zoo3.train", "--algo", "ppo", "--env", "thermo
 _ZOO_ENJOY = ["python", "-m", "rl_zoo3.enjoy", "--algo", "ppo", "--env", "thermopylae/Coop-v0",
               "--gym-packages", "thermopylae_env", "-f", "zoo", "-n", "20", "--no-render"]
 
-# What a Ray worker of `thermopylae rllib duel` / `coop` runs: the env creators of the registered envs,
+# What a Ray worker of `thermopylae rllib train` runs: the env creators of the registered envs,
 # and the modules the driver and the sweep import.
 _RLLIB_WORKER = textwrap.dedent(
     """
@@ -95,10 +95,11 @@ COMMANDS: dict[str, list[tuple[list[str], str]]] = {
          "torch False"),
     ],
     "train": [
-        (["thermopylae", "evaluate", "--env", "coop", "random", "heuristic", "--games", "4", "--no-progress"],
+        (["thermopylae", "evaluate", "--game", "coop", "random", "heuristic", "--games", "4",
+          "--no-progress"],
          "heuristic"),
         (["thermopylae", "train", "duel-greek", "--timesteps", "128", "--n-envs", "2", "--bc-episodes", "0",
-          "--eval-freq", "0", "--no-report", "--no-progress", "--vec", "dummy", "--out", "run"],
+          "--eval-freq", "0", "--no-report", "--no-progress", "--vec", "dummy", "--run-dir", "run"],
          "run finished"),
         (["thermopylae", "export", "--help"], "usage:"),
         (["thermopylae", "exploitability", "--help"], "usage:"),
@@ -120,13 +121,13 @@ COMMANDS: dict[str, list[tuple[list[str], str]]] = {
         (["python", "-c", "import huggingface_hub; print('hub ok')"], "hub ok"),  # thermopylae export --push
     ],
     "rllib": [
-        (["thermopylae", "rllib", "coop", "--help"], "usage:"),
-        (["thermopylae", "rllib", "duel", "--help"], "usage:"),
+        (["thermopylae", "rllib", "train", "--help"], "usage:"),
         (["thermopylae", "rllib", "sweep", "--help"], "usage:"),
         (["python", "-c", _RLLIB_WORKER], "rllib worker imports ok"),
-        (["thermopylae", "rllib", "coop", "--storage-path", "rllib_coop", *_RLLIB_TINY],
+        (["thermopylae", "rllib", "train", "--game", "coop", "--run-dir", "rllib_coop", *_RLLIB_TINY],
          "default_policy: won"),
-        (["thermopylae", "rllib", "duel", "--storage-path", "rllib_duel", *_RLLIB_TINY], "persian: won"),
+        (["thermopylae", "rllib", "train", "--game", "duel", "--run-dir", "rllib_duel", *_RLLIB_TINY],
+         "persian: won"),
     ],
     "docs": [
         (["python", "-c", "import mkdocs, mkdocstrings, nbclient, nbformat, ipykernel; print('docs ok')"],

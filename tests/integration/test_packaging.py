@@ -156,7 +156,7 @@ def test_new_console_scripts_answer_help_under_their_own_name(name, capsys, monk
 
 def test_duel_table_console_script_plays_its_table(tmp_path, capsys):
     out = tmp_path / "table.json"
-    assert console.duel_table(["--games", "3", "--seed", "5", "--json", str(out)]) == 0
+    assert console.duel_table(["--games", "3", "--seed", "5", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "heuristic  heuristic" in printed and f"wrote {out}" in printed
     table = json.loads(out.read_text())
@@ -181,7 +181,7 @@ def test_ppo_native_console_script_trains_a_tiny_run(tmp_path, capsys):
 
 def test_an_uninstalled_ray_names_the_rllib_extra(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails as if Ray were not installed
-    assert console.train_rllib(["coop", "--storage-path", str(tmp_path)]) == 2
+    assert console.train_rllib(["train", "--run-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err == "thermopylae-train-rllib: this command needs the 'rllib' extra (ray is not installed): " \
                   'pip install "thermopylae-env[rllib]"\n'
@@ -217,7 +217,7 @@ def test_a_main_that_returns_its_result_exits_with_zero(monkeypatch):
 def test_the_wrapper_scripts_and_python_m_run_the_command_line(tmp_path):
     out = tmp_path / "table.json"
     path = os.pathsep.join([str(ROOT), str(ROOT / "agents")])
-    done = subprocess.run([sys.executable, "-m", "thermopylae_agents", "duel-table", "--games", "2", "--json",
+    done = subprocess.run([sys.executable, "-m", "thermopylae_agents", "duel-table", "--games", "2", "--out",
                            str(out)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": path})
     assert done.returncode == 0, done.stderr[-2000:]
@@ -393,7 +393,7 @@ _TORCH_FREE_CHECK = textwrap.dedent(
     folder = write_hf_folder("duel_greek_maskable_ppo", "hub")
     assert load_safe_policy(folder).arrays.keys() == load_safe_policy("duel_greek_maskable_ppo").arrays.keys()
     from thermopylae_agents.cli.app import main
-    assert main(["evaluate", "--env", "duel", "--greek", "./hub", "heuristic", "--persian",
+    assert main(["evaluate", "--game", "duel", "--greek", "./hub", "heuristic", "--persian",
                  "selfplay_persian_maskable_ppo", "--games", "2"]) == 0
     loaded = [name for name in ("torch", "stable_baselines3", "sb3_contrib", "yaml") if name in sys.modules]
     assert loaded == [], loaded
@@ -419,7 +419,7 @@ def test_an_install_without_the_extras_plays_evaluates_and_hints_with_shipped_po
                           cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert "played without torch" in done.stdout and "paired comparisons" in done.stdout
-    hints = subprocess.run([venv / "bin" / "thermopylae", "play", "coop", "--players", "2", "--seed", "3",
-                            "--hints", "coop_2p_maskable_ppo"], input="1\n" * 300, capture_output=True,
-                           text=True, timeout=300, cwd=tmp_path, env=env)
+    hints = subprocess.run([venv / "bin" / "thermopylae", "play", "--game", "coop", "--players", "2",
+                            "--seed", "3", "--hints", "coop_2p_maskable_ppo"], input="1\n" * 300,
+                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert "Agent hints, most probable first" in hints.stdout, hints.stderr[-2000:]

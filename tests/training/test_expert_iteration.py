@@ -177,7 +177,7 @@ def test_the_shipped_config_loads_and_an_unknown_key_is_refused(tmp_path):
 def test_the_command_refuses_bad_input_in_one_line_and_writes_nothing(tmp_path, capsys, args):
     out = tmp_path / "run"
     try:
-        status = thermopylae(["distill", *args, "--out", str(out), "--eval-games", "0"])
+        status = thermopylae(["distill", *args, "--run-dir", str(out), "--eval-games", "0"])
     except SystemExit as stop:
         status = stop.code
     err = capsys.readouterr().err.strip().splitlines()

@@ -61,7 +61,8 @@ BAD_FLAGS = [
     (["--learning-rate", "0"], "--learning-rate: 0 is outside (0, 10]"),
     (["--learning-rate", "nan"], "--learning-rate: nan is not a finite number"),
     (["--env-id", "CartPole-v1"], "invalid choice 'CartPole-v1' for argument '--env-id'"),
-    (["--env-id", "thermopylae/DuelGreek-v0", "--num-players", "2"], "--num-players applies to the co-op"),
+    (["--env-id", "thermopylae/DuelGreek-v0", "--players", "2"], "--players applies to the co-op"),
+    (["--num-players", "2"], "Unrecognized options: --num-players"),  # the team size is --players
     (["--opponent", "random"], "--opponent applies to the duel game only"),
     (["--exp-name", "../elsewhere"], "--exp-name: '../elsewhere' is not a name"),
     (["--track", "--wandb-project-name", " "], "--wandb-project-name: a blank name"),

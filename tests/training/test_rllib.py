@@ -377,8 +377,10 @@ def test_the_training_command_writes_checkpoints_an_export_and_an_evaluated_summ
     out = tmp_path / "run"
     code = main(
         [
+            "train",
+            "--game",
             "coop",
-            "--storage-path",
+            "--run-dir",
             str(out),
             "--max-iterations",
             "1",
@@ -429,12 +431,12 @@ def _evaluate_script_if_wired(path: Path, tmp_path: Path) -> None:
         [
             sys.executable,
             str(ROOT / "scripts" / "evaluate.py"),
-            "--env",
+            "--game",
             "coop",
             f"rllib:{path}",
             "--games",
             "5",
-            "--json",
+            "--out",
             str(out),
         ],
         capture_output=True,

@@ -106,7 +106,7 @@ def test_the_command_refuses_evaluations_of_no_games_before_writing_anything(tmp
     from thermopylae_agents.cli.train import main
 
     out = tmp_path / "run"
-    assert main(["coop", "--timesteps", str(SHORT), "--eval-episodes", "0", "--out", str(out)]) == 2
+    assert main(["coop", "--timesteps", str(SHORT), "--eval-episodes", "0", "--run-dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "eval.episodes" in err
     assert not out.exists()
@@ -133,7 +133,7 @@ def test_a_short_coop_run_draws_a_curve_and_records_its_time_split(tmp_path):
     from thermopylae_agents.evaluation.tables import load_learning_curve
 
     out = tmp_path / "coop"
-    assert train(["coop", "--timesteps", str(SHORT), "--no-progress", "--out", str(out)]) == 0
+    assert train(["coop", "--timesteps", str(SHORT), "--no-progress", "--run-dir", str(out)]) == 0
     curve = load_learning_curve(out)
     assert len(curve["timesteps"]) >= 5
     assert evaluate(["--curve", str(out), "--plot", str(tmp_path / "curve.png")]) == 0

@@ -136,7 +136,7 @@ def test_coop_end_to_end_via_the_command_line(tmp_path):
     """Every key of the shipped co-op config is read, and a run leaves all its files behind."""
     config = shrunk_config("coop", tmp_path)
     out = tmp_path / "run"
-    assert main(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--seed", "3"]) == 0
+    assert main(["coop", "--config", str(config), "--run-dir", str(out), "--no-progress", "--seed", "3"]) == 0
     for name in ("config.yaml", "final_model.zip", "report.json", "eval/evaluations.npz",
                  "eval/best_model.zip"):
         assert (out / name).is_file(), name
@@ -597,7 +597,8 @@ def coop_run(tmp_path_factory):
     out = tmp / "run"
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
-        assert main(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--seed", "2"]) == 0
+        assert main(["coop", "--config", str(config), "--run-dir", str(out), "--no-progress",
+                     "--seed", "2"]) == 0
     return out, stdout.getvalue()
 
 
@@ -736,7 +737,7 @@ def test_rounding_to_whole_rollouts_and_resume_steps_are_announced(tmp_path, cap
 def test_bad_command_line_is_one_line_and_a_nonzero_exit(args, message, tmp_path, capsys):
     out = tmp_path / "run"
     try:
-        status = main(["coop", "--out", str(out), "--no-progress", *args])
+        status = main(["coop", "--run-dir", str(out), "--no-progress", *args])
     except SystemExit as stop:  # argparse's own refusals
         status = stop.code
     err = capsys.readouterr().err.strip()
@@ -754,7 +755,7 @@ def test_a_malformed_agent_spec_in_the_config_is_refused_before_training(section
     config = tmp_path / "bad.yaml"
     config.write_text(yaml.safe_dump(data))
     out = tmp_path / "run"
-    assert main(["coop", "--config", str(config), "--out", str(out), "--no-progress"]) == 2
+    assert main(["coop", "--config", str(config), "--run-dir", str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("thermopylae-train: error:") and value.split(":")[-1] in err[0]
     assert not out.exists()
@@ -804,7 +805,7 @@ def test_train_py_trains_the_same_weights_in_separate_processes_and_with_an_avx2
     digests = []
     for name, extra in (("a", {}), ("avx2_mkl", {"MKL_ENABLE_INSTRUCTIONS": "AVX2"})):
         out = tmp_path / name
-        subprocess.run([sys.executable, str(script), "coop", "--config", str(config), "--out", str(out),
+        subprocess.run([sys.executable, str(script), "coop", "--config", str(config), "--run-dir", str(out),
                         "--no-report", "--no-progress", "--seed", "5", "--learner", learner, "--threads", "1",
                         *(["--precision", "float32"] if learner == "fast" else [])],
                        env={**base_env, **extra}, check=True, capture_output=True, timeout=600)
@@ -827,7 +828,7 @@ def test_the_fast_learner_in_bfloat16_trains_the_same_weights_twice_on_one_machi
     digests = []
     for name in ("a", "b"):
         out = tmp_path / name
-        subprocess.run([sys.executable, str(script), "coop", "--config", str(config), "--out", str(out),
+        subprocess.run([sys.executable, str(script), "coop", "--config", str(config), "--run-dir", str(out),
                         "--no-report", "--no-progress", "--seed", "5", "--threads", "2",
                         "--precision", "bfloat16"], check=True, capture_output=True, timeout=600)
         assert read_report(out)["precision"] == "bfloat16"

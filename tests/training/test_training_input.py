@@ -89,8 +89,8 @@ def _set(path: str, value):
 def test_a_bad_config_value_is_one_line_before_anything_is_written(key, value, tmp_path, capsys):
     config = _config(tmp_path, _set(key, value))
     out = tmp_path / "run"
-    line = _refused(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--no-report"], out,
-                    capsys)
+    line = _refused(["coop", "--config", str(config), "--run-dir", str(out), "--no-progress", "--no-report"],
+                    out, capsys)
     assert line.startswith("thermopylae-train: error:") and key.rpartition(".")[2] in line
 
 
@@ -114,8 +114,8 @@ def test_config_keys_that_contradict_or_lack_each_other_are_one_line(changes, me
 
     config = _config(tmp_path, edit)
     out = tmp_path / "run"
-    line = _refused(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--no-report"], out,
-                    capsys)
+    line = _refused(["coop", "--config", str(config), "--run-dir", str(out), "--no-progress", "--no-report"],
+                    out, capsys)
     assert message in line
 
 
@@ -146,7 +146,7 @@ def test_the_learner_precision_and_threads_keys_take_their_documented_values(lea
 def test_bad_arguments_are_refused_before_anything_is_written(args, message, tmp_path, capsys):
     out = tmp_path / "run"
     config = _config(tmp_path)
-    line = _refused(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--no-report",
+    line = _refused(["coop", "--config", str(config), "--run-dir", str(out), "--no-progress", "--no-report",
                      *args], out, capsys)
     assert message in line
 
@@ -156,9 +156,9 @@ def test_an_empty_out_is_refused_instead_of_training_into_the_current_folder(tmp
     here = tmp_path / "here"
     here.mkdir()
     monkeypatch.chdir(here)
-    line = _refused(["coop", "--config", str(config), "--out", "", "--no-progress", "--no-report"],
+    line = _refused(["coop", "--config", str(config), "--run-dir", "", "--no-progress", "--no-report"],
                     here / "config.yaml", capsys)
-    assert "--out" in line
+    assert "--run-dir" in line
     assert list(here.iterdir()) == []
 
 
@@ -167,8 +167,8 @@ def test_a_config_without_n_timesteps_takes_the_command_lines(tmp_path, capsys):
     resolved = resolve_config("coop", config, timesteps=64)
     assert resolved[COOP_ID]["n_timesteps"] == 64
     out = tmp_path / "run"
-    line = _refused(["coop", "--config", str(config), "--out", str(out), "--no-progress", "--no-report"], out,
-                    capsys)
+    line = _refused(["coop", "--config", str(config), "--run-dir", str(out), "--no-progress", "--no-report"],
+                    out, capsys)
     assert "n_timesteps" in line
 
 
@@ -187,7 +187,7 @@ def test_a_yaml_alias_bomb_in_the_config_is_refused_at_once(tmp_path, capsys):
     config.write_text(config.read_text().replace("expert: heuristic", f"expert: {_billion_laughs()}", 1))
     assert config.stat().st_size < 2000
     out = tmp_path / "run"
-    line = _refused(["duel-persian", "--config", str(config), "--out", str(out), "--bc-episodes", "0",
+    line = _refused(["duel-persian", "--config", str(config), "--run-dir", str(out), "--bc-episodes", "0",
                      "--no-progress", "--no-report"], out, capsys)
     assert "alias" in line
 
@@ -196,7 +196,7 @@ def test_a_config_nested_too_deep_is_refused(tmp_path, capsys):
     config = _config(tmp_path)
     config.write_text(config.read_text().replace("expert: heuristic", "expert: " + "[" * 200 + "]" * 200, 1))
     out = tmp_path / "run"
-    line = _refused(["coop", "--config", str(config), "--out", str(out), "--no-report"], out, capsys)
+    line = _refused(["coop", "--config", str(config), "--run-dir", str(out), "--no-report"], out, capsys)
     assert "nested" in line
 
 
@@ -245,7 +245,7 @@ def test_resume_of_a_truncated_model_file_is_one_line(tmp_path, capsys):
     bad = tmp_path / "final_model.zip"
     bad.write_bytes(b"PK\x03\x04 cut")
     out = tmp_path / "other"
-    line = _refused(["coop", "--resume", str(bad), "--out", str(out), "--no-progress"], out, capsys)
+    line = _refused(["coop", "--resume", str(bad), "--run-dir", str(out), "--no-progress"], out, capsys)
     assert str(bad) in line
 
 
@@ -256,7 +256,7 @@ def test_ctrl_c_during_training_saves_an_interrupted_model_to_resume_from(tmp_pa
     config = _config(tmp_path, None, "duel-persian", PERSIAN_ID)
     out = tmp_path / "run"
     monkeypatch.setattr("thermopylae_agents.training.ppo.learn", interrupted)
-    status = main(["duel-persian", "--config", str(config), "--out", str(out), "--no-progress",
+    status = main(["duel-persian", "--config", str(config), "--run-dir", str(out), "--no-progress",
                    "--no-report"])
     assert status == 130
     saved = out / "interrupted_model.zip"
@@ -295,7 +295,7 @@ def test_ctrl_c_inside_a_rollout_saves_the_steps_learned_from_and_resume_trains_
     with monkeypatch.context() as patch:
         patch.setattr("thermopylae_agents.training.ppo.build_callbacks", _interrupting_callbacks(40))
         # sized to a budget of 3 rollouts of 2 envs x 16 steps, which the resumed run keeps
-        status = main(["coop", "--config", str(config), "--out", str(out), "--timesteps", "96",
+        status = main(["coop", "--config", str(config), "--run-dir", str(out), "--timesteps", "96",
                        "--no-progress", "--no-report"])
     assert status == 130
     saved = out / "interrupted_model.zip"
@@ -320,7 +320,7 @@ def test_sigint_mid_rollout_keeps_a_loadable_model_and_resume_continues_from_it(
 
     out = tmp_path / "run"
     command = [sys.executable, "-m", "thermopylae_agents", "train", "coop", "--timesteps", "20000",
-               "--bc-episodes", "20", "--no-report", "--no-progress", "--out", str(out)]
+               "--bc-episodes", "20", "--no-report", "--no-progress", "--run-dir", str(out)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # each log line as it is written
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as run:
         for line in run.stdout:

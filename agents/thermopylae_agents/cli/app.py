@@ -2,9 +2,9 @@
 
 Usage:
 
-    thermopylae play coop [--players N] [--seed S] [--hints MODEL.zip] [--record FILE]
-    thermopylae play duel [--side greek|persian] [--opponent SPEC] [--seed S] [--hints MODEL.zip]
-                          [--record FILE]
+    thermopylae play [--game coop] [--players N] [--seed S] [--hints MODEL.zip] [--record FILE]
+    thermopylae play --game duel [--side greek|persian] [--opponent SPEC] [--seed S] [--hints MODEL.zip]
+                     [--record FILE]
     thermopylae replay FILE [--step | --all] [--opponent SPEC]
     thermopylae train TARGET ...            train PPO agents (thermopylae_agents.cli.train)
     thermopylae evaluate ...                evaluate agents on paired deals (.cli.evaluate)
@@ -12,7 +12,7 @@ Usage:
     thermopylae exploitability ...          the exploitability table of duel policies (.cli.exploitability)
     thermopylae bound ...                   the co-op upper bound (.cli.bound)
     thermopylae render ...                  one game as a GIF or a PNG strip (.cli.render)
-    thermopylae rllib {coop,duel,sweep} ... Ray RLlib training and sweeps (.cli.rllib)
+    thermopylae rllib {train,sweep} ...     Ray RLlib training and sweeps (.cli.rllib)
     thermopylae ppo-native ...              PPO in one file, co-op or duel (.cli.ppo_native)
     thermopylae duel-table ...              the duel strength table of the built-in players (.cli.duel_table)
     thermopylae web [--host H] [--port P]   watch and play in the browser (.cli.web)
@@ -37,7 +37,15 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from thermopylae_agents.cli.args import SEED_HELP, error, int_argument, seed_argument
+from thermopylae_agents.cli.args import (
+    GAMES,
+    SEED_HELP,
+    SIDES,
+    error,
+    game_options,
+    int_argument,
+    seed_argument,
+)
 from thermopylae_agents.cli.console import EXIT_MISSING_EXTRA, missing_extra_message
 from thermopylae_agents.cli.play import Terminal, UsageError, play_coop, play_duel, replay
 from thermopylae_env.threads import configure_environment
@@ -52,7 +60,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "exploitability": ("thermopylae_agents.cli.exploitability", "the exploitability table of duel policies"),
     "bound": ("thermopylae_agents.cli.bound", "the co-op upper bound (perfect information) against agents"),
     "render": ("thermopylae_agents.cli.render", "render one game to a GIF or a PNG strip"),
-    "rllib": ("thermopylae_agents.cli.rllib", "PPO on Ray RLlib and Ray Tune sweeps (coop, duel, sweep)"),
+    "rllib": ("thermopylae_agents.cli.rllib", "PPO on Ray RLlib and Ray Tune sweeps (train, sweep)"),
     "ppo-native": ("thermopylae_agents.cli.ppo_native", "masked PPO in one file (co-op, duel)"),
     "duel-table": ("thermopylae_agents.cli.duel_table", "the duel strength table of the built-in players"),
     "web": ("thermopylae_agents.cli.web", "watch and play in the browser (a local web app)"),
@@ -71,27 +79,23 @@ def build_parser(prog: str = "thermopylae") -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    play = commands.add_parser("play", help="play a game in the terminal")
-    games = play.add_subparsers(dest="game", required=True, metavar="GAME")
-    coop = games.add_parser("coop", help="the co-operative game: you play the whole Spartan team")
-    coop.add_argument("--players", type=int_argument(1, 4), default=1, metavar="N",
-                      help="number of seats, 1..4 (default 1: solitaire)")
-    coop.add_argument("--seed", type=seed_argument, default=None, help=SEED_HELP)
-    coop.add_argument("--hints", metavar="MODEL.zip", default=None,
-                      help="a trained co-op agent (a path or a shipped policy name) whose most probable "
-                      "legal actions are shown")
-    coop.add_argument("--record", metavar="FILE", default=None, help="write the game record to FILE (.jsonl)")
-
-    duel = games.add_parser("duel", help="the duel: you play one side against a built-in opponent")
-    duel.add_argument("--side", choices=("greek", "persian"), default="greek",
-                      help="the side you play (default greek)")
-    duel.add_argument("--opponent", default="heuristic", metavar="SPEC",
-                      help="the other side: heuristic (default), random, a model path, fast:PATH or a "
+    play = commands.add_parser("play", help="play a game in the terminal",
+                               description="Play a Thermopylae game in the terminal: the co-op game (you "
+                               "play the whole Spartan team) or the duel (one side against a built-in "
+                               "opponent).")
+    play.add_argument("--game", choices=GAMES, default="coop",
+                      help="coop (default): you play every seat of the Spartan team; duel: you play one side")
+    play.add_argument("--players", type=int_argument(1, 4), default=None, metavar="N",
+                      help="co-op: the team size, 1..4 (default 1: solitaire)")
+    play.add_argument("--side", choices=SIDES, default=None, help="duel: the side you play (default greek)")
+    play.add_argument("--opponent", default=None, metavar="SPEC",
+                      help="duel: the other side: heuristic (default), random, a model path, fast:PATH or a "
                       "shipped policy name")
-    duel.add_argument("--seed", type=seed_argument, default=None, help=SEED_HELP)
-    duel.add_argument("--hints", metavar="MODEL.zip", default=None,
-                      help="a trained agent of your side whose most probable legal actions are shown")
-    duel.add_argument("--record", metavar="FILE", default=None, help="write the game record to FILE (.jsonl)")
+    play.add_argument("--seed", type=seed_argument, default=None, help=SEED_HELP)
+    play.add_argument("--hints", metavar="MODEL.zip", default=None,
+                      help="a trained agent of your game and side (a path or a shipped policy name) whose "
+                      "most probable legal actions are shown")
+    play.add_argument("--record", metavar="FILE", default=None, help="write the game record to FILE (.jsonl)")
 
     rep = commands.add_parser("replay", help="replay a game record, checking that it reproduces the game")
     rep.add_argument("file", metavar="FILE", help="a record written by --record or thermopylae_env.records")
@@ -143,10 +147,14 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
         return run_command(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
     term = Terminal(stdin, stdout)
-    prog = "thermopylae replay" if args.command == "replay" else f"thermopylae play {args.game}"
+    prog = f"thermopylae {args.command}"
     try:
         if args.command == "replay":
             return replay(args, term)
+        try:  # the other game's options refused before anything is played
+            game_options(args, coop={"players": 1}, duel={"side": "greek", "opponent": "heuristic"})
+        except ValueError as err:
+            raise UsageError(str(err)) from None
         if args.game == "coop":
             return play_coop(args, term)
         return play_duel(args, term)

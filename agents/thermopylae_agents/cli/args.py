@@ -10,16 +10,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_env.actions import as_seed
 from thermopylae_env.render import safe_text
 
 __all__ = [
+    "GAMES",
     "SEED_HELP",
+    "SIDES",
     "check_output_path",
     "description",
     "device_argument",
+    "env_id_of",
     "error",
     "float_argument",
+    "game_options",
     "int_argument",
     "output_path_argument",
     "parse_int",
@@ -30,6 +35,35 @@ __all__ = [
 ]
 
 SEED_HELP = "shuffle seed, an integer in 0..2**64-1 (default: random, shown on screen)"
+
+#: the values of ``--game`` in every command that takes a game (docs/cli.md)
+GAMES = ("coop", "duel")
+#: the values of ``--side``: a duel player, or the duel model, plays one side
+SIDES = ("greek", "persian")
+
+
+def env_id_of(game: str, side: str | None = None) -> str:
+    """The Gymnasium id of ``--game`` and, for the duel, ``--side`` (default greek): the co-op env, or the
+    env in which one plays ``side`` of the duel."""
+    if game == "coop":
+        return COOP_ID
+    if game != "duel":
+        raise ValueError(f"unknown game {shown(game)!r}; expected coop or duel")
+    return PERSIAN_ID if side == "persian" else GREEK_ID
+
+
+def game_options(args: argparse.Namespace, coop: dict[str, Any], duel: dict[str, Any]) -> None:
+    """Refuse the options of the game that ``args.game`` is not (``coop`` and ``duel`` map each game's own
+    options, by ``dest``, to their defaults; an option left out is ``None``) with a ``ValueError`` of one
+    line, ``--side, --opponent: for --game duel only``; then fill in the defaults of this game's options
+    that were left out. Every command that takes ``--game`` says it in the same words."""
+    mine, other, other_game = (coop, duel, "duel") if args.game == "coop" else (duel, coop, "coop")
+    given = ["--" + name.replace("_", "-") for name in other if getattr(args, name) is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)}: for --game {other_game} only")
+    for name, default in mine.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
 
 
 _REFERENCE = re.compile(r"\[`([^`]+)`\]\[[^\]]*\]")

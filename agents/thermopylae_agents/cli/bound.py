@@ -7,21 +7,21 @@ For each evaluation deal ``i`` in ``START..START+DEALS-1`` (the deal ``scripts/e
 * ``heuristic``: the win probability of the shipped heuristic on the same deal (the same recursion with
   the heuristic's choices instead of the max), so the gap is paired and has no dice noise.
 
-Per-deal lines go to a JSONL progress file as they finish (``--resume`` skips the deals already there);
-the summary (means with 95% intervals, the config, timing, machine load) goes to ``--json`` and a table
-is printed. ``--until HH:MM`` (UTC) stops starting new deals after that time.
+Per-deal lines go to a JSONL deal log as they finish (``--deal-log``; ``--resume`` skips the deals
+already there); the summary (means with 95% intervals, the config, timing, machine load) goes to ``--out``
+and a table is printed. ``--until HH:MM`` (UTC) stops starting new deals after that time.
 
-``--merge A.jsonl B.jsonl ...`` solves nothing: it summarizes the deals of several progress files (one per
-process); ``--gaps EVAL.json ...`` adds, for every agent of these ``scripts/evaluate.py --json`` files
+``--merge A.jsonl B.jsonl ...`` solves nothing: it summarizes the deals of several deal logs (one per
+process); ``--gaps EVAL.json ...`` adds, for every agent of these ``scripts/evaluate.py --out`` files
 (its games in several files pooled), its paired gap to the bound on the deals both hold (a game's seed
 is its deal: game ``i`` of ``--seed 0`` is deal ``i``):
 the mean over deals of ``bound(deal) - won(deal)``, an unbiased estimate of how far the agent's win
 rate is below the bound on those deals (its expected win on a deal is at most the bound).
 
-    nice -n 19 thermopylae bound --deals 1000 --json benchmarks/coop_bound.json --resume
-    thermopylae-coop-bound --deals 20 --json bound.json          # the same command, installed
-    thermopylae bound --merge a.jsonl b.jsonl --gaps eval.json --json bound.json
-    thermopylae bound --players 3 --deals 10 --no-heuristic --json bound_3p.json   # a team: deal i is game i
+    nice -n 19 thermopylae bound --deals 1000 --out benchmarks/coop_bound.json --resume
+    thermopylae-coop-bound --deals 20 --out bound.json           # the same command, installed
+    thermopylae bound --merge a.jsonl b.jsonl --gaps eval.json --out bound.json
+    thermopylae bound --players 3 --deals 10 --no-heuristic --out bound_3p.json    # a team: deal i is game i
                                                     # of scripts/evaluate.py --players 3 --seed 0
 
 The solvers are in [`thermopylae_agents.evaluation.coop_bound`][]; this module is the command line around
@@ -90,7 +90,7 @@ def add_heuristic(row: dict, game: CoopGame, heuristic: CoopHeuristic) -> dict:
 def _add_heuristic_values(by_deal: dict[int, dict], players: int, out: Path,
                           deadline: dt.datetime | None) -> None:
     """The heuristic's exact value on every merged deal lacking it, in deal order, appended to ``out``
-    as progress lines (``--merge`` then prefers them) until ``deadline``."""
+    as deal-log lines (``--merge`` then prefers them) until ``deadline``."""
     game = CoopGame(players)
     heuristic = CoopHeuristic()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -119,7 +119,7 @@ def read_done(path: Path, config: dict) -> dict[int, dict]:
 
 
 def merge_rows(paths: list[Path], players: int, mode: str) -> dict[int, dict]:
-    """The computed deals of several progress files for one team size and mode, by deal; a deal in
+    """The computed deals of several deal logs for one team size and mode, by deal; a deal in
     several files must have the same bound (to 1e-9), and the row with the heuristic's value is kept."""
     merged: dict[int, dict] = {}
     for path in paths:
@@ -130,7 +130,8 @@ def merge_rows(paths: list[Path], players: int, mode: str) -> dict[int, dict]:
                 deal = int(row["deal"])
                 bound = float(row["bound"])
             except (ValueError, KeyError, TypeError) as err:
-                raise ValueError(f"{path}:{number}: not a progress line of coop_bound ({err})") from None
+                raise ValueError(f"{path}:{number}: not a deal-log line of thermopylae bound ({err})"
+                                 ) from None
             if config.get("players") != players or config.get("mode") != mode:
                 continue
             if deal in merged:
@@ -143,7 +144,7 @@ def merge_rows(paths: list[Path], players: int, mode: str) -> dict[int, dict]:
 
 
 def paired_gaps(bounds: dict[int, float], evaluation: dict | list[dict]) -> list[dict]:
-    """For each agent of one or more ``scripts/evaluate.py --json`` documents (an agent's games in
+    """For each agent of one or more ``scripts/evaluate.py --out`` documents (an agent's games in
     several documents are pooled by deal; one deal played twice must have one outcome): its win rate and
     its paired gap ``bound - won`` (mean with a 95% interval over deals) on the deals both the bound and
     its games hold (the game's seed is the deal)."""
@@ -192,8 +193,8 @@ def _parse_until(parser: argparse.ArgumentParser, until: str | None) -> dt.datet
 
 def _solve_deals(args: argparse.Namespace, config: dict, progress: Path,
                  deadline: dt.datetime | None) -> tuple[dict[int, dict], bool, str]:
-    """Solve the deals of ``--start``/``--deals`` not yet in the progress file; returns the rows by
-    deal, whether ``--until`` stopped it, and the solver's backend."""
+    """Solve the deals of ``--start``/``--deals`` not yet in the deal log ``progress``; returns the rows
+    by deal, whether ``--until`` stopped it, and the solver's backend."""
     game = CoopGame(args.players)
     solver = DeckClairvoyantSolver(game, args.mode, max_states=args.max_states)
     heuristic = None if args.no_heuristic else CoopHeuristic()
@@ -268,31 +269,37 @@ def _print_summary(summary: dict, gaps: list[dict]) -> None:
     print(f"mean {timing['bound_seconds_mean']:.1f} s and {timing['bound_states_mean']:.0f} states per deal")
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=description(__doc__))
     parser.add_argument("--deals", type=int_argument(1, 10**7), default=1000,
                         help="number of deals (default 1000)")
     parser.add_argument("--start", type=int_argument(0, 2**63 - 1), default=0, help="first deal (default 0)")
-    parser.add_argument("--players", type=int_argument(1, 4), default=1,
-                        help="team size 1..4 (default 1); every size is solved by the compiled kernel")
+    parser.add_argument("--players", type=int_argument(1, 4), default=1, metavar="N",
+                        help="the team size, 1..4 (default 1); every size is solved by the compiled kernel")
     parser.add_argument("--mode", choices=("expect", "lucky"), default="expect",
                         help="expect: dice unknown (the bound); lucky: best dice outcome")
     parser.add_argument("--no-heuristic", action="store_true", help="skip the heuristic's exact value")
     parser.add_argument("--max-states", type=int_argument(1, 10**10), default=40_000_000,
                         help="memo limit per deal")
-    parser.add_argument("--json", type=Path, default=Path("benchmarks/coop_bound.json"))
-    parser.add_argument("--progress", type=Path, default=None,
-                        help="JSONL of finished deals (default: the JSON path with .jsonl)")
-    parser.add_argument("--resume", action="store_true", help="skip deals already in the progress file")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/coop_bound.json"), metavar="FILE",
+                        help="write the summary (JSON) to FILE (default benchmarks/coop_bound.json)")
+    parser.add_argument("--deal-log", type=Path, default=None, metavar="JSONL",
+                        help="one JSON line per finished deal (default: --out with .jsonl)")
+    parser.add_argument("--resume", action="store_true", help="skip deals already in the deal log")
     parser.add_argument("--until", default=None, help="UTC HH:MM after which no new deal is started")
     parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="JSONL",
-                        help="solve nothing: summarize every deal of these progress files")
+                        help="solve nothing: summarize every deal of these deal logs")
     parser.add_argument("--add-heuristic", type=Path, default=None, metavar="JSONL",
                         help="with --merge: the heuristic's exact value on the merged deals lacking it, "
-                             "appended to this progress file (give it to --merge next time)")
+                             "appended to this deal log (give it to --merge next time)")
     parser.add_argument("--gaps", type=Path, nargs="+", default=None, metavar="EVAL_JSON",
-                        help="paired gap to the bound of each agent of these scripts/evaluate.py --json "
+                        help="paired gap to the bound of each agent of these thermopylae evaluate --out "
                              "files (a game's seed is its deal; an agent's games in several files pooled)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.deals < 1 or args.start < 0:
         parser.error("--deals must be >= 1 and --start >= 0")
@@ -304,9 +311,9 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         if not path.is_file():
             parser.error(f"no such file: {path}")
     # Every file this run writes, checked before hours of solving (a crash at the end loses them).
-    outputs = [("--json", args.json)]
+    outputs = [("--out", args.out)]
     if args.merge is None:
-        outputs.append(("--progress", args.progress or args.json.with_suffix(".jsonl")))
+        outputs.append(("--deal-log", args.deal_log or args.out.with_suffix(".jsonl")))
     if args.add_heuristic is not None:
         outputs.append(("--add-heuristic", args.add_heuristic))
     for flag, path in outputs:
@@ -334,7 +341,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         if args.add_heuristic is not None:
             _add_heuristic_values(by_deal, args.players, args.add_heuristic, deadline)
     else:
-        progress = args.progress or args.json.with_suffix(".jsonl")
+        progress = args.deal_log or args.out.with_suffix(".jsonl")
         try:
             by_deal, stopped_early, backend = _solve_deals(args, config, progress, deadline)
         except MemoryError as err:
@@ -363,13 +370,13 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         "commit": git_commit(),
         "deals": rows,
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(summary, indent=1) + "\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(summary, indent=1) + "\n")
     print()
     deals = [r["deal"] for r in rows]
     span = f"{min(deals)}..{max(deals)}" if deals else "none"
     print(f"{len(rows)} deals ({span})" + (" (stopped at --until)" if stopped_early else "")
-          + f"; JSON: {args.json}")
+          + f"; JSON: {args.out}")
     _print_summary(summary, gaps)
     return 0
 

@@ -51,22 +51,25 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
                         help="MaskablePPO fine-tune steps after each round (0: none)")
     parser.add_argument("--eval-games", type=int_argument(0, 10**7), default=None,
                         help="held-out deals played after each round (0: none)")
-    parser.add_argument("--seed", type=int_argument(0, 2**20), default=None, help="run seed")
+    parser.add_argument("--seed", type=int_argument(0, 2**20), default=None,
+                        help="seeds the deals, the labels, the mixing coins and torch (default: the "
+                        "config's, 0 in the shipped one)")
     parser.add_argument("--workers", type=int_argument(1, 256), default=None,
                         help="processes playing and labelling")
-    parser.add_argument("--out", default=None, help="run folder (default: runs/coop-distill-seed<seed>)")
+    parser.add_argument("--run-dir", default=None, metavar="DIR",
+                        help="the run folder (default: runs/coop-distill-seed<seed>)")
     parser.add_argument("--no-progress", action="store_true", help="log lines instead of progress bars")
     return parser
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    from thermopylae_agents.training.expert_iteration import load_distill_config, run
-
     prog = prog or PROG
     parser = build_parser(prog)
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv)
-    for flag, value in (("--out", args.out), ("--config", args.config), ("--start", args.start)):
+    args = parser.parse_args(argv)  # before the training imports: --help needs no extra
+    from thermopylae_agents.training.expert_iteration import load_distill_config, run
+
+    for flag, value in (("--run-dir", args.run_dir), ("--config", args.config), ("--start", args.start)):
         if value is not None and not value.strip():
             parser.error(f"{flag}: empty value")
     try:
@@ -76,7 +79,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             ppo_timesteps=args.ppo_timesteps, eval_games=args.eval_games, seed=args.seed,
             workers=args.workers,
         )
-        run(cfg, args.out, progress=not args.no_progress, command=shlex.join([prog, *argv]))
+        run(cfg, args.run_dir, progress=not args.no_progress, command=shlex.join([prog, *argv]))
     except (ValueError, OSError) as error:
         text = " ".join((str(error) or type(error).__name__).split())
         sys.stderr.write(f"{prog}: error: {safe_text(text, newlines=False)}\n")

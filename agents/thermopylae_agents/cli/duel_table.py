@@ -13,19 +13,23 @@ from thermopylae_agents.evaluation.duel_table import (
     play_pairing,
 )
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 MAX_GAMES = 10**8  # games are played one after another: the bound is on time, not memory
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=description(__doc__))
     parser.add_argument("--games", type=int_argument(1, MAX_GAMES), default=10_000,
                         help=f"games per pairing, 1..{MAX_GAMES:,} (default 10,000)")
     parser.add_argument("--seed", type=seed_argument, default=0, help="base seed, 0..2**64-1 (default 0)")
-    parser.add_argument("--json", type=output_path_argument, default=None, metavar="PATH",
-                        help="also write JSON there")
-    args = parser.parse_args(argv)
+    parser.add_argument("--out", type=output_path_argument, default=None, metavar="FILE",
+                        help="also write the table as JSON to FILE")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
+    args = build_parser(prog).parse_args(argv)
     rows = []
     print(f"Thermopylae duel: {args.games} games per pairing, seed {args.seed}")
     header = (
@@ -44,8 +48,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> dict:
             flush=True,
         )
     result = {"games_per_pairing": args.games, "seed": args.seed, "results": rows}
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {args.json}")
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
     return result

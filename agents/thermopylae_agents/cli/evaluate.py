@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from thermopylae_agents.cli.args import GAMES, SIDES, env_id_of, game_options, int_argument, seed_argument
 from thermopylae_agents.evaluation.games import (
     DEFAULT_AGENT_SEED,
     evaluate,
@@ -26,7 +27,7 @@ from thermopylae_agents.evaluation.tables import (
     plot_results,
     print_table,
 )
-from thermopylae_agents.policies.registry import AgentSpecError, make_agent, parse_spec, resolve_env_id
+from thermopylae_agents.policies.registry import AgentSpecError, make_agent, parse_spec
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_env.cards import load_persian_deck
 from thermopylae_env.render import safe_text
@@ -43,8 +44,6 @@ def _agent_spec(text: str) -> str:
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    from thermopylae_agents.cli.args import int_argument, seed_argument
-
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Evaluate agents on the same seeded deals (paired), with 95% Wilson intervals and "
@@ -52,8 +51,14 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     spec_help = ("random, heuristic, search[:N,K], a model path, fast:PATH, a shipped policy; NAME=SPEC "
                  "names it")
-    parser.add_argument("agents", nargs="*", type=_agent_spec, help=f"agent specs: {spec_help}")
-    parser.add_argument("--env", default="coop", help="coop (default), duel, greek, persian or a full env id")
+    parser.add_argument("agents", nargs="*", type=_agent_spec,
+                        help=f"agent specs (the duel: of --side): {spec_help}")
+    parser.add_argument("--game", choices=GAMES, default="coop",
+                        help="coop (default): each agent plays the same deals; duel: every Greek agent "
+                        "against every Persian agent")
+    parser.add_argument("--side", choices=SIDES, default=None,
+                        help="duel: the side the positional agents play (default greek; the other side: "
+                        "--greek / --persian, else the heuristic)")
     parser.add_argument("--greek", nargs="+", type=_agent_spec, default=None, help="duel: Greek agents")
     parser.add_argument("--persian", nargs="+", type=_agent_spec, default=None, help="duel: Persian agents")
     parser.add_argument("--games", type=int_argument(1, 10**9), default=10_000,
@@ -63,16 +68,17 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--agent-seed", type=seed_argument, default=DEFAULT_AGENT_SEED,
                         help="seed of the agents' own randomness (reseeded per game)")
     parser.add_argument("--players", type=int_argument(1, 4), default=None, metavar="N",
-                        help="co-op: number of players (1..4)")
+                        help="co-op: the team size, 1..4 (default 1)")
     parser.add_argument("--persian-deck", default=None, help="co-op: Persian deck CSV")
     parser.add_argument("--workers", type=int_argument(1, 1024), default=1,
                         help="worker processes (default 1)")
-    parser.add_argument("--json", default=None, help="write the results (per-game outcomes included) as JSON")
+    parser.add_argument("--out", default=None, metavar="FILE",
+                        help="write the results (per-game outcomes included) as JSON to FILE")
     parser.add_argument("--plot", default=None, help="write a PNG plot to this file")
     parser.add_argument("--curve", default=None, metavar="LOGDIR",
                         help="plot the learning curve of a training run (evaluations.npz or progress.csv)")
     parser.add_argument("--replot", default=None, metavar="JSON",
-                        help="plot (--plot) and print the results of an earlier --json file, playing nothing")
+                        help="plot (--plot) and print the results of an earlier --out file, playing nothing")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     return parser
 
@@ -91,7 +97,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     Bad arguments and agents that cannot be built end with a one-line error and exit code 2."""
     parser = build_parser(prog)
     args = parser.parse_args(argv)
-    _check_output(parser, args.json, "--json")
+    _check_output(parser, args.out, "--out")
     _check_output(parser, args.plot, "--plot")
     try:
         return _run(parser, args)
@@ -108,9 +114,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         out = args.plot or os.path.join(folder, "learning_curve.png")
         plot_learning_curve(curve, out, title=f"learning curve: {args.curve}")
         print(f"learning curve ({len(curve['timesteps'])} evaluations) written to {out}")
-        if args.json:
-            Path(args.json).write_text(json.dumps({k: np.asarray(v).tolist() for k, v in curve.items()},
-                                                  indent=2))
+        if args.out:
+            Path(args.out).write_text(json.dumps({k: np.asarray(v).tolist() for k, v in curve.items()},
+                                                 indent=2))
         return 0
     if args.replot is not None:
         document = _read_json(args.replot)
@@ -120,11 +126,14 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if args.plot:
             plot_results(results, args.plot, title)
         return 0
-    env_id = resolve_env_id(args.env)
+    try:  # the other game's options, refused in one line
+        game_options(args, coop={"players": None, "persian_deck": None},
+                     duel={"side": None, "greek": None, "persian": None})
+    except ValueError as err:
+        parser.error(str(err))
+    env_id = env_id_of(args.game, args.side)
     progress = not args.no_progress
     if env_id == COOP_ID:
-        if args.greek or args.persian:
-            parser.error("--greek/--persian are for the duel")
         env_kwargs: dict[str, Any] = {}
         if args.players is not None:
             env_kwargs["num_players"] = args.players
@@ -136,8 +145,6 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                            progress=progress)
         title = f"{env_id}: {args.games} paired games (seeds {args.seed}..{args.seed + args.games - 1})"
     else:
-        if args.players is not None or args.persian_deck is not None:
-            parser.error("--players/--persian-deck are for the co-op game")
         if env_id == GREEK_ID:
             greek = (args.greek or []) + list(args.agents)
             persian = args.persian or ["heuristic"]
@@ -150,8 +157,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                                        args.seed, args.agent_seed, args.workers, progress)
         title = f"duel cross-play, Greek win rates: {args.games} paired games per pairing"
     print_table(results, title)
-    if args.json:
-        Path(args.json).write_text(json.dumps(results_json(results, title)))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results_json(results, title)))
     if args.plot:
         plot_results(results, args.plot, title)
     return 0

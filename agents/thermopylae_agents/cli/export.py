@@ -1,13 +1,13 @@
 """``thermopylae export``: export SB3 (Maskable)PPO zips to the pickle-free ``.json`` + ``.safetensors``
 policy format ([`thermopylae_agents.policies.safe_policy`][]), and write a policy as a folder ready to
-upload to the Hugging Face Hub (``--hf-folder DIR --policy NAME_OR_PATH``: model card ``README.md``,
+upload to the Hugging Face Hub (``--policy NAME_OR_PATH --out-dir DIR``: model card ``README.md``,
 ``config.json`` with the training settings, ``model.safetensors``, ``results.json`` of ``--eval-games``
 greedy games and ``replay.mp4`` of one, which needs the ``video`` extra and is left out, with a line
 saying so, without it; [`thermopylae_agents.policies.model_card`][]; it needs neither torch nor SB3).
 ``--push OWNER/NAME`` then uploads the folder to that model repository with ``huggingface_hub`` (the
 ``rlzoo`` extra installs it; its own login or ``HF_TOKEN``); nothing is uploaded without it.
 
-Every argument is checked before any model is read or any file written (known env ids only, the team size
+Every argument is checked before any model is read or any file written (the game and side, the team size
 of a co-op model, model files that exist, an output folder that can be written); a bad one ends with one
 line on standard error and exit code 2. The description written records the env id and the game options
 (``env_options``) the model was trained with, so that the registry refuses it for another game, and its
@@ -27,10 +27,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from thermopylae_agents.cli.args import int_argument
+from thermopylae_agents.cli.args import GAMES, SIDES, env_id_of, int_argument
 from thermopylae_agents.cli.console import require_extra
 from thermopylae_agents.policies.model_card import DEFAULT_EPISODES
-from thermopylae_agents.policies.registry import resolve_env_id
 from thermopylae_agents.policies.safe_policy import (
     POLICY_DIR,
     SHIPPED_ENV_IDS,
@@ -38,7 +37,6 @@ from thermopylae_agents.policies.safe_policy import (
     export_sb3_policy,
     read_description,
 )
-from thermopylae_env import COOP_ID
 from thermopylae_env.render import safe_text
 
 __all__ = ["build_parser", "main"]
@@ -64,35 +62,41 @@ def build_parser(prog: str | None = "thermopylae-export-policy") -> argparse.Arg
     parser = _Parser(
         prog=prog,
         description="Export SB3 (Maskable)PPO zips to the pickle-free .json + .safetensors policy format, "
-        "or write a pickle-free policy as a Hugging Face folder (--hf-folder). "
+        "or write a pickle-free policy as a Hugging Face folder (--policy). "
         "Reading a zip unpickles it: export only files you trust.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    parser.add_argument("models", nargs="*", help="SB3 zip files to export (with --env-id)")
-    parser.add_argument("--env-id", help="the environment the models were trained on: coop, greek, persian "
-                        "or a full id (recorded in the JSON)")
+    parser.add_argument("models", nargs="*", help="SB3 zip files to export (with --game)")
+    parser.add_argument("--game", choices=GAMES, default=None,
+                        help="the game the models were trained on (recorded in the JSON; required with "
+                        "models)")
+    parser.add_argument("--side", choices=SIDES, default=None,
+                        help="duel: the side the models play (recorded in the JSON; required for duel "
+                        "models)")
     parser.add_argument("--players", type=int_argument(1, 4), default=None, metavar="N",
                         help="co-op: the team size (1..4) the models were trained with (recorded in the "
                         "JSON; required for co-op models)")
-    parser.add_argument("--out-dir",
-                        help="where to write NAME.json / NAME.safetensors (default: beside the zip)")
+    parser.add_argument("--out-dir", metavar="DIR",
+                        help="the folder to write: models, --shipped: NAME.json / NAME.safetensors in it "
+                        "(default: beside each zip); --policy: the Hugging Face folder (required, new or "
+                        "empty)")
     parser.add_argument("--shipped", action="store_true",
                         help=f"export every shipped zip of {POLICY_DIR} beside it")
     for option, what in (("--training-commit", "the git commit of the checkout that trained the models"),
                          ("--training-command", "the command that trained them"),
                          ("--package-version", "the thermopylae-env version that trained them")):
         parser.add_argument(option, default=None, help=f"{what} (recorded in the JSON; default: unknown)")
-    parser.add_argument("--hf-folder", metavar="DIR", help="write the policy of --policy as a Hugging Face "
-                        "folder (README.md model card, config.json, model.safetensors, results.json, "
-                        "replay.mp4); uploads nothing without --push")
-    parser.add_argument("--policy", help="with --hf-folder: a shipped policy name or the path of a policy "
-                        ".json / .safetensors / folder")
-    parser.add_argument("--eval-games", default=None, metavar="N",
-                        help=f"with --hf-folder: greedy games of results.json (default {DEFAULT_EPISODES})")
-    parser.add_argument("--eval-seed", default=None, metavar="S",
-                        help="with --hf-folder: the seed of the first game (game i: S + i; default 0); the "
+    parser.add_argument("--policy", metavar="NAME_OR_PATH",
+                        help="write this pickle-free policy (a shipped policy name or the path of a policy "
+                        ".json / .safetensors / folder) as a Hugging Face folder in --out-dir (README.md "
+                        "model card, config.json, model.safetensors, results.json, replay.mp4); uploads "
+                        "nothing without --push")
+    parser.add_argument("--eval-games", type=int_argument(1, MAX_EVAL_GAMES), default=None, metavar="N",
+                        help=f"with --policy: greedy games of results.json (default {DEFAULT_EPISODES})")
+    parser.add_argument("--eval-seed", type=int_argument(0, MAX_EVAL_GAMES), default=None, metavar="S",
+                        help="with --policy: the seed of the first game (game i: S + i; default 0); the "
                         "replay is the game of seed S")
-    parser.add_argument("--push", metavar="REPO", help="with --hf-folder: upload the folder to the Hugging "
+    parser.add_argument("--push", metavar="REPO", help="with --policy: upload the folder to the Hugging "
                         "Face model repository REPO (OWNER/NAME), created if missing (needs huggingface_hub)")
     return parser
 
@@ -121,32 +125,34 @@ def _jobs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[Job
     jobs: list[Job] = []
     given = _given_provenance(args)
     if args.shipped:
-        if args.env_id is not None or args.players is not None or given:
-            parser.error("--env-id, --players and the training options are for the models named; the "
-                         "shipped ones are known")
+        if args.game is not None or args.side is not None or args.players is not None or given:
+            parser.error("--game, --side, --players and the training options are for the models named; "
+                         "the shipped ones are known")
         jobs += [(POLICY_DIR / f"{name}.zip", env_id, SHIPPED_ENV_OPTIONS[name], _shipped_provenance(name))
                  for name, env_id in SHIPPED_ENV_IDS.items()]
     if args.models:
-        if not args.env_id:
-            parser.error("give --env-id (coop, greek, persian or a full id) for the models named")
-        try:
-            env_id = resolve_env_id(args.env_id)
-        except ValueError as err:
-            parser.error(str(err))
+        if args.game is None:
+            parser.error("give --game coop or --game duel, the game the models named were trained on")
         options: dict[str, Any] = {}
-        if env_id == COOP_ID:
+        if args.game == "coop":
+            if args.side is not None:
+                parser.error("--side is for duel models (--game duel)")
             if args.players is None:
                 parser.error("give --players N (1..4), the team size the co-op models were trained with")
             options = {"num_players": args.players}
-        elif args.players is not None:
-            parser.error("--players is for co-op models only")
+        else:
+            if args.players is not None:
+                parser.error("--players is for co-op models only (--game coop)")
+            if args.side is None:
+                parser.error("give --side greek or --side persian, the side the duel models play")
+        env_id = env_id_of(args.game, args.side)
         for model in args.models:
             path = Path(model)
             if not path.is_file():
                 parser.error(f"{model}: no such model file (a regular .zip file)")
             jobs.append((path, env_id, options, given))
-    elif args.players is not None and not args.shipped:
-        parser.error("--players is for the models named")
+    elif (args.game or args.side or args.players is not None) and not args.shipped:
+        parser.error("--game, --side and --players are for the models named")
     if not jobs:
         parser.error("nothing to export (name models or give --shipped)")
     if args.out_dir is not None:
@@ -171,21 +177,12 @@ def _check_out_dir(parser: argparse.ArgumentParser, out_dir: str) -> None:
         parser.error(f"--out-dir {out_dir}: cannot write there")
 
 
-def _count(parser: argparse.ArgumentParser, option: str, value: str | None, default: int,
-           minimum: int) -> int:
-    if value is None:
-        return default
-    if not value.isdigit() or not minimum <= int(value) <= MAX_EVAL_GAMES:
-        parser.error(f"{option} must be an integer in {minimum}..{MAX_EVAL_GAMES:,}, not {value!r}")
-    return int(value)
-
-
 def _first_line(err: BaseException) -> str:
     return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
 def _hf_folder(parser: argparse.ArgumentParser, args: argparse.Namespace, prog: str) -> int:
-    """``--hf-folder DIR --policy SPEC [--push REPO]``: the folder ready to upload (NumPy and safetensors
+    """``--policy SPEC --out-dir DIR [--push REPO]``: the folder ready to upload (NumPy and safetensors
     only; moviepy for the replay), then the upload. Every argument is checked before a game is played."""
     from thermopylae_agents.policies.model_card import (
         REPLAY_FILE,
@@ -194,15 +191,18 @@ def _hf_folder(parser: argparse.ArgumentParser, args: argparse.Namespace, prog: 
         write_hf_folder,
     )
 
-    if args.models or args.shipped or args.env_id or args.players or args.out_dir or _given_provenance(args):
-        parser.error("--hf-folder takes --policy only, with --eval-games, --eval-seed and --push (export "
-                     "zips first, then write the folder)")
-    if not args.policy:
-        parser.error("--hf-folder needs --policy NAME_OR_PATH (a shipped name or a policy .json)")
-    if not args.hf_folder.strip():
-        parser.error("--hf-folder is empty")
-    games = _count(parser, "--eval-games", args.eval_games, DEFAULT_EPISODES, 1)
-    seed = _count(parser, "--eval-seed", args.eval_seed, 0, 0)
+    if (args.models or args.shipped or args.game or args.side or args.players is not None
+            or _given_provenance(args)):
+        parser.error("--policy takes --out-dir, --eval-games, --eval-seed and --push only (export zips "
+                     "first, then write the folder)")
+    if not args.policy.strip():
+        parser.error("--policy is empty")
+    if args.out_dir is None:
+        parser.error("--policy needs --out-dir DIR, the Hugging Face folder to write")
+    if not args.out_dir.strip():
+        parser.error("--out-dir is empty")
+    games = DEFAULT_EPISODES if args.eval_games is None else args.eval_games
+    seed = 0 if args.eval_seed is None else args.eval_seed
     if args.push is not None:
         require_extra(prog, "huggingface_hub")
         try:
@@ -210,7 +210,7 @@ def _hf_folder(parser: argparse.ArgumentParser, args: argparse.Namespace, prog: 
         except ValueError as err:
             parser.error(f"--push {args.push!r}: {_first_line(err)}")
     try:
-        out = write_hf_folder(args.policy, args.hf_folder, episodes=games, seed=seed)
+        out = write_hf_folder(args.policy, args.out_dir, episodes=games, seed=seed)
     except (ValueError, OSError) as err:
         parser.error(_first_line(err))
     if not (out / REPLAY_FILE).exists():
@@ -235,12 +235,12 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     prog = prog or "thermopylae-export-policy"
     parser = build_parser(prog)
     args = parser.parse_args(argv)
-    if args.hf_folder is not None:
+    if args.policy is not None:
         return _hf_folder(parser, args, prog)
-    for option, value in (("--policy", args.policy), ("--eval-games", args.eval_games),
-                          ("--eval-seed", args.eval_seed), ("--push", args.push)):
+    for option, value in (("--eval-games", args.eval_games), ("--eval-seed", args.eval_seed),
+                          ("--push", args.push)):
         if value is not None:
-            parser.error(f"{option} is for --hf-folder")
+            parser.error(f"{option} is for --policy (a Hugging Face folder)")
     jobs = _jobs(parser, args)
     require_extra(prog, "stable_baselines3", "sb3_contrib", "torch")
     from thermopylae_agents.policies.sb3_agent import load_model
@@ -274,4 +274,4 @@ def _check_game(model: Any, env_id: str, options: dict[str, Any]) -> None:
     got = (tuple(model.observation_space.shape), int(getattr(model.action_space, "n", -1)))
     if got != want:
         raise ValueError(f"the model sees observations of shape {got[0]} and has {got[1]} actions; "
-                         f"{env_id} has {want[0]} and {want[1]}: is --env-id right?")
+                         f"{env_id} has {want[0]} and {want[1]}: are --game and --side right?")

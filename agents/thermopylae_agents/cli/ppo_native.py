@@ -28,7 +28,7 @@ from thermopylae_env import COOP_ID
 if TYPE_CHECKING:
     from thermopylae_agents.training.ppo_native import Args
 
-__all__ = ["check", "main", "parse_args"]
+__all__ = ["build_parser", "check", "main", "parse_args"]
 
 DESCRIPTION = ("Single-file masked PPO (in the manner of CleanRL's ppo.py) on the native vector engines of "
                "the co-op game and the duel; writes RUN_DIR/summary.json and agent.pt.")
@@ -53,12 +53,12 @@ BOUNDS: dict[str, tuple[float, float, bool]] = {
     "vf_coef": (0.0, 1000.0, False),
     "max_grad_norm": (0.0, 1e6, True),
     "target_kl": (0.0, 1000.0, False),
-    "num_players": (1, 4, False),
+    "players": (1, 4, False),
     "reward_shaping": (0.0, 1000.0, False),
     "torch_threads": (1, 1024, False),
     "eval_games": (0, 10**7, False),
 }
-COOP_ONLY = ("num_players", "reward_shaping", "backend")
+COOP_ONLY = ("players", "reward_shaping", "backend")
 DUEL_ONLY = ("opponent",)
 # A part of the run folder's name: no path separators, no "." or "..".
 EXP_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
@@ -184,21 +184,19 @@ def _fail(prog: str, message: str) -> None:
     raise SystemExit(2)
 
 
-def _help_without_training(prog: str) -> str | None:
-    """``--help`` where the train extra is not installed (``None`` where it is): the flags, their types,
-    defaults and docstrings read from the source of ``Args`` (importing it needs torch), then the line
-    that names the extra."""
-    missing = [module for module in ("tyro", "torch") if importlib.util.find_spec(module) is None]
-    if not missing:
-        return None
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The flags of ``Args`` as an argparse parser, their types, defaults and docstrings read from the source
+    of ``Args`` (importing it needs torch): the help without the train extra, and what the tests walk. The
+    command line itself is parsed by tyro ([`parse_args`][thermopylae_agents.cli.ppo_native.parse_args])."""
     source = Path(__file__).resolve().parents[1] / "training" / "ppo_native.py"
     tree = ast.parse(source.read_text(encoding="utf-8"))
     body = next(node.body for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Args")
     parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
     for field, doc in zip(body, body[1:], strict=False):
-        if not (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
-                and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)):
+        if not (isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)):
             continue
+        if not (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)):
+            raise ValueError(f"Args.{field.target.id} has no docstring: every flag needs its help")
         name, kind = field.target.id, field.annotation
         if name == "exp_name":  # CleanRL's default: the file's name
             default: Any = source.stem
@@ -209,12 +207,21 @@ def _help_without_training(prog: str) -> str | None:
         text = f"{doc.value.value} (default: {default})" if default != "" else doc.value.value
         flag = "--" + name.replace("_", "-")
         if isinstance(kind, ast.Subscript) and ast.unparse(kind.value) == "Literal":
-            parser.add_argument(flag, choices=ast.literal_eval(kind.slice), help=text)
+            parser.add_argument(flag, choices=ast.literal_eval(kind.slice), default=default, help=text)
         elif ast.unparse(kind) == "bool":
-            parser.add_argument(flag, "--no-" + flag[2:], action="store_true", help=text)
+            parser.add_argument(flag, "--no-" + flag[2:], action="store_true", default=default, help=text)
         else:
-            parser.add_argument(flag, metavar=ast.unparse(kind).upper(), help=text)
-    return parser.format_help() + "\n" + extra_message(prog, "train", missing[0]) + "\n"
+            parser.add_argument(flag, metavar=ast.unparse(kind).upper(), default=default, help=text)
+    return parser
+
+
+def _help_without_training(prog: str) -> str | None:
+    """``--help`` where the train extra is not installed (``None`` where it is): the flags of
+    [`build_parser`][thermopylae_agents.cli.ppo_native.build_parser], then the line that names the extra."""
+    missing = [module for module in ("tyro", "torch") if importlib.util.find_spec(module) is None]
+    if not missing:
+        return None
+    return build_parser(prog).format_help() + "\n" + extra_message(prog, "train", missing[0]) + "\n"
 
 
 def train(args: Args) -> dict[str, Any]:

@@ -8,10 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from thermopylae_agents.cli.args import (
+    GAMES,
+    SIDES,
     check_output_path,
     description,
     error,
     float_argument,
+    game_options,
     int_argument,
     seed_argument,
 )
@@ -28,15 +31,19 @@ __all__ = ["build_parser", "main"]
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=description(__doc__))
-    parser.add_argument("--game", choices=("coop", "duel"), default="coop")
-    parser.add_argument("--players", type=int_argument(1, 4), default=1, help="co-op: number of seats (1..4)")
-    parser.add_argument("--side", choices=("greek", "persian"), default="greek",
-                        help="duel: the agent's side")
-    parser.add_argument("--opponent", default="heuristic", help="duel: heuristic, random or a model path")
+    parser.add_argument("--game", choices=GAMES, default="coop",
+                        help="coop (default): the agent plays every seat; duel: one side (--side)")
+    parser.add_argument("--players", type=int_argument(1, 4), default=None, metavar="N",
+                        help="co-op: the team size, 1..4 (default 1)")
+    parser.add_argument("--side", choices=SIDES, default=None,
+                        help="duel: the agent's side (default greek)")
+    parser.add_argument("--opponent", default=None,
+                        help="duel: the other side: heuristic (default), random or a model path")
     parser.add_argument("--agent", default="heuristic", help="random, heuristic or a model path (.zip)")
     parser.add_argument("--seed", type=seed_argument, default=0,
                         help="shuffle seed, an integer in 0..2**64-1 (default 0)")
-    parser.add_argument("--out", required=True, help="output file: .gif (animation) or .png (strip)")
+    parser.add_argument("--out", required=True, metavar="FILE",
+                        help="the file to write: .gif (animation) or .png (strip)")
     parser.add_argument("--every", type=int_argument(1, 10**6), default=1,
                         help="keep every N-th frame (default 1: all)")
     parser.add_argument("--max-frames", type=int_argument(1, 10**5), default=None,
@@ -53,6 +60,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     prog = prog or "thermopylae-render-game"
     args = build_parser(prog).parse_args(argv)
+    try:
+        game_options(args, coop={"players": 1}, duel={"side": "greek", "opponent": "heuristic"})
+    except ValueError as err:
+        error(prog, str(err))
+        return 2
     out = Path(args.out)
     suffix = out.suffix.lower()
     if suffix not in (".gif", ".png"):

@@ -53,10 +53,12 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
         "--resume: the total to reach); below the config's, the warm start, the periodic evaluation "
         "and the report shrink in proportion",
     )
-    parser.add_argument("--seed", type=int_argument(0, MAX_SEED), default=None, help="default: 0")
+    parser.add_argument("--seed", type=int_argument(0, MAX_SEED), default=None,
+                        help="seed of the run (default 0; with --resume, the resumed run's)")
     parser.add_argument("--n-envs", type=int_argument(1, MAX_ENVS), default=None,
                         help=f"parallel environments (1..{MAX_ENVS})")
-    parser.add_argument("--out", default=None, help="run folder (default: runs/<target>-<algo>-seed<seed>)")
+    parser.add_argument("--run-dir", default=None, metavar="DIR",
+                        help="the run folder (default: runs/<target>-<algo>-seed<seed>)")
     parser.add_argument("--resume", default=None, help="a run folder or a saved model (.zip) to continue")
     parser.add_argument(
         "--eval-freq", type=int_argument(0, MAX_TIMESTEPS), default=None,
@@ -102,7 +104,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
 
     if args.quiet:
         set_level("WARNING")
-    for flag, value in (("--out", args.out), ("--config", args.config), ("--resume", args.resume)):
+    for flag, value in (("--run-dir", args.run_dir), ("--config", args.config), ("--resume", args.resume)):
         if value is not None and not value.strip():
             parser.error(f"{flag}: empty path")
     kwargs = dict(
@@ -111,7 +113,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         timesteps=args.timesteps,
         seed=args.seed,
         n_envs=args.n_envs,
-        out=args.out,
+        out=args.run_dir,
         resume=args.resume,
         eval_freq=args.eval_freq,
         eval_episodes=args.eval_episodes,

@@ -3,10 +3,10 @@
 Each pairing plays ``--games`` games (default 10,000) on the rules engine. Game ``i`` of every pairing uses
 the same seed, so the pairings see the same deals (the random players and the random discards then go
 their own ways). The table gives the Greek win rate with its 95% Wilson interval, the Persian win rate,
-the mean number of turns and how the games ended; ``--json PATH`` also writes the numbers as JSON.
+the mean number of turns and how the games ended; ``--out FILE`` also writes the numbers as JSON.
 
     thermopylae-duel-table                                    # 4 x 10,000 games
-    thermopylae-duel-table --games 1000 --json duel_table.json
+    thermopylae-duel-table --games 1000 --out duel_table.json
     thermopylae duel-table --games 1000       # the same, from a checkout
 """
 

@@ -25,8 +25,8 @@ Agent specs (command line and [`make_agent`][thermopylae_agents.policies.registr
 Command line (``thermopylae evaluate``: [`thermopylae_agents.cli.evaluate`][]; also
 ``thermopylae-evaluate`` and ``scripts/evaluate.py``):
 
-    thermopylae evaluate --env coop random heuristic search:16,8 --games 10000 --json out.json
-    thermopylae evaluate --env duel --greek heuristic random --persian heuristic random --plot m.png
+    thermopylae evaluate --game coop random heuristic search:16,8 --games 10000 --out out.json
+    thermopylae evaluate --game duel --greek heuristic random --persian heuristic random --plot m.png
     thermopylae evaluate --curve runs/coop_ppo --plot curve.png   # learning curve of a training run
 
 SB3 model files are pickles: evaluate only models from trusted sources.

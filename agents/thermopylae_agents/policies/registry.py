@@ -27,7 +27,7 @@ anything; [`make_agent`][thermopylae_agents.policies.registry.make_agent] builds
   [`thermopylae_agents.policies.safe_policy.load_safe_policy`][]: no pickle is opened;
 * the path of such a ``.json`` description (``my_policy.json``, written by ``thermopylae-export-policy``;
   also its ``.safetensors`` file, an old ``.json`` + ``.npz`` pair, or a Hugging Face folder of
-  ``config.json`` + ``model.safetensors`` written by ``thermopylae export --hf-folder``);
+  ``config.json`` + ``model.safetensors`` written by ``thermopylae export --policy``);
 * ``rllib:PATH``: a policy trained on RLlib and exported by ``thermopylae rllib`` (a data-only
   ``.npz``, read without pickle or Ray:
   [`thermopylae_agents.rllib.load_rllib_agent`][thermopylae_agents.policies.rllib_policy.load_rllib_agent]);

@@ -15,7 +15,7 @@ hints use it without Ray; its names are re-exported here. Modules:
 * [`train`][thermopylae_agents.rllib.train]: the training loop with checkpoints and export, and evaluation.
 * [`sweep`][thermopylae_agents.rllib.sweep]: the Ray Tune sweep over co-op PPO hyperparameters (ASHA).
 
-The command line is ``thermopylae rllib {coop,duel,sweep}`` ([`thermopylae_agents.cli.rllib`][]).
+The command line is ``thermopylae rllib {train,sweep}`` ([`thermopylae_agents.cli.rllib`][]).
 """
 
 from __future__ import annotations

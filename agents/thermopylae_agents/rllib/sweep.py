@@ -21,7 +21,7 @@ every node mounts at the same path, e.g. NFS).
 
 Command line ([`thermopylae_agents.cli.rllib`][]):
 
-    thermopylae rllib sweep --storage-path runs/rllib_sweep --search grid \\
+    thermopylae rllib sweep --run-dir runs/rllib_sweep --search grid \\
         --lr 1e-4 3e-4 1e-3 --entropy-coeff 0 0.003 0.01 --train-batch-size 4096 16384 \\
         --timesteps-per-trial 2000000 --grace-period 200000
 """

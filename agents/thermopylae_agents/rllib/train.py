@@ -3,10 +3,10 @@
 The configs are in [`thermopylae_agents.rllib.config`][]; the command line is ``thermopylae rllib``
 ([`thermopylae_agents.cli.rllib`][]; also the ``thermopylae-train-rllib`` console script):
 
-    thermopylae rllib coop --num-env-runners 2 --envs-per-runner 64 --storage-path runs/rllib_coop
-    thermopylae rllib duel --mode self-play --storage-path runs/rllib_duel
-    thermopylae rllib sweep --num-samples 8 --storage-path runs/rllib_sweep
-    thermopylae rllib coop --address auto ...   # on an existing Ray cluster
+    thermopylae rllib train --game coop --num-env-runners 2 --envs-per-runner 64 --run-dir runs/rllib_coop
+    thermopylae rllib train --game duel --mode self-play --run-dir runs/rllib_duel
+    thermopylae rllib sweep --num-samples 8 --run-dir runs/rllib_sweep
+    thermopylae rllib train --address auto ...   # on an existing Ray cluster
 
 Without ``--address`` the script starts a local Ray (``--num-cpus``, default: all cores) and stops it at
 the end; with ``--address`` (``auto``, ``HOST:6379`` or ``ray://HOST:10001``) it joins a running cluster.

@@ -7,7 +7,7 @@
     thermopylae-train selfplay                    # both duel sides, in alternation, against snapshot pools
     thermopylae-train coop --resume runs/coop-maskable_ppo-seed0   # continue a run (its config, its counter)
 
-Every run writes one folder (``--out``, default ``runs/<target>-<algo>-seed<seed>``):
+Every run writes one folder (``--run-dir``, default ``runs/<target>-<algo>-seed<seed>``):
 
     config.yaml         the configuration as resolved (file + command line), written before training
     tb/                 TensorBoard logs (``tensorboard --logdir runs``): PPO, warm_start, summary (hparams)

@@ -1,6 +1,6 @@
 """Masked PPO on the native vector engines, in one file, in the manner of CleanRL's ``cleanrl/ppo.py``.
 
-    thermopylae ppo-native --total-timesteps 2000000 --seed 1
+    thermopylae ppo-native --total-timesteps 2000000 --seed 0
     thermopylae ppo-native --env-id thermopylae/DuelGreek-v0 --time-budget 120   # the duel, two minutes
     thermopylae-ppo-native --track --capture-video             # Weights & Biases, videos (pip install wandb)
     tensorboard --logdir runs                                  # charts/, losses/, eval/
@@ -31,10 +31,13 @@ MLP [64, 64] (tanh), 256 games x 64 steps per rollout, 2 epochs of 4 minibatches
 compare with SB3's MaskablePPO on the same recipe (``benchmarks/ppo_speed.py``). The duel's network sees
 the observation alone.
 
-The flags that every CleanRL script has mean what they mean there: ``--exp-name`` (default: this file's
-name), ``--seed``, ``--torch-deterministic`` (``torch.backends.cudnn.deterministic``), ``--cuda`` (CUDA
+The flags that every CleanRL script has keep CleanRL's names and mean what they mean there: ``--exp-name``
+(default: this file's name), ``--seed`` (default 0, the default of every ``thermopylae`` command, where
+CleanRL's is 1), ``--torch-deterministic`` (``torch.backends.cudnn.deterministic``), ``--cuda`` (CUDA
 when it is available), ``--track`` (Weights & Biases: ``--wandb-project-name``, ``--wandb-entity``; the
-TensorBoard scalars are synced to it) and ``--capture-video``.
+TensorBoard scalars are synced to it) and ``--capture-video``, as do CleanRL's PPO flags (``--env-id``,
+``--total-timesteps``, ``--num-envs``, ``--learning-rate``, ...). The others are named as in every
+``thermopylae`` command: ``--players``, ``--run-dir``, ``--eval-games``.
 
 The run folder is ``runs/{run_name}`` as in CleanRL, ``run_name`` being
 ``{env}__{exp_name}__{seed}__{unix time}`` (``env`` the id without its ``thermopylae/``), or
@@ -83,8 +86,8 @@ EVAL_SEED = 10_000_000  # evaluation and video deals: EVAL_SEED + i, apart from 
 class Args:
     exp_name: str = os.path.basename(__file__)[: -len(".py")]
     """the name of this experiment (part of the run's name)"""
-    seed: int = 1
-    """seed of the games, of torch and of the minibatch shuffles"""
+    seed: int = 0
+    """seed of the games, of torch and of the minibatch shuffles (CleanRL's default is 1, thermopylae's 0)"""
     torch_deterministic: bool = True
     """set torch.backends.cudnn.deterministic (--no-torch-deterministic lets cuDNN pick faster kernels)"""
     cuda: bool = True
@@ -141,8 +144,8 @@ class Args:
     # The games
     fight_features: bool = True
     """co-op: feed the network the observation plus the exact fight odds (else the observation alone)"""
-    num_players: int = 1
-    """co-op: seats, 1..4"""
+    players: int = 1
+    """co-op: the team size, 1..4"""
     reward_shaping: float = 0.0
     """co-op: the env's reward_shaping"""
     backend: Literal["auto", "numba"] = "auto"
@@ -238,7 +241,7 @@ def game_won(infos: dict, terminated: np.ndarray) -> np.ndarray:
 def game_kwargs(args: Args) -> dict[str, Any]:
     """The env arguments of ``args``'s game (the co-op options or the duel's opponent)."""
     if args.env_id == COOP_ID:
-        return {"num_players": args.num_players, "reward_shaping": args.reward_shaping}
+        return {"num_players": args.players, "reward_shaping": args.reward_shaping}
     return {"opponent": args.opponent}
 
 
