@@ -770,8 +770,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {key}: {value:.2f}x")
     if resident:
         _print_resident(resident)
+    import datetime
+
+    from thermopylae_agents.policies.provenance import git_commit
+
     result = {
         "benchmark": "thermopylae-env environment throughput",
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": git_commit(Path(__file__)),
         "mode": "quick" if quick else "full",
         "repeats": repeats,
         "timed": "env rows: env step (and single-env reset) only, random legal action sampling excluded; "

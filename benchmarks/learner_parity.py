@@ -49,7 +49,7 @@ def train(target: str, variant: str, seed: int, out: Path, threads: str) -> dict
     """One run of ``scripts/train.py``; its ``report.json``."""
     learner, config = variant_config(target, variant, out.parent)
     command = [sys.executable, str(ROOT / "scripts" / "train.py"), target, "--learner", learner, "--seed",
-               str(seed), "--threads", threads, "--out", str(out), "--no-progress",
+               str(seed), "--threads", threads, "--run-dir", str(out), "--no-progress",
                *(["--config", str(config)] if config else [])]
     subprocess.run(command, check=True, cwd=ROOT)
     return json.loads((out / "report.json").read_text(encoding="utf-8"))

@@ -5,7 +5,7 @@ The search's games are played in chunks (``thermopylae evaluate --players N sear
 joins the chunks of each team size with the committed evaluation of the other agents on the same seeds
 (``coop_solo_eval.json``, ``coop_{N}p_eval.json``: random, the heuristic and the shipped policy, per-game
 outcomes included), keeps the deals that every agent played, and writes one file in the format of
-``thermopylae evaluate --json``: each agent's win rate with its Wilson interval and the paired comparison
+``thermopylae evaluate --out``: each agent's win rate with its Wilson interval and the paired comparison
 of the search with each other agent (McNemar's exact test, Newcombe's interval of the difference).
 
 Usage (from the repository root)::

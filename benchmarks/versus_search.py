@@ -2,7 +2,7 @@
 
 Issue #24 asks for a pure policy that beats the default search paired (the difference, its 95% interval and
 McNemar's p) on the yardstick's deals. The search's games are committed in
-``benchmarks/coop_search_yardstick.json`` (per game); this script takes a ``thermopylae evaluate --json``
+``benchmarks/coop_search_yardstick.json`` (per game); this script takes a ``thermopylae evaluate --out``
 file of other agents on the same seeds (per game, as ``evaluate`` writes it), keeps the deals both played,
 and writes each agent's win rate and its paired comparison with the search. With ``--distill-report`` the
 ``report.json`` of the ``thermopylae distill`` run behind a policy is summarized in the result (its config,
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     measurement = Measurement()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, choices=(1, 2, 3, 4), required=True)
-    parser.add_argument("--eval", type=Path, required=True, help="a `thermopylae evaluate --json` file")
+    parser.add_argument("--eval", type=Path, required=True, help="a `thermopylae evaluate --out` file")
     parser.add_argument("--eval-command", help="the command that wrote --eval (recorded in the result)")
     parser.add_argument("--distill-report", type=Path, help="report.json of the distill run behind a policy")
     parser.add_argument("--distill-settings", help="the committed copy of the settings file the run read")

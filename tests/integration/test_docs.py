@@ -257,7 +257,5 @@ def test_the_pages_and_docstrings_use_only_flags_that_their_command_has():
     assert wrong == [], "\n".join(wrong)
 
 
-@pytest.mark.xfail(strict=True, reason="README.md still has `evaluate --env` and `rllib coop "
-                   "--storage-path`; the change that edits it drops this mark")
 def test_the_readme_uses_only_flags_that_their_command_has():
     assert _unknown_flags(ROOT / "README.md", _option_strings()) == []

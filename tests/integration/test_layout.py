@@ -15,8 +15,8 @@ SCRIPT_FOLDERS = ("scripts", "benchmarks")
 # Calls that load or run Python code in the test's own process from a path or a module name.
 LOADERS = {"spec_from_file_location", "SourceFileLoader", "run_path", "run_module", "import_module",
            "__import__", "exec_module", "load_module"}
-# Calls that read a data file (a committed result JSON), which runs no code whatever it names.
-DATA_READERS = {"json.loads", "json.load"}
+# Calls that read data (a committed result JSON, YAML text), which run no code whatever they name.
+DATA_READERS = {"json.loads", "json.load", "yaml.safe_load"}
 TEST_FILES = sorted(p for p in TESTS.rglob("*.py") if (TESTS / "data") not in p.parents)
 
 

@@ -96,7 +96,8 @@ DEVELOPER_SCRIPTS = {
     "duel_crossplay.py", "duel_vec_eval.py", "train_exploiters.py", "load_benchmark.py", "make_docs.py",
     "compare_commits.py", "policy_files.py", "ppo_speed.py", "solve_small_duels.py", "search_speed.py",
     "coop_bound_team_cost.py", "search_yardstick.py", "search_effort.py", "versus_search.py",
-    "mmd_small_duels.py", "trained_br_small_duels.py",
+    "mmd_small_duels.py", "trained_br_small_duels.py", "learning_curves.py", "learner_parity.py",
+    "main_job.py", "device_speed.py",
 }
 NEW_CONSOLE_SCRIPTS = [  # the ones added with their modules' move out of scripts/
     "thermopylae-train-rllib", "thermopylae-exploitability", "thermopylae-coop-bound",
