@@ -11,14 +11,12 @@ import pytest
 
 import thermopylae_env  # noqa: F401 - registers the environments
 from thermopylae_agents.evaluation.replay import record_agent_game as record_game
+from thermopylae_env.record_format import FORMAT, VERSION, load_record
 from thermopylae_env.records import (
-    FORMAT,
-    VERSION,
     RecordEpisode,
     RecordMismatchError,
     describe_event,
     iter_replay,
-    load_record,
     replay_record,
 )
 

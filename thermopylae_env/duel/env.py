@@ -223,7 +223,7 @@ class DuelEnv(TurnBasedEnv):
     * ``illegal_action_penalty`` (float, default -1.0)
     * ``render_mode``: ``None``, ``"ansi"`` (the whole table, both hands: for people, not agents) or
       ``"rgb_array"`` (a (360, 640, 3) uint8 picture of the table seen by the agent's side, the opponent's
-      hand face down: [`thermopylae_env.render.render_duel_rgb`][thermopylae_env.duel.render.render_duel_rgb];
+      hand face down: [`render_duel_rgb`][thermopylae_env.duel.render.render_duel_rgb];
       needs Pillow)
     * ``record_events`` (bool, default False): the engine's events of each step (both sides' moves, the
       cards drawn: hidden information, for records and display) in ``info["events"]``

@@ -75,7 +75,6 @@ from thermopylae_env.duel.layout import (  # noqa: E402
     NUM_FORCE_KINDS,
     NUM_KINDS,
     OBS_PIECE,
-    OBS_SIZE,
     PERSIAN,
     PLAY_DISCARD_CARD,
     START_HAND,
@@ -85,7 +84,7 @@ from thermopylae_env.duel.layout import OBS_SCALE as _LAYOUT_SCALE  # noqa: E402
 from thermopylae_env.duel.rules import DuelGame  # noqa: E402
 
 __all__ = [
-    "NUM_ACTIONS", "OBS_SIZE", "WIDTH", "OVER", "OPP_NONE", "OPP_HEURISTIC", "OPP_RANDOM",
+    "WIDTH", "OVER", "OPP_NONE", "OPP_HEURISTIC", "OPP_RANDOM",
     "card_kinds", "word", "chance_words", "chance_base", "chance_orders", "discard_pick",
     "deal", "apply", "mask_row", "observe", "heuristic_action", "random_legal",
     "step_serial", "step_parallel", "observe_games", "heuristic_games",

@@ -58,7 +58,7 @@ from thermopylae_env.actions import (
 from thermopylae_env.core import ResetNeeded
 from thermopylae_env.duel import kernel as K
 from thermopylae_env.duel.config import DuelConfig
-from thermopylae_env.duel.layout import decode_action
+from thermopylae_env.duel.layout import GREEK, NUM_ACTIONS, OBS_SIZE, PERSIAN, PLAYER_NAMES, decode_action
 from thermopylae_env.duel.rules import DuelGame, DuelState
 from thermopylae_env.threads import kernel_threads
 
@@ -72,11 +72,6 @@ __all__ = [
     "PARALLEL_MIN_GAMES",
 ]
 
-GREEK = K.GREEK
-PERSIAN = K.PERSIAN
-NUM_ACTIONS = K.NUM_ACTIONS
-OBS_SIZE = K.OBS_SIZE
-PLAYER_NAMES = ("greek", "persian")
 PARALLEL_MIN_GAMES = 512  # below this the threads' start-up costs more than they save
 _M64 = (1 << 64) - 1
 

@@ -1,7 +1,7 @@
 """PPO on Ray RLlib for the co-op game and the duel: configs, the training loop, checkpoints and export.
 
 The configs are in [`thermopylae_agents.rllib.config`][]; the command line is ``thermopylae rllib``
-([`thermopylae_agents.cli.rllib`][]; also the ``thermopylae-train-rllib`` console script):
+([`thermopylae_agents.cli.rllib`][]):
 
     thermopylae rllib coop --num-env-runners 2 --envs-per-runner 64 --storage-path runs/rllib_coop
     thermopylae rllib duel --mode self-play --storage-path runs/rllib_duel

@@ -17,6 +17,7 @@ import numpy as np
 from thermopylae_agents.evaluation.labels import coop_action_label, duel_action_label, duel_card_text
 from thermopylae_agents.players.coop_search import CoopSearchExpert, SearchEstimate
 from thermopylae_agents.players.fight_odds import dice_tail_table
+from thermopylae_env.cards import PERSIAN_DECK_SIZE
 from thermopylae_env.coop.layout import (
     DECLINE,
     DISCARD_BASE,
@@ -26,7 +27,6 @@ from thermopylae_env.coop.layout import (
     LOSS_MARKER,
     MIN_VALUE,
     NUM_SUPPORT,
-    PERSIAN_DECK_SIZE,
     RETREAT,
     discard_action,
     fight_action,
