@@ -389,7 +389,7 @@ def test_a_hostile_record_file_is_refused_in_one_line(tmp_path, case):
 def test_a_record_path_that_is_not_a_small_regular_file_is_refused_before_reading(tmp_path, kind):
     import os
 
-    from thermopylae_env import records
+    from thermopylae_env.record_format import MAX_RECORD_BYTES
 
     path = {"folder": tmp_path, "device": Path("/dev/zero"), "fifo": tmp_path / "pipe",
             "too large": tmp_path / "big.jsonl"}[kind]
@@ -397,7 +397,7 @@ def test_a_record_path_that_is_not_a_small_regular_file_is_refused_before_readin
         os.mkfifo(path)
     if kind == "too large":
         with open(path, "wb") as handle:
-            handle.truncate(records.MAX_RECORD_BYTES + 1)  # sparse: no time spent writing
+            handle.truncate(MAX_RECORD_BYTES + 1)  # sparse: no time spent writing
     message = {"folder": "is a folder", "device": "not a regular file", "fifo": "not a regular file",
                "too large": "more than a record may hold"}[kind]
     with pytest.raises(ValueError, match=message):
