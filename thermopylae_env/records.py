@@ -170,7 +170,7 @@ def _open_for_writing(path: Path):
 def end_reason(env: gym.Env) -> str | None:
     """Why the game of ``env`` ended (the engine's reason), or ``None`` while it is not over."""
     state = getattr(env.unwrapped, "state", None)
-    return getattr(state, "reason", None) or getattr(state, "end_reason", None) or None
+    return getattr(state, "reason", None) or None
 
 
 def _end_summary(env: gym.Env) -> dict[str, Any]:

@@ -73,7 +73,8 @@ from thermopylae_env.duel.layout import (
     START_HAND,
     START_TOKENS,
 )
-from thermopylae_env.duel.rules import DuelGame, DuelState, check_invariants
+from thermopylae_env.duel.rules import DuelGame, check_invariants
+from thermopylae_env.duel.state import DuelState
 
 MAX_FIGHTS = SPARTAN_DECK_SIZE  # each fight discards one of the 20 Spartan cards
 MAX_RETREATS = LOSS_MARKER - 1  # marker 1 -> 7

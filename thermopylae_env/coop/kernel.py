@@ -29,9 +29,10 @@ point separately, seconds each, and a call per game costs more than the game).
 
 Large batches are split into chunks of [`CHUNK`][thermopylae_env.coop.kernel.CHUNK] games run on all cores
 (numba's ``prange``); each game is computed by the same code whichever thread runs it, so the results do not
-depend on the number of threads. Where numba cannot be imported the same source runs as plain Python (identity
-decorators; much slower, for checking and for platforms without numba). The compiled kernel is cached on disk
-(``cache=True``): only the first process after an install or an edit compiles it.
+depend on the number of threads. Where numba cannot be imported the same source runs as plain Python
+(identity decorators, [`thermopylae_env.jit`][]; much slower, for checking and for platforms without numba).
+The compiled kernel is cached on disk (``cache=True``, keyed on this file and the layouts it reads): only the
+first process after an install or an edit compiles it.
 """
 
 from __future__ import annotations
@@ -50,25 +51,9 @@ from thermopylae_env.coop.layout import (
     OBS,
     SPARTAN_DECK_SIZE,
 )
+from thermopylae_env.jit import key_cache_on, njit, prange
 
-try:
-    import numba
-
-    njit = numba.njit
-    prange = numba.prange
-    HAVE_NUMBA = True
-except ImportError:  # the same source, interpreted
-    HAVE_NUMBA = False
-    prange = range
-
-    def njit(*args, **kwargs):  # noqa: ANN002, ANN003, ANN201
-        """``numba.njit`` without numba: the function itself."""
-        if len(args) == 1 and callable(args[0]) and not kwargs:
-            return args[0]
-        return lambda function: function
-
-
-__all__ = ["CHUNK", "HAVE_NUMBA", "step"]
+__all__ = ["CHUNK", "step"]
 
 CHUNK = 1024  # games per parallel task: large enough that scheduling is negligible against the work
 
@@ -557,3 +542,8 @@ def step(
                      dis, give_seat, rec, cur, multi)
             done[i] = ended_now
     return done
+
+
+# What step compiles in from other modules: the layout's offsets and the decks' sizes (and what they read).
+key_cache_on(globals(), "thermopylae_env.coop.layout", "thermopylae_env.actions", "thermopylae_env.cards",
+             "thermopylae_env.layout")

@@ -96,6 +96,7 @@ from thermopylae_env.coop.layout import (
     SPARTAN_DECK_SIZE,
     VALUE_SCALE,
 )
+from thermopylae_env.jit import HAVE_NUMBA
 from thermopylae_env.threads import kernel_threads
 
 __all__ = ["BACKENDS", "CoopVectorEngine", "StepResult", "Stepper", "illegal_reason", "resolve_backend"]
@@ -249,7 +250,7 @@ def resolve_backend(backend: object) -> str:
         raise ValueError(f"backend={backend!r} is no longer available: {_RETIRED_BACKENDS[backend]}")
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
-    if _coop_kernel.HAVE_NUMBA:
+    if HAVE_NUMBA:
         return "numba"
     if backend == "numba":
         raise ImportError("backend='numba' needs numba, which cannot be imported; install it with pip "

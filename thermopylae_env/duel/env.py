@@ -33,7 +33,8 @@ from thermopylae_env.duel.layout import (
     encode_action,
 )
 from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
-from thermopylae_env.duel.rules import DuelGame, DuelState
+from thermopylae_env.duel.rules import DuelGame
+from thermopylae_env.duel.state import DuelState
 
 __all__ = ["DuelGreekEnv", "DuelPersianEnv", "DuelEnv", "make_opponent"]
 
@@ -236,7 +237,7 @@ class DuelEnv(TurnBasedEnv):
       its ``reset`` would return a finished game.
 
     ``env.game`` is the [`DuelGame`][thermopylae_env.duel.rules.DuelGame], ``env.state`` the live
-    [`DuelState`][thermopylae_env.duel.rules.DuelState] (``None`` before the first reset).
+    [`DuelState`][thermopylae_env.duel.state.DuelState] (``None`` before the first reset).
 
     ## Version History
 

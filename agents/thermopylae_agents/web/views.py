@@ -44,8 +44,8 @@ from thermopylae_env.duel.layout import (
     add_action,
 )
 from thermopylae_env.duel.layout import DISCARD_BASE as DUEL_DISCARD_BASE
-from thermopylae_env.duel.rules import Phase as DuelPhase
 from thermopylae_env.duel.rules import combat_total
+from thermopylae_env.duel.state import Phase as DuelPhase
 from thermopylae_env.records import describe_event
 
 __all__ = ["END_SENTENCES", "coop_card_play", "coop_parts", "coop_view", "duel_card_play", "duel_parts",

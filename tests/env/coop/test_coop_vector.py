@@ -28,6 +28,7 @@ from thermopylae_env.coop.layout import NOOP_ACTION
 from thermopylae_env.coop.rules import CoopGame
 from thermopylae_env.coop.vector import CoopVectorEnv
 from thermopylae_env.coop.vector_engine import CoopVectorEngine
+from thermopylae_env.jit import HAVE_NUMBA
 
 # Custom decks that make the rare endings common under the test policy: every beaten card goes to the
 # graveyard (12th-graveyard wins); no card ever reaches the graveyard (refill wins, exhaustion losses).
@@ -631,7 +632,7 @@ def test_backend_argument():
         CoopVectorEngine(2, backend=None)
     with pytest.raises(ValueError, match="backend='numpy' is no longer available: the NumPy whole-array"):
         CoopVectorEnv(2, backend="numpy")
-    expected = "numba" if vector_engine._coop_kernel.HAVE_NUMBA else "python"
+    expected = "numba" if HAVE_NUMBA else "python"
     assert CoopVectorEnv(2).backend == expected
     env = gym.make_vec("thermopylae/Coop-v0", num_envs=3, backend="auto")
     assert isinstance(env, CoopVectorEnv) and env.backend == expected

@@ -38,7 +38,8 @@ from thermopylae_env.duel.layout import (
     duel_kinds,
     encode_action,
 )
-from thermopylae_env.duel.rules import DuelGame, DuelState, Phase, check_invariants, combat_total
+from thermopylae_env.duel.rules import DuelGame, check_invariants, combat_total
+from thermopylae_env.duel.state import DuelState, Phase
 
 GAME = DuelGame()
 

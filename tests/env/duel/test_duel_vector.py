@@ -19,12 +19,8 @@ from thermopylae_env.duel import opponents as heuristics  # noqa: E402  (the Pyt
 from thermopylae_env.duel.env import DuelGreekEnv, DuelPersianEnv
 from thermopylae_env.duel.layout import GREEK, NUM_ACTIONS, PERSIAN
 from thermopylae_env.duel.rules import DuelGame
-from thermopylae_env.duel.vector import (
-    DuelGreekVectorEnv,
-    DuelPersianVectorEnv,
-    DuelSelfPlayVectorEnv,
-    DuelVectorEngine,
-)
+from thermopylae_env.duel.vector import DuelGreekVectorEnv, DuelPersianVectorEnv, DuelSelfPlayVectorEnv
+from thermopylae_env.duel.vector_engine import DuelVectorEngine
 
 
 class ReplayRng:
