@@ -8,9 +8,9 @@ loop over the games; each game goes through small named steps that follow the re
 
 * `_draw_chance` and `_deal`: ``CoopGame.init`` / ``new_state`` (shuffles and dice from the
   game's own SplitMix64 stream, the deal, the first line);
-* `_draw`: the top Spartan card of a give (``CoopGame._give``), `_move_card` the one hand cell
+* `_give`: the top Spartan card of a give (``CoopGame._give``), `_move_card` the one hand cell
   an action changes;
-* `_fight`: the fight resolution (``CoopGame._fight``: dice, slot 1, then slot 2 only if slot 1 was
+* `_resolve_fight`: the fight (``CoopGame.resolve_fight``: dice, slot 1, then slot 2 only if slot 1 was
   beaten, discard pile or graveyard, the 12th graveyard card);
 * `_offers`: the draw offers (``_start_offers``, ``_give``, ``_next_offer``);
 * `_refill` and `_end`: the end of an action (``CoopGame._complete`` / ``_end``: refill, loss
@@ -252,7 +252,7 @@ def _deal(i: int, state: tuple, tables: tuple, bits: np.ndarray, in_hands: np.nd
 
 
 @njit(inline="always")
-def _draw(i: int, spartan_pos: np.ndarray, offers: np.ndarray, spartan_order: np.ndarray, obs: np.ndarray,
+def _give(i: int, spartan_pos: np.ndarray, offers: np.ndarray, spartan_order: np.ndarray, obs: np.ndarray,
           spartan_value: np.ndarray, obs_spartan_deck: np.ndarray) -> int:
     """A give draws the top Spartan card (``CoopGame._give``); the last card drawn lapses the other
     offers. Returns the card's value index."""
@@ -282,12 +282,12 @@ def _move_card(i: int, hands: np.ndarray, hand_total: np.ndarray, hand_bits: np.
 
 
 @njit(inline="always")
-def _fight(i: int, support: np.ndarray, persian_pos: np.ndarray, graveyard: np.ndarray,
+def _resolve_fight(i: int, support: np.ndarray, persian_pos: np.ndarray, graveyard: np.ndarray,
            persian_discard: np.ndarray, slot1: np.ndarray, slot2: np.ndarray, dice_sum: np.ndarray,
            dice_pos: np.ndarray, obs: np.ndarray, slot_pack: np.ndarray, obs_graveyard: np.ndarray,
            obs_discard: np.ndarray, obs_marker_support: np.ndarray, fig: bool, value: int, spent: int,
            m: int) -> tuple:
-    """The fight resolution (``CoopGame._fight``) with the marker ``m`` after this action, for every
+    """The fight (``CoopGame.resolve_fight``) with the marker ``m`` after this action, for every
     action: a non-fight rolls no dice and has total 0, below every white value, so it beats nothing.
 
     Spends ``spent`` support cards and rolls them plus the location die (markers 3 and 6); resolves slot 1,
@@ -516,7 +516,7 @@ def step(
             rec = recipient[i]
 
             if giv:
-                value = _draw(i, spartan_pos, offers, spartan_order, obs, spartan_value, obs_spartan_deck)
+                value = _give(i, spartan_pos, offers, spartan_order, obs, spartan_value, obs_spartan_deck)
             hseat = (give_seat if giv else (rec if dis else cur)) if multi else 0
             delta = np.int32(giv) - np.int32(fig | dis)  # a give adds a card, a fight or a discard takes one
             _move_card(i, hands, hand_total, hand_bits, obs, hseat, value, delta)
@@ -524,9 +524,9 @@ def step(
             m = marker[i] + np.int32(ret)  # the retreat (``CoopGame._retreat``)
             marker[i] = m
             lose_marker = ret & (m == LOSS_MARKER)
-            is_won, bonus, s1, s2 = _fight(i, support, persian_pos, graveyard, persian_discard, slot1, slot2,
-                                           dice_sum, dice_pos, obs, slot_pack, obs_graveyard, obs_discard,
-                                           obs_marker_support, fig, value, spent, m)
+            is_won, bonus, s1, s2 = _resolve_fight(i, support, persian_pos, graveyard, persian_discard, slot1,
+                                                   slot2, dice_sum, dice_pos, obs, slot_pack, obs_graveyard,
+                                                   obs_discard, obs_marker_support, fig, value, spent, m)
 
             ended = lose_marker | is_won
             start, cont, full, complete = _offers(i, spartan_pos, offers, hands, hand_total, obs, obs_offers,
