@@ -1,6 +1,6 @@
 """The games and replays of the browser app, held on the server:
-[`CoopGame`][thermopylae_agents.web.sessions.CoopGame] (1 to 4 seats, each a person or an agent),
-[`DuelGame`][thermopylae_agents.web.sessions.DuelGame] (each side a person or an agent),
+[`CoopSession`][thermopylae_agents.web.sessions.CoopSession] (1 to 4 seats, each a person or an agent),
+[`DuelSession`][thermopylae_agents.web.sessions.DuelSession] (each side a person or an agent),
 [`Replay`][thermopylae_agents.web.sessions.Replay] (a checked record, stepped forward and back) and
 [`Store`][thermopylae_agents.web.sessions.Store], which keys them by random ids, frees idle ones and caps
 their number.
@@ -54,7 +54,7 @@ from thermopylae_env.duel.layout import PLAYER_NAMES
 from thermopylae_env.record_format import GameRecord
 from thermopylae_env.records import RecordEpisode, RecordMismatchError, RecordNeedsOpponentError
 
-__all__ = ["HUMAN", "ClosedError", "CoopGame", "DuelGame", "Guard", "NotFoundError", "Replay",
+__all__ = ["HUMAN", "ClosedError", "CoopSession", "DuelSession", "Guard", "NotFoundError", "Replay",
            "RequestError", "SearchWarmup", "Store", "agent_choices", "warm_search"]
 
 HUMAN = "human"
@@ -233,7 +233,7 @@ def _check_action(action: Any, mask: np.ndarray) -> int:
     return action
 
 
-class _Game:
+class _Session:
     """What both games share: the recorded env, the log of events, hints, the record file."""
 
     kind = ""
@@ -308,7 +308,7 @@ class _Game:
             self.path.unlink(missing_ok=True)
 
 
-class CoopGame(_Game):
+class CoopSession(_Session):
     """The co-op game with 1 to 4 seats, each ``"human"`` or an agent spec of ``choices``."""
 
     kind = "coop"
@@ -383,7 +383,7 @@ class CoopGame(_Game):
         return view
 
 
-class DuelGame(_Game):
+class DuelSession(_Session):
     """The duel, each side ``"human"`` or an agent spec of ``choices`` (at least one side an agent: the
     page cannot hide a hand from the person at the other side). The env is played from the person's side
     (the Greek side when both are agents, whose moves the page asks for with ``advance``); the other side
