@@ -88,7 +88,7 @@ O_OFFERS = OBS["offers"].offset
 O_UNSEEN_SPARTAN = OBS["unseen_spartan"].offset
 O_UNSEEN_PERSIAN = OBS["unseen_persian"].offset
 
-# Chance: SplitMix64 outputs 128 * episode + j of a game's key (see coop_vector.splitmix_chance).
+# Chance: SplitMix64 outputs 128 * episode + j of a game's key (thermopylae_env.coop.chance.splitmix_chance).
 WORDS_PER_EPISODE = 128
 CHANCE_WORDS = 36  # 72 halves of 32 bits: 20 + 28 sort keys, 24 dice
 TIE_WORDS = 64  # words 64..111: 64-bit sort keys for the (rare) shuffles whose 27-bit keys tie
@@ -145,7 +145,7 @@ def _permutation(halves: np.ndarray, first: int, n: int, key: np.uint64, episode
                  work: tuple, out: np.ndarray, i: int) -> None:
     """A uniform permutation of ``0..n-1`` into row ``i`` of ``out``: sort keys ``halves[first : first + n]``
     (27 random bits, the position in the low 5), redone with 64-bit keys from words ``tie_word ..`` when
-    two random parts tie (what ``coop_vector._permutations`` does with NumPy's sort)."""
+    two random parts tie (what ``thermopylae_env.coop.chance._permutations`` does with NumPy's sort)."""
     keys32, sorted32, keys64, sorted64, rank = work
     for j in range(n):
         keys32[j] = (halves[first + j] & _U32_KEY27) | np.uint32(j)

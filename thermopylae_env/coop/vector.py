@@ -31,8 +31,8 @@ class CoopVectorEnv(VectorEnv):
     The co-operative game of ``thermopylae/Coop-v0`` (rules in ``seeds/rules_coop.md``) for many games at
     once: ``gymnasium.make_vec("thermopylae/Coop-v0", num_envs=N)`` builds it (the spec's
     ``vector_entry_point``); ``vectorization_mode="sync"`` gives a ``SyncVectorEnv`` of single environments
-    instead (the same games in distribution, much slower). ``tests/test_coop_vector.py`` checks that, fed
-    the same shuffles and dice, it plays exactly the games of the single environment.
+    instead (the same games in distribution, much slower). ``tests/env/coop/test_coop_vector.py`` checks
+    that, fed the same shuffles and dice, it plays exactly the games of the single environment.
 
     ## Action Space
     ``MultiDiscrete([72] * num_envs)``; ``single_action_space`` is ``Discrete(72)`` with the layout of
@@ -158,7 +158,8 @@ class CoopVectorEnv(VectorEnv):
 
     @property
     def backend(self) -> str:
-        """The backend in use: ``"numpy"`` or ``"numba"`` (what ``backend="auto"`` resolved to)."""
+        """The backend in use: ``"numba"`` (the compiled kernel) or ``"python"`` (the same kernel interpreted,
+        where numba cannot be imported): what ``backend="auto"`` resolved to."""
         return self.engine.backend
 
     @property

@@ -15,7 +15,7 @@ numba is a dependency of the package; where it cannot be imported the same kerne
 Python (much slower), and `CoopVectorEngine.backend` says ``"python"``.
 
 The rules, the action layout and the observation layout are those of [`thermopylae_env.coop.rules`][], both
-layouts defined once in [`thermopylae_env.coop.layout`][]; ``tests/test_coop_vector.py`` drives both
+layouts defined once in [`thermopylae_env.coop.layout`][]; ``tests/env/coop/test_coop_vector.py`` drives both
 engines through thousands of games with the same shuffles and dice and compares every observation,
 reward, termination and mask.
 
