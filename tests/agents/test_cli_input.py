@@ -84,7 +84,7 @@ def test_exploitability_refuses_each_bad_value_in_one_line(flag, value, monkeypa
                                   ["--table", "--players", "no_such_policy:greek"], ["", "--side", "greek"]])
 def test_exploitability_refuses_a_policy_that_does_not_load_in_one_line(args, monkeypatch, capsys):
     monkeypatch.setattr("thermopylae_agents.cli.exploitability.best_response", _no_work, raising=False)
-    monkeypatch.setattr("thermopylae_agents.training.exploitability.best_response", _no_work)
+    monkeypatch.setattr("thermopylae_agents.training.best_response.best_response", _no_work)
     status, err = _run(["exploitability", *args], capsys)
     assert status == 2 and err[-1].startswith("thermopylae exploitability: error:")
     assert "Traceback" not in "\n".join(err)
@@ -112,7 +112,8 @@ def _fake_exact(config, players, tolerance):
 def test_exploitability_shows_a_config_name_escaped_and_cut(tmp_path, monkeypatch, capsys):
     from thermopylae_env.duel.config import SMALL_DUELS
 
-    monkeypatch.setattr("thermopylae_agents.gametheory.exact.exact_exploitability", _fake_exact)
+    monkeypatch.setattr("thermopylae_agents.gametheory.exact_exploitability.exact_exploitability",
+                        _fake_exact)
     path = tmp_path / "hostile.json"
     name = "\x1b]0;owned\x07\x1b[2J" + "A" * 50_000 + "\u202e"
     path.write_text(json.dumps(SMALL_DUELS["tiny"].to_dict() | {"name": name}))

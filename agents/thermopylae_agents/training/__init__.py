@@ -34,7 +34,8 @@ The package, one module per concern:
   [`selfplay`][thermopylae_agents.training.selfplay] -- both duel sides (``train_selfplay``);
 * [`report`][thermopylae_agents.training.report] -- the final report and the TensorBoard curve reader;
 * [`ppo_native`][thermopylae_agents.training.ppo_native] -- PPO on the native vector engine;
-  [`exploiters`][thermopylae_agents.training.exploiters] -- exploiter training.
+  [`best_response`][thermopylae_agents.training.best_response] -- best responses trained against a frozen
+  duel player; [`exploiters`][thermopylae_agents.training.exploiters] -- exploiter training.
 
 The command line is [`thermopylae_agents.cli.train`][].
 
