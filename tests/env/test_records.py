@@ -298,13 +298,14 @@ def test_a_replay_never_loads_a_model_that_the_record_names(duel_against_a_model
 
 
 def test_a_game_against_a_model_replays_when_the_caller_passes_the_model(duel_against_a_model):
-    from thermopylae_agents.evaluation.replay import replay_record as replay_with_agents
+    from thermopylae_agents.evaluation.replay import replay_opponent
 
-    summary = replay_with_agents(duel_against_a_model, opponent="fast:duel_persian_maskable_ppo")
+    record = load_record(duel_against_a_model)
+    summary = replay_record(record, opponent=replay_opponent(record, "fast:duel_persian_maskable_ppo"))
     assert summary["finished"] is True
-    assert summary["steps"] == len(load_record(duel_against_a_model).steps)
+    assert summary["steps"] == len(record.steps)
     with pytest.raises(RecordMismatchError):  # another opponent does not reproduce the game
-        replay_with_agents(duel_against_a_model, opponent="random")
+        replay_record(record, opponent=replay_opponent(record, "random"))
 
 
 def _tamper(path: Path, out: Path, change) -> Path:

@@ -33,7 +33,6 @@ import gymnasium as gym
 import numpy as np
 
 from thermopylae_agents.evaluation.replay import agent_for_env, opponent_agent
-from thermopylae_agents.evaluation.replay import iter_replay as agent_iter_replay
 from thermopylae_agents.policies.registry import check_agent_game, make_agent, shipped_policies
 from thermopylae_agents.web.views import (
     coop_card_play,
@@ -52,7 +51,7 @@ from thermopylae_agents.web.views import (
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_env.duel.layout import PLAYER_NAMES
 from thermopylae_env.record_format import GameRecord
-from thermopylae_env.records import RecordEpisode, RecordMismatchError, RecordNeedsOpponentError
+from thermopylae_env.records import RecordEpisode, RecordMismatchError, RecordNeedsOpponentError, iter_replay
 
 __all__ = ["HUMAN", "ClosedError", "CoopSession", "DuelSession", "Guard", "NotFoundError", "Replay",
            "RequestError", "SearchWarmup", "Store", "agent_choices", "warm_search"]
@@ -478,7 +477,7 @@ class Replay:
         self.name = name
         self.moments: list[dict[str, Any]] = []
         try:
-            for moment in agent_iter_replay(record):
+            for moment in iter_replay(record):
                 self.moments.append(self._moment(moment))
         except RecordNeedsOpponentError:
             raise RequestError(f"{name}: the duel was played against a model, which a record never loads; "
