@@ -206,9 +206,9 @@ def _parsers(module: str) -> list:
         caught.append(self)
         raise Caught
 
+    main = importlib.import_module(module).main  # before the patch: a failed import must not leave it behind
     original = argparse.ArgumentParser.parse_args
     argparse.ArgumentParser.parse_args = parse
-    main = importlib.import_module(module).main
     try:
         main([]) if module.endswith(".app") else main([], prog="x")
     except Caught:
