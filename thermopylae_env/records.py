@@ -64,11 +64,7 @@ import numpy as np
 from thermopylae_env.actions import as_seed
 from thermopylae_env.record_format import (
     BUILT_IN_OPPONENTS,
-    ENV_PREFIX,
     FORMAT,
-    MAX_JSON_DEPTH,
-    MAX_LINE_BYTES,
-    MAX_RECORD_BYTES,
     RESERVED_OPTIONS,
     VERSION,
     GameRecord,
@@ -77,14 +73,6 @@ from thermopylae_env.record_format import (
 )
 
 __all__ = [
-    "FORMAT",  # the format's names are defined in record_format and importable from here too
-    "VERSION",
-    "BUILT_IN_OPPONENTS",
-    "ENV_PREFIX",
-    "MAX_JSON_DEPTH",
-    "MAX_LINE_BYTES",
-    "MAX_RECORD_BYTES",
-    "GameRecord",
     "RecordEpisode",
     "RecordMismatchError",
     "RecordNeedsOpponentError",
@@ -93,7 +81,6 @@ __all__ = [
     "describe_event",
     "end_reason",
     "iter_replay",
-    "load_record",
     "check_writable",
     "make_record_env",
     "obs_digest",
@@ -183,7 +170,7 @@ def _open_for_writing(path: Path):
 def end_reason(env: gym.Env) -> str | None:
     """Why the game of ``env`` ended (the engine's reason), or ``None`` while it is not over."""
     state = getattr(env.unwrapped, "state", None)
-    return getattr(state, "reason", None) or getattr(state, "end_reason", None) or None
+    return getattr(state, "reason", None) or None
 
 
 def _end_summary(env: gym.Env) -> dict[str, Any]:

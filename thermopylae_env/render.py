@@ -1,4 +1,4 @@
-"""Pictures of the table, drawn with Pillow: ``render_coop_rgb`` and ``render_duel_rgb`` (defined in
+"""Pictures of the table, drawn with Pillow: ``render_coop_rgb`` and ``render_duel_rgb`` (import them from
 [`thermopylae_env.coop.render`][] and [`thermopylae_env.duel.render`][]), and ``render_env_rgb``.
 
 Both return a ``numpy.ndarray`` of shape [`FRAME_SHAPE`][thermopylae_env.drawing.FRAME_SHAPE] =
@@ -27,15 +27,9 @@ from typing import Any
 import numpy as np
 
 from thermopylae_env.coop.render import render_coop_rgb
-from thermopylae_env.drawing import FRAME_HEIGHT, FRAME_SHAPE, FRAME_WIDTH
 from thermopylae_env.duel.render import render_duel_rgb
 
 __all__ = [
-    "FRAME_HEIGHT",
-    "FRAME_WIDTH",
-    "FRAME_SHAPE",
-    "render_coop_rgb",
-    "render_duel_rgb",
     "render_env_rgb",
     "safe_text",
 ]

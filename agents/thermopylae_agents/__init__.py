@@ -2,14 +2,11 @@
 
     players      the Agent protocol, co-op heuristic and search players, fight features, kernel pinning
     policies     agent spec strings, SB3 and pickle-free policies, the shipped policy files
-    evaluation   scoring games, statistics, batched cross-play, exploitability, co-op bound, replays
-    training     PPO (SB3 and the native loop), self-play, exploiters, imitation
+    evaluation   scoring games, statistics, batched cross-play, the co-op bound, replays
+    training     PPO (SB3 and the native loop), self-play, best responses, exploiters, imitation
     rllib        Ray RLlib training and sweeps
     cli          the ``thermopylae`` command and its subcommands
 
-The old flat module paths still import (see `thermopylae_agents._moved`).
+``fight_features`` (this package's top) and ``training`` keep the class paths that saved SB3 models
+pickle; import every other name from the module that defines it.
 """
-
-from thermopylae_agents import _moved
-
-_moved.install()

@@ -24,8 +24,8 @@ from thermopylae_agents.players.coop_features import (
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic, heuristic_positions
 from thermopylae_agents.players.coop_search import CoopSearchExpert
 from thermopylae_agents.policies.sb3_agent import SB3Agent, load_model
-from thermopylae_env import coop
-from thermopylae_env.coop import OBS_SIZE, CoopGame, fight_action
+from thermopylae_env.coop.layout import OBS_SIZE, RETREAT, fight_action
+from thermopylae_env.coop.rules import CoopGame
 from thermopylae_env.duel.opponents import RandomAgent
 
 COOP_SETTINGS = [{"num_players": n} for n in (1, 2, 3, 4)]
@@ -54,15 +54,10 @@ def visit_states(env: gym.Env, games: int, seed: int, check) -> int:
 
 
 # ------------------------------------------------------------------------------------------ decoding
-def test_layout_constants_match_the_engine_and_fight_of_action_inverts_its_codec():
-    from thermopylae_agents.players import coop_features as f
-
-    for name in ("NUM_ACTIONS", "OBS_SIZE", "RETREAT", "DECLINE", "FIGHT_BASE", "GIVE_BASE", "DISCARD_BASE",
-                 "MAX_PLAYERS", "HAND_LIMIT", "NUM_SUPPORT", "LOSS_MARKER", "GRAVEYARD_WIN", "MAX_DICE"):
-        assert getattr(f, name) == getattr(coop, name), name
+def test_fight_of_action_inverts_the_layouts_codec():
     for v in range(10, 21):
         for s in range(5):
-            assert fight_of_action(coop.fight_action(v, s)) == (v, s)
+            assert fight_of_action(fight_action(v, s)) == (v, s)
 
 
 @pytest.mark.parametrize("num_players", [1, 3])
@@ -239,7 +234,7 @@ def test_search_takes_a_sure_win_and_avoids_a_sure_loss():
     # On marker 6 a retreat loses at once; the search never plays it while a fight is possible.
     state = position(game, hand=[10], slot1=(22, 24), marker=6, graveyard=0)
     action = search.act(game.observe(state), game.legal_action_mask(state))
-    assert action != coop.RETREAT
+    assert action != RETREAT
 
 
 def position(

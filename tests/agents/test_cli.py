@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from thermopylae_agents.cli.app import COMMANDS, main
-from thermopylae_agents.evaluation.replay import replay_record
-from thermopylae_env.records import load_record
+from thermopylae_env.record_format import load_record
+from thermopylae_env.records import replay_record
 
 ROOT = Path(__file__).resolve().parents[2]
 USAGE = "Type a number from 1 to"

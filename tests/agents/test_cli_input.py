@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from thermopylae_agents.cli import console
 from thermopylae_agents.cli.app import main
 
 
@@ -87,7 +86,7 @@ def test_exploitability_refuses_each_bad_value_in_one_line(flag, value, monkeypa
                                   ["--table", "--policies", "no_such_policy:greek"], ["", "--side", "greek"]])
 def test_exploitability_refuses_a_policy_that_does_not_load_in_one_line(args, monkeypatch, capsys):
     monkeypatch.setattr("thermopylae_agents.cli.exploitability.best_response", _no_work, raising=False)
-    monkeypatch.setattr("thermopylae_agents.training.exploitability.best_response", _no_work)
+    monkeypatch.setattr("thermopylae_agents.training.best_response.best_response", _no_work)
     status, err = _run(["exploitability", *args], capsys)
     assert status == 2 and err[-1].startswith("thermopylae exploitability: error:")
     assert "Traceback" not in "\n".join(err)
@@ -115,7 +114,8 @@ def _fake_exact(config, players, tolerance):
 def test_exploitability_shows_a_config_name_escaped_and_cut(tmp_path, monkeypatch, capsys):
     from thermopylae_env.duel.config import SMALL_DUELS
 
-    monkeypatch.setattr("thermopylae_agents.gametheory.exact.exact_exploitability", _fake_exact)
+    monkeypatch.setattr("thermopylae_agents.gametheory.exact_exploitability.exact_exploitability",
+                        _fake_exact)
     path = tmp_path / "hostile.json"
     name = "\x1b]0;owned\x07\x1b[2J" + "A" * 50_000 + "\u202e"
     path.write_text(json.dumps(SMALL_DUELS["tiny"].to_dict() | {"name": name}))
@@ -209,9 +209,9 @@ def _parsers(module: str) -> list:
         caught.append(self)
         raise Caught
 
+    main = importlib.import_module(module).main  # before the patch: a failed import must not leave it behind
     original = argparse.ArgumentParser.parse_args
     argparse.ArgumentParser.parse_args = parse
-    main = importlib.import_module(module).main
     try:
         main([]) if module.endswith(".app") else main([], prog="x")
     except Caught:
@@ -364,24 +364,20 @@ def _interrupt(*args, **kwargs):
 
 
 CTRL_C = [
-    ("evaluate", "cli.evaluate.evaluate", ["random", "--games", "2", "--no-progress"], console.evaluate),
-    ("duel-table", "cli.duel_table.play_pairing", ["--games", "1"], console.duel_table),
-    ("bound", "cli.bound._solve_deals", ["--deals", "1", "--out", "{tmp}/b.json"], console.coop_bound),
-    ("exploitability", "cli.exploitability.run", ["heuristic", "--side", "greek"], console.exploitability),
+    ("evaluate", "cli.evaluate.evaluate", ["random", "--games", "2", "--no-progress"]),
+    ("duel-table", "cli.duel_table.play_pairing", ["--games", "1"]),
+    ("bound", "cli.bound._solve_deals", ["--deals", "1", "--out", "{tmp}/b.json"]),
+    ("exploitability", "cli.exploitability.run", ["heuristic", "--side", "greek"]),
 ]
 
 
-@pytest.mark.parametrize(("command", "work", "args", "alias"), CTRL_C, ids=[c[0] for c in CTRL_C])
-def test_ctrl_c_is_one_line_and_exit_130_in_each_command(command, work, args, alias, tmp_path, monkeypatch,
-                                                          capsys):
+@pytest.mark.parametrize(("command", "work", "args"), CTRL_C, ids=[c[0] for c in CTRL_C])
+def test_ctrl_c_is_one_line_and_exit_130_in_each_command(command, work, args, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(f"thermopylae_agents.{work}", _interrupt)
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     assert main([command, *args]) == 130
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"thermopylae {command}: interrupted"]
-    assert alias(args) == 130
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].endswith(": interrupted") and err[0].startswith("thermopylae-")
 
 
 @pytest.mark.parametrize(("command", "work", "flag", "value"), [

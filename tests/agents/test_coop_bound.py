@@ -22,8 +22,10 @@ from thermopylae_agents.evaluation.coop_bound import (
 )
 from thermopylae_agents.evaluation.games import EvalResult, GameResult, results_json
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
-from thermopylae_env.coop import SPARTAN_DECK_SIZE, CoopGame, CoopState
 from thermopylae_env.coop.env import CoopEnv
+from thermopylae_env.coop.layout import SPARTAN_DECK_SIZE
+from thermopylae_env.coop.rules import CoopGame
+from thermopylae_env.coop.state import CoopState
 
 
 def _cards_left(state: CoopState) -> int:

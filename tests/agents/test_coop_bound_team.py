@@ -7,8 +7,8 @@ import pytest
 from test_coop_bound import late_state  # tests/agents is on the path (pytest rootdir imports)
 
 from thermopylae_agents.evaluation.coop_bound import DeckClairvoyantSolver, deal_orders
-from thermopylae_env.coop import CoopGame
 from thermopylae_env.coop.env import CoopEnv
+from thermopylae_env.coop.rules import CoopGame
 
 # Compiles its own kernels or trains: CI's slow step runs it (the default run stays short).
 pytestmark = pytest.mark.slow

@@ -39,7 +39,8 @@ from thermopylae_env.duel.layout import (  # noqa: E402
     PLAY_DISCARD_CARD,
 )
 from thermopylae_env.duel.layout import NUM_ACTIONS as DUEL_ACTIONS  # noqa: E402
-from thermopylae_env.duel.rules import DuelGame, Phase  # noqa: E402
+from thermopylae_env.duel.rules import DuelGame  # noqa: E402
+from thermopylae_env.duel.state import Phase  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 COOP = "python_thermopylae_coop"

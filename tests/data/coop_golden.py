@@ -48,7 +48,7 @@ def _choose(mask: np.ndarray, rng: np.random.Generator) -> int:
 def single_digest(num_players: int, seed: int, deck: str | None = None) -> dict:
     """One game of ``CoopGame`` under random legal play (deck orders and dice from ``default_rng(seed)``,
     the policy from ``default_rng(seed + 1000)``)."""
-    from thermopylae_env.coop import CoopGame
+    from thermopylae_env.coop.rules import CoopGame
 
     game = CoopGame(num_players, _deck(deck))
     rng = np.random.default_rng(seed)
@@ -133,7 +133,7 @@ def sb3_digest(num_players: int) -> dict:
 
 def full_trajectory(num_players: int, seed: int, deck: str | None = None) -> dict:
     """Every observation (as float32 bit patterns), mask and action of one short single-engine game."""
-    from thermopylae_env.coop import CoopGame
+    from thermopylae_env.coop.rules import CoopGame
 
     game = CoopGame(num_players, _deck(deck))
     rng = np.random.default_rng(seed)

@@ -46,7 +46,9 @@ import json, sys
 import gymnasium as gym
 import numpy as np
 import thermopylae_env
-from thermopylae_env import actions, cards, coop, coop_env, core, duel, duel_env, duel_layout, opponents
+from thermopylae_env import actions, cards, coop, core, duel
+from thermopylae_env.coop import env as coop_env
+from thermopylae_env.duel import env as duel_env, layout as duel_layout, opponents
 from thermopylae_env import errors, render
 for env_id, kwargs in [("thermopylae/Coop-v0", {}), ("thermopylae/DuelGreek-v0", {}),
                        ("thermopylae/DuelPersian-v0", {"opponent": "random"})]:

@@ -610,21 +610,21 @@ def _step(action: object) -> dict:
 
 
 def test_a_missing_record_file_raises_file_not_found(tmp_path):
-    from thermopylae_env.records import load_record
+    from thermopylae_env.record_format import load_record
 
     with pytest.raises(FileNotFoundError, match="nowhere.jsonl"):
         load_record(tmp_path / "nowhere.jsonl")
 
 
 def test_a_folder_given_as_record_names_the_path(tmp_path):
-    from thermopylae_env.records import load_record
+    from thermopylae_env.record_format import load_record
 
     with pytest.raises(ValueError, match=f"{tmp_path}: is a folder"):
         load_record(tmp_path)
 
 
 def test_a_binary_record_file_is_refused_naming_the_file(tmp_path):
-    from thermopylae_env.records import load_record
+    from thermopylae_env.record_format import load_record
 
     path = tmp_path / "game.jsonl"
     path.write_bytes(b"\xff\xfe\x00\x81")
@@ -638,7 +638,7 @@ def test_a_binary_record_file_is_refused_naming_the_file(tmp_path):
      (True, "line 2: action must be an integer"), ("0", "line 2: action must be an integer")],
 )
 def test_a_record_with_an_action_that_is_not_an_action_is_refused(tmp_path, action, message):
-    from thermopylae_env.records import load_record
+    from thermopylae_env.record_format import load_record
 
     with pytest.raises(ValueError, match=message):
         load_record(_record(tmp_path, [HEADER_LINE, _step(action), RESULT_LINE]))

@@ -41,24 +41,52 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import thermopylae_env  # noqa: F401  (registers the environments)
-from thermopylae_env import coop, duel, duel_v1
+from thermopylae_env import duel_v1
 from thermopylae_env.actions import IllegalActionError
-from thermopylae_env.coop import CoopGame
+from thermopylae_env.coop import state as coop_state
 from thermopylae_env.coop.env import CoopEnv
-from thermopylae_env.duel import DuelGame
+from thermopylae_env.coop.layout import (
+    DECLINE,
+    GRAVEYARD_WIN,
+    LOSS_MARKER,
+    NUM_ACTIONS,
+    NUM_SUPPORT,
+    RETREAT,
+    SPARTAN_DECK_SIZE,
+)
+from thermopylae_env.coop.rules import CoopGame
+from thermopylae_env.coop.state import END_REASONS, HAND_LIMIT, CoopState
+from thermopylae_env.duel import layout as duel_layout
 from thermopylae_env.duel.env import DuelGreekEnv, DuelPersianEnv
+from thermopylae_env.duel.layout import (
+    DECK_SIZE,
+    DISCARD_KIND,
+    DONE_DISCARDING,
+    GREEK,
+    MAX_ACTIONS_PER_TURN,
+    MAX_GAME_ACTIONS,
+    MAX_HAND,
+    MAX_TURNS,
+    NUM_CARDS,
+    NUM_FORCE_KINDS,
+    PERSIAN,
+    START_HAND,
+    START_TOKENS,
+)
+from thermopylae_env.duel.rules import DuelGame, check_invariants
+from thermopylae_env.duel.state import DuelState
 
-MAX_FIGHTS = coop.SPARTAN_DECK_SIZE  # each fight discards one of the 20 Spartan cards
-MAX_RETREATS = coop.LOSS_MARKER - 1  # marker 1 -> 7
+MAX_FIGHTS = SPARTAN_DECK_SIZE  # each fight discards one of the 20 Spartan cards
+MAX_RETREATS = LOSS_MARKER - 1  # marker 1 -> 7
 MAX_COOP_TURNS = MAX_FIGHTS + MAX_RETREATS  # 26
 
 
 def max_coop_decisions(num_players: int) -> int:
     dealt = 4 if num_players == 1 else 3 * num_players
-    return MAX_COOP_TURNS + (MAX_RETREATS + 2 * MAX_FIGHTS) + (coop.SPARTAN_DECK_SIZE - dealt)
+    return MAX_COOP_TURNS + (MAX_RETREATS + 2 * MAX_FIGHTS) + (SPARTAN_DECK_SIZE - dealt)
 
 
-MAX_DUEL_SIDE_ACTIONS = duel.MAX_GAME_ACTIONS // 2  # 816
+MAX_DUEL_SIDE_ACTIONS = MAX_GAME_ACTIONS // 2  # 816
 
 
 
@@ -102,32 +130,32 @@ def pick(data: st.DataObject, mask: np.ndarray, label: str = "action") -> int:
 # ------------------------------------------------------------------------------------------------ co-op
 
 
-def check_coop_state(game: CoopGame, state: coop.CoopState) -> None:
+def check_coop_state(game: CoopGame, state: CoopState) -> None:
     """Conservation and ranges of a co-op state, checked independently of the engine, then the engine's
     own ``check_invariants``."""
     spartan = (list(state.spartan_order[state.spartan_pos :]) + [c for hand in state.hands for c in hand]
                + list(state.spartan_discard))
-    assert sorted(spartan) == list(range(coop.SPARTAN_DECK_SIZE)), "Spartan cards lost or duplicated"
+    assert sorted(spartan) == list(range(SPARTAN_DECK_SIZE)), "Spartan cards lost or duplicated"
     line = [card for card in (state.slot1, state.slot2) if card >= 0]
     persian = (list(state.persian_order[state.persian_pos :]) + line + list(state.persian_discard)
                + list(state.graveyard))
     assert sorted(persian) == list(range(len(game.persian))), "Persian cards lost or duplicated"
-    assert 0 <= state.spartan_pos <= coop.SPARTAN_DECK_SIZE
+    assert 0 <= state.spartan_pos <= SPARTAN_DECK_SIZE
     assert 0 <= state.persian_pos <= len(game.persian)
-    assert 1 <= state.marker <= coop.LOSS_MARKER
-    assert 0 <= state.support <= coop.NUM_SUPPORT
-    assert 0 <= len(state.graveyard) <= coop.GRAVEYARD_WIN
+    assert 1 <= state.marker <= LOSS_MARKER
+    assert 0 <= state.support <= NUM_SUPPORT
+    assert 0 <= len(state.graveyard) <= GRAVEYARD_WIN
     assert 0 <= state.offers <= 1
     assert 0 <= state.turn <= MAX_COOP_TURNS
     assert 0 <= state.current_player < game.num_players
     for seat, hand in enumerate(state.hands):
-        full = state.phase == coop.Phase.DISCARD and seat == state.recipient
-        assert len(hand) <= coop.HAND_LIMIT + int(full)
+        full = state.phase == coop_state.Phase.DISCARD and seat == state.recipient
+        assert len(hand) <= HAND_LIMIT + int(full)
     game.check_invariants(state)
     game.card_locations(state)
 
 
-def coop_monotone(before: coop.CoopState, after: coop.CoopState) -> None:
+def coop_monotone(before: CoopState, after: CoopState) -> None:
     """Nothing is reshuffled and nothing comes back."""
     assert after.marker >= before.marker
     assert after.support <= before.support
@@ -138,13 +166,13 @@ def coop_monotone(before: coop.CoopState, after: coop.CoopState) -> None:
     assert after.turn >= before.turn
 
 
-def check_coop_mask_is_what_the_engine_accepts(game: CoopGame, state: coop.CoopState) -> None:
+def check_coop_mask_is_what_the_engine_accepts(game: CoopGame, state: CoopState) -> None:
     """Every one of the 72 actions, on a copy of the state: masked-in accepted, masked-out refused with
     ``IllegalActionError`` and the copy unchanged."""
     mask = game.legal_action_mask(state)
     snapshot = state_snapshot(state)
     rng = np.random.default_rng(0)
-    for action in range(coop.NUM_ACTIONS):
+    for action in range(NUM_ACTIONS):
         trial = state.copy()
         assert game.is_legal(trial, action) == bool(mask[action])
         if mask[action]:
@@ -164,14 +192,14 @@ class CoopCounter:
         self.fights = self.retreats = self.offers = self.gives = self.discards = 0
 
     def count(self, phase: int, action: int) -> None:
-        if phase == coop.Phase.MAIN:
-            if action == coop.RETREAT:
+        if phase == coop_state.Phase.MAIN:
+            if action == RETREAT:
                 self.retreats += 1
             else:
                 self.fights += 1
-        elif phase == coop.Phase.DRAW_OFFER:
+        elif phase == coop_state.Phase.DRAW_OFFER:
             self.offers += 1
-            self.gives += action != coop.DECLINE
+            self.gives += action != DECLINE
         else:
             self.discards += 1
 
@@ -179,7 +207,7 @@ class CoopCounter:
         assert self.fights <= MAX_FIGHTS and self.retreats <= MAX_RETREATS
         assert self.offers <= self.retreats + 2 * self.fights
         dealt = 4 if num_players == 1 else 3 * num_players
-        assert self.discards <= self.gives <= coop.SPARTAN_DECK_SIZE - dealt
+        assert self.discards <= self.gives <= SPARTAN_DECK_SIZE - dealt
         total = self.fights + self.retreats + self.offers + self.discards
         assert total <= max_coop_decisions(num_players)
 
@@ -196,8 +224,8 @@ def test_coop_engine_random_legal_play(num_players, deck, seed, data):
         check_coop_mask_is_what_the_engine_accepts(game, state)
         mask = game.legal_action_mask(state)
         assert mask.any()
-        if state.phase == coop.Phase.MAIN and not state.hands[state.current_player]:
-            assert np.flatnonzero(mask).tolist() == [coop.RETREAT]  # an empty hand must retreat
+        if state.phase == coop_state.Phase.MAIN and not state.hands[state.current_player]:
+            assert np.flatnonzero(mask).tolist() == [RETREAT]  # an empty hand must retreat
         action = pick(data, mask)
         before = state.copy()
         counter.count(state.phase, action)
@@ -206,7 +234,7 @@ def test_coop_engine_random_legal_play(num_players, deck, seed, data):
         counter.check(num_players)
     check_coop_state(game, state)
     assert not game.legal_action_mask(state).any()
-    assert game.returns(state) in (1.0, -1.0) and state.reason in coop.END_REASONS
+    assert game.returns(state) in (1.0, -1.0) and state.reason in END_REASONS
     assert state.won == (state.reason in ("graveyard", "refill"))
 
 
@@ -267,7 +295,7 @@ def test_coop_env_mask_matches_what_step_accepts_in_both_illegal_modes(num_playe
             assert not info["action_mask"].any()
             check_coop_state(env.game, env.state)
             with pytest.raises(RuntimeError, match="ended"):
-                env.step(coop.RETREAT)
+                env.step(RETREAT)
             return
         assert reward == 0.0 and "is_success" not in info
 
@@ -275,37 +303,37 @@ def test_coop_env_mask_matches_what_step_accepts_in_both_illegal_modes(num_playe
 # ------------------------------------------------------------------------------------------------ duel
 
 
-def check_duel_state(game: DuelGame, state: duel.DuelState) -> None:
+def check_duel_state(game: DuelGame, state: DuelState) -> None:
     """Conservation and ranges of a duel state, checked independently of the engine, then the engine's
     own ``check_invariants``."""
     places = []
-    for p in (duel.GREEK, duel.PERSIAN):
-        assert duel.START_HAND <= state.deck_pos[p] <= duel.DECK_SIZE
+    for p in (GREEK, PERSIAN):
+        assert START_HAND <= state.deck_pos[p] <= DECK_SIZE
         places += list(state.decks[p][state.deck_pos[p] :]) + list(state.hands[p]) + list(state.discards[p])
         assert all(n >= 0 for n in state.hand_counts[p]) and all(n >= 0 for n in state.discard_counts[p])
-        assert len(state.hands[p]) <= duel.MAX_HAND
+        assert len(state.hands[p]) <= MAX_HAND
     places += list(state.table)
-    assert sorted(places) == list(range(duel.NUM_CARDS)), "duel cards lost or duplicated"
-    assert 0 <= state.tokens <= duel.START_TOKENS
-    assert 1 <= state.turn <= duel.MAX_TURNS
-    assert 0 <= state.actions_taken <= duel.MAX_GAME_ACTIONS
-    assert all(0 <= n <= 1 for n in state.build[duel.NUM_FORCE_KINDS : duel.DISCARD_KIND])
-    duel.check_invariants(state, game)
+    assert sorted(places) == list(range(NUM_CARDS)), "duel cards lost or duplicated"
+    assert 0 <= state.tokens <= START_TOKENS
+    assert 1 <= state.turn <= MAX_TURNS
+    assert 0 <= state.actions_taken <= MAX_GAME_ACTIONS
+    assert all(0 <= n <= 1 for n in state.build[NUM_FORCE_KINDS : DISCARD_KIND])
+    check_invariants(state, game)
 
 
-def duel_monotone(before: duel.DuelState, after: duel.DuelState) -> None:
+def duel_monotone(before: DuelState, after: DuelState) -> None:
     assert after.tokens <= before.tokens and after.turn >= before.turn
     assert all(a >= b for a, b in zip(after.deck_pos, before.deck_pos, strict=True))
-    for p in (duel.GREEK, duel.PERSIAN):
+    for p in (GREEK, PERSIAN):
         assert set(before.discards[p]) <= set(after.discards[p])
 
 
-def check_duel_mask_is_what_the_engine_accepts(game: DuelGame, state: duel.DuelState) -> None:
+def check_duel_mask_is_what_the_engine_accepts(game: DuelGame, state: DuelState) -> None:
     mask = game.legal_action_mask(state)
     assert sorted(game.legal_actions(state)) == np.flatnonzero(mask).tolist()
     snapshot = state_snapshot(state)
     rng = np.random.default_rng(0)
-    for action in range(duel.NUM_ACTIONS):
+    for action in range(duel_layout.NUM_ACTIONS):
         trial = state.copy()
         assert game.is_legal(trial, action) == bool(mask[action])
         if mask[action]:
@@ -320,14 +348,14 @@ def check_duel_mask_is_what_the_engine_accepts(game: DuelGame, state: duel.DuelS
 class TurnCounter:
     """Micro-actions per turn, for the per-turn bound of 34."""
 
-    def __init__(self, state: duel.DuelState) -> None:
+    def __init__(self, state: DuelState) -> None:
         self.turn = state.turn
         self.start = state.actions_taken
 
-    def check(self, state: duel.DuelState) -> None:
+    def check(self, state: DuelState) -> None:
         if state.turn != self.turn:
             self.turn, self.start = state.turn, state.actions_taken - 1
-        assert state.actions_taken - self.start <= duel.MAX_ACTIONS_PER_TURN
+        assert state.actions_taken - self.start <= MAX_ACTIONS_PER_TURN
 
 
 @examples(15)
@@ -344,7 +372,7 @@ def test_duel_engine_random_legal_play(seed, data):
         game.step(state, pick(data, game.legal_action_mask(state)), rng)
         duel_monotone(before, state)
         turns.check(state)
-        assert state.actions_taken <= duel.MAX_GAME_ACTIONS
+        assert state.actions_taken <= MAX_GAME_ACTIONS
     check_duel_state(game, state)
     assert not game.legal_action_mask(state).any()
     assert sorted(game.returns(state).tolist()) == [-1.0, 1.0]
@@ -389,7 +417,7 @@ def test_duel_env_mask_matches_what_step_accepts_in_both_illegal_modes(cls, oppo
             assert not info["action_mask"].any()
             check_duel_state(env.game, env.state)
             with pytest.raises(RuntimeError, match="ended"):
-                env.step(duel.DONE_DISCARDING)
+                env.step(DONE_DISCARDING)
             return
         assert reward == 0.0
 
@@ -407,7 +435,7 @@ def test_pettingzoo_view_random_legal_play(seed, data):
     raw = env.unwrapped
     steps = 0
     finals = {}
-    for agent in env.agent_iter(max_iter=duel.MAX_GAME_ACTIONS + 2):
+    for agent in env.agent_iter(max_iter=MAX_GAME_ACTIONS + 2):
         obs, reward, termination, truncation, _ = env.last()
         assert not truncation
         if termination:
@@ -434,7 +462,7 @@ def test_pettingzoo_view_random_legal_play(seed, data):
             assert aec_snapshot(twin.unwrapped)[0] == before[0]
         env.step(pick(data, mask))
         steps += 1
-        assert steps <= duel.MAX_GAME_ACTIONS
+        assert steps <= MAX_GAME_ACTIONS
     assert raw.state.terminated and not env.agents
     check_duel_state(raw.game, raw.state)
     winner = raw.possible_agents[raw.state.winner]
@@ -446,7 +474,7 @@ def test_pettingzoo_view_random_legal_play(seed, data):
 
 def check_vector_engine(eng) -> None:
     """Conservation and ranges of every game of a :class:`CoopVectorEngine`, from its arrays."""
-    from thermopylae_env.coop.vector import OVER
+    from thermopylae_env.coop.kernel import OVER
 
     value_of = eng.t.spartan_value
     rows = len(eng.persian)
@@ -459,10 +487,10 @@ def check_vector_engine(eng) -> None:
         assert np.array_equal(eng.hand_bits[seat], bits)
     for g in range(eng.num_envs):
         order = eng.spartan_order[g]
-        assert sorted(order.tolist()) == list(range(coop.SPARTAN_DECK_SIZE))
+        assert sorted(order.tolist()) == list(range(SPARTAN_DECK_SIZE))
         assert sorted(eng.persian_order[g].tolist()) == list(range(rows))
         pos = int(eng.spartan_pos[g])
-        assert 0 <= pos <= coop.SPARTAN_DECK_SIZE
+        assert 0 <= pos <= SPARTAN_DECK_SIZE
         drawn = np.bincount(value_of[order[:pos]], minlength=11)
         in_hands = eng.hands[g].sum(axis=0)
         assert (drawn - in_hands >= 0).all(), "a hand holds a card that was never drawn"
@@ -471,18 +499,18 @@ def check_vector_engine(eng) -> None:
         seen = set(eng.persian_order[g, :ppos].tolist())
         assert set(line) <= seen and len(set(line)) == len(line)
         assert int(eng.graveyard[g]) + int(eng.persian_discard[g]) + len(line) == ppos
-        assert 1 <= eng.marker[g] <= coop.LOSS_MARKER and 0 <= eng.support[g] <= coop.NUM_SUPPORT
-        assert 0 <= eng.graveyard[g] <= coop.GRAVEYARD_WIN and 0 <= eng.offers[g] <= 1
+        assert 1 <= eng.marker[g] <= LOSS_MARKER and 0 <= eng.support[g] <= NUM_SUPPORT
+        assert 0 <= eng.graveyard[g] <= GRAVEYARD_WIN and 0 <= eng.offers[g] <= 1
         assert 0 <= eng.turn[g] <= MAX_COOP_TURNS
         if eng.phase[g] != OVER:
-            assert eng.marker[g] < coop.LOSS_MARKER
+            assert eng.marker[g] < LOSS_MARKER
             if eng.phase[g] == 0:  # between actions the line is full
                 assert len(line) == 2
             assert 0 <= eng.current[g] < p
-            limit = np.full(p, coop.HAND_LIMIT)
+            limit = np.full(p, HAND_LIMIT)
             if eng.phase[g] == 2:
                 limit[eng.recipient[g]] += 1
-                assert eng.hands[g, eng.recipient[g]].sum() == coop.HAND_LIMIT + 1
+                assert eng.hands[g, eng.recipient[g]].sum() == HAND_LIMIT + 1
             assert (eng.hands[g, :p].sum(axis=1) <= limit).all()
 
 
@@ -490,7 +518,8 @@ def check_vector_engine(eng) -> None:
 @given(num_players=st.integers(1, 4), deck=persian_decks, num_envs=st.integers(1, 6),
        mode=st.sampled_from(["NextStep", "SameStep"]), seed=seeds, data=st.data())
 def test_coop_vector_env_random_play_with_illegal_actions(num_players, deck, num_envs, mode, seed, data):
-    from thermopylae_env.coop.vector import OVER, CoopVectorEnv
+    from thermopylae_env.coop.kernel import OVER
+    from thermopylae_env.coop.vector import CoopVectorEnv
 
     env = CoopVectorEnv(num_envs=num_envs, num_players=num_players, persian_deck=deck, autoreset_mode=mode,
                         illegal_action_penalty=-2.0)

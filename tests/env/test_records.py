@@ -11,14 +11,12 @@ import pytest
 
 import thermopylae_env  # noqa: F401 - registers the environments
 from thermopylae_agents.evaluation.replay import record_agent_game as record_game
+from thermopylae_env.record_format import FORMAT, VERSION, load_record
 from thermopylae_env.records import (
-    FORMAT,
-    VERSION,
     RecordEpisode,
     RecordMismatchError,
     describe_event,
     iter_replay,
-    load_record,
     replay_record,
 )
 
@@ -300,13 +298,14 @@ def test_a_replay_never_loads_a_model_that_the_record_names(duel_against_a_model
 
 
 def test_a_game_against_a_model_replays_when_the_caller_passes_the_model(duel_against_a_model):
-    from thermopylae_agents.evaluation.replay import replay_record as replay_with_agents
+    from thermopylae_agents.evaluation.replay import replay_opponent
 
-    summary = replay_with_agents(duel_against_a_model, opponent="fast:duel_persian_maskable_ppo")
+    record = load_record(duel_against_a_model)
+    summary = replay_record(record, opponent=replay_opponent(record, "fast:duel_persian_maskable_ppo"))
     assert summary["finished"] is True
-    assert summary["steps"] == len(load_record(duel_against_a_model).steps)
+    assert summary["steps"] == len(record.steps)
     with pytest.raises(RecordMismatchError):  # another opponent does not reproduce the game
-        replay_with_agents(duel_against_a_model, opponent="random")
+        replay_record(record, opponent=replay_opponent(record, "random"))
 
 
 def _tamper(path: Path, out: Path, change) -> Path:
@@ -391,7 +390,7 @@ def test_a_hostile_record_file_is_refused_in_one_line(tmp_path, case):
 def test_a_record_path_that_is_not_a_small_regular_file_is_refused_before_reading(tmp_path, kind):
     import os
 
-    from thermopylae_env import records
+    from thermopylae_env.record_format import MAX_RECORD_BYTES
 
     path = {"folder": tmp_path, "device": Path("/dev/zero"), "fifo": tmp_path / "pipe",
             "too large": tmp_path / "big.jsonl"}[kind]
@@ -399,7 +398,7 @@ def test_a_record_path_that_is_not_a_small_regular_file_is_refused_before_readin
         os.mkfifo(path)
     if kind == "too large":
         with open(path, "wb") as handle:
-            handle.truncate(records.MAX_RECORD_BYTES + 1)  # sparse: no time spent writing
+            handle.truncate(MAX_RECORD_BYTES + 1)  # sparse: no time spent writing
     message = {"folder": "is a folder", "device": "not a regular file", "fifo": "not a regular file",
                "too large": "more than a record may hold"}[kind]
     with pytest.raises(ValueError, match=message):

@@ -12,9 +12,13 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401 - registers the environments
-from thermopylae_env.coop import CoopGame
-from thermopylae_env.duel import GREEK, PERSIAN, DuelGame
-from thermopylae_env.render import FRAME_SHAPE, render_coop_rgb, render_duel_rgb, render_env_rgb
+from thermopylae_env.coop.render import render_coop_rgb
+from thermopylae_env.coop.rules import CoopGame
+from thermopylae_env.drawing import FRAME_SHAPE
+from thermopylae_env.duel.layout import GREEK, PERSIAN
+from thermopylae_env.duel.render import render_duel_rgb
+from thermopylae_env.duel.rules import DuelGame
+from thermopylae_env.render import render_env_rgb
 
 pytest.importorskip("PIL")
 

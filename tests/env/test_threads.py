@@ -307,7 +307,7 @@ import numpy as np
 import thermopylae_env
 from thermopylae_env import threads
 from thermopylae_env.coop.kernel import CHUNK as COOP_CHUNK
-from thermopylae_env.duel.kernel import CHUNK as DUEL_CHUNK
+from thermopylae_env.duel.vector_engine import CHUNK as DUEL_CHUNK
 from thermopylae_env.coop.vector import CoopVectorEnv
 from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv
 

@@ -200,101 +200,82 @@ def test_only_the_command_line_defines_main():
     assert not offenders, "library modules defining main() (move it to a cli module): " + ", ".join(offenders)
 
 
-# ------------------------------------------------------------------------------------- the old module paths
-def test_every_old_module_path_loads_its_new_module_with_a_deprecation_warning():
-    import importlib
-    import sys
-    import warnings
-
-    from thermopylae_agents._moved import MOVED, PICKLED
-
-    for old, new in MOVED.items():
-        if "ppo_native" in new or "rllib" in new:
-            pytest.importorskip("torch")
-        sys.modules.pop(old, None)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            module = importlib.import_module(old)
-        assert module is importlib.import_module(new), old
-        deprecations = [w for w in caught
-                        if issubclass(w.category, DeprecationWarning) and new in str(w.message)]
-        assert bool(deprecations) == (old not in PICKLED), old
-
-
-def test_the_old_flat_evaluation_and_cli_attributes_still_resolve():
-    import warnings
-
-    import thermopylae_agents.cli as cli
-    import thermopylae_agents.evaluation as evaluation
-    from thermopylae_agents.cli.app import main
-    from thermopylae_agents.evaluation.games import GameResult, play_games
-    from thermopylae_agents.evaluation.tables import print_table
-
-    with pytest.warns(DeprecationWarning, match="evaluation.games"):
-        assert evaluation.play_games is play_games
-    with pytest.warns(DeprecationWarning, match="GameResult"):
-        assert evaluation.GameRecord is GameResult
-    with pytest.warns(DeprecationWarning):
-        assert evaluation.print_table is print_table
-    with pytest.warns(DeprecationWarning):
-        assert cli.main is main
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(AttributeError):
-            evaluation.no_such_name  # noqa: B018
-
-
-def test_every_name_the_training_package_exported_resolves_to_its_defining_module():
-    pytest.importorskip("torch")
-    import importlib
-
-    from thermopylae_agents import training
-
-    for name, module in training._LAZY.items():
-        assert getattr(training, name) is getattr(importlib.import_module(module), name), name
-    with pytest.raises(AttributeError):
-        training.no_such_name  # noqa: B018
-
-
-def _former_names() -> set[str]:
-    """The deprecated module names of both packages' ``_moved.py`` (read from their source)."""
+# ------------------------------------------------------------------------------------------ one home per name
+def _defined_names(path: Path) -> set[str]:
+    """The names a module defines at its top level (functions, classes, assignments, also under ``if`` /
+    ``try``), not the names it imports."""
     names = set()
-    for folder in PACKAGES.values():
-        tree = ast.parse((folder / "_moved.py").read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) == "MOVED":
-                for key in node.value.keys:
-                    if isinstance(key, ast.Constant):
-                        names.add(key.value)
-                    elif isinstance(key, ast.JoinedStr):  # f"{_P}.base" in the agents' map
-                        tail = "".join(v.value for v in key.values if isinstance(v, ast.Constant))
-                        names.add("thermopylae_agents" + tail)
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for inner in ast.walk(node) if isinstance(node, (ast.If, ast.Try)) else (node,):
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(inner.name)
+            elif isinstance(inner, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = inner.targets if isinstance(inner, ast.Assign) else [inner.target]
+                names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return names
 
 
-FORMER_NAMES = _former_names()
+DEFINED = {module: _defined_names(path) for module, (path, _) in MODULES.items()}
+# Modules whose names are other modules' on purpose: the class paths saved SB3 models pickle, and
+# PettingZoo's name of the duel.
+KEPT_NAMES = {"thermopylae_agents.fight_features", "thermopylae_agents.training", "thermopylae_env.duel_v1"}
 OWN_CODE = sorted(
-    [path for _, (path, _) in MODULES.items() if path.name != "_moved.py"]
+    [path for _, (path, _) in MODULES.items()]
     + [p for folder in ("scripts", "benchmarks") for p in (ROOT / folder).glob("*.py")]
-    + [p for p in (ROOT / "tests").rglob("*.py") if p.name != "test_moved_modules.py"]
+    + list((ROOT / "tests").rglob("*.py"))
 )
+# Files that another change is rewriting at the same time, which still borrow names; strict, so that the
+# entry must go once the file is fixed.
+PENDING = {
+    "benchmarks/coop_bound_team_cost.py", "benchmarks/duel_crossplay.py", "benchmarks/duel_greek_headroom.py",
+    "agents/thermopylae_agents/cli/play.py", "thermopylae_agents.training.config",
+}
 
 
-def test_the_former_module_names_are_known():
-    assert "thermopylae_env.coop_vector" in FORMER_NAMES and "thermopylae_agents.registry" in FORMER_NAMES
+def _pending(value: str) -> list:
+    return [pytest.mark.xfail(strict=True, reason="its edit is pending in another change")] \
+        if value in PENDING else []
 
 
-@pytest.mark.parametrize("path", OWN_CODE, ids=lambda p: str(p.relative_to(ROOT)))
-def test_the_project_imports_no_former_module_name(path: Path):
-    """The old flat names stay importable for users (with a warning); the project's own code, scripts and
-    tests use the new ones, so that the cycle check above sees every real edge."""
-    used = set()
+def _borrowed_imports(path: Path) -> list[str]:
+    """``module.name`` for each ``from module import name`` of the packages where ``module`` neither defines
+    ``name`` nor has it as a submodule."""
+    found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
-            for name in _imported_names("", False, node):
-                parts = name.split(".")
-                used |= {".".join(parts[:i]) for i in range(2, len(parts) + 1)} & FORMER_NAMES
-    assert not used, f"{path.relative_to(ROOT)} imports former module names {sorted(used)}"
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module in MODULES \
+                and node.module not in KEPT_NAMES:
+            found += [f"{node.module}.{alias.name}" for alias in node.names if alias.name not in
+                      DEFINED[node.module] and f"{node.module}.{alias.name}" not in MODULES]
+    return found
+
+
+def test_the_checker_finds_a_name_imported_through_another_module(tmp_path):
+    source = tmp_path / "x.py"
+    source.write_text("from thermopylae_env.duel.env import DuelGame\n"
+                      "from thermopylae_env.duel import rules\n")
+    assert _borrowed_imports(source) == ["thermopylae_env.duel.env.DuelGame"]
+
+
+@pytest.mark.parametrize(
+    "path", [pytest.param(p, marks=_pending(str(p.relative_to(ROOT))), id=str(p.relative_to(ROOT)))
+             for p in OWN_CODE])
+def test_every_import_names_the_module_that_defines_the_name(path: Path):
+    """A name has one home: the project's code, scripts and tests import it from there, not through a module
+    that imports it in turn (so the cycle check above sees every real edge, and a moved name moves once)."""
+    borrowed = _borrowed_imports(path)
+    assert not borrowed, f"{path.relative_to(ROOT)} imports names from modules that do not define them: " \
+        + ", ".join(borrowed)
+
+
+@pytest.mark.parametrize("module", [pytest.param(m, marks=_pending(m))
+                                    for m in sorted(set(MODULES) - KEPT_NAMES)])
+def test_a_module_exports_only_the_names_it_defines(module):
+    path, _ = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    exported = next((ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                     and any(getattr(t, "id", None) == "__all__" for t in node.targets)), [])
+    foreign = [name for name in exported if name not in DEFINED[module] and f"{module}.{name}" not in MODULES]
+    assert not foreign, f"{module}.__all__ lists names defined elsewhere: {foreign}"
 
 
 # The agents' layers, lowest first: a layer imports only from layers before it (and from the env package).

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from thermopylae_agents.cli import console
+from thermopylae_agents.cli.app import main as thermopylae
 from thermopylae_agents.cli.console import EXIT_MISSING_EXTRA, extra_message, require_extra
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,9 +41,9 @@ def test_require_extra_lets_installed_modules_pass(capsys):
 def test_export_without_the_train_extra_says_so_in_the_common_format(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "sb3_contrib", None)
     with pytest.raises(SystemExit) as stop:  # as argparse's usage errors stop a command
-        console.export_policy([str(POLICY), "--game", "duel", "--side", "greek", "--out-dir", str(tmp_path)])
+        thermopylae(["export", str(POLICY), "--game", "duel", "--side", "greek", "--out-dir", str(tmp_path)])
     assert stop.value.code == EXIT_MISSING_EXTRA
-    expected = extra_message("thermopylae-export-policy", "train", "sb3_contrib")
+    expected = extra_message("thermopylae export", "train", "sb3_contrib")
     assert capsys.readouterr().err == expected + "\n"
     assert list(tmp_path.iterdir()) == []
 
@@ -52,13 +52,13 @@ def test_export_without_the_train_extra_says_so_in_the_common_format(monkeypatch
                                   ["no-such-model.zip", "--game", "duel", "--side", "greek"],
                                   ["--game", "duel", "--side", "greek"]])
 def test_export_refuses_bad_arguments_with_one_line_and_no_traceback(argv, tmp_path):
-    done = subprocess.run([sys.executable, "-c", "from thermopylae_agents.cli.console import export_policy;"
-                           "raise SystemExit(export_policy())", *argv, "--out-dir", str(tmp_path)],
+    done = subprocess.run([sys.executable, "-m", "thermopylae_agents", "export", *argv,
+                           "--out-dir", str(tmp_path)],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path,
                           env=SOURCE_ENV)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and done.stderr.strip().splitlines()[-1].startswith(
-        "thermopylae-export-policy: error: ")
+        "thermopylae export: error: ")
 
 
 _WITHOUT_TRAINING = textwrap.dedent(
@@ -73,8 +73,8 @@ _WITHOUT_TRAINING = textwrap.dedent(
             return None
 
     sys.meta_path.insert(0, Uninstalled())
-    from thermopylae_agents.cli.console import train
-    sys.exit(train(sys.argv[1:]))
+    from thermopylae_agents.cli.app import main
+    sys.exit(main(["train", *sys.argv[1:]]))
     """
 )
 
@@ -87,7 +87,7 @@ def _train_without_torch(*argv: str) -> subprocess.CompletedProcess:
 def test_train_help_works_without_the_train_extra():
     done = _train_without_torch("--help")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("usage: thermopylae-train")
+    assert done.stdout.startswith("usage: thermopylae train")
 
 
 def test_training_without_the_train_extra_names_it_in_one_line():
@@ -99,7 +99,7 @@ def test_training_without_the_train_extra_names_it_in_one_line():
 def test_export_refuses_a_model_of_another_game_and_writes_nothing(tmp_path, capsys):
     coop = ROOT / "agents" / "thermopylae_agents" / "policies" / "coop_maskable_ppo.zip"
     with pytest.raises(SystemExit) as stop:
-        console.export_policy([str(coop), "--game", "duel", "--side", "greek", "--out-dir", str(tmp_path)])
+        thermopylae(["export", str(coop), "--game", "duel", "--side", "greek", "--out-dir", str(tmp_path)])
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "are --game and --side right?" in err

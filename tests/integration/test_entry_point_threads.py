@@ -52,7 +52,6 @@ print(json.dumps({"code": code, "before": before,
     ("module", "thermopylae_agents"),  # python -m thermopylae_agents: the thermopylae command
     ("module", "thermopylae_agents.cli.app"),
     ("console", "thermopylae_agents.cli.app:main"),  # the console script thermopylae
-    ("console", "thermopylae_agents.cli.console:evaluate"),  # thermopylae-evaluate
     ("script", str(ROOT / "scripts" / "train.py")),
     ("script", str(ROOT / "scripts" / "evaluate.py")),
 ])

@@ -88,7 +88,6 @@ COMMANDS: dict[str, list[tuple[list[str], str]]] = {
     "": [
         (["thermopylae", "--version"], "thermopylae "),
         (["thermopylae", "train", "--help"], "usage: thermopylae train"),
-        (["thermopylae-train", "--help"], "usage: thermopylae-train"),
         (["thermopylae", "ppo-native", "--help"], "needs the 'train' extra"),  # the flags, read from the file
         (["thermopylae", "duel-table", "--games", "2"], "heuristic  heuristic"),
         (["python", "-c", "import importlib.util as u; print('torch', u.find_spec('torch') is not None)"],

@@ -1,4 +1,4 @@
-"""Packaging: one version, license metadata, typed packages, console scripts, a clean wheel, and a
+"""Packaging: one version, license metadata, typed packages, one console script, a clean wheel, and a
 non-editable install that loads every shipped policy by name without unpickling."""
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import pytest
 import tomllib
 
 import thermopylae_env
-from thermopylae_agents.cli import console
-from thermopylae_agents.cli.app import COMMANDS
+from thermopylae_agents.cli.app import main as thermopylae
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -74,18 +73,6 @@ def test_changelog_names_every_registered_environment_version():
         assert env_id in changelog, env_id
 
 
-# Console script -> (its entry in thermopylae_agents.cli.console, the ``thermopylae`` subcommand it aliases).
-CONSOLE_SCRIPTS = {
-    "thermopylae-train": (console.train, "train"),
-    "thermopylae-evaluate": (console.evaluate, "evaluate"),
-    "thermopylae-export-policy": (console.export_policy, "export"),
-    "thermopylae-train-rllib": (console.train_rllib, "rllib"),
-    "thermopylae-exploitability": (console.exploitability, "exploitability"),
-    "thermopylae-coop-bound": (console.coop_bound, "bound"),
-    "thermopylae-ppo-native": (console.ppo_native, "ppo-native"),
-    "thermopylae-duel-table": (console.duel_table, "duel-table"),
-    "thermopylae-render-game": (console.render_game, "render"),
-}
 # The scripts of the repository that stay thin wrappers of the command line (the others are subcommands).
 WRAPPER_SCRIPTS = {"train.py", "evaluate.py"}
 # The developer experiments in benchmarks/: benchmarks and checks that write into
@@ -99,92 +86,73 @@ DEVELOPER_SCRIPTS = {
     "mmd_small_duels.py", "trained_br_small_duels.py", "learning_curves.py", "learner_parity.py",
     "main_job.py", "device_speed.py",
 }
-NEW_CONSOLE_SCRIPTS = [  # the ones added with their modules' move out of scripts/
-    "thermopylae-train-rllib", "thermopylae-exploitability", "thermopylae-coop-bound",
-    "thermopylae-ppo-native", "thermopylae-duel-table", "thermopylae-render-game",
-]
+# Subcommands whose --help is answered from their own module (some need an extra for it).
+HELP_NEEDS = {"ppo-native": "torch.utils.tensorboard", "exploitability": "sb3_contrib", "train": None,
+              "duel-table": None, "bound": None, "render": None}
 
 
-def test_every_console_script_target_exists():
+def test_the_one_console_script_is_thermopylae():
     import importlib
 
     scripts = PYPROJECT["project"]["scripts"]
-    assert set(scripts) == {"thermopylae", *CONSOLE_SCRIPTS}
-    for target in scripts.values():
-        module, _, function = target.partition(":")
-        assert callable(getattr(importlib.import_module(module), function)), target
-    for name, (entry, _) in CONSOLE_SCRIPTS.items():
-        assert scripts[name] == f"thermopylae_agents.cli.console:{entry.__name__}"
-    assert scripts["thermopylae"] == "thermopylae_agents.cli.app:main"
-
-
-def test_every_console_script_aliases_the_module_of_its_subcommand():
-    import inspect
-
-    for name, (entry, command) in CONSOLE_SCRIPTS.items():
-        assert f'"{COMMANDS[command][0]}:main"' in inspect.getsource(entry), name
+    assert scripts == {"thermopylae": "thermopylae_agents.cli.app:main"}
+    module, _, function = scripts["thermopylae"].partition(":")
+    assert callable(getattr(importlib.import_module(module), function))
 
 
 def test_every_python_script_is_a_wrapper_of_the_command_line_or_a_listed_developer_tool():
     scripts = {path.name for path in (ROOT / "scripts").glob("*.py")}
     assert scripts == WRAPPER_SCRIPTS
     assert {path.name for path in (ROOT / "benchmarks").glob("*.py")} == DEVELOPER_SCRIPTS
-    commands_page = (ROOT / "docs" / "getting_started.md").read_text()
-    for name in CONSOLE_SCRIPTS:
-        assert f"`{name}`" in commands_page, name
 
 
-@pytest.mark.parametrize("name", sorted(CONSOLE_SCRIPTS))
-def test_console_scripts_answer_version(name, capsys):
-    entry, _ = CONSOLE_SCRIPTS[name]
-    assert entry(["--version"]) == 0
-    assert capsys.readouterr().out.strip() == f"{name} {thermopylae_env.__version__}"
-
-
-@pytest.mark.parametrize("name", NEW_CONSOLE_SCRIPTS)
-def test_new_console_scripts_answer_help_under_their_own_name(name, capsys, monkeypatch):
-    if name == "thermopylae-ppo-native":
-        pytest.importorskip("torch.utils.tensorboard")
-    if name == "thermopylae-exploitability":
-        pytest.importorskip("sb3_contrib")
-    monkeypatch.setattr(sys, "argv", [f"/usr/bin/{name}"])
-    entry, _ = CONSOLE_SCRIPTS[name]
+def test_the_command_answers_version(capsys):
     with pytest.raises(SystemExit) as done:
-        entry(["--help"])
+        thermopylae(["--version"])
     assert done.value.code == 0
-    assert capsys.readouterr().out.startswith(f"usage: {name}")
+    assert capsys.readouterr().out.strip() == f"thermopylae {thermopylae_env.__version__}"
 
 
-def test_duel_table_console_script_plays_its_table(tmp_path, capsys):
+@pytest.mark.parametrize("command", sorted(HELP_NEEDS))
+def test_a_subcommand_answers_help_under_its_own_name(command, capsys):
+    if HELP_NEEDS[command]:
+        pytest.importorskip(HELP_NEEDS[command])
+    with pytest.raises(SystemExit) as done:
+        thermopylae([command, "--help"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: thermopylae {command}")
+
+
+def test_duel_table_plays_its_table(tmp_path, capsys):
     out = tmp_path / "table.json"
-    assert console.duel_table(["--games", "3", "--seed", "5", "--out", str(out)]) == 0
+    assert thermopylae(["duel-table", "--games", "3", "--seed", "5", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "heuristic  heuristic" in printed and f"wrote {out}" in printed
     table = json.loads(out.read_text())
     assert table["games_per_pairing"] == 3 and len(table["results"]) == 4
 
 
-def test_render_game_console_script_writes_a_gif(tmp_path, capsys):
+def test_render_writes_a_gif(tmp_path, capsys):
     pytest.importorskip("PIL")
     out = tmp_path / "game.gif"
-    assert console.render_game(["--agent", "random", "--seed", "2", "--out", str(out)]) == 0
+    assert thermopylae(["render", "--agent", "random", "--seed", "2", "--out", str(out)]) == 0
     assert out.stat().st_size > 0 and f"wrote {out}" in capsys.readouterr().out
 
 
-def test_ppo_native_console_script_trains_a_tiny_run(tmp_path, capsys):
+def test_ppo_native_trains_a_tiny_run(tmp_path, capsys):
     pytest.importorskip("torch.utils.tensorboard")
     run_dir = tmp_path / "run"
-    assert console.ppo_native(["--total-timesteps", "256", "--num-envs", "8", "--num-steps", "32",
-                               "--num-minibatches", "2", "--eval-games", "4", "--run-dir", str(run_dir)]) == 0
+    assert thermopylae(["ppo-native", "--total-timesteps", "256", "--num-envs", "8", "--num-steps", "32",
+                        "--num-minibatches", "2", "--eval-games", "4", "--run-dir", str(run_dir)]) == 0
     assert json.loads((run_dir / "summary.json").read_text())["env_steps"] == 256
     assert "greedy win rate on 4 fixed deals" in capsys.readouterr().out
 
 
 def test_an_uninstalled_ray_names_the_rllib_extra(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray now fails as if Ray were not installed
-    assert console.train_rllib(["train", "--run-dir", str(tmp_path)]) == 2
+    assert thermopylae(["rllib", "train", "--run-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err == "thermopylae-train-rllib: this command needs the 'rllib' extra (ray is not installed): " \
+    assert err == "thermopylae rllib: this command needs the 'rllib' extra (ray is not installed): " \
                   'pip install "thermopylae-env[rllib]"\n'
 
 
@@ -192,27 +160,27 @@ def test_an_uninstalled_torch_stops_ppo_native_naming_the_train_extra(monkeypatc
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.delitem(sys.modules, "thermopylae_agents.training.ppo_native", raising=False)
     monkeypatch.delitem(sys.modules, "thermopylae_agents.cli.ppo_native", raising=False)
-    assert console.ppo_native(["--run-dir", str(tmp_path)]) == 2
+    assert thermopylae(["ppo-native", "--run-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("thermopylae-ppo-native: ") and "'train' extra" in err
+    assert err.count("\n") == 1 and err.startswith("thermopylae ppo-native: ") and "'train' extra" in err
 
 
-def test_render_game_without_pillow_names_the_render_extra(monkeypatch, tmp_path, capsys):
+def test_render_without_pillow_names_the_render_extra(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "PIL", None)
     with pytest.raises(SystemExit) as stop:  # before the game is played, as a usage error stops it
-        console.render_game(["--agent", "random", "--out", str(tmp_path / "g.gif")])
+        thermopylae(["render", "--agent", "random", "--out", str(tmp_path / "g.gif")])
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert err == "thermopylae-render-game: this command needs the 'render' extra (PIL is not installed): " \
+    assert err == "thermopylae render: this command needs the 'render' extra (PIL is not installed): " \
                   'pip install "thermopylae-env[render]"\n'
     assert not (tmp_path / "g.gif").exists()
 
 
 def test_a_main_that_returns_its_result_exits_with_zero(monkeypatch):
-    monkeypatch.setattr("thermopylae_agents.cli.duel_table.main", lambda argv: {"results": []})
-    assert console.duel_table([]) == 0
-    monkeypatch.setattr("thermopylae_agents.cli.duel_table.main", lambda argv: 3)
-    assert console.duel_table([]) == 3
+    monkeypatch.setattr("thermopylae_agents.cli.duel_table.main", lambda argv, prog=None: {"results": []})
+    assert thermopylae(["duel-table"]) == 0
+    monkeypatch.setattr("thermopylae_agents.cli.duel_table.main", lambda argv, prog=None: 3)
+    assert thermopylae(["duel-table"]) == 3
 
 
 def test_the_wrapper_scripts_and_python_m_run_the_command_line(tmp_path):
@@ -232,22 +200,22 @@ def test_the_wrapper_scripts_and_python_m_run_the_command_line(tmp_path):
 
 
 def test_a_missing_extra_gives_one_line_naming_it(monkeypatch, capsys):
-    def needs_torch(argv):
+    def needs_torch(argv, prog=None):
         raise ModuleNotFoundError("No module named 'torch'", name="torch")
 
     monkeypatch.setattr("thermopylae_agents.cli.evaluate.main", needs_torch)
-    assert console.evaluate(["--games", "1"]) == 2
+    assert thermopylae(["evaluate", "--games", "1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'train' extra" in err and 'pip install "thermopylae-env[train]"' in err
 
 
 def test_an_import_error_that_is_not_an_extra_keeps_its_traceback(monkeypatch):
-    def broken(argv):
+    def broken(argv, prog=None):
         raise ModuleNotFoundError("No module named 'thermopylae_agents.x'", name="thermopylae_agents.x")
 
     monkeypatch.setattr("thermopylae_agents.cli.evaluate.main", broken)
     with pytest.raises(ModuleNotFoundError):
-        console.evaluate([])
+        thermopylae(["evaluate"])
 
 
 @pytest.fixture(scope="module")
@@ -334,13 +302,12 @@ def test_non_editable_install_loads_every_shipped_policy_by_name_without_unpickl
                           cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert "loaded 8 policies" in done.stdout
-    for name in ["thermopylae", *CONSOLE_SCRIPTS]:  # every console script is installed
-        assert (venv / "bin" / name).is_file(), name
-    for name in CONSOLE_SCRIPTS:
-        version = subprocess.run([venv / "bin" / name, "--version"], capture_output=True, text=True,
-                                 timeout=120, cwd=tmp_path, env=env)
-        assert version.stdout.strip() == f"{name} {thermopylae_env.__version__}", version.stderr[-2000:]
-    table = subprocess.run([venv / "bin" / "thermopylae-duel-table", "--games", "2"], capture_output=True,
+    installed = sorted(path.name for path in (venv / "bin").glob("thermopylae*"))
+    assert installed == ["thermopylae"]
+    version = subprocess.run([venv / "bin" / "thermopylae", "--version"], capture_output=True, text=True,
+                             timeout=120, cwd=tmp_path, env=env)
+    assert version.stdout.strip() == f"thermopylae {thermopylae_env.__version__}", version.stderr[-2000:]
+    table = subprocess.run([venv / "bin" / "thermopylae", "duel-table", "--games", "2"], capture_output=True,
                            text=True, timeout=120, cwd=tmp_path, env=env)
     assert table.returncode == 0 and "heuristic  heuristic" in table.stdout, table.stderr[-2000:]
 

@@ -13,9 +13,14 @@ from conftest import shrink_block
 
 pytest.importorskip("sb3_contrib")
 
-from thermopylae_agents import training  # noqa: E402
-from thermopylae_agents.training import GREEK_ID, PERSIAN_ID, load_config  # noqa: E402
-from thermopylae_agents.training.selfplay import PFSPCallback, PFSPPool  # noqa: E402
+from thermopylae_agents.policies.frozen_policy import FrozenPolicy
+from thermopylae_agents.training.config import (
+    ENV_IDS,
+    load_config,  # noqa: E402
+)
+from thermopylae_agents.training.ppo import train
+from thermopylae_agents.training.selfplay import PFSPCallback, PFSPPool, train_selfplay  # noqa: E402
+from thermopylae_env import GREEK_ID, PERSIAN_ID  # noqa: E402
 
 
 class NamedPlayer:
@@ -28,7 +33,7 @@ class NamedPlayer:
 def tiny_config(target: str, tmp_path: Path, n_timesteps: int = 2048, **changes) -> Path:
     """The shipped config of ``target`` with a budget of ``n_timesteps`` steps per side."""
     data = load_config(target)
-    blocks = [GREEK_ID, PERSIAN_ID] if target == "selfplay" else [training.ENV_IDS[target]]
+    blocks = [GREEK_ID, PERSIAN_ID] if target == "selfplay" else [ENV_IDS[target]]
     for env_id in blocks:
         hp = data[env_id]
         shrink_block(hp, n_envs=8, n_timesteps=n_timesteps, n_steps=64, batch_size=256, n_epochs=1)
@@ -62,8 +67,8 @@ def small_model(side: str = "greek"):
 
 def test_frozen_policy_act_batch_plays_the_greedy_actions_of_act():
     model, env = small_model()
-    frozen = training.FrozenPolicy(model, deterministic=True)
-    sampler = training.FrozenPolicy(model, deterministic=False)
+    frozen = FrozenPolicy(model, deterministic=True)
+    sampler = FrozenPolicy(model, deterministic=False)
     obs = env.reset()
     rng = np.random.default_rng(0)
     rows = 0
@@ -82,7 +87,7 @@ def test_frozen_policy_act_batch_plays_the_greedy_actions_of_act():
 
 def test_frozen_policy_act_batch_refuses_a_row_without_legal_action():
     model, env = small_model("persian")
-    frozen = training.FrozenPolicy(model)
+    frozen = FrozenPolicy(model)
     obs, masks = env.reset(), env.action_masks()
     masks[1] = False
     with pytest.raises(ValueError, match="no legal action"):
@@ -96,7 +101,7 @@ def test_frozen_policy_is_a_batched_opponent_of_the_native_engine():
     from thermopylae_env.duel.sb3 import DuelSB3VecEnv
 
     model, _ = small_model("persian")
-    env = DuelSB3VecEnv(6, side="greek", opponent=training.FrozenPolicy(model, "persian"), seed=3)
+    env = DuelSB3VecEnv(6, side="greek", opponent=FrozenPolicy(model, "persian"), seed=3)
     env.reset()
     rng = np.random.default_rng(1)
     finished = 0
@@ -228,7 +233,7 @@ def test_duel_target_trains_on_the_native_engine_saves_and_reports(tmp_path, tar
     from thermopylae_env.duel.sb3 import DuelSB3VecEnv
 
     out = tmp_path / "run"
-    result = training.train(target, config=tiny_config(target, tmp_path), out=out, progress=False)
+    result = train(target, config=tiny_config(target, tmp_path), out=out, progress=False)
     assert result["vec"] == "native"
     assert result["num_timesteps"] >= 2048
     assert (out / "final_model.zip").is_file()
@@ -244,7 +249,7 @@ def test_duel_target_trains_on_the_native_engine_saves_and_reports(tmp_path, tar
 
     model = MaskablePPO.load(out / "final_model.zip")
     side = "greek" if target == "duel-greek" else "persian"
-    frozen = training.FrozenPolicy(model)
+    frozen = FrozenPolicy(model)
     env = DuelSB3VecEnv(3, side=side, seed=5)
     obs = env.reset()
     assert env.action_masks()[np.arange(3), frozen.act_batch(obs, env.action_masks())].all()
@@ -252,13 +257,13 @@ def test_duel_target_trains_on_the_native_engine_saves_and_reports(tmp_path, tar
 
 def test_duel_target_still_trains_on_single_envs_with_vec_dummy(tmp_path):
     config = tiny_config("duel-persian", tmp_path, n_timesteps=1024, hp={"vec": "dummy"})
-    result = training.train("duel-persian", config=config, out=tmp_path / "run", progress=False, report=False)
+    result = train("duel-persian", config=config, out=tmp_path / "run", progress=False, report=False)
     assert result["vec"] == "dummy" and result["num_timesteps"] >= 1024
 
 
 def test_selfplay_collects_on_the_native_engine_with_the_pfsp_pool(tmp_path):
     out = tmp_path / "sp"
-    result = training.train_selfplay(config=tiny_config("selfplay", tmp_path), out=out, progress=False)
+    result = train_selfplay(config=tiny_config("selfplay", tmp_path), out=out, progress=False)
     assert result["vec"] == "native"
     for side, other in (("greek", "persian"), ("persian", "greek")):
         assert result[side]["num_timesteps"] >= 2048
@@ -276,7 +281,7 @@ def test_selfplay_collects_on_the_native_engine_with_the_pfsp_pool(tmp_path):
 
 def test_selfplay_still_collects_on_single_envs_with_vec_dummy(tmp_path):
     config = tiny_config("selfplay", tmp_path, n_timesteps=1024, selfplay={"vec": "dummy"})
-    result = training.train_selfplay(config=config, out=tmp_path / "sp", progress=False, report=False)
+    result = train_selfplay(config=config, out=tmp_path / "sp", progress=False, report=False)
     assert result["vec"] == "dummy"
     for side in ("greek", "persian"):
         assert result[side]["num_timesteps"] >= 1024 and "pfsp_learner_win_rates" not in result[side]
@@ -289,7 +294,7 @@ def test_native_duel_env_plays_a_saved_model_opponent_greedily(tmp_path):
     model.save(tmp_path / "persian.zip")
     env = build_vec_env(GREEK_ID, {"opponent": str(tmp_path / "persian.zip")}, 4, seed=2, vec="native")
     opponent = env.parts[0].env._opponent
-    assert isinstance(opponent, training.FrozenPolicy) and opponent.deterministic
+    assert isinstance(opponent, FrozenPolicy) and opponent.deterministic
     env.reset()
     rng = np.random.default_rng(0)
     for _ in range(100):

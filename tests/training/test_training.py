@@ -18,16 +18,27 @@ from conftest import shrink_block
 
 pytest.importorskip("sb3_contrib")
 
-from thermopylae_agents import training  # noqa: E402
-from thermopylae_agents.training import (  # noqa: E402
-    COOP_ID,
-    GREEK_ID,
-    PERSIAN_ID,
+from thermopylae_agents.cli.train import main
+from thermopylae_agents.evaluation.tables import read_tensorboard_curve
+from thermopylae_agents.players.fight_features import CoopFightFeatures
+from thermopylae_agents.players.fight_odds import dice_tail_table
+from thermopylae_agents.policies.frozen_policy import FrozenPolicy
+from thermopylae_agents.training.config import (
+    CONFIG_DIR,
+    ENV_IDS,
     TARGETS,
     Config,
     load_config,
-    main,
+    parse_schedule,
+    policy_kwargs,
+    resolve_config,
 )
+from thermopylae_agents.training.distribution import speed_up_policy
+from thermopylae_agents.training.imitation import collect_bc_data
+from thermopylae_agents.training.ppo import build_model, train
+from thermopylae_agents.training.report import format_report
+from thermopylae_agents.training.selfplay import train_selfplay
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 
 
 def read_report(run_dir: Path) -> dict:
@@ -37,7 +48,7 @@ def read_report(run_dir: Path) -> dict:
 def shrunk_config(target: str, tmp_path: Path, **budget) -> Path:
     """The shipped config of ``target`` with every key kept but tiny budgets (for end-to-end tests)."""
     data = load_config(target)
-    blocks = [GREEK_ID, PERSIAN_ID] if target == "selfplay" else [training.ENV_IDS[target]]
+    blocks = [GREEK_ID, PERSIAN_ID] if target == "selfplay" else [ENV_IDS[target]]
     for env_id in blocks:
         hp = data[env_id]
         hp["n_envs"] = budget.get("n_envs", 4)
@@ -71,7 +82,7 @@ def shrunk_config(target: str, tmp_path: Path, **budget) -> Path:
 @pytest.mark.parametrize("target", TARGETS)
 def test_shipped_configs_parse_in_the_zoo_layout(target):
     data = load_config(target)
-    blocks = [GREEK_ID, PERSIAN_ID] if target == "selfplay" else [training.ENV_IDS[target]]
+    blocks = [GREEK_ID, PERSIAN_ID] if target == "selfplay" else [ENV_IDS[target]]
     for env_id in blocks:
         hp = data[env_id]
         for key in ("n_envs", "n_timesteps", "policy", "policy_kwargs", "learning_rate", "n_steps",
@@ -83,7 +94,7 @@ def test_shipped_configs_parse_in_the_zoo_layout(target):
 
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_each_team_size_config_is_the_coop_recipe_with_only_num_players_changed(players):
-    path = training.CONFIG_DIR / f"coop_{players}p.yaml"
+    path = CONFIG_DIR / f"coop_{players}p.yaml"
     team, solo = load_config("coop", path), load_config("coop")
     assert team[COOP_ID]["env_kwargs"]["num_players"] == players
     team[COOP_ID]["env_kwargs"]["num_players"] = solo[COOP_ID]["env_kwargs"]["num_players"]
@@ -122,11 +133,11 @@ def test_config_tracks_which_keys_were_read():
 
 
 def test_linear_schedule_string_is_parsed():
-    schedule = training.parse_schedule("lin_0.001", "learning_rate")
+    schedule = parse_schedule("lin_0.001", "learning_rate")
     assert schedule(1.0) == pytest.approx(0.001) and schedule(0.5) == pytest.approx(0.0005)
-    assert training.parse_schedule(3e-4, "learning_rate") == pytest.approx(3e-4)
+    assert parse_schedule(3e-4, "learning_rate") == pytest.approx(3e-4)
     with pytest.raises(ValueError):
-        training.parse_schedule([1], "learning_rate")
+        parse_schedule([1], "learning_rate")
 
 
 # ------------------------------------------------------------------------------------- end to end
@@ -158,7 +169,7 @@ def test_coop_end_to_end_via_the_command_line(tmp_path):
     assert paired["games"] == rows["search"]["games"] and paired["search"]["wins"] == rows["search"]["wins"]
     for name in ("ppo", "heuristic"):
         assert paired[name]["wins"] <= rows[name]["wins"]
-    assert "the ones the search expert played" in training.format_report(report)
+    assert "the ones the search expert played" in format_report(report)
     # Paired statistics for paired deals, from the per-game outcomes the report keeps.
     per_game = report["evaluation"]["per_game"]
     assert {len(per_game[name]) for name in ("ppo", "heuristic")} == {rows["ppo"]["games"]}
@@ -168,14 +179,14 @@ def test_coop_end_to_end_via_the_command_line(tmp_path):
     assert ppo_h["only_a"] == sum(p and not h for p, h in pairs)
     assert ppo_h["difference"] == pytest.approx(rows["ppo"]["win_rate"] - rows["heuristic"]["win_rate"])
     assert comparisons[("ppo", "search")]["games"] == rows["search"]["games"]
-    assert "McNemar's exact p" in training.format_report(report)
+    assert "McNemar's exact p" in format_report(report)
     resolved = yaml.safe_load((out / "config.yaml").read_text())
     assert resolved["run"]["seed"] == 3 and resolved["run"]["algo"] == "maskable_ppo"
 
 
 def test_duel_greek_end_to_end_against_the_heuristic(tmp_path):
     config = shrunk_config("duel-greek", tmp_path)
-    result = training.train("duel-greek", config=config, out=tmp_path / "run", progress=False)
+    result = train("duel-greek", config=config, out=tmp_path / "run", progress=False)
     assert result["unused_config_keys"] == []
     opponents = {row["opponent"] for row in result["evaluation"]["rows"]}
     assert {"heuristic", "random"} <= opponents
@@ -185,14 +196,14 @@ def test_duel_greek_end_to_end_against_the_heuristic(tmp_path):
 
 def test_duel_persian_end_to_end(tmp_path):
     config = shrunk_config("duel-persian", tmp_path)
-    result = training.train("duel-persian", config=config, out=tmp_path / "run", progress=False)
+    result = train("duel-persian", config=config, out=tmp_path / "run", progress=False)
     assert result["unused_config_keys"] == []
     assert result["evaluation"]["rows"]
 
 
 def test_selfplay_tiny_run_saves_both_sides_and_cross_play(tmp_path):
     config = shrunk_config("selfplay", tmp_path, n_timesteps=128, n_envs=2, n_steps=32, batch_size=32)
-    result = training.train_selfplay(config=config, out=tmp_path / "sp", progress=False)
+    result = train_selfplay(config=config, out=tmp_path / "sp", progress=False)
     assert result["unused_config_keys"] == []
     for side in ("greek", "persian"):
         assert (tmp_path / "sp" / f"final_{side}.zip").is_file()
@@ -214,9 +225,9 @@ def test_selfplay_tiny_run_saves_both_sides_and_cross_play(tmp_path):
 def test_resume_continues_the_timestep_counter(tmp_path):
     config = shrunk_config("duel-persian", tmp_path, n_timesteps=128, n_envs=2, n_steps=32, batch_size=32)
     out = tmp_path / "run"
-    first = training.train("duel-persian", config=config, out=out, progress=False, report=False)
+    first = train("duel-persian", config=config, out=out, progress=False, report=False)
     assert first["num_timesteps"] == 128
-    second = training.train("duel-persian", resume=out, timesteps=256, progress=False, report=False)
+    second = train("duel-persian", resume=out, timesteps=256, progress=False, report=False)
     assert second["resumed_from"] is not None
     assert second["num_timesteps"] == 256  # 128 more steps, counted on from 128
     assert second["throughput"]["env_steps"] == 128
@@ -228,9 +239,9 @@ def test_resume_continues_the_timestep_counter(tmp_path):
 def test_resume_from_a_checkpoint_file(tmp_path):
     config = shrunk_config("coop", tmp_path, n_timesteps=256, bc_episodes=0)
     out = tmp_path / "run"
-    training.train("coop", config=config, out=out, progress=False, report=False)
+    train("coop", config=config, out=out, progress=False, report=False)
     checkpoint = sorted((out / "checkpoints").glob("model_*_steps.zip"))[0]
-    result = training.train("coop", resume=checkpoint, timesteps=384, progress=False, report=False)
+    result = train("coop", resume=checkpoint, timesteps=384, progress=False, report=False)
     assert result["run_dir"] == str(out)
     assert result["num_timesteps"] >= 384
 
@@ -238,7 +249,7 @@ def test_resume_from_a_checkpoint_file(tmp_path):
 def test_plain_ppo_runs_on_the_unmasked_env(tmp_path):
     """Plain PPO ignores the mask; its illegal actions end episodes as losses instead of crashing."""
     config = shrunk_config("coop", tmp_path, bc_episodes=0)
-    result = training.train("coop", algo="ppo", config=config, out=tmp_path / "ppo", progress=False,
+    result = train("coop", algo="ppo", config=config, out=tmp_path / "ppo", progress=False,
                             report=False, bc_episodes=0)
     from stable_baselines3 import PPO
 
@@ -251,7 +262,7 @@ def test_one_pass_masked_distribution_is_sb3_contribs_distribution():
     import torch as th
     from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
 
-    from thermopylae_agents.training import OnePassMaskableCategoricalDistribution
+    from thermopylae_agents.training.distribution import OnePassMaskableCategoricalDistribution
 
     gen = th.Generator().manual_seed(0)
     logits = th.randn(512, 72, generator=gen) * 3
@@ -278,7 +289,7 @@ def test_one_pass_masked_distribution_is_sb3_contribs_distribution():
 def test_one_pass_sampling_follows_the_masked_probabilities():
     import torch as th
 
-    from thermopylae_agents.training import OnePassMaskableCategoricalDistribution
+    from thermopylae_agents.training.distribution import OnePassMaskableCategoricalDistribution
 
     gen = th.Generator().manual_seed(3)
     logits = th.randn(1, 72, generator=gen) * 2
@@ -308,16 +319,16 @@ def test_models_train_with_the_one_pass_distribution_and_save_sb3_contribs(tmp_p
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
 
-    from thermopylae_agents.training import OnePassMaskableCategoricalDistribution
+    from thermopylae_agents.training.distribution import OnePassMaskableCategoricalDistribution
     from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
     hp = Config(load_config("coop")[COOP_ID])
-    model = training.build_model("maskable_ppo", CoopSB3VecEnv(4, seed=0), hp, 0, None, "cpu")
+    model = build_model("maskable_ppo", CoopSB3VecEnv(4, seed=0), hp, 0, None, "cpu")
     assert type(model.policy.action_dist) is OnePassMaskableCategoricalDistribution
     model.save(tmp_path / "m.zip")
     loaded = MaskablePPO.load(tmp_path / "m.zip")
     assert type(loaded.policy.action_dist) is MaskableCategoricalDistribution  # files stay standard
-    assert type(training.speed_up_policy(loaded).policy.action_dist) is OnePassMaskableCategoricalDistribution
+    assert type(speed_up_policy(loaded).policy.action_dist) is OnePassMaskableCategoricalDistribution
 
 
 def test_adapter_masks_for_sb3_contrib_are_a_copy_of_the_engines():
@@ -360,8 +371,8 @@ def test_behaviour_cloning_increases_agreement_with_the_expert():
     from thermopylae_agents.training.imitation import agreement, behaviour_cloning
     from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
-    data = training.collect_bc_data(COOP_ID, {}, "heuristic", 60, seed=0, gamma=1.0, workers=1)
-    held = training.collect_bc_data(COOP_ID, {}, "heuristic", 20, seed=1000, gamma=1.0, workers=1)
+    data = collect_bc_data(COOP_ID, {}, "heuristic", 60, seed=0, gamma=1.0, workers=1)
+    held = collect_bc_data(COOP_ID, {}, "heuristic", 20, seed=1000, gamma=1.0, workers=1)
     assert len(data) > 500 and data.masks[np.arange(len(data)), data.actions].all()
     model = MaskablePPO("MlpPolicy", CoopSB3VecEnv(2, seed=0), seed=0, policy_kwargs={"net_arch": [64, 64]})
     before = agreement(model.policy, held)
@@ -385,11 +396,11 @@ def test_frozen_numpy_policy_plays_what_sb3_agent_plays(extractor):
     from thermopylae_agents.policies.sb3_agent import SB3Agent
     from thermopylae_env.coop.sb3 import CoopSB3VecEnv
 
-    kwargs = training.policy_kwargs({"net_arch": [32, 32], "features_extractor": extractor})
+    kwargs = policy_kwargs({"net_arch": [32, 32], "features_extractor": extractor})
     model = MaskablePPO("MlpPolicy", CoopSB3VecEnv(2, seed=0), seed=1, policy_kwargs=kwargs)
     with th.no_grad():  # spread the untrained logits so that argmax ties are not an issue
         model.policy.action_net.weight.mul_(50.0)
-    frozen, reference = training.FrozenPolicy(model), SB3Agent(model)
+    frozen, reference = FrozenPolicy(model), SB3Agent(model)
     env = gym.make(COOP_ID)
     rng = np.random.default_rng(0)
     decisions = 0
@@ -409,14 +420,14 @@ def test_fight_features_match_the_dice_odds():
     """Torch and NumPy fight features agree, and one entry is checked by hand."""
     import torch as th
 
-    from thermopylae_env.coop import CoopGame
+    from thermopylae_env.coop.rules import CoopGame
 
     game = CoopGame()
     state = game.init(np.random.default_rng(3))
     obs = game.observe(state)
-    extractor = training.CoopFightFeatures(gym_box())
+    extractor = CoopFightFeatures(gym_box())
     torch_features = extractor(th.as_tensor(obs[None])).numpy()[0]
-    numpy_features = training.CoopFightFeatures.numpy_features(obs)
+    numpy_features = CoopFightFeatures.numpy_features(obs)
     assert np.allclose(torch_features, numpy_features)
     assert np.array_equal(numpy_features[:115], obs)
     # Card 10 with no support on marker 1 (no location die): S = 10, below every white value.
@@ -431,7 +442,7 @@ def test_fight_features_match_the_dice_odds():
 
 def reference_fight_features(obs: np.ndarray) -> np.ndarray:
     """The fight features computed the direct way: 220 gathers from the dice tail table per observation."""
-    tail = training.dice_tail_table()
+    tail = dice_tail_table()
     values = np.arange(10, 21)
     location = np.rint(obs[:, 65] + obs[:, 68]).astype(np.int64)
     dice = np.minimum(np.arange(5)[None, :] + location[:, None], 5)
@@ -463,12 +474,12 @@ def test_fight_features_table_lookup_equals_the_direct_computation_bit_for_bit()
         seen.append(obs.copy())
     games = np.concatenate(seen)
     box = rng.random((2000, 115)).astype(np.float32)
-    extractor = training.CoopFightFeatures(gym_box())
+    extractor = CoopFightFeatures(gym_box())
     for obs in (games, box):
         expected = reference_fight_features(obs)
         assert np.array_equal(extractor(th.as_tensor(obs)).numpy(), expected)
-        assert np.array_equal(training.CoopFightFeatures.numpy_features(obs), expected)
-    single = training.CoopFightFeatures.numpy_features(games[3])
+        assert np.array_equal(CoopFightFeatures.numpy_features(obs), expected)
+    single = CoopFightFeatures.numpy_features(games[3])
     assert np.array_equal(single, reference_fight_features(games[3:4])[0])
     # The table is not part of the saved state: models saved before it existed load as they were.
     assert set(extractor.state_dict()) == {"tail", "values", "supports"}
@@ -484,7 +495,7 @@ def test_dagger_records_the_expert_labels_on_the_actors_games():
     from thermopylae_agents.players.coop_heuristic import CoopHeuristic
     from thermopylae_env.duel.opponents import RandomAgent
 
-    data = training.collect_bc_data(COOP_ID, {}, "heuristic", 30, seed=5, gamma=1.0, actor=RandomAgent(0))
+    data = collect_bc_data(COOP_ID, {}, "heuristic", 30, seed=5, gamma=1.0, actor=RandomAgent(0))
     assert data.wins == 0  # random play (the actor) never wins the co-op game
     expert = CoopHeuristic()
     labels = [expert.act(o, m) for o, m in zip(data.observations, data.masks, strict=True)]
@@ -495,10 +506,10 @@ def test_dagger_records_the_expert_labels_on_the_actors_games():
 def test_selfplay_resume_continues_after_the_last_completed_generation(tmp_path):
     config = shrunk_config("selfplay", tmp_path, n_timesteps=128, n_envs=2, n_steps=32, batch_size=32)
     out = tmp_path / "sp"
-    training.train_selfplay(config=config, out=out, progress=False, report=False)
+    train_selfplay(config=config, out=out, progress=False, report=False)
     for side in ("greek", "persian"):  # as if the run had stopped during generation 2
         (out / "snapshots" / f"{side}_gen2.zip").unlink()
-    result = training.train_selfplay(resume=out, progress=False, report=False)
+    result = train_selfplay(resume=out, progress=False, report=False)
     assert result["resumed_after_generation"] == 1
     for side in ("greek", "persian"):
         assert (out / "snapshots" / f"{side}_gen2.zip").is_file()
@@ -547,15 +558,8 @@ def test_evaluation_imports_no_training_code():
     assert out.strip() == "[]"
 
 
-def test_pickled_names_of_the_first_module_stay_importable():
-    from thermopylae_agents.players.fight_features import CoopFightFeatures
-    from thermopylae_agents.policies.frozen_policy import FrozenPolicy
-
-    assert training.CoopFightFeatures is CoopFightFeatures and training.FrozenPolicy is FrozenPolicy
-    assert training.LinearSchedule(1.0)(0.5) == 0.5
-
-
-POLICIES = sorted((Path(training.__file__).resolve().parents[1] / "policies").glob("*.zip"))
+POLICY_DIR = Path(__file__).resolve().parents[2] / "agents" / "thermopylae_agents" / "policies"
+POLICIES = sorted(POLICY_DIR.glob("*.zip"))
 
 
 @pytest.mark.parametrize("path", POLICIES, ids=[p.name for p in POLICIES])
@@ -563,7 +567,7 @@ def test_each_shipped_policy_file_loads_and_plays_a_legal_action(path):
     from thermopylae_agents.policies.sb3_agent import load_model
 
     model = load_model(path)
-    frozen = training.FrozenPolicy(model)
+    frozen = FrozenPolicy(model)
     size = model.observation_space.shape[0]
     mask = np.zeros(model.action_space.n, dtype=bool)
     mask[[0, 3]] = True
@@ -635,7 +639,7 @@ def test_tensorboard_holds_cloning_dagger_evaluation_throughput_and_hparams(coop
 
 def test_tensorboard_curve_is_the_curve_of_evaluations_npz(coop_run):
     out, _ = coop_run
-    curve = training.read_tensorboard_curve(out)
+    curve = read_tensorboard_curve(out)
     npz = np.load(out / "eval" / "evaluations.npz")
     np.testing.assert_array_equal(curve["timesteps"], npz["timesteps"])
     np.testing.assert_allclose(curve["success_rate"], npz["successes"].mean(axis=1), atol=1e-6)
@@ -644,7 +648,7 @@ def test_tensorboard_curve_is_the_curve_of_evaluations_npz(coop_run):
     assert (curve["ci_low"] <= curve["success_rate"]).all()
     assert (curve["success_rate"] <= curve["ci_high"]).all()
     with pytest.raises(ValueError, match="no periodic evaluation"):
-        training.read_tensorboard_curve(out / "tb" / "warm_start")
+        read_tensorboard_curve(out / "tb" / "warm_start")
 
 
 def test_evaluate_curve_reads_the_tensorboard_logs_when_there_is_no_evaluations_npz(coop_run, tmp_path):
@@ -653,7 +657,7 @@ def test_evaluate_curve_reads_the_tensorboard_logs_when_there_is_no_evaluations_
     from thermopylae_agents.evaluation.tables import load_learning_curve
 
     out, _ = coop_run
-    expected = training.read_tensorboard_curve(out)
+    expected = read_tensorboard_curve(out)
     copy = tmp_path / "run"
     shutil.copytree(out / "tb", copy / "tb")
     curve = load_learning_curve(copy)
@@ -677,7 +681,7 @@ def test_every_stage_logs_a_line_when_not_on_a_terminal(coop_run):
 
 
 def test_a_short_run_shrinks_the_warm_start_and_the_report_in_proportion():
-    data = training.resolve_config("coop", timesteps=20_000)
+    data = resolve_config("coop", timesteps=20_000)
     hp = data[COOP_ID]
     full = load_config("coop")[COOP_ID]
     assert hp["n_timesteps"] == 20_000
@@ -687,29 +691,29 @@ def test_a_short_run_shrinks_the_warm_start_and_the_report_in_proportion():
     assert data["run"]["sized_to_budget"][f"{COOP_ID}.bc.episodes"] == {"full": full["bc"]["episodes"],
                                                                          "sized": hp["bc"]["episodes"]}
     # The config's own budget (or more) keeps every count; an explicit override wins over sizing.
-    same = training.resolve_config("coop", timesteps=full["n_timesteps"])[COOP_ID]
+    same = resolve_config("coop", timesteps=full["n_timesteps"])[COOP_ID]
     assert same["report"] == full["report"] and same["bc"] == full["bc"]
-    assert training.resolve_config("coop", timesteps=20_000, bc_episodes=7)[COOP_ID]["bc"]["episodes"] == 7
+    assert resolve_config("coop", timesteps=20_000, bc_episodes=7)[COOP_ID]["bc"]["episodes"] == 7
 
 
 def test_a_resumed_run_is_sized_from_the_full_counts(tmp_path):
-    data = training.resolve_config("coop", timesteps=20_000)
+    data = resolve_config("coop", timesteps=20_000)
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(data))
     full = load_config("coop")[COOP_ID]
-    longer = training.resolve_config("coop", path, timesteps=full["n_timesteps"])
+    longer = resolve_config("coop", path, timesteps=full["n_timesteps"])
     assert longer[COOP_ID]["report"] == full["report"] and longer[COOP_ID]["bc"] == full["bc"]
 
 
 def test_rounding_to_whole_rollouts_and_resume_steps_are_announced(tmp_path, capsys):
     config = shrunk_config("duel-persian", tmp_path, n_timesteps=100, n_envs=2, n_steps=32, batch_size=32)
     out = tmp_path / "run"
-    first = training.train("duel-persian", config=config, out=out, progress=False, report=True)
+    first = train("duel-persian", config=config, out=out, progress=False, report=True)
     text = capsys.readouterr().out
     assert "100 steps rounded up to 128 (2 whole rollouts of 2 envs x 32 steps)" in text
     assert "trained 128 steps (128 in all)" in text
     assert first["requested_timesteps"] == 100 and first["num_timesteps"] == 128
-    second = training.train("duel-persian", resume=out, timesteps=200, progress=False, report=False)
+    second = train("duel-persian", resume=out, timesteps=200, progress=False, report=False)
     text = capsys.readouterr().out
     assert "at 128 steps: 72 more to reach 200 (trains 128" in text
     assert second["num_timesteps"] == 256

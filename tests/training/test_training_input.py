@@ -12,10 +12,14 @@ from conftest import shrink_block
 
 pytest.importorskip("sb3_contrib")
 
-from thermopylae_agents.training import COOP_ID, PERSIAN_ID, load_config, main  # noqa: E402
+from thermopylae_agents.cli.train import main  # noqa: E402
 from thermopylae_agents.training.callbacks import save_atomically  # noqa: E402
-from thermopylae_agents.training.config import resolve_config  # noqa: E402
+from thermopylae_agents.training.config import (
+    load_config,  # noqa: E402
+    resolve_config,  # noqa: E402
+)
 from thermopylae_agents.training.runs import find_resume, model_zip_problem  # noqa: E402
+from thermopylae_env import COOP_ID, PERSIAN_ID  # noqa: E402
 
 
 def _config(tmp_path: Path, edit=None, target: str = "coop", env_id: str = COOP_ID) -> Path:

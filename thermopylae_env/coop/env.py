@@ -30,7 +30,7 @@ from thermopylae_env.coop.rules import CoopGame
 from thermopylae_env.coop.state import HAND_LIMIT, LOCATION_DIE_MARKERS, CoopState, Phase
 from thermopylae_env.core import TurnBasedEnv
 
-__all__ = ["CoopEnv", "encode_action", "decode_action", "marker_track"]
+__all__ = ["CoopEnv", "marker_track"]
 
 
 class CoopEnv(TurnBasedEnv):
@@ -117,7 +117,7 @@ class CoopEnv(TurnBasedEnv):
     * ``illegal_action_penalty`` (float, default -1.0)
     * ``reward_shaping`` (float, default 0.0): see Rewards
     * ``render_mode``: ``None``, ``"ansi"`` (text) or ``"rgb_array"`` (a (360, 640, 3) uint8 picture of the
-      table, [`thermopylae_env.render.render_coop_rgb`][thermopylae_env.coop.render.render_coop_rgb]; needs
+      table, [`render_coop_rgb`][thermopylae_env.coop.render.render_coop_rgb]; needs
       Pillow)
     * ``record_events`` (bool, default False): put the engine's events of each step in ``info["events"]``
 

@@ -8,9 +8,9 @@ loop over the games; each game goes through small named steps that follow the re
 
 * `_draw_chance` and `_deal`: ``CoopGame.init`` / ``new_state`` (shuffles and dice from the
   game's own SplitMix64 stream, the deal, the first line);
-* `_draw`: the top Spartan card of a give (``CoopGame._give``), `_move_card` the one hand cell
+* `_give`: the top Spartan card of a give (``CoopGame._give``), `_move_card` the one hand cell
   an action changes;
-* `_fight`: the fight resolution (``CoopGame._fight``: dice, slot 1, then slot 2 only if slot 1 was
+* `_resolve_fight`: the fight (``CoopGame.resolve_fight``: dice, slot 1, then slot 2 only if slot 1 was
   beaten, discard pile or graveyard, the 12th graveyard card);
 * `_offers`: the draw offers (``_start_offers``, ``_give``, ``_next_offer``);
 * `_refill` and `_end`: the end of an action (``CoopGame._complete`` / ``_end``: refill, loss
@@ -29,9 +29,10 @@ point separately, seconds each, and a call per game costs more than the game).
 
 Large batches are split into chunks of [`CHUNK`][thermopylae_env.coop.kernel.CHUNK] games run on all cores
 (numba's ``prange``); each game is computed by the same code whichever thread runs it, so the results do not
-depend on the number of threads. Where numba cannot be imported the same source runs as plain Python (identity
-decorators; much slower, for checking and for platforms without numba). The compiled kernel is cached on disk
-(``cache=True``): only the first process after an install or an edit compiles it.
+depend on the number of threads. Where numba cannot be imported the same source runs as plain Python
+(identity decorators, [`thermopylae_env.jit`][]; much slower, for checking and for platforms without numba).
+The compiled kernel is cached on disk (``cache=True``, keyed on this file and the layouts it reads): only the
+first process after an install or an edit compiles it.
 """
 
 from __future__ import annotations
@@ -50,25 +51,9 @@ from thermopylae_env.coop.layout import (
     OBS,
     SPARTAN_DECK_SIZE,
 )
+from thermopylae_env.jit import key_cache_on, njit, prange
 
-try:
-    import numba
-
-    njit = numba.njit
-    prange = numba.prange
-    HAVE_NUMBA = True
-except ImportError:  # the same source, interpreted
-    HAVE_NUMBA = False
-    prange = range
-
-    def njit(*args, **kwargs):  # noqa: ANN002, ANN003, ANN201
-        """``numba.njit`` without numba: the function itself."""
-        if len(args) == 1 and callable(args[0]) and not kwargs:
-            return args[0]
-        return lambda function: function
-
-
-__all__ = ["CHUNK", "HAVE_NUMBA", "step"]
+__all__ = ["CHUNK", "step"]
 
 CHUNK = 1024  # games per parallel task: large enough that scheduling is negligible against the work
 
@@ -103,7 +88,7 @@ O_OFFERS = OBS["offers"].offset
 O_UNSEEN_SPARTAN = OBS["unseen_spartan"].offset
 O_UNSEEN_PERSIAN = OBS["unseen_persian"].offset
 
-# Chance: SplitMix64 outputs 128 * episode + j of a game's key (see coop_vector.splitmix_chance).
+# Chance: SplitMix64 outputs 128 * episode + j of a game's key (thermopylae_env.coop.chance.splitmix_chance).
 WORDS_PER_EPISODE = 128
 CHANCE_WORDS = 36  # 72 halves of 32 bits: 20 + 28 sort keys, 24 dice
 TIE_WORDS = 64  # words 64..111: 64-bit sort keys for the (rare) shuffles whose 27-bit keys tie
@@ -160,7 +145,7 @@ def _permutation(halves: np.ndarray, first: int, n: int, key: np.uint64, episode
                  work: tuple, out: np.ndarray, i: int) -> None:
     """A uniform permutation of ``0..n-1`` into row ``i`` of ``out``: sort keys ``halves[first : first + n]``
     (27 random bits, the position in the low 5), redone with 64-bit keys from words ``tie_word ..`` when
-    two random parts tie (what ``coop_vector._permutations`` does with NumPy's sort)."""
+    two random parts tie (what ``thermopylae_env.coop.chance._permutations`` does with NumPy's sort)."""
     keys32, sorted32, keys64, sorted64, rank = work
     for j in range(n):
         keys32[j] = (halves[first + j] & _U32_KEY27) | np.uint32(j)
@@ -267,7 +252,7 @@ def _deal(i: int, state: tuple, tables: tuple, bits: np.ndarray, in_hands: np.nd
 
 
 @njit(inline="always")
-def _draw(i: int, spartan_pos: np.ndarray, offers: np.ndarray, spartan_order: np.ndarray, obs: np.ndarray,
+def _give(i: int, spartan_pos: np.ndarray, offers: np.ndarray, spartan_order: np.ndarray, obs: np.ndarray,
           spartan_value: np.ndarray, obs_spartan_deck: np.ndarray) -> int:
     """A give draws the top Spartan card (``CoopGame._give``); the last card drawn lapses the other
     offers. Returns the card's value index."""
@@ -297,12 +282,12 @@ def _move_card(i: int, hands: np.ndarray, hand_total: np.ndarray, hand_bits: np.
 
 
 @njit(inline="always")
-def _fight(i: int, support: np.ndarray, persian_pos: np.ndarray, graveyard: np.ndarray,
+def _resolve_fight(i: int, support: np.ndarray, persian_pos: np.ndarray, graveyard: np.ndarray,
            persian_discard: np.ndarray, slot1: np.ndarray, slot2: np.ndarray, dice_sum: np.ndarray,
            dice_pos: np.ndarray, obs: np.ndarray, slot_pack: np.ndarray, obs_graveyard: np.ndarray,
            obs_discard: np.ndarray, obs_marker_support: np.ndarray, fig: bool, value: int, spent: int,
            m: int) -> tuple:
-    """The fight resolution (``CoopGame._fight``) with the marker ``m`` after this action, for every
+    """The fight (``CoopGame.resolve_fight``) with the marker ``m`` after this action, for every
     action: a non-fight rolls no dice and has total 0, below every white value, so it beats nothing.
 
     Spends ``spent`` support cards and rolls them plus the location die (markers 3 and 6); resolves slot 1,
@@ -531,7 +516,7 @@ def step(
             rec = recipient[i]
 
             if giv:
-                value = _draw(i, spartan_pos, offers, spartan_order, obs, spartan_value, obs_spartan_deck)
+                value = _give(i, spartan_pos, offers, spartan_order, obs, spartan_value, obs_spartan_deck)
             hseat = (give_seat if giv else (rec if dis else cur)) if multi else 0
             delta = np.int32(giv) - np.int32(fig | dis)  # a give adds a card, a fight or a discard takes one
             _move_card(i, hands, hand_total, hand_bits, obs, hseat, value, delta)
@@ -539,9 +524,9 @@ def step(
             m = marker[i] + np.int32(ret)  # the retreat (``CoopGame._retreat``)
             marker[i] = m
             lose_marker = ret & (m == LOSS_MARKER)
-            is_won, bonus, s1, s2 = _fight(i, support, persian_pos, graveyard, persian_discard, slot1, slot2,
-                                           dice_sum, dice_pos, obs, slot_pack, obs_graveyard, obs_discard,
-                                           obs_marker_support, fig, value, spent, m)
+            is_won, bonus, s1, s2 = _resolve_fight(i, support, persian_pos, graveyard, persian_discard, slot1,
+                                                   slot2, dice_sum, dice_pos, obs, slot_pack, obs_graveyard,
+                                                   obs_discard, obs_marker_support, fig, value, spent, m)
 
             ended = lose_marker | is_won
             start, cont, full, complete = _offers(i, spartan_pos, offers, hands, hand_total, obs, obs_offers,
@@ -557,3 +542,8 @@ def step(
                      dis, give_seat, rec, cur, multi)
             done[i] = ended_now
     return done
+
+
+# What step compiles in from other modules: the layout's offsets and the decks' sizes (and what they read).
+key_cache_on(globals(), "thermopylae_env.coop.layout", "thermopylae_env.actions", "thermopylae_env.cards",
+             "thermopylae_env.layout")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from thermopylae_env.actions import as_action_index, as_action_name
 from thermopylae_env.cards import PERSIAN_DECK_SIZE, SPARTAN_VALUES
-from thermopylae_env.layout import Piece, lay_out
+from thermopylae_env.layout import lay_out
 
 __all__ = [
     "fight_action",
@@ -41,7 +41,6 @@ __all__ = [
     "LOSS_MARKER",
     "GRAVEYARD_WIN",
     "SPARTAN_DECK_SIZE",
-    "PERSIAN_DECK_SIZE",
     "VALUE_SCALE",
     "ActionBlock",
     "ACTION_BLOCKS",
@@ -53,7 +52,6 @@ __all__ = [
     "DISCARD_BASE",
     "NUM_ACTIONS",
     "NOOP_ACTION",
-    "Piece",
     "PIECES",
     "OBS",
     "OBS_SIZE",

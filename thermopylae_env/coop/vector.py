@@ -1,9 +1,6 @@
 """``CoopVectorEnv``: the Gymnasium ``VectorEnv`` of ``thermopylae/Coop-v0`` (``gymnasium.make_vec``) over
 the co-op vector engine [`thermopylae_env.coop.vector_engine.CoopVectorEngine`][] (the compiled kernel,
 its chance in [`thermopylae_env.coop.chance`][]).
-
-The names the former module ``thermopylae_env.coop_vector`` held (the engine, its chance and backends) are
-importable from here too.
 """
 
 from __future__ import annotations
@@ -19,26 +16,12 @@ from gymnasium.vector.utils import batch_space
 
 from thermopylae_env.actions import as_reset_mask, check_options
 from thermopylae_env.cards import PersianRows
-from thermopylae_env.coop.chance import ChanceFn, seed_keys, splitmix_chance
-from thermopylae_env.coop.kernel import DICE_PER_GAME, MAIN, OVER
-from thermopylae_env.coop.layout import NOOP_ACTION, NUM_ACTIONS, OBS_SIZE
-from thermopylae_env.coop.vector_engine import BACKENDS, CoopVectorEngine, Stepper, resolve_backend
+from thermopylae_env.coop.chance import ChanceFn
+from thermopylae_env.coop.kernel import MAIN, OVER
+from thermopylae_env.coop.layout import NUM_ACTIONS, OBS_SIZE
+from thermopylae_env.coop.vector_engine import CoopVectorEngine, Stepper
 
-__all__ = [
-    "CoopVectorEnv",
-    # the former module's names, defined in the engine's modules
-    "DICE_PER_GAME",
-    "BACKENDS",
-    "ChanceFn",
-    "CoopVectorEngine",
-    "NOOP_ACTION",
-    "NUM_ACTIONS",
-    "OBS_SIZE",
-    "OVER",
-    "resolve_backend",
-    "seed_keys",
-    "splitmix_chance",
-]
+__all__ = ["CoopVectorEnv"]
 
 
 class CoopVectorEnv(VectorEnv):
@@ -48,8 +31,8 @@ class CoopVectorEnv(VectorEnv):
     The co-operative game of ``thermopylae/Coop-v0`` (rules in ``seeds/rules_coop.md``) for many games at
     once: ``gymnasium.make_vec("thermopylae/Coop-v0", num_envs=N)`` builds it (the spec's
     ``vector_entry_point``); ``vectorization_mode="sync"`` gives a ``SyncVectorEnv`` of single environments
-    instead (the same games in distribution, much slower). ``tests/test_coop_vector.py`` checks that, fed
-    the same shuffles and dice, it plays exactly the games of the single environment.
+    instead (the same games in distribution, much slower). ``tests/env/coop/test_coop_vector.py`` checks
+    that, fed the same shuffles and dice, it plays exactly the games of the single environment.
 
     ## Action Space
     ``MultiDiscrete([72] * num_envs)``; ``single_action_space`` is ``Discrete(72)`` with the layout of
@@ -105,7 +88,7 @@ class CoopVectorEnv(VectorEnv):
       as for ``thermopylae/Coop-v0``. ``record_events`` must be ``False``.
     * ``render_mode``: ``None`` or ``"rgb_array"``:
       [`render`][thermopylae_env.coop.vector.CoopVectorEnv.render] returns game 0's table as a (360, 640, 3)
-      uint8 picture ([`thermopylae_env.render.render_coop_rgb`][thermopylae_env.coop.render.render_coop_rgb];
+      uint8 picture ([`render_coop_rgb`][thermopylae_env.coop.render.render_coop_rgb];
       needs Pillow), so Gymnasium's vector ``RecordVideo`` wrapper can film it.
     * ``autoreset_mode``: ``AutoresetMode.NEXT_STEP`` (default) or ``AutoresetMode.SAME_STEP`` (or their
       string values ``"NextStep"`` / ``"SameStep"``).
@@ -175,7 +158,8 @@ class CoopVectorEnv(VectorEnv):
 
     @property
     def backend(self) -> str:
-        """The backend in use: ``"numpy"`` or ``"numba"`` (what ``backend="auto"`` resolved to)."""
+        """The backend in use: ``"numba"`` (the compiled kernel) or ``"python"`` (the same kernel interpreted,
+        where numba cannot be imported): what ``backend="auto"`` resolved to."""
         return self.engine.backend
 
     @property

@@ -15,7 +15,7 @@ numba is a dependency of the package; where it cannot be imported the same kerne
 Python (much slower), and `CoopVectorEngine.backend` says ``"python"``.
 
 The rules, the action layout and the observation layout are those of [`thermopylae_env.coop.rules`][], both
-layouts defined once in [`thermopylae_env.coop.layout`][]; ``tests/test_coop_vector.py`` drives both
+layouts defined once in [`thermopylae_env.coop.layout`][]; ``tests/env/coop/test_coop_vector.py`` drives both
 engines through thousands of games with the same shuffles and dice and compares every observation,
 reward, termination and mask.
 
@@ -96,6 +96,7 @@ from thermopylae_env.coop.layout import (
     SPARTAN_DECK_SIZE,
     VALUE_SCALE,
 )
+from thermopylae_env.jit import HAVE_NUMBA
 from thermopylae_env.threads import kernel_threads
 
 __all__ = ["BACKENDS", "CoopVectorEngine", "StepResult", "Stepper", "illegal_reason", "resolve_backend"]
@@ -249,7 +250,7 @@ def resolve_backend(backend: object) -> str:
         raise ValueError(f"backend={backend!r} is no longer available: {_RETIRED_BACKENDS[backend]}")
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
-    if _coop_kernel.HAVE_NUMBA:
+    if HAVE_NUMBA:
         return "numba"
     if backend == "numba":
         raise ImportError("backend='numba' needs numba, which cannot be imported; install it with pip "

@@ -1,150 +1,22 @@
-"""The duel (Game B, Greek against Persian), one module per part:
+"""The duel (Game B, Greek against Persian), one module per part, as in the co-op game's package:
 
 * [`layout`][thermopylae_env.duel.layout]: the observation and action pieces, the sides and card kinds, and
-  the action codec;
+  the action codec; [`config`][thermopylae_env.duel.config]: the size of the game (the full duel or a reduced
+  one);
+* [`state`][thermopylae_env.duel.state]: [`DuelState`][thermopylae_env.duel.state.DuelState],
+  [`Phase`][thermopylae_env.duel.state.Phase] and the chance (shuffles, discard-card hits);
 * [`rules`][thermopylae_env.duel.rules]: the reference engine
-  [`DuelGame`][thermopylae_env.duel.rules.DuelGame] and [`DuelState`][thermopylae_env.duel.rules.DuelState]
-  (the combat is [`DuelGame.resolve_combat`][thermopylae_env.duel.rules.DuelGame.resolve_combat]; the
-  observation is written by [`DuelGame.observe`][thermopylae_env.duel.rules.DuelGame.observe]);
-* [`kernel`][thermopylae_env.duel.kernel], [`vector`][thermopylae_env.duel.vector]: the compiled twin and the
-  vector envs; [`env`][thermopylae_env.duel.env]: ``DuelGreek-v0`` / ``DuelPersian-v0``;
-  [`sb3`][thermopylae_env.duel.sb3]: the SB3 ``VecEnv``; [`opponents`][thermopylae_env.duel.opponents]: the
-  built-in players; [`pettingzoo`][thermopylae_env.duel.pettingzoo]: the PettingZoo views (public as
+  [`DuelGame`][thermopylae_env.duel.rules.DuelGame] (the combat is
+  [`DuelGame.resolve_combat`][thermopylae_env.duel.rules.DuelGame.resolve_combat]; the observation is
+  written by [`DuelGame.observe`][thermopylae_env.duel.rules.DuelGame.observe]);
+* [`kernel`][thermopylae_env.duel.kernel]: the compiled twin of the rules;
+  [`opponents`][thermopylae_env.duel.opponents] and
+  [`opponents_kernel`][thermopylae_env.duel.opponents_kernel]: the built-in players and their compiled
+  twins; [`vector_engine`][thermopylae_env.duel.vector_engine]: many games at once;
+  [`vector`][thermopylae_env.duel.vector]: the Gymnasium vector envs; [`env`][thermopylae_env.duel.env]:
+  ``DuelGreek-v0`` / ``DuelPersian-v0``; [`sb3`][thermopylae_env.duel.sb3]: the SB3 ``VecEnv``;
+  [`pettingzoo`][thermopylae_env.duel.pettingzoo]: the PettingZoo views (public as
   ``thermopylae_env.duel_v1``); [`render`][thermopylae_env.duel.render]: the picture of the table.
 
-This package re-exports the names the former single module ``thermopylae_env.duel`` had, so
-``from thermopylae_env.duel import DuelGame`` keeps working; inside the project, import a name from the
-module that defines it.
+Import each name from the module that defines it.
 """
-
-from __future__ import annotations
-
-from thermopylae_env.duel.layout import (
-    ADD_BASE,
-    ATTACK_KIND,
-    COMMIT,
-    COUNT_SCALE,
-    DECK_SIZE,
-    DECLINE,
-    DISCARD_BASE,
-    DISCARD_KIND,
-    DONE_DISCARDING,
-    GREEK,
-    HAND_LIMIT,
-    KIND_FORCE,
-    MAX_ACTIONS_PER_TURN,
-    MAX_GAME_ACTIONS,
-    MAX_HAND,
-    MAX_TURNS,
-    NUM_ACTIONS,
-    NUM_ADD_KINDS,
-    NUM_CARDS,
-    NUM_FORCE_KINDS,
-    NUM_KINDS,
-    NUM_PLAYERS,
-    OBS_BUILD,
-    OBS_BUILD_TOTAL,
-    OBS_HAND,
-    OBS_IS_PERSIAN,
-    OBS_OPP_DECK,
-    OBS_OPP_DISCARDS,
-    OBS_OPP_HAND_SIZE,
-    OBS_OWN_DECK,
-    OBS_OWN_DISCARDS,
-    OBS_PHASE,
-    OBS_SIZE,
-    OBS_TABLE,
-    OBS_TABLE_TOTAL,
-    OBS_TO_ACT,
-    OBS_TOKENS,
-    OBS_TURN,
-    PERSIAN,
-    PLAY_DISCARD_CARD,
-    PLAYER_NAMES,
-    START_HAND,
-    START_TOKENS,
-    STRATEGY_KINDS,
-    TOTAL_SCALE,
-    DuelKind,
-    add_action,
-    card_kind,
-    card_name,
-    card_owner,
-    decode_action,
-    discard_action,
-    duel_kinds,
-    encode_action,
-)
-from thermopylae_env.duel.rules import (
-    DuelGame,
-    DuelState,
-    Phase,
-    check_invariants,
-    combat_total,
-    pick_random_discards,
-    shuffle_decks,
-)
-
-__all__ = [
-    "GREEK",
-    "PERSIAN",
-    "PLAYER_NAMES",
-    "NUM_PLAYERS",
-    "DECK_SIZE",
-    "NUM_CARDS",
-    "START_HAND",
-    "HAND_LIMIT",
-    "MAX_HAND",
-    "START_TOKENS",
-    "NUM_KINDS",
-    "NUM_FORCE_KINDS",
-    "STRATEGY_KINDS",
-    "DISCARD_KIND",
-    "ATTACK_KIND",
-    "KIND_FORCE",
-    "MAX_TURNS",
-    "MAX_ACTIONS_PER_TURN",
-    "MAX_GAME_ACTIONS",
-    "PLAY_DISCARD_CARD",
-    "DISCARD_BASE",
-    "DONE_DISCARDING",
-    "ADD_BASE",
-    "NUM_ADD_KINDS",
-    "COMMIT",
-    "DECLINE",
-    "NUM_ACTIONS",
-    "OBS_SIZE",
-    "OBS_PHASE",
-    "OBS_TO_ACT",
-    "OBS_IS_PERSIAN",
-    "OBS_HAND",
-    "OBS_BUILD",
-    "OBS_OPP_HAND_SIZE",
-    "OBS_OWN_DECK",
-    "OBS_OPP_DECK",
-    "OBS_OWN_DISCARDS",
-    "OBS_OPP_DISCARDS",
-    "OBS_TOKENS",
-    "OBS_TURN",
-    "OBS_TABLE",
-    "OBS_TABLE_TOTAL",
-    "OBS_BUILD_TOTAL",
-    "COUNT_SCALE",
-    "TOTAL_SCALE",
-    "Phase",
-    "DuelKind",
-    "DuelState",
-    "DuelGame",
-    "discard_action",
-    "add_action",
-    "decode_action",
-    "encode_action",
-    "combat_total",
-    "card_kind",
-    "card_name",
-    "card_owner",
-    "duel_kinds",
-    "shuffle_decks",
-    "pick_random_discards",
-    "check_invariants",
-]

@@ -33,7 +33,8 @@ from thermopylae_env.duel.layout import (
     encode_action,
 )
 from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
-from thermopylae_env.duel.rules import DuelGame, DuelState
+from thermopylae_env.duel.rules import DuelGame
+from thermopylae_env.duel.state import DuelState
 
 __all__ = ["DuelGreekEnv", "DuelPersianEnv", "DuelEnv", "make_opponent"]
 
@@ -223,7 +224,7 @@ class DuelEnv(TurnBasedEnv):
     * ``illegal_action_penalty`` (float, default -1.0)
     * ``render_mode``: ``None``, ``"ansi"`` (the whole table, both hands: for people, not agents) or
       ``"rgb_array"`` (a (360, 640, 3) uint8 picture of the table seen by the agent's side, the opponent's
-      hand face down: [`thermopylae_env.render.render_duel_rgb`][thermopylae_env.duel.render.render_duel_rgb];
+      hand face down: [`render_duel_rgb`][thermopylae_env.duel.render.render_duel_rgb];
       needs Pillow)
     * ``record_events`` (bool, default False): the engine's events of each step (both sides' moves, the
       cards drawn: hidden information, for records and display) in ``info["events"]``
@@ -236,7 +237,7 @@ class DuelEnv(TurnBasedEnv):
       its ``reset`` would return a finished game.
 
     ``env.game`` is the [`DuelGame`][thermopylae_env.duel.rules.DuelGame], ``env.state`` the live
-    [`DuelState`][thermopylae_env.duel.rules.DuelState] (``None`` before the first reset).
+    [`DuelState`][thermopylae_env.duel.state.DuelState] (``None`` before the first reset).
 
     ## Version History
 

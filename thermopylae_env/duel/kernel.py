@@ -1,30 +1,25 @@
-"""The compiled per-game kernel of the duel's vector engine ([`thermopylae_env.duel.vector`][]).
+"""The compiled per-game twin of the duel's rules ([`DuelGame`][thermopylae_env.duel.rules.DuelGame]), the
+kernel of the vector engine ([`thermopylae_env.duel.vector_engine`][]).
 
-Each function below is one step of [`thermopylae_env.duel.DuelGame`][thermopylae_env.duel.rules.DuelGame],
-written for one game whose whole state is one int32 row ``s`` (columns named below):
-[`deal`][thermopylae_env.duel.kernel.deal] (``DuelGame.new_state``),
-[`draw`][thermopylae_env.duel.kernel.draw], [`begin_turn`][thermopylae_env.duel.kernel.begin_turn], the
-discard phase ([`remove_kind`][thermopylae_env.duel.kernel.remove_kind],
+Each function below is one step of the rules, written for one game whose whole state is one int32 row ``s``
+(columns named below) and named after the rules' method it mirrors, so that one word finds a rule in both:
+[`init`][thermopylae_env.duel.kernel.init] (``DuelGame.init``: the shuffles from the game's chance, then the
+deal of ``new_state``), [`draw`][thermopylae_env.duel.kernel.draw],
+[`begin_turn`][thermopylae_env.duel.kernel.begin_turn], the discard phase
+([`remove_kind`][thermopylae_env.duel.kernel.remove_kind],
+[`to_discard`][thermopylae_env.duel.kernel.to_discard],
 [`play_discard_card`][thermopylae_env.duel.kernel.play_discard_card],
 [`end_discard_phase`][thermopylae_env.duel.kernel.end_discard_phase]), the attack and defence build
 ([`take_build`][thermopylae_env.duel.kernel.take_build],
 [`start_defence`][thermopylae_env.duel.kernel.start_defence]),
-[`resolve`][thermopylae_env.duel.kernel.resolve] (the combat: ``DuelGame._resolve``),
-[`end`][thermopylae_env.duel.kernel.end], [`apply`][thermopylae_env.duel.kernel.apply] (``DuelGame.step``),
-[`mask_row`][thermopylae_env.duel.kernel.mask_row] (``legal_action_mask``) and
-[`observe`][thermopylae_env.duel.kernel.observe] (``DuelGame.observe``). The built-in opponents are here too:
-[`heuristic_persian`][thermopylae_env.duel.kernel.heuristic_persian] /
-[`heuristic_greek`][thermopylae_env.duel.kernel.heuristic_greek] are the compiled twins of
-``thermopylae_env.duel.opponents`` (compiled, for the loop over games), and
-[`random_legal`][thermopylae_env.duel.kernel.random_legal] the random player.
-``tests/env/duel/test_duel_vector.py`` plays thousands of games through this kernel and through ``DuelGame``
-with the same shuffles and discards and compares every observation, mask, reward and result, and checks the
-twins move for move against the Python heuristics.
-
-The loops over games ([`step_serial`][thermopylae_env.duel.kernel.step_serial] /
-[`step_parallel`][thermopylae_env.duel.kernel.step_parallel], and the small drivers after them) call the
-per-game functions; the parallel one runs the games on all cores with numba's ``prange`` and writes exactly
-what the serial one writes (each game reads and writes only its own rows).
+[`resolve_combat`][thermopylae_env.duel.kernel.resolve_combat], [`end`][thermopylae_env.duel.kernel.end],
+[`apply`][thermopylae_env.duel.kernel.apply] (``DuelGame.apply``),
+[`legal_action_mask`][thermopylae_env.duel.kernel.legal_action_mask] and
+[`observe`][thermopylae_env.duel.kernel.observe]. The built-in opponents' twins are
+[`thermopylae_env.duel.opponents_kernel`][], and the loops over games that step them with the rules
+[`thermopylae_env.duel.vector_engine`][]. ``tests/env/duel/test_duel_vector.py`` plays thousands of games
+through this kernel and through ``DuelGame`` with the same shuffles and discards and compares every
+observation, mask, reward and result.
 
 Chance is counter based: game ``i``'s ``e``-th deal and every random choice in it come from
 [`word`][thermopylae_env.duel.kernel.word] (32-bit words hashed from a Weyl sequence and a 64-bit chance base)
@@ -38,26 +33,15 @@ engine fed [`chance_orders`][thermopylae_env.duel.kernel.chance_orders] and
 [`discard_pick`][thermopylae_env.duel.kernel.discard_pick] replays it.
 
 Without numba (``NUMBA_DISABLE_JIT=1``, or numba not installed) the same source runs as plain Python, more
-slowly: the decorator becomes the identity and ``prange`` is ``range``. Integer arithmetic on chance words
-is masked to 32 bits so that it gives the same values in both.
+slowly ([`thermopylae_env.jit`][]). Integer arithmetic on chance words is masked to 32 bits so that it gives
+the same values in both.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-try:  # numba is the fast path; the source below is also plain Python
-    from numba import njit, prange
-except ImportError:  # pragma: no cover - exercised where numba is absent
-    def njit(*args, **kwargs):  # noqa: ANN002, ANN003, ANN201
-        if len(args) == 1 and callable(args[0]) and not kwargs:
-            return args[0]
-        return lambda f: f
-
-    prange = range
-
-# --- the duel's layout and rules constants: the ONE place the duel vector code reads them from -----------
-from thermopylae_env.duel.layout import (  # noqa: E402
+from thermopylae_env.duel.layout import (
     ADD_BASE,
     ATTACK_KIND,
     COMMIT,
@@ -75,20 +59,18 @@ from thermopylae_env.duel.layout import (  # noqa: E402
     NUM_FORCE_KINDS,
     NUM_KINDS,
     OBS_PIECE,
-    OBS_SIZE,
     PERSIAN,
     PLAY_DISCARD_CARD,
     START_HAND,
     START_TOKENS,
+    _build_tables,
 )
-from thermopylae_env.duel.layout import OBS_SCALE as _LAYOUT_SCALE  # noqa: E402
-from thermopylae_env.duel.rules import DuelGame  # noqa: E402
+from thermopylae_env.duel.layout import OBS_SCALE as _LAYOUT_SCALE
+from thermopylae_env.jit import key_cache_on, njit
 
 __all__ = [
-    "NUM_ACTIONS", "OBS_SIZE", "WIDTH", "OVER", "OPP_NONE", "OPP_HEURISTIC", "OPP_RANDOM",
-    "card_kinds", "word", "chance_words", "chance_base", "chance_orders", "discard_pick",
-    "deal", "apply", "mask_row", "observe", "heuristic_action", "random_legal",
-    "step_serial", "step_parallel", "observe_games", "heuristic_games",
+    "WIDTH", "OVER", "W_MOVES", "card_kinds", "word", "below", "chance_words", "chance_base", "chance_orders",
+    "discard_pick", "init", "apply", "legal_action_mask", "observe",
 ]
 
 OBS_SCALE = np.array(_LAYOUT_SCALE)  # a writeable copy: numba freezes it as a constant
@@ -136,19 +118,15 @@ WIDTH = PLAN + NUM_ADD_KINDS
 
 P_DISC, G_DISC, ATTACK_PHASE, DEFENCE = 0, 1, 2, 3
 OVER = 4
-OPP_NONE, OPP_HEURISTIC, OPP_RANDOM = 0, 1, 2
-ACT_NONE, ACT_MOVE, ACT_RESTART = 0, 1, 2
 
 M32 = 0xFFFFFFFF
-CHUNK = 256  # games per task of the parallel loop
 WEYL = 0x9E3779B9
 W_GREEK, W_PERSIAN, W_PLAYS, W_MOVES = 0, 64, 128, 1024
-_INF = 1e300  # a kind with no card is never the one dropped
 
 
 def card_kinds() -> np.ndarray:
-    """Kind (0..8) of each of the 104 card ids, as DuelGame reads them from the deck lists."""
-    return np.array(DuelGame().card_kinds, dtype=np.int32)
+    """Kind (0..8) of each of the 104 card ids, from the deck lists as ``DuelGame`` reads them."""
+    return np.array(_build_tables()[1], dtype=np.int32)
 
 
 # --- chance ---------------------------------------------------------------------------------------------
@@ -213,7 +191,7 @@ def chance_base(key_lo: int, key_hi: int, episode: int) -> int:
 
 
 def chance_orders(base: int) -> tuple[list[int], list[int]]:
-    """The Greek and Persian deck orders (card ids, top first) [`deal`][thermopylae_env.duel.kernel.deal]
+    """The Greek and Persian deck orders (card ids, top first) [`init`][thermopylae_env.duel.kernel.init]
     makes from ``base`` (a 64-bit chance base, signed or not)."""
     row = np.zeros(WIDTH, np.int32)
     lo, hi = _split(base)
@@ -286,8 +264,9 @@ def begin_turn(s, ck):  # noqa: ANN001, ANN201
 
 
 @njit(cache=True)
-def deal(s, ck):  # noqa: ANN001, ANN201
-    """A new game (``DuelGame.new_state``) from the next chance base of the row's seed key."""
+def init(s, ck):  # noqa: ANN001, ANN201
+    """A new game (``DuelGame.init``: the shuffles, then the deal and first draw of ``new_state``) from the
+    next chance base of the row's seed key."""
     lo, hi = chance_words(int(s[KEY_LO]), int(s[KEY_HI]), int(s[EPISODE]))
     s[EPISODE] += 1
     s[BASE] = lo if lo < 0x80000000 else lo - 0x100000000
@@ -406,13 +385,14 @@ def start_defence(s, ck):  # noqa: ANN001, ANN201
         s[PHASE] = DEFENCE
         s[PLAYER] = GREEK
         return
-    resolve(s, 0, ck)
+    resolve_combat(s, 0, ck)
 
 
 @njit(cache=True)
-def resolve(s, defence, ck):  # noqa: ANN001, ANN201
-    """The combat: the Greeks lose (attack - defence) / 10 tokens when the attack is larger; the attack
-    goes to the Persian discard pile; no token left ends the game for the Persians."""
+def resolve_combat(s, defence, ck):  # noqa: ANN001, ANN201
+    """The combat (``DuelGame.resolve_combat``): the Greeks lose (attack - defence) / 10 tokens when the
+    attack is larger; the attack goes to the Persian discard pile; no token left ends the game for the
+    Persians."""
     attack = s[ATTACK]
     lost = (attack - defence) // 10 if attack > defence else 0
     tokens = s[TOKENS] - lost
@@ -429,8 +409,8 @@ def resolve(s, defence, ck):  # noqa: ANN001, ANN201
 
 @njit(cache=True)
 def apply(s, a, ck):  # noqa: ANN001, ANN201
-    """``DuelGame.step`` for a legal micro-action ``a`` of the player to act, with any automatic
-    resolution after it."""
+    """``DuelGame.apply``: ``DuelGame.step`` for a legal micro-action ``a`` of the player to act, with any
+    automatic resolution after it."""
     p = s[PLAYER]
     if s[PHASE] <= G_DISC:
         if a == PLAY_DISCARD_CARD:
@@ -463,14 +443,14 @@ def apply(s, a, ck):  # noqa: ANN001, ANN201
         for k in range(NUM_KINDS):
             to_discard(s, GREEK, k, s[BUILD + k])
         clear_build(s)
-        resolve(s, total, ck)
+        resolve_combat(s, total, ck)
     else:
         clear_build(s)
-        resolve(s, 0, ck)
+        resolve_combat(s, 0, ck)
 
 
 @njit(cache=True)
-def mask_row(s, out):  # noqa: ANN001, ANN201
+def legal_action_mask(s, out):  # noqa: ANN001, ANN201
     """``DuelGame.legal_action_mask`` of the player to act into ``out`` (all false once over)."""
     for a in range(NUM_ACTIONS):
         out[a] = False
@@ -529,256 +509,6 @@ def observe(s, player, out):  # noqa: ANN001, ANN201
     put(out, OBS_BUILD_TOTAL, combat_total(s, BUILD) if building else 0)
 
 
-# --- the built-in opponents -----------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def random_legal(s, scratch):  # noqa: ANN001, ANN201
-    """A uniformly random legal action, from the game's next random-opponent word."""
-    mask_row(s, scratch)
-    n = 0
-    for a in range(NUM_ACTIONS):
-        if scratch[a]:
-            n += 1
-    pick = below(word(int(s[BASE]) & M32, int(s[BASE_HI]) & M32, W_MOVES + int(s[MOVES])), n)
-    s[MOVES] += 1
-    for a in range(NUM_ACTIONS):
-        if scratch[a]:
-            if pick == 0:
-                return a
-            pick -= 1
-    return -1  # pragma: no cover - a deciding player always has a legal action
-
-
-@njit(cache=True)
-def keep_value(n, k, persian):  # noqa: ANN001, ANN201
-    """``opponents.keep_value`` of one kind: worth of its least useful copy (lowest dropped first)."""
-    if n == 0:
-        return _INF
-    if k == DISCARD_KIND:
-        return 1000.0
-    if k >= NUM_FORCE_KINDS:
-        return 500.0 if n == 1 else 5.0
-    if persian and k == ATTACK_KIND:
-        return 900.0 if n == 1 else 15.0
-    return 10.0 * (k + 1)
-
-
-@njit(cache=True)
-def heuristic_discard(s, p, may_play):  # noqa: ANN001, ANN201
-    """``opponents._discard_phase``: play the discard card on a non-empty hand, else cut the least
-    valued kind while over the limit, else done."""
-    c = HCNT + p * NUM_KINDS
-    if may_play and s[c + DISCARD_KIND] > 0 and s[HLEN + 1 - p] > 0:
-        return PLAY_DISCARD_CARD
-    if s[HLEN + p] > HAND_LIMIT:
-        best = 0
-        best_value = keep_value(s[c], 0, p == PERSIAN)
-        for k in range(1, NUM_KINDS):
-            v = keep_value(s[c + k], k, p == PERSIAN)
-            if v < best_value:
-                best_value = v
-                best = k
-        return DISCARD_BASE + best
-    return DONE_DISCARDING
-
-
-@njit(cache=True)
-def next_add(s, plan, play):  # noqa: ANN001, ANN201
-    """``opponents._next_add``: add the first kind still short of ``plan``, then commit."""
-    if not play:
-        return DECLINE
-    for k in range(NUM_ADD_KINDS):
-        if s[BUILD + k] < plan[k]:
-            return ADD_BASE + k
-    return COMMIT
-
-
-@njit(cache=True)
-def plan_attack(s, plan):  # noqa: ANN001, ANN201
-    """``HeuristicPersian.plan_attack`` (threshold 300, endgame deck 1) into ``plan``; False to decline."""
-    c = HCNT + PERSIAN * NUM_KINDS
-    if s[c + ATTACK_KIND] == 0:
-        return False
-    deck = DECK_SIZE - s[POS + PERSIAN]
-    endgame = deck <= 1
-    attacks = s[c + ATTACK_KIND] if endgame else 1
-    plan[0] = attacks
-    force = 10 * attacks
-    for k in range(1, NUM_FORCE_KINDS):
-        plan[k] = s[c + k]
-        force += 10 * (k + 1) * s[c + k]
-    strategies = 0
-    for k in range(NUM_FORCE_KINDS, NUM_ADD_KINDS):
-        plan[k] = 1 if s[c + k] > 0 else 0
-        strategies += plan[k]
-    total = force * (strategies + 1)
-    return total >= 300 or s[HLEN + GREEK] == 0 or endgame
-
-
-@njit(cache=True)
-def heuristic_persian(s, plan):  # noqa: ANN001, ANN201
-    """``HeuristicPersian().act``: keeps Xerxes Commands for the turn of an attack."""
-    if s[PHASE] == P_DISC:
-        c = HCNT + PERSIAN * NUM_KINDS
-        hold = s[c + DISCARD_KIND] > 0 and s[HLEN + PERSIAN] <= HAND_LIMIT and not plan_attack(s, plan)
-        return heuristic_discard(s, PERSIAN, not hold)
-    return next_add(s, plan, cached_plan(s, plan))
-
-
-@njit(cache=True)
-def plan_defence(s, plan):  # noqa: ANN001, ANN201
-    """``HeuristicGreek.plan_defence`` (token value 25, strategy cost 80) into ``plan``; False for no
-    defence. Same enumeration order and strict comparison as the Python code, so the same ties win."""
-    c = HCNT + GREEK * NUM_KINDS
-    attack = s[ATTACK]
-    tokens = s[TOKENS]
-    held = np.zeros(3, np.int64)
-    n_held = 0
-    for k in range(NUM_FORCE_KINDS, NUM_ADD_KINDS):
-        if s[c + k] > 0:
-            held[n_held] = k
-            n_held += 1
-    token_value = 25.0 * (1.0 + 2.0 / tokens)
-    best_cost = np.inf
-    best = np.zeros(6, np.int64)  # counts of kinds 0..4, number of strategy cards
-    for c0 in range(s[c] + 1):
-        for c1 in range(s[c + 1] + 1):
-            for c2 in range(s[c + 2] + 1):
-                for c3 in range(s[c + 3] + 1):
-                    for c4 in range(s[c + 4] + 1):
-                        force = 10 * c0 + 20 * c1 + 30 * c2 + 40 * c3 + 50 * c4
-                        card_cost = float(force)
-                        top = n_held + 1 if force else 1
-                        for n_strat in range(top):
-                            defence = force * (n_strat + 1)
-                            lost = (attack - defence) // 10 if attack > defence else 0
-                            cost = card_cost + n_strat * 80.0
-                            if lost >= tokens:
-                                cost += 1e9 - defence
-                            else:
-                                cost += lost * token_value
-                            if cost < best_cost:
-                                best_cost = cost
-                                best[0] = c0
-                                best[1] = c1
-                                best[2] = c2
-                                best[3] = c3
-                                best[4] = c4
-                                best[5] = n_strat
-    for k in range(NUM_FORCE_KINDS):
-        plan[k] = best[k]
-    for k in range(NUM_FORCE_KINDS, NUM_ADD_KINDS):
-        plan[k] = 0
-    for i in range(best[5]):
-        plan[held[i]] = 1
-    return (best[0] + best[1] + best[2] + best[3] + best[4]) > 0
-
-
-@njit(cache=True)
-def heuristic_greek(s, plan):  # noqa: ANN001, ANN201
-    """``HeuristicGreek().act``: plays Leonidas Strategy at once, defends at the least expected cost."""
-    if s[PHASE] == G_DISC:
-        return heuristic_discard(s, GREEK, True)
-    return next_add(s, plan, cached_plan(s, plan))
-
-
-@njit(cache=True)
-def cached_plan(s, plan):  # noqa: ANN001, ANN201
-    """The attack (defence) plan of the heuristic, computed once per build: while an attack or a defence
-    is built, every input of the plan (the whole hand, cards being added included; the Greek hand size
-    and the deck; the attack and the tokens) stays the same, so the plan does too."""
-    key = 4 * s[TURN] + s[PHASE]
-    if s[PLAN_KEY] == key:
-        for k in range(NUM_ADD_KINDS):
-            plan[k] = s[PLAN + k]
-        return s[PLAN_PLAY] == 1
-    play = plan_attack(s, plan) if s[PHASE] == ATTACK_PHASE else plan_defence(s, plan)
-    s[PLAN_KEY] = key
-    s[PLAN_PLAY] = 1 if play else 0
-    for k in range(NUM_ADD_KINDS):
-        s[PLAN + k] = plan[k]
-    return play
-
-
-@njit(cache=True)
-def heuristic_action(s, plan):  # noqa: ANN001, ANN201
-    """The built-in heuristic's move for the player to act."""
-    if s[PLAYER] == PERSIAN:
-        return heuristic_persian(s, plan)
-    return heuristic_greek(s, plan)
-
-
-# --- one game's step, and the loops over games ----------------------------------------------------------
-
-
-@njit(cache=True)
-def play_opponent(s, opp_mode, opp_side, ck, scratch, plan):  # noqa: ANN001, ANN201
-    """The built-in opponent's moves until the agent must act or the game is over."""
-    if opp_mode == OPP_NONE:
-        return
-    while s[PHASE] != OVER and s[PLAYER] == opp_side:
-        a = heuristic_action(s, plan) if opp_mode == OPP_HEURISTIC else random_legal(s, scratch)
-        apply(s, a, ck)
-
-
-@njit(cache=True)
-def step_game(s, what, a, opp_mode, opp_side, obs_side, ck, obs, mask, scratch, plan):  # noqa: ANN001, ANN201
-    """One game's step. ``what``: ACT_MOVE applies the legal action ``a`` (legality is checked once, by
-    the caller, against the mask row), ACT_RESTART deals a new game, ACT_NONE only lets the opponent move.
-    Then the built-in opponent moves, and the observation of ``obs_side`` (-1: of the player to act) and
-    the mask of the player to act are written."""
-    if what == ACT_MOVE:
-        apply(s, a, ck)
-    elif what == ACT_RESTART:
-        deal(s, ck)
-    play_opponent(s, opp_mode, opp_side, ck, scratch, plan)
-    observe(s, s[PLAYER] if obs_side < 0 else obs_side, obs)
-    mask_row(s, mask)
-
-
-@njit(cache=True)
-def step_serial(states, games, what, actions, opp_mode, opp_side, obs_side, ck, obs, masks):  # noqa: ANN001, ANN201
-    """[`step_game`][thermopylae_env.duel.kernel.step_game] for the listed games (``what`` and ``actions``
-    indexed by game), in turn."""
-    scratch = np.zeros(NUM_ACTIONS, np.bool_)
-    plan = np.zeros(NUM_ADD_KINDS, np.int64)
-    for j in range(games.shape[0]):
-        i = games[j]
-        step_game(states[i], what[i], actions[i], opp_mode, opp_side, obs_side, ck, obs[i], masks[i],
-                  scratch, plan)
-
-
-@njit(cache=True, parallel=True)
-def step_parallel(states, games, what, actions, opp_mode, opp_side, obs_side, ck, obs, masks):  # noqa: ANN001, ANN201
-    """[`step_serial`][thermopylae_env.duel.kernel.step_serial] spread over the cores in contiguous chunks of
-    games (each game touches only its own rows; each chunk has its own scratch arrays, so nothing is allocated
-    per game)."""
-    n = games.shape[0]
-    chunks = (n + CHUNK - 1) // CHUNK
-    for c in prange(chunks):
-        scratch = np.zeros(NUM_ACTIONS, np.bool_)
-        plan = np.zeros(NUM_ADD_KINDS, np.int64)
-        for j in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            i = games[j]
-            step_game(states[i], what[i], actions[i], opp_mode, opp_side, obs_side, ck, obs[i], masks[i],
-                      scratch, plan)
-
-
-@njit(cache=True)
-def observe_games(states, games, side, out):  # noqa: ANN001, ANN201
-    """Observations of ``side`` (-1: of the player to act) of the listed games into ``out`` rows."""
-    for j in range(games.shape[0]):
-        s = states[games[j]]
-        observe(s, s[PLAYER] if side < 0 else side, out[j])
-
-
-@njit(cache=True)
-def heuristic_games(states, games, out):  # noqa: ANN001, ANN201
-    """The built-in heuristic's move for the player to act in each listed game; 0 for a game that is over
-    (the one action its mask row allows: the step that restarts it ignores the action)."""
-    plan = np.zeros(NUM_ADD_KINDS, np.int64)
-    for j in range(games.shape[0]):
-        s = states[games[j]]
-        out[j] = 0 if s[PHASE] == OVER else heuristic_action(s, plan)
-
+# What the functions above compile in from other modules: the layout's constants (and what it reads).
+key_cache_on(globals(), "thermopylae_env.duel.layout", "thermopylae_env.actions", "thermopylae_env.cards",
+             "thermopylae_env.layout")

@@ -64,7 +64,6 @@ from thermopylae_env.cards import DeckError, load_duel_deck
 from thermopylae_env.layout import Piece, lay_out
 
 __all__ = [
-    "Piece",
     "OBSERVATION_PIECES",
     "ACTION_PIECES",
     "OBS_PIECE",

@@ -58,7 +58,7 @@ from thermopylae_env.duel.layout import (
     STRATEGY_KINDS,
     TOTAL_SCALE,
 )
-from thermopylae_env.duel.rules import Phase
+from thermopylae_env.duel.state import Phase
 
 __all__ = ["HeuristicGreek", "HeuristicPersian", "RandomAgent", "keep_value"]
 

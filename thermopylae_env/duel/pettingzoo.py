@@ -76,7 +76,8 @@ from thermopylae_env.actions import (
 )
 from thermopylae_env.core import check_render_mode
 from thermopylae_env.duel.layout import NUM_ACTIONS, OBS_SIZE, PLAYER_NAMES, decode_action
-from thermopylae_env.duel.rules import DuelGame, DuelState
+from thermopylae_env.duel.rules import DuelGame
+from thermopylae_env.duel.state import DuelState
 
 __all__ = ["ActionCheckWrapper", "env", "parallel_env", "raw_env"]
 

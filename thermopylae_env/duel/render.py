@@ -81,7 +81,7 @@ def render_duel_rgb(game: Any, state: Any, side: int) -> np.ndarray:
     [`FRAME_SHAPE`][thermopylae_env.drawing.FRAME_SHAPE].
 
     ``game`` is a [`DuelGame`][thermopylae_env.duel.rules.DuelGame], ``state`` a
-    [`DuelState`][thermopylae_env.duel.rules.DuelState] (``None``: not started). Only what ``side`` may see is
+    [`DuelState`][thermopylae_env.duel.state.DuelState] (``None``: not started). Only what ``side`` may see is
     drawn: the opponent's hand appears as card backs.
     """
     from thermopylae_env.duel.layout import (
@@ -91,7 +91,8 @@ def render_duel_rgb(game: Any, state: Any, side: int) -> np.ndarray:
         PLAYER_NAMES,
         START_TOKENS,
     )
-    from thermopylae_env.duel.rules import Phase, combat_total
+    from thermopylae_env.duel.rules import combat_total
+    from thermopylae_env.duel.state import Phase
 
     if side not in (GREEK, PERSIAN):
         raise ValueError(f"side must be {GREEK} (Greek) or {PERSIAN} (Persian), got {side!r}")

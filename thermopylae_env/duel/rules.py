@@ -2,11 +2,11 @@
 
 The engine follows ``/work/shared/RULES.md`` (Game B) and the project's write-up ``seeds/rules_duel.md``.
 It is laid out like the co-op engine and like Pgx: a static [`DuelGame`][thermopylae_env.duel.rules.DuelGame]
-(card tables, action layout) and a small mutable [`DuelState`][thermopylae_env.duel.rules.DuelState] with a
-cheap [`DuelState.copy`][thermopylae_env.duel.rules.DuelState.copy]. All randomness comes from the
-``numpy.random.Generator`` passed in, drawn in exactly two places:
-[`shuffle_decks`][thermopylae_env.duel.rules.shuffle_decks] and
-[`pick_random_discards`][thermopylae_env.duel.rules.pick_random_discards].
+(card tables, action layout) and a small mutable [`DuelState`][thermopylae_env.duel.state.DuelState] with a
+cheap [`DuelState.copy`][thermopylae_env.duel.state.DuelState.copy] (in [`thermopylae_env.duel.state`][]).
+All randomness comes from the ``numpy.random.Generator`` passed in, drawn in exactly two places:
+[`shuffle_decks`][thermopylae_env.duel.state.shuffle_decks] and
+[`pick_random_discards`][thermopylae_env.duel.state.pick_random_discards].
 
 The size of the game is data ([`thermopylae_env.duel.config`][]): ``DuelGame()`` plays the full game,
 ``DuelGame(config)`` a reduced duel with fewer cards (a subset of the full game's card ids), another
@@ -92,9 +92,7 @@ Bounds
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -120,40 +118,27 @@ from thermopylae_env.duel.layout import (
     PERSIAN,
     PLAY_DISCARD_CARD,
     PLAYER_NAMES,
-    START_TOKENS,
     STRATEGY_KINDS,
     DuelKind,
     _build_tables,
     card_owner,
     decode_action,
 )
+from thermopylae_env.duel.state import (
+    _ATTACK,
+    _DEFENCE,
+    _G_DISC,
+    _P_DISC,
+    DuelState,
+    Phase,
+    pick_random_discards,
+    shuffle_decks,
+)
 from thermopylae_env.errors import InvariantError
 
-__all__ = [
-    "Phase",
-    "DuelState",
-    "DuelGame",
-    "combat_total",
-    "shuffle_decks",
-    "pick_random_discards",
-    "check_invariants",
-]
+__all__ = ["DuelGame", "combat_total", "check_invariants"]
 
 
-class Phase(enum.IntEnum):
-    """The decision pending: whose discard phase, the Persian's attack or the Greek's defence."""
-
-    PERSIAN_DISCARD = 0
-    GREEK_DISCARD = 1
-    ATTACK = 2
-    DEFENCE = 3
-
-
-# Plain ints on the hot path (comparisons of IntEnum members go through the enum machinery).
-_P_DISC = 0
-_G_DISC = 1
-_ATTACK = 2
-_DEFENCE = 3
 _HEAD = tuple(  # [phase][acting] -> phase one-hot + "must act" flag
     tuple((*(int(i == ph) for i in range(4)), int(me)) for me in (False, True)) for ph in range(4)
 )
@@ -166,101 +151,6 @@ def combat_total(counts: Sequence[int]) -> int:
     """Total of an attack or defence given its count per kind: sum of forces x (strategy cards + 1)."""
     force = 10 * counts[0] + 20 * counts[1] + 30 * counts[2] + 40 * counts[3] + 50 * counts[4]
     return force * (1 + counts[5] + counts[6] + counts[7])
-
-
-# ----------------------------------------------------------------------------------------------------------
-# State
-
-
-@dataclass(eq=False)
-class DuelState:
-    """Everything that changes during a duel. Card locations: deck, hand, table, discard pile.
-
-    ``decks[p]`` is the full shuffled order of player ``p``'s 52 card ids; the cards at positions
-    ``deck_pos[p]:`` are still in the deck (the tuple itself never changes, so copies share it).
-    ``hands[p]`` lists the card ids in hand and ``hand_counts[p]`` their count per kind; ``build`` counts per
-    kind the cards of the acting player added so far to the attack/defence being built (they stay in the
-    hand until committed); ``table`` holds the committed Persian attack during the Greek's defence.
-    """
-
-    decks: tuple[tuple[int, ...], tuple[int, ...]]
-    deck_pos: list[int]
-    hands: list[list[int]]
-    hand_counts: list[list[int]]
-    discards: list[list[int]]
-    discard_counts: list[list[int]]
-    build: list[int]
-    table: list[int]
-    table_counts: list[int]
-    attack_total: int = 0
-    tokens: int = START_TOKENS
-    turn: int = 0
-    phase: int = _P_DISC
-    current_player: int = PERSIAN
-    terminated: bool = False
-    winner: int = -1  # GREEK, PERSIAN, or -1 while the game goes on
-    reason: str | None = None  # None while the game goes on, then "persian_deck_empty" or "no_tokens"
-    actions_taken: int = 0  # micro-actions applied by step (automatic resolutions not counted)
-
-    def copy(self) -> DuelState:
-        """An independent copy (the immutable deck orders are shared)."""
-        return DuelState(
-            self.decks,
-            self.deck_pos[:],
-            [self.hands[0][:], self.hands[1][:]],
-            [self.hand_counts[0][:], self.hand_counts[1][:]],
-            [self.discards[0][:], self.discards[1][:]],
-            [self.discard_counts[0][:], self.discard_counts[1][:]],
-            self.build[:],
-            self.table[:],
-            self.table_counts[:],
-            self.attack_total,
-            self.tokens,
-            self.turn,
-            self.phase,
-            self.current_player,
-            self.terminated,
-            self.winner,
-            self.reason,
-            self.actions_taken,
-        )
-
-    def deck_size(self, player: int) -> int:
-        """Cards left in ``player``'s deck."""
-        return len(self.decks[player]) - self.deck_pos[player]
-
-    def hand_size(self, player: int) -> int:
-        """Cards in ``player``'s hand (cards being added to an attack/defence included)."""
-        return len(self.hands[player])
-
-    @property
-    def end_reason(self) -> str:
-        """The old name of [`reason`][thermopylae_env.duel.rules.DuelState.reason] (``""`` while the game goes
-        on), kept for existing callers."""
-        return self.reason or ""
-
-    @property
-    def phase_enum(self) -> Phase:
-        """The pending phase as a [`Phase`][thermopylae_env.duel.rules.Phase] member."""
-        return Phase(self.phase)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Chance: the only two places randomness is drawn
-
-
-def shuffle_decks(rng: np.random.Generator) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Shuffled orders of the Greek (ids 0..51) and the Persian (ids 52..103) decks."""
-    greek = tuple(rng.permutation(DECK_SIZE).tolist())
-    persian = tuple((rng.permutation(DECK_SIZE) + DECK_SIZE).tolist())
-    return greek, persian
-
-
-def pick_random_discards(rng: np.random.Generator, hand_size: int) -> list[int]:
-    """Positions in a hand of ``hand_size`` cards hit by a discard card: 2 at random, all if fewer."""
-    if hand_size <= 2:
-        return list(range(hand_size))
-    return [int(i) for i in rng.choice(hand_size, size=2, replace=False)]
 
 
 # ----------------------------------------------------------------------------------------------------------

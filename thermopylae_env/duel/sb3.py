@@ -35,7 +35,8 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices,
 
 from thermopylae_env.actions import as_game_seeds
 from thermopylae_env.core import ActionQueue
-from thermopylae_env.duel.vector import GREEK, NUM_ACTIONS, OBS_SIZE, PERSIAN, DuelVectorEnv
+from thermopylae_env.duel.layout import GREEK, NUM_ACTIONS, OBS_SIZE, PERSIAN
+from thermopylae_env.duel.vector import DuelVectorEnv
 
 __all__ = ["DuelSB3VecEnv", "DuelSelfPlaySB3VecEnv"]
 

@@ -1,11 +1,8 @@
-"""The duel for many games at once (``gymnasium.make_vec("thermopylae/DuelGreek-v0", num_envs=N)``).
-
-[`DuelVectorEngine`][thermopylae_env.duel.vector.DuelVectorEngine] holds ``N`` games as one int32 array of
-shape ``(N, WIDTH)`` (one row per game, columns named in [`thermopylae_env.duel.kernel`][]), one float32
-observation buffer and one boolean mask buffer, and advances them with the compiled per-game kernel
-[`thermopylae_env.duel.kernel`][] (numba; where the batch is large its loop over games runs on all cores,
-writing exactly what the serial loop writes). The rules, the action layout (21 actions), the observation
-layout (56 float32 values) and the masks are those of [`thermopylae_env.duel`][];
+"""The duel's Gymnasium vector envs (``gymnasium.make_vec("thermopylae/DuelGreek-v0", num_envs=N)``) over the
+vector engine [`DuelVectorEngine`][thermopylae_env.duel.vector_engine.DuelVectorEngine] (``N`` games in one
+array, advanced by compiled loops over the games: [`thermopylae_env.duel.vector_engine`][]). The rules, the
+action layout (21 actions), the observation layout (56 float32 values) and the masks are those of
+[`DuelGame`][thermopylae_env.duel.rules.DuelGame] ([`thermopylae_env.duel.layout`][]);
 ``tests/env/duel/test_duel_vector.py`` plays thousands of games through both engines with the same shuffles
 and discards and compares every observation, mask, reward and result.
 
@@ -15,8 +12,8 @@ Three environments sit on the engine:
   [`DuelPersianVectorEnv`][thermopylae_env.duel.vector.DuelPersianVectorEnv] (the ``vector_entry_point`` of
   ``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0``): one side against a built-in opponent whose
   moves happen inside ``step``: ``"heuristic"`` (the compiled twin of ``thermopylae_env.duel.opponents``,
-  checked move for move against it), ``"random"``, or a batched policy, any object with
-  ``act_batch(observations, masks) -> actions``
+  [`thermopylae_env.duel.opponents_kernel`][], checked move for move against it), ``"random"``, or a batched
+  policy, any object with ``act_batch(observations, masks) -> actions``
   ([`BatchOpponent`][thermopylae_env.duel.vector.BatchOpponent]), called once for all the games waiting on it,
   as many times as the opponent has consecutive micro-actions.
 * [`DuelSelfPlayVectorEnv`][thermopylae_env.duel.vector.DuelSelfPlayVectorEnv]: both sides, no built-in
@@ -28,10 +25,10 @@ one seed per game, ``None`` entries keeping their stream); its ``e``-th game and
 (shuffles, the cards hit by a discard card, the random opponent's moves) are a fixed function of that key
 and ``e`` (see [`thermopylae_env.duel.kernel`][]), so what a game plays never depends on the other games
 or on when they reset.
-[`DuelVectorEngine.chance_base`][thermopylae_env.duel.vector.DuelVectorEngine.chance_base] with
+[`DuelVectorEngine.chance_base`][thermopylae_env.duel.vector_engine.DuelVectorEngine.chance_base] with
 [`thermopylae_env.duel.kernel.chance_orders`][] and [`thermopylae_env.duel.kernel.discard_pick`][] replay a
-game on [`thermopylae_env.duel.DuelGame`][thermopylae_env.duel.rules.DuelGame]. (The streams are not those of
-the single environment's ``numpy.random.Generator``: the same seed gives other, equally distributed games.)
+game on [`DuelGame`][thermopylae_env.duel.rules.DuelGame]. (The streams are not those of the single
+environment's ``numpy.random.Generator``: the same seed gives other, equally distributed games.)
 """
 
 from __future__ import annotations
@@ -56,29 +53,25 @@ from thermopylae_env.actions import (
     check_options,
 )
 from thermopylae_env.core import ResetNeeded
-from thermopylae_env.duel import kernel as K
 from thermopylae_env.duel.config import DuelConfig
-from thermopylae_env.duel.layout import decode_action
-from thermopylae_env.duel.rules import DuelGame, DuelState
-from thermopylae_env.threads import kernel_threads
+from thermopylae_env.duel.kernel import OVER, PHASE, PLAYER, TURN, WINNER
+from thermopylae_env.duel.layout import GREEK, NUM_ACTIONS, OBS_SIZE, PERSIAN, PLAYER_NAMES
+from thermopylae_env.duel.opponents_kernel import OPP_HEURISTIC, OPP_NONE, OPP_RANDOM
+from thermopylae_env.duel.vector_engine import (
+    ACT_MOVE,
+    ACT_NONE,
+    ACT_RESTART,
+    DuelVectorEngine,
+    observe_games,
+)
 
 __all__ = [
     "BatchOpponent",
-    "DuelVectorEngine",
     "DuelVectorEnv",
     "DuelGreekVectorEnv",
     "DuelPersianVectorEnv",
     "DuelSelfPlayVectorEnv",
-    "PARALLEL_MIN_GAMES",
 ]
-
-GREEK = K.GREEK
-PERSIAN = K.PERSIAN
-NUM_ACTIONS = K.NUM_ACTIONS
-OBS_SIZE = K.OBS_SIZE
-PLAYER_NAMES = ("greek", "persian")
-PARALLEL_MIN_GAMES = 512  # below this the threads' start-up costs more than they save
-_M64 = (1 << 64) - 1
 
 
 class BatchOpponent(Protocol):
@@ -92,149 +85,13 @@ class BatchOpponent(Protocol):
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray: ...
 
 
-def _splitmix64(seed: int) -> int:
-    z = (seed + 0x9E3779B97F4A7C15) & _M64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
-    return z ^ (z >> 31)
-
-
-def _signed32(x: int) -> int:
-    return x - (1 << 32) if x >= 1 << 31 else x
-
-
-def _check_num_envs(num_envs: object) -> int:
-    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-        raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-    return int(num_envs)
-
-
-def _check_parallel(parallel: object, num_envs: int) -> bool:
-    if parallel == "auto":
-        return num_envs >= PARALLEL_MIN_GAMES
-    if isinstance(parallel, bool):
-        return parallel
-    raise ValueError(f"parallel must be 'auto', True or False, got {parallel!r}")
-
-
-class DuelVectorEngine:
-    """``num_envs`` duel games in one int32 array, advanced by the compiled kernel.
-
-    ``states`` ``(N, WIDTH)`` int32, ``obs`` ``(N, 56)`` float32 (the observation of the side asked for
-    by the last step), ``masks`` ``(N, 21)`` bool (of the player to act; all false once a game is over).
-    ``parallel``: ``"auto"`` (the parallel loop from
-    [`PARALLEL_MIN_GAMES`][thermopylae_env.duel.vector.PARALLEL_MIN_GAMES] games), ``True`` or ``False``; both
-    loops write the same values.
-    """
-
-    def __init__(self, num_envs: int, parallel: bool | str = "auto") -> None:
-        self.num_envs = _check_num_envs(num_envs)
-        self.parallel = _check_parallel(parallel, self.num_envs)
-        self.card_kinds = K.card_kinds()
-        n = self.num_envs
-        self.states = np.zeros((n, K.WIDTH), np.int32)
-        self.obs = np.zeros((n, OBS_SIZE), np.float32)
-        self.masks = np.zeros((n, NUM_ACTIONS), np.bool_)
-        self.all_games = np.arange(n, dtype=np.int64)
-        self._what = np.zeros(n, np.int64)
-        self._actions = np.zeros(n, np.int64)
-        self.seeded = False
-
-    # --- chance ---------------------------------------------------------------------------------------
-
-    def seed(self, seed: object = None) -> None:
-        """Key each game's chance: one seed (game ``i`` gets ``seed + i``; ``None`` draws one from the OS),
-        or one per game (a ``None`` entry keeps that game's key). Counts of games played restart at 0."""
-        n = self.num_envs
-        seeds = as_game_seeds(seed, n)
-        if seeds is None:  # from the OS, low enough that no game's seed passes 2**64 - 1
-            first = int(np.random.SeedSequence().generate_state(2, np.uint64)[0]) >> 1
-            seeds = [first + i for i in range(n)]
-        for i, s in enumerate(seeds):
-            if s is None:
-                continue
-            key = _splitmix64(s)
-            self.states[i, K.KEY_LO] = _signed32(key & 0xFFFFFFFF)
-            self.states[i, K.KEY_HI] = _signed32(key >> 32)
-            self.states[i, K.EPISODE] = 0
-        self.seeded = True
-
-    def chance_base(self, game: int) -> int:
-        """The 64-bit chance base of the game now running in row ``game``, as a signed integer (see
-        ``thermopylae_env.duel.kernel``: ``chance_orders`` and ``discard_pick`` take it)."""
-        row = self.states[game]
-        value = (int(row[K.BASE_HI]) & 0xFFFFFFFF) << 32 | int(row[K.BASE]) & 0xFFFFFFFF
-        return value - (1 << 64) if value >= 1 << 63 else value
-
-    # --- stepping -------------------------------------------------------------------------------------
-
-    def run(
-        self, games: np.ndarray, what: np.ndarray, actions: np.ndarray, opp_mode: int, opp_side: int,
-        obs_side: int,
-    ) -> None:
-        """Kernel step of ``games`` (``what``/``actions`` indexed by game: see ``_duel_kernel.step_game``)."""
-        if not self.parallel:
-            K.step_serial(self.states, games, what, actions, opp_mode, opp_side, obs_side, self.card_kinds,
-                          self.obs, self.masks)
-            return
-        with kernel_threads(-(-len(games) // K.CHUNK)) as threads:  # one thread: the serial loop
-            (K.step_parallel if threads > 1 else K.step_serial)(
-                self.states, games, what, actions, opp_mode, opp_side, obs_side, self.card_kinds, self.obs,
-                self.masks)
-
-    def phase(self) -> np.ndarray:
-        """Phase of every game (0..3, [`thermopylae_env.duel.kernel.OVER`][] once over), a copy."""
-        return self.states[:, K.PHASE].copy()
-
-    def to_move(self) -> np.ndarray:
-        """The player to act in every game (``GREEK``, ``PERSIAN``; -1 once over)."""
-        return np.where(self.states[:, K.PHASE] == K.OVER, -1, self.states[:, K.PLAYER])
-
-    def observe(self, side: int, games: np.ndarray | None = None) -> np.ndarray:
-        """Observations of ``side`` (``GREEK``/``PERSIAN``, -1 for the player to act) of ``games``."""
-        idx = self.all_games if games is None else np.asarray(games, np.int64)
-        out = np.empty((idx.size, OBS_SIZE), np.float32)
-        K.observe_games(self.states, idx, side, out)
-        return out
-
-    def heuristic_actions(self, games: np.ndarray | None = None) -> np.ndarray:
-        """The compiled heuristic's move for the player to act in each of ``games`` (0 where a game is over:
-        the action a finished row allows, which the step restarting it ignores)."""
-        idx = self.all_games if games is None else np.asarray(games, np.int64)
-        out = np.empty(idx.size, np.int64)
-        K.heuristic_games(self.states, idx, out)
-        return out
-
-    def reference_state(self, game: int) -> DuelState:
-        """A [`DuelState`][thermopylae_env.duel.rules.DuelState] with the counts of ``game`` (the hands hold
-        the kinds, not card ids), for the reference engine's legality reasons."""
-        s = self.states[game]
-        counts = [s[K.HCNT + p * K.NUM_KINDS:K.HCNT + (p + 1) * K.NUM_KINDS].tolist() for p in (0, 1)]
-        hands = [s[K.HAND + p * K.MAX_HAND:K.HAND + p * K.MAX_HAND + s[K.HLEN + p]].tolist() for p in (0, 1)]
-        over = int(s[K.PHASE]) == K.OVER
-        return DuelState(
-            decks=((), ()), deck_pos=[int(s[K.POS]), int(s[K.POS + 1])], hands=hands, hand_counts=counts,
-            discards=[[], []], discard_counts=[[0] * K.NUM_KINDS, [0] * K.NUM_KINDS],
-            build=s[K.BUILD:K.BUILD + K.NUM_KINDS].tolist(), table=[],
-            table_counts=s[K.TABLE:K.TABLE + K.NUM_KINDS].tolist(), attack_total=int(s[K.ATTACK]),
-            tokens=int(s[K.TOKENS]), turn=int(s[K.TURN]), phase=0 if over else int(s[K.PHASE]),
-            current_player=int(s[K.PLAYER]), terminated=over, winner=int(s[K.WINNER]),
-        )
-
-    def illegal_reason(self, game: int, action: int) -> str:
-        """Why ``action`` is illegal in ``game`` (the reference engine's words)."""
-        state = self.reference_state(game)
-        reason = DuelGame().illegal_reason(state, int(action))
-        return f"{decode_action(int(action), state.current_player)}: {reason}"
-
-
 def _check_opponent(opponent: Any) -> tuple[int, Any, str]:
     if isinstance(opponent, str) and opponent == "heuristic":
-        return K.OPP_HEURISTIC, None, "heuristic"
+        return OPP_HEURISTIC, None, "heuristic"
     if isinstance(opponent, str) and opponent == "random":
-        return K.OPP_RANDOM, None, "random"
+        return OPP_RANDOM, None, "random"
     if hasattr(opponent, "act_batch") and callable(opponent.act_batch):
-        return K.OPP_NONE, opponent, getattr(opponent, "name", type(opponent).__name__)
+        return OPP_NONE, opponent, getattr(opponent, "name", type(opponent).__name__)
     if isinstance(opponent, (str, os.PathLike)):
         raise ValueError(
             f"opponent {os.fspath(opponent)!r}: the vector duel env takes 'heuristic', 'random' or an object "
@@ -283,7 +140,7 @@ class _DuelVectorBase(VectorEnv):
         self._broken: str | None = None  # why the games cannot go on (a failed opponent), until reset
 
     # subclasses define how the kernel is called
-    _opp_mode = K.OPP_NONE
+    _opp_mode = OPP_NONE
     _opp_side = -1
     _obs_side = -1
 
@@ -303,17 +160,17 @@ class _DuelVectorBase(VectorEnv):
     def _state_info(self, infos: dict[str, Any]) -> dict[str, Any]:
         eng = self.engine
         n = self.num_envs
-        phase = eng.states[:, K.PHASE].copy()
-        phase[phase == K.OVER] = 0
+        phase = eng.states[:, PHASE].copy()
+        phase[phase == OVER] = 0
         for key, value in (("action_mask", self._masks().view(np.int8)), ("phase", phase),
-                           ("turn", eng.states[:, K.TURN].copy()), ("to_move", eng.to_move())):
+                           ("turn", eng.states[:, TURN].copy()), ("to_move", eng.to_move())):
             infos[key] = value
             infos["_" + key] = np.ones(n, bool)
         return infos
 
     def _deal(self, games: np.ndarray) -> None:
         eng = self.engine
-        eng._what[games] = K.ACT_RESTART
+        eng._what[games] = ACT_RESTART
         eng.run(games, eng._what, eng._actions, self._opp_mode, self._opp_side, self._obs_side)
         self._after_kernel(games)
 
@@ -350,7 +207,7 @@ class _DuelVectorBase(VectorEnv):
 
     def _waiting_on_caller(self) -> np.ndarray:
         """The running games whose next move is the caller's (every running game, without an opponent)."""
-        return self.engine.states[:, K.PHASE] != K.OVER
+        return self.engine.states[:, PHASE] != OVER
 
     def _check_settles(self, mask: np.ndarray) -> None:
         """After a failed opponent, a partial reset must restart every game not waiting on the caller: the
@@ -411,9 +268,9 @@ class _DuelVectorBase(VectorEnv):
         if illegal.any():
             reasons = {int(g): eng.illegal_reason(int(g), int(actions[g])) for g in np.flatnonzero(illegal)}
         what = eng._what
-        what[:] = K.ACT_MOVE
-        what[restart] = K.ACT_RESTART
-        what[illegal] = K.ACT_NONE
+        what[:] = ACT_MOVE
+        what[restart] = ACT_RESTART
+        what[illegal] = ACT_NONE
         eng._actions[:] = actions
         games = eng.all_games
         eng.run(games, what, eng._actions, self._opp_mode, self._opp_side, self._obs_side)
@@ -422,13 +279,13 @@ class _DuelVectorBase(VectorEnv):
         finally:
             # Also when the opponent fails: the games that ended in this step show only the ignored action 0
             # until the reset the failure requires restarts them, and no game restarted here restarts again.
-            over = eng.states[:, K.PHASE] == K.OVER
+            over = eng.states[:, PHASE] == OVER
             ended = (over & ~restart) | illegal
             if illegal.any():
                 eng.masks[illegal] = False
             self._ended = ended.copy()
         self._reasons = reasons
-        return ended, illegal, restart, eng.states[:, K.WINNER].copy()
+        return ended, illegal, restart, eng.states[:, WINNER].copy()
 
     def _end_info(self, ended: np.ndarray, illegal: np.ndarray, success: np.ndarray | None) -> dict:
         info: dict[str, Any] = {}
@@ -584,7 +441,7 @@ class DuelVectorEnv(_DuelVectorBase):
 
     def _waiting_on_caller(self) -> np.ndarray:
         st = self.engine.states
-        return (st[:, K.PHASE] != K.OVER) & (st[:, K.PLAYER] == self.side)
+        return (st[:, PHASE] != OVER) & (st[:, PLAYER] == self.side)
 
     def set_opponent(self, opponent: Any) -> None:
         """Change the opponent (same values as the ``opponent`` argument). Between steps every running
@@ -613,12 +470,12 @@ class DuelVectorEnv(_DuelVectorBase):
         when no game waits on it."""
         eng = self.engine
         st = eng.states
-        waiting = np.flatnonzero((st[:, K.PHASE] != K.OVER) & (st[:, K.PLAYER] == self.opponent_side))
+        waiting = np.flatnonzero((st[:, PHASE] != OVER) & (st[:, PLAYER] == self.opponent_side))
         if waiting.size == 0:
             return False
         waiting = waiting.astype(np.int64)
         obs = self._opp_obs[:waiting.size]
-        K.observe_games(st, waiting, self.opponent_side, obs)
+        observe_games(st, waiting, self.opponent_side, obs)
         masks = eng.masks[waiting]
         chosen = self._opponent.act_batch(obs.copy(), masks.copy())
         try:
@@ -633,9 +490,9 @@ class DuelVectorEnv(_DuelVectorBase):
             raise IllegalActionError(
                 f"the {PLAYER_NAMES[self.opponent_side]} opponent ({self.opponent_label}) chose "
                 f"{int(chosen[j])} in game {g}: {eng.illegal_reason(g, int(chosen[j]))}")
-        eng._what[waiting] = K.ACT_MOVE
+        eng._what[waiting] = ACT_MOVE
         eng._actions[waiting] = chosen
-        eng.run(waiting, eng._what, eng._actions, K.OPP_NONE, self.opponent_side, self.side)
+        eng.run(waiting, eng._what, eng._actions, OPP_NONE, self.opponent_side, self.side)
         return True
 
     def step(self, actions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -735,7 +592,7 @@ class DuelSelfPlayVectorEnv(_DuelVectorBase):
     def step(self, actions: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action per game, for its side to move; rewards are ``(num_envs, 2)``."""
         actions = self._check_step(actions)
-        mover = self.engine.states[:, K.PLAYER].copy()
+        mover = self.engine.states[:, PLAYER].copy()
         ended, illegal, _, winner = self._advance(actions)
         rewards = np.zeros((self.num_envs, 2), np.float64)
         fair = ended & ~illegal

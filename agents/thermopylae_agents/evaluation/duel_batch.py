@@ -3,7 +3,7 @@ once, for the cross-play matrix (``benchmarks/duel_crossplay.py``) and the explo
 (``thermopylae exploitability --table``).
 
 A batched player answers ``actions(engine, rows, observations, masks)`` for the games ``rows`` of a
-[`thermopylae_env.duel.vector.DuelVectorEngine`][] where its side is to move:
+[`thermopylae_env.duel.vector_engine.DuelVectorEngine`][] where its side is to move:
 
 * [`HeuristicPlayer`][thermopylae_agents.evaluation.duel_batch.HeuristicPlayer]: the engine's compiled
   heuristic (the twin of [`thermopylae_env.duel.opponents.HeuristicGreek`][] / ``HeuristicPersian``, checked
@@ -36,7 +36,8 @@ from thermopylae_agents.policies.registry import make_agent
 from thermopylae_env import GREEK_ID, PERSIAN_ID
 from thermopylae_env.duel import kernel as K
 from thermopylae_env.duel.layout import GREEK, PERSIAN
-from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv, DuelVectorEngine
+from thermopylae_env.duel.vector import DuelSelfPlayVectorEnv
+from thermopylae_env.duel.vector_engine import DuelVectorEngine
 
 __all__ = [
     "HeuristicPlayer",

@@ -5,9 +5,8 @@ the same seed, so the pairings see the same deals (the random players and the ra
 their own ways). The table gives the Greek win rate with its 95% Wilson interval, the Persian win rate,
 the mean number of turns and how the games ended; ``--out FILE`` also writes the numbers as JSON.
 
-    thermopylae-duel-table                                    # 4 x 10,000 games
-    thermopylae-duel-table --games 1000 --out duel_table.json
-    thermopylae duel-table --games 1000       # the same, from a checkout
+    thermopylae duel-table                                    # 4 x 10,000 games
+    thermopylae duel-table --games 1000 --out duel_table.json
 """
 
 from __future__ import annotations

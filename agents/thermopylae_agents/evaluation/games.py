@@ -22,8 +22,7 @@ Agent specs (command line and [`make_agent`][thermopylae_agents.policies.registr
   NumPy copy of its actor: the same greedy actions as the model itself (the tests check game for game),
   about ten times faster. It copies MLP policies over the flat observation or the co-op fight features.
 
-Command line (``thermopylae evaluate``: [`thermopylae_agents.cli.evaluate`][]; also
-``thermopylae-evaluate`` and ``scripts/evaluate.py``):
+Command line (``thermopylae evaluate``: [`thermopylae_agents.cli.evaluate`][]; also ``scripts/evaluate.py``):
 
     thermopylae evaluate --game coop random heuristic search:16,8 --games 10000 --out out.json
     thermopylae evaluate --game duel --greek heuristic random --persian heuristic random --plot m.png
@@ -52,13 +51,8 @@ from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_env.render import safe_text
 
 __all__ = [
-    "COOP_ID",
-    "GREEK_ID",
-    "PERSIAN_ID",
     "EvalResult",
     "GameResult",
-    "make_agent",
-    "resolve_env_id",
     "play_games",
     "evaluate",
     "evaluate_duel_matrix",

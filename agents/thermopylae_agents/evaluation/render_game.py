@@ -1,6 +1,6 @@
 """Play one game with an agent and save it as pictures: an animated GIF or a PNG strip (a grid of frames).
 
-Examples (``thermopylae-render-game`` is the same command):
+Examples:
 
     thermopylae render --game coop --agent heuristic --seed 3 --out game.gif
     thermopylae render --game duel --side persian --agent heuristic --opponent random \\

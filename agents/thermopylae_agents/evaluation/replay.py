@@ -1,10 +1,13 @@
-"""Game records with agents: record a game played by an agent spec, and replay a record against a model
-opponent that the caller names.
+"""Game records with agents: record a game played by an agent spec, and the model opponent a caller names
+for a replay.
 
-The record format, reading, validating and the agent-free replay live in [`thermopylae_env.records`][];
-this module adds what needs the agents package: agent specs ([`thermopylae_agents.policies.registry`][]) for
-the player and for a duel's model opponent. A replay never loads a model that a record names: the caller
-passes the opponent's spec (or object) explicitly.
+The record format, reading, validating and the replay live in [`thermopylae_env.records`][]
+([`iter_replay`][thermopylae_env.records.iter_replay],
+[`replay_record`][thermopylae_env.records.replay_record]); this module adds what needs the agents package:
+agent specs ([`thermopylae_agents.policies.registry`][]) for the player and for a duel's model opponent. A
+replay never loads a model that a record names: the caller passes the opponent's spec explicitly, through
+[`replay_opponent`][thermopylae_agents.evaluation.replay.replay_opponent]:
+``records.replay_record(record, opponent=replay_opponent(record, "fast:duel_persian_maskable_ppo"))``.
 """
 
 from __future__ import annotations
@@ -16,9 +19,9 @@ import gymnasium as gym
 
 from thermopylae_agents.policies.registry import make_agent, resolve_env_id
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID, records
-from thermopylae_env.record_format import BUILT_IN_OPPONENTS, GameRecord, load_record
+from thermopylae_env.record_format import BUILT_IN_OPPONENTS, GameRecord
 
-__all__ = ["agent_for_env", "opponent_agent", "record_agent_game", "replay_record", "iter_replay"]
+__all__ = ["agent_for_env", "opponent_agent", "record_agent_game", "replay_opponent"]
 
 
 def _env_kwargs(options: dict[str, Any]) -> dict[str, Any]:
@@ -98,19 +101,10 @@ def record_agent_game(
                                recorded_options=recorded)
 
 
-def _replay_opponent(record: GameRecord, opponent: Any) -> Any:
+def replay_opponent(record: GameRecord, opponent: Any) -> Any:
+    """The ``opponent`` of a replay of ``record`` as the replay takes it: a spec (``--opponent MODEL``: a
+    model path, ``fast:PATH``, a shipped policy's name) built for the record's game; ``None`` or an object as
+    it is."""
     if opponent is None or not isinstance(opponent, (str, os.PathLike)):
         return opponent
     return opponent_agent(opponent, record.env_id)[0]
-
-
-def iter_replay(record: GameRecord | str | os.PathLike[str], *, opponent: Any = None, **kwargs: Any):
-    """[`thermopylae_env.records.iter_replay`][] with ``opponent`` as a spec (``--opponent MODEL``)."""
-    record = record if isinstance(record, GameRecord) else load_record(record)
-    return records.iter_replay(record, opponent=_replay_opponent(record, opponent), **kwargs)
-
-
-def replay_record(record: GameRecord | str | os.PathLike[str], *, opponent: Any = None) -> dict[str, Any]:
-    """[`thermopylae_env.records.replay_record`][] with ``opponent`` as a spec (or an object)."""
-    record = record if isinstance(record, GameRecord) else load_record(record)
-    return records.replay_record(record, opponent=_replay_opponent(record, opponent))

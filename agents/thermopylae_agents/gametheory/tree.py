@@ -12,7 +12,7 @@ Chance, exactly as the engine draws it
   the next card of that deck is chosen by chance among the cards left. Cards of one kind play alike, so
   the outcomes are kinds, with probability (cards of that kind left) / (cards left).
 * A discard card's victim loses two cards at random
-  ([`pick_random_discards`][thermopylae_env.duel.rules.pick_random_discards]): every pair of positions is
+  ([`pick_random_discards`][thermopylae_env.duel.state.pick_random_discards]): every pair of positions is
   equally likely; the outcomes are the kinds lost.
 
 Information sets
@@ -36,7 +36,8 @@ import numpy as np
 
 from thermopylae_env.duel.config import DuelConfig
 from thermopylae_env.duel.layout import GREEK, NUM_ACTIONS, PERSIAN, PLAY_DISCARD_CARD
-from thermopylae_env.duel.rules import DuelGame, DuelState
+from thermopylae_env.duel.rules import DuelGame
+from thermopylae_env.duel.state import DuelState
 
 __all__ = ["GameTree", "TreeTooLarge", "build_tree", "estimate_tree_nodes", "TERMINAL", "CHANCE"]
 

@@ -38,11 +38,11 @@ from thermopylae_agents.openspiel._common import (
     state_from_text,
     state_to_text,
 )
+from thermopylae_env.cards import PERSIAN_DECK_SIZE
 from thermopylae_env.coop.layout import (
     MAX_PLAYERS,
     NUM_ACTIONS,
     NUM_SUPPORT,
-    PERSIAN_DECK_SIZE,
     PIECES,
     SPARTAN_DECK_SIZE,
     decode_action,

@@ -55,7 +55,8 @@ from thermopylae_env.duel.layout import (
     PLAYER_NAMES,
     decode_action,
 )
-from thermopylae_env.duel.rules import DuelGame, DuelState
+from thermopylae_env.duel.rules import DuelGame
+from thermopylae_env.duel.state import DuelState
 
 __all__ = ["SHORT_NAME", "ThermopylaeDuelGame", "ThermopylaeDuelState", "chance_outcomes_of"]
 
@@ -135,7 +136,7 @@ class ThermopylaeDuelGame(pyspiel.Game):
 
 
 class ThermopylaeDuelState(pyspiel.State):
-    """A duel: the deal so far, then the engine's [`DuelState`][thermopylae_env.duel.rules.DuelState] and a
+    """A duel: the deal so far, then the engine's [`DuelState`][thermopylae_env.duel.state.DuelState] and a
     discard card waiting for the cards it hits."""
 
     def __init__(self, game: ThermopylaeDuelGame) -> None:

@@ -21,6 +21,7 @@ import numba
 import numpy as np
 
 from thermopylae_agents.players import _coop_search_kernel as _kernel
+from thermopylae_env.cards import PERSIAN_DECK_SIZE
 from thermopylae_env.coop.layout import (
     DECLINE,
     DISCARD_BASE,
@@ -34,7 +35,6 @@ from thermopylae_env.coop.layout import (
     NUM_VALUES,
     OBS,
     OBS_SIZE,
-    PERSIAN_DECK_SIZE,
     RETREAT,
     SPARTAN_DECK_SIZE,
     VALUE_SCALE,

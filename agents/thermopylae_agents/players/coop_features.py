@@ -19,38 +19,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from thermopylae_env.coop.layout import (
-    DECLINE,
-    DISCARD_BASE,
     FIGHT_BASE,
-    GIVE_BASE,
     GRAVEYARD_WIN,
     LOSS_MARKER,
     MAX_PLAYERS,
-    NUM_ACTIONS,
     NUM_SUPPORT,
     OBS,
     OBS_SIZE,
-    RETREAT,
     VALUE_SCALE,
 )
-from thermopylae_env.coop.state import HAND_LIMIT, LOCATION_DIE_MARKERS, MAX_DICE
+from thermopylae_env.coop.state import LOCATION_DIE_MARKERS, MAX_DICE
 
 __all__ = [
-    "NUM_ACTIONS",
-    "OBS_SIZE",
-    "RETREAT",
-    "DECLINE",
-    "FIGHT_BASE",
-    "GIVE_BASE",
-    "DISCARD_BASE",
-    "MAX_PLAYERS",
-    "HAND_LIMIT",
-    "NUM_SUPPORT",
-    "LOSS_MARKER",
-    "GRAVEYARD_WIN",
-    "MAX_DICE",
     "VALUES",
-    "LOCATION_DIE_MARKERS",
     "PHASE_MAIN",
     "PHASE_DRAW_OFFER",
     "PHASE_DISCARD",

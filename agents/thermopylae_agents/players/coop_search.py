@@ -74,6 +74,7 @@ from thermopylae_agents.players.coop_features import (
 )
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
 from thermopylae_env import COOP_ID
+from thermopylae_env.cards import PERSIAN_DECK_SIZE
 from thermopylae_env.coop.layout import (
     DECLINE,
     FIGHT_BASE,
@@ -81,7 +82,6 @@ from thermopylae_env.coop.layout import (
     LOSS_MARKER,
     NUM_ACTIONS,
     OBS_SIZE,
-    PERSIAN_DECK_SIZE,
     RETREAT,
 )
 from thermopylae_env.coop.state import MAX_DICE

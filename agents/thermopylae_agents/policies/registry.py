@@ -25,12 +25,12 @@ anything; [`make_agent`][thermopylae_agents.policies.registry.make_agent] builds
   ``thermopylae_agents/policies/``, found through `importlib.resources` (so they work after a
   plain ``pip install``) and played by
   [`thermopylae_agents.policies.safe_policy.load_safe_policy`][]: no pickle is opened;
-* the path of such a ``.json`` description (``my_policy.json``, written by ``thermopylae-export-policy``;
+* the path of such a ``.json`` description (``my_policy.json``, written by ``thermopylae export``;
   also its ``.safetensors`` file, an old ``.json`` + ``.npz`` pair, or a Hugging Face folder of
   ``config.json`` + ``model.safetensors`` written by ``thermopylae export --policy``);
 * ``rllib:PATH``: a policy trained on RLlib and exported by ``thermopylae rllib`` (a data-only
   ``.npz``, read without pickle or Ray:
-  [`thermopylae_agents.rllib.load_rllib_agent`][thermopylae_agents.policies.rllib_policy.load_rllib_agent]);
+  [`load_rllib_agent`][thermopylae_agents.policies.rllib_policy.load_rllib_agent]);
 * ``LABEL=SPEC``: ``SPEC`` shown as ``LABEL`` in tables, plots and records (``ppo=runs/a/final.zip``).
 
 Names and paths: a spec with a folder separator (``/``) or a suffix (``.json``, ``.zip``, ...) is a path
@@ -77,11 +77,8 @@ __all__ = [
     "AgentSpec",
     "AgentSpecError",
     "BuildContext",
-    "COOP_ID",
     "check_agent_game",
-    "GREEK_ID",
     "MAX_SEARCH_ROLLOUTS",
-    "PERSIAN_ID",
     "SEARCH_BOUNDS",
     "make_agent",
     "model_path",

@@ -37,7 +37,7 @@ never means a file of the working folder). Every malformed file is one ``ValueEr
 problem, and every size (the files, the zip members, the ``.npy`` headers) is checked against the description
 before anything is read or expanded.
 [`export_sb3_policy`][thermopylae_agents.policies.safe_policy.export_sb3_policy] writes the pair from a loaded
-SB3 model (``thermopylae export``, ``thermopylae-export-policy``, which needs the ``train`` extra).
+SB3 model (``thermopylae export``, which needs the ``train`` extra).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ trained policy is exported to a data-only ``.npz`` file that needs only NumPy to
 ([`thermopylae_agents.policies.rllib_policy`][]:
 [`RLlibAgent`][thermopylae_agents.policies.rllib_policy.RLlibAgent],
 [`load_rllib_agent`][thermopylae_agents.policies.rllib_policy.load_rllib_agent]), so evaluation, play and
-hints use it without Ray; its names are re-exported here. Modules:
+hints use it without Ray. Modules:
 
 * [`envs`][thermopylae_agents.rllib.envs]: the co-op game with dict observations ``{"observations",
   "action_mask"}`` (single and native vector engine) and the duel as an RLlib ``MultiAgentEnv``.
@@ -17,9 +17,3 @@ hints use it without Ray; its names are re-exported here. Modules:
 
 The command line is ``thermopylae rllib {train,sweep}`` ([`thermopylae_agents.cli.rllib`][]).
 """
-
-from __future__ import annotations
-
-from thermopylae_agents.policies.rllib_policy import RLlibAgent, load_rllib_agent
-
-__all__ = ["RLlibAgent", "load_rllib_agent"]

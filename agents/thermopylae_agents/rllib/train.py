@@ -1,7 +1,7 @@
 """PPO on Ray RLlib for the co-op game and the duel: configs, the training loop, checkpoints and export.
 
 The configs are in [`thermopylae_agents.rllib.config`][]; the command line is ``thermopylae rllib``
-([`thermopylae_agents.cli.rllib`][]; also the ``thermopylae-train-rllib`` console script):
+([`thermopylae_agents.cli.rllib`][]):
 
     thermopylae rllib train --game coop --num-env-runners 2 --envs-per-runner 64 --run-dir runs/rllib_coop
     thermopylae rllib train --game duel --mode self-play --run-dir runs/rllib_duel

@@ -2,7 +2,7 @@
 
     thermopylae ppo-native --total-timesteps 2000000 --seed 0
     thermopylae ppo-native --env-id thermopylae/DuelGreek-v0 --time-budget 120   # the duel, two minutes
-    thermopylae-ppo-native --track --capture-video             # Weights & Biases, videos (pip install wandb)
+    thermopylae ppo-native --track --capture-video             # Weights & Biases, videos (pip install wandb)
     tensorboard --logdir runs                                  # charts/, losses/, eval/
 
 Read it top to bottom: the config (`Args`, a dataclass: each field is a command-line flag and its

@@ -53,8 +53,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thermopylae_agents.web.sessions import (
     ClosedError,
-    CoopGame,
-    DuelGame,
+    CoopSession,
+    DuelSession,
     NotFoundError,
     Replay,
     RequestError,
@@ -307,11 +307,11 @@ def create_app(records: Sequence[str] = (), agents: Sequence[str] = (), idle_sec
         key, path = store.new_path()
         if kind == "coop":
             _unknown_keys(body, ("game", "seats", "seed"))
-            game = await run_in_threadpool(CoopGame, body.get("seats"), body.get("seed"), path,
+            game = await run_in_threadpool(CoopSession, body.get("seats"), body.get("seed"), path,
                                            choices[COOP_ID], search)
         elif kind == "duel":
             greek, persian = _duel_sides(body, choices)
-            game = await run_in_threadpool(DuelGame, greek, persian, body.get("seed"), path, choices)
+            game = await run_in_threadpool(DuelSession, greek, persian, body.get("seed"), path, choices)
         else:
             raise RequestError(f"game must be 'coop' or 'duel', got {json.dumps(kind)[:40]}")
         store.add(key, game)

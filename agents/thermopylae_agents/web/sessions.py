@@ -1,6 +1,6 @@
 """The games and replays of the browser app, held on the server:
-[`CoopGame`][thermopylae_agents.web.sessions.CoopGame] (1 to 4 seats, each a person or an agent),
-[`DuelGame`][thermopylae_agents.web.sessions.DuelGame] (each side a person or an agent),
+[`CoopSession`][thermopylae_agents.web.sessions.CoopSession] (1 to 4 seats, each a person or an agent),
+[`DuelSession`][thermopylae_agents.web.sessions.DuelSession] (each side a person or an agent),
 [`Replay`][thermopylae_agents.web.sessions.Replay] (a checked record, stepped forward and back) and
 [`Store`][thermopylae_agents.web.sessions.Store], which keys them by random ids, frees idle ones and caps
 their number.
@@ -33,7 +33,6 @@ import gymnasium as gym
 import numpy as np
 
 from thermopylae_agents.evaluation.replay import agent_for_env, opponent_agent
-from thermopylae_agents.evaluation.replay import iter_replay as agent_iter_replay
 from thermopylae_agents.policies.registry import check_agent_game, make_agent, shipped_policies
 from thermopylae_agents.web.views import (
     coop_card_play,
@@ -52,9 +51,9 @@ from thermopylae_agents.web.views import (
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_env.duel.layout import PLAYER_NAMES
 from thermopylae_env.record_format import GameRecord
-from thermopylae_env.records import RecordEpisode, RecordMismatchError, RecordNeedsOpponentError
+from thermopylae_env.records import RecordEpisode, RecordMismatchError, RecordNeedsOpponentError, iter_replay
 
-__all__ = ["HUMAN", "ClosedError", "CoopGame", "DuelGame", "Guard", "NotFoundError", "Replay",
+__all__ = ["HUMAN", "ClosedError", "CoopSession", "DuelSession", "Guard", "NotFoundError", "Replay",
            "RequestError", "SearchWarmup", "Store", "agent_choices", "warm_search"]
 
 HUMAN = "human"
@@ -233,7 +232,7 @@ def _check_action(action: Any, mask: np.ndarray) -> int:
     return action
 
 
-class _Game:
+class _Session:
     """What both games share: the recorded env, the log of events, hints, the record file."""
 
     kind = ""
@@ -308,7 +307,7 @@ class _Game:
             self.path.unlink(missing_ok=True)
 
 
-class CoopGame(_Game):
+class CoopSession(_Session):
     """The co-op game with 1 to 4 seats, each ``"human"`` or an agent spec of ``choices``."""
 
     kind = "coop"
@@ -383,7 +382,7 @@ class CoopGame(_Game):
         return view
 
 
-class DuelGame(_Game):
+class DuelSession(_Session):
     """The duel, each side ``"human"`` or an agent spec of ``choices`` (at least one side an agent: the
     page cannot hide a hand from the person at the other side). The env is played from the person's side
     (the Greek side when both are agents, whose moves the page asks for with ``advance``); the other side
@@ -478,7 +477,7 @@ class Replay:
         self.name = name
         self.moments: list[dict[str, Any]] = []
         try:
-            for moment in agent_iter_replay(record):
+            for moment in iter_replay(record):
                 self.moments.append(self._moment(moment))
         except RecordNeedsOpponentError:
             raise RequestError(f"{name}: the duel was played against a model, which a record never loads; "

@@ -17,6 +17,7 @@ import numpy as np
 from thermopylae_agents.evaluation.labels import coop_action_label, duel_action_label, duel_card_text
 from thermopylae_agents.players.coop_search import CoopSearchExpert, SearchEstimate
 from thermopylae_agents.players.fight_odds import dice_tail_table
+from thermopylae_env.cards import PERSIAN_DECK_SIZE
 from thermopylae_env.coop.layout import (
     DECLINE,
     DISCARD_BASE,
@@ -26,7 +27,6 @@ from thermopylae_env.coop.layout import (
     LOSS_MARKER,
     MIN_VALUE,
     NUM_SUPPORT,
-    PERSIAN_DECK_SIZE,
     RETREAT,
     discard_action,
     fight_action,
@@ -44,8 +44,8 @@ from thermopylae_env.duel.layout import (
     add_action,
 )
 from thermopylae_env.duel.layout import DISCARD_BASE as DUEL_DISCARD_BASE
-from thermopylae_env.duel.rules import Phase as DuelPhase
 from thermopylae_env.duel.rules import combat_total
+from thermopylae_env.duel.state import Phase as DuelPhase
 from thermopylae_env.records import describe_event
 
 __all__ = ["END_SENTENCES", "coop_card_play", "coop_parts", "coop_view", "duel_card_play", "duel_parts",

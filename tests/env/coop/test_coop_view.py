@@ -9,9 +9,11 @@ import pickle
 import numpy as np
 import pytest
 
-from thermopylae_env.coop import CoopGame, CoopView, roll_dice
 from thermopylae_env.coop import state as coop_state
 from thermopylae_env.coop.env import CoopEnv
+from thermopylae_env.coop.observation import CoopView
+from thermopylae_env.coop.rules import CoopGame
+from thermopylae_env.coop.state import roll_dice
 
 
 def assert_view_matches(env: CoopEnv, obs: np.ndarray, info: dict) -> None:

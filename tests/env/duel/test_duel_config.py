@@ -24,7 +24,8 @@ from thermopylae_env.duel.config import (
     load_duel_config,
 )
 from thermopylae_env.duel.layout import DECK_SIZE, GREEK, PERSIAN
-from thermopylae_env.duel.rules import DuelGame, check_invariants, shuffle_decks
+from thermopylae_env.duel.rules import DuelGame, check_invariants
+from thermopylae_env.duel.state import shuffle_decks
 
 WITH_DISCARD_CARDS = DuelConfig("discard cards", greek=(1, 0, 0, 1, 0, 0, 0, 0, 1),
                                 persian=(2, 0, 0, 1, 0, 0, 0, 0, 1), start_hand=2, hand_limit=3,

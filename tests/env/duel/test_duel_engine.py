@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from thermopylae_env.actions import IllegalActionError
-from thermopylae_env.duel import (
+from thermopylae_env.duel.layout import (
     ADD_BASE,
     COMMIT,
     DECK_SIZE,
@@ -30,19 +30,16 @@ from thermopylae_env.duel import (
     OBS_TOKENS,
     PERSIAN,
     PLAY_DISCARD_CARD,
-    DuelGame,
-    DuelState,
-    Phase,
     add_action,
     card_kind,
     card_name,
-    check_invariants,
-    combat_total,
     decode_action,
     discard_action,
     duel_kinds,
     encode_action,
 )
+from thermopylae_env.duel.rules import DuelGame, check_invariants, combat_total
+from thermopylae_env.duel.state import DuelState, Phase
 
 GAME = DuelGame()
 

@@ -10,18 +10,25 @@ import pytest
 
 import thermopylae_env  # noqa: F401  (registers the ids)
 from thermopylae_env.actions import IllegalActionError
-from thermopylae_env.duel import (
+from thermopylae_env.duel.env import DuelGreekEnv, DuelPersianEnv
+from thermopylae_env.duel.layout import (
+    ADD_BASE,
     COMMIT,
+    DECK_SIZE,
+    DECLINE,
+    DISCARD_BASE,
     DONE_DISCARDING,
     GREEK,
+    MAX_TURNS,
     NUM_ACTIONS,
     OBS_IS_PERSIAN,
     OBS_SIZE,
     PERSIAN,
-    check_invariants,
+    START_HAND,
+    START_TOKENS,
 )
-from thermopylae_env.duel.env import DuelGreekEnv, DuelPersianEnv
 from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
+from thermopylae_env.duel.rules import check_invariants
 
 ENVS = [DuelGreekEnv, DuelPersianEnv]
 
@@ -326,16 +333,15 @@ def test_env_docstring_tables_match_the_layout_pieces(cls):
 
 
 def test_layout_pieces_tile_the_vectors_and_name_the_engine_constants():
-    from thermopylae_env import duel
     from thermopylae_env.duel.layout import ACTION_PIECES, OBS_PIECE, OBS_SCALE, OBSERVATION_PIECES
 
-    for pieces, size in ((OBSERVATION_PIECES, duel.OBS_SIZE), (ACTION_PIECES, duel.NUM_ACTIONS)):
+    for pieces, size in ((OBSERVATION_PIECES, OBS_SIZE), (ACTION_PIECES, NUM_ACTIONS)):
         assert pieces[0].offset == 0 and pieces[-1].stop == size
         assert all(a.stop == b.offset for a, b in zip(pieces, pieces[1:], strict=False))
-    assert OBS_SCALE.shape == (duel.OBS_SIZE,)
-    assert OBS_PIECE["own_deck"].scale == duel.DECK_SIZE - duel.START_HAND
-    assert OBS_PIECE["tokens"].scale == duel.START_TOKENS and OBS_PIECE["turn"].scale == duel.MAX_TURNS
-    assert (duel.DISCARD_BASE, duel.ADD_BASE, duel.COMMIT, duel.DECLINE) == (1, 11, 19, 20)
+    assert OBS_SCALE.shape == (OBS_SIZE,)
+    assert OBS_PIECE["own_deck"].scale == DECK_SIZE - START_HAND
+    assert OBS_PIECE["tokens"].scale == START_TOKENS and OBS_PIECE["turn"].scale == MAX_TURNS
+    assert (DISCARD_BASE, ADD_BASE, COMMIT, DECLINE) == (1, 11, 19, 20)
 
 
 def test_each_observation_piece_holds_its_quantity():

@@ -24,7 +24,8 @@ import pytest
 
 import thermopylae_env  # noqa: F401 - registers the environments
 from thermopylae_env.actions import IllegalActionError
-from thermopylae_env.duel import GREEK, DuelGame
+from thermopylae_env.duel.layout import GREEK
+from thermopylae_env.duel.rules import DuelGame
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 EPISODES = 30

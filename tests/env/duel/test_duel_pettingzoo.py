@@ -13,8 +13,9 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, ren
 
 from thermopylae_env import duel_v1  # noqa: E402
 from thermopylae_env.actions import IllegalActionError  # noqa: E402
-from thermopylae_env.duel import COMMIT, DONE_DISCARDING, NUM_ACTIONS, OBS_SIZE, check_invariants  # noqa: E402
+from thermopylae_env.duel.layout import COMMIT, DONE_DISCARDING, NUM_ACTIONS, OBS_SIZE  # noqa: E402
 from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian  # noqa: E402
+from thermopylae_env.duel.rules import check_invariants  # noqa: E402
 
 
 def test_api_test_wrapped_and_raw():

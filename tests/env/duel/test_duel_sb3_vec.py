@@ -10,7 +10,7 @@ sb3_contrib = pytest.importorskip("sb3_contrib")
 
 from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
 
-from thermopylae_env.duel import GREEK, PERSIAN  # noqa: E402
+from thermopylae_env.duel.layout import GREEK, PERSIAN  # noqa: E402
 from thermopylae_env.duel.sb3 import DuelSB3VecEnv, DuelSelfPlaySB3VecEnv  # noqa: E402
 
 

@@ -14,16 +14,13 @@ from gymnasium.vector import AutoresetMode
 
 import thermopylae_env  # noqa: F401
 from thermopylae_env.actions import IllegalActionError
-from thermopylae_env.duel import GREEK, NUM_ACTIONS, PERSIAN, DuelGame
 from thermopylae_env.duel import kernel as K
 from thermopylae_env.duel import opponents as heuristics  # noqa: E402  (the Python heuristics the kernel twins)
 from thermopylae_env.duel.env import DuelGreekEnv, DuelPersianEnv
-from thermopylae_env.duel.vector import (
-    DuelGreekVectorEnv,
-    DuelPersianVectorEnv,
-    DuelSelfPlayVectorEnv,
-    DuelVectorEngine,
-)
+from thermopylae_env.duel.layout import GREEK, NUM_ACTIONS, PERSIAN
+from thermopylae_env.duel.rules import DuelGame
+from thermopylae_env.duel.vector import DuelGreekVectorEnv, DuelPersianVectorEnv, DuelSelfPlayVectorEnv
+from thermopylae_env.duel.vector_engine import DuelVectorEngine
 
 
 class ReplayRng:

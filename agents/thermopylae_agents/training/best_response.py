@@ -1,4 +1,6 @@
-"""How exploitable is a duel player? Train a best response against it and report how often it wins.
+"""How exploitable is a duel player, measured by training: train a best response against it and report how
+often it wins (the measurement behind ``thermopylae exploitability`` on the full game; the exact
+exploitability of a reduced duel is [`thermopylae_agents.gametheory.exact_exploitability`][]).
 
 Usage:
 
@@ -30,7 +32,6 @@ a best response beats more often is more exploitable.
 (``--policies`` to choose), and writes the JSON and a Markdown table.
 
 A model ``.zip`` is a pickle: load only files you trust. Nothing here retrains a shipped policy.
-(The same command is installed as ``thermopylae-exploitability``, with the train extra.)
 """
 
 from __future__ import annotations
@@ -125,8 +126,10 @@ def _point(wins: np.ndarray, timesteps: int) -> dict:
     return {"timesteps": int(timesteps), "wins": k, "games": n, "win_rate": k / n, "ci95": [low, high]}
 
 
-def warm_start(model: Any, side: int, opponent: Any, games: int, epochs: int, seed: int) -> dict:
-    """Behaviour cloning of ``side``'s heuristic (its games against ``opponent``) into ``model``."""
+def clone_heuristic(model: Any, side: int, opponent: Any, games: int, epochs: int, seed: int) -> dict:
+    """Behaviour cloning of ``side``'s heuristic (its games against ``opponent`` on the vector engine) into
+    ``model``: the best response's warm start (the config-driven warm start of the training pipeline is
+    [`thermopylae_agents.training.imitation.warm_start`][])."""
     from thermopylae_agents.training.imitation import agreement, behaviour_cloning
 
     _, data = play_against(HeuristicPlayer(), side, opponent, games, BC_SEED + 100_000 * seed, record=True)
@@ -158,7 +161,7 @@ def best_response(opponent: Any, side: int, budget: int, seed: int, num_envs: in
         learning_rate=3e-4, gamma=1.0, gae_lambda=0.95, ent_coef=0.003, seed=seed, verbose=0,
         policy_kwargs={"net_arch": [128, 128], "activation_fn": torch.nn.Tanh},
     )
-    bc = warm_start(model, side, opponent, bc_games, bc_epochs, seed) if warm == "heuristic" else None
+    bc = clone_heuristic(model, side, opponent, bc_games, bc_epochs, seed) if warm == "heuristic" else None
     marks = [round(budget * (k + 1) / points) for k in range(points)]
     curve: list[dict] = []
 
@@ -224,7 +227,7 @@ def run(policy: str, side: str, budget: int, seeds: list[int], num_envs: int, po
 def run_table(players: list[tuple[str, str]], budget: int, seeds: list[int], num_envs: int, points: int,
               eval_games: int, warm: str = "heuristic", bc_games: int = 4000, bc_epochs: int = 10,
               log: Any = print) -> dict:
-    """[`run`][thermopylae_agents.training.exploitability.run] for every ``(player, side)``, with the
+    """[`run`][thermopylae_agents.training.best_response.run] for every ``(player, side)``, with the
     configuration and the machine's load."""
     start = time.perf_counter()
     commit = git_commit()  # the code and policy files the run starts from
@@ -284,7 +287,7 @@ def _curve(row: dict) -> str:
 
 
 def table_markdown(doc: dict) -> str:
-    """The Markdown table of [`run_table`][thermopylae_agents.training.exploitability.run_table]'s document,
+    """The Markdown table of [`run_table`][thermopylae_agents.training.best_response.run_table]'s document,
     with a verdict per learned player."""
     cfg = doc["config"]
     seeds = cfg["seeds"]
