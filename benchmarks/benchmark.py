@@ -235,10 +235,11 @@ def _sync_masks(env: gym.vector.VectorEnv, infos: dict) -> np.ndarray:
 def coop_training_config() -> tuple:
     """``(algo, hyperparameter block, env kwargs, n_envs)`` of the default co-op config, read the way
     ``agents/thermopylae_agents/training.py`` reads it (``resolve_config`` + ``Config``)."""
-    from thermopylae_agents import training
+    from thermopylae_agents.training.config import Config, resolve_config
+    from thermopylae_env import COOP_ID
 
-    data = training.resolve_config("coop")
-    hp = training.Config(data)[training.COOP_ID]
+    data = resolve_config("coop")
+    hp = Config(data)[COOP_ID]
     return data["run"]["algo"], hp, hp.plain("env_kwargs", {}), int(hp["n_envs"])
 
 
@@ -271,15 +272,18 @@ def bench_ppo(kind: str, rollouts: int, seed: int) -> dict:
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from thermopylae_agents import training
+    from thermopylae_agents.training.envs import build_vec_env
+    from thermopylae_agents.training.ppo import build_model
+    from thermopylae_agents.training.runs import setup_torch
+    from thermopylae_env import COOP_ID
 
     algo, hp, env_kwargs, n = coop_training_config()
-    training.setup_torch(seed)  # one torch thread, seeds: what a training run does first
+    setup_torch(seed)  # one torch thread, seeds: what a training run does first
     if kind == "adapter":
         vec = str(hp.get("vec", "native"))
         if vec != "native":
             raise ValueError(f"the co-op config trains on vec={vec!r}, not on the native adapter")
-        env = training.build_vec_env(training.COOP_ID, env_kwargs, n, seed, vec)
+        env = build_vec_env(COOP_ID, env_kwargs, n, seed, vec)
     else:
         env = DummyVecEnv([lambda: Monitor(CoopEnv(**env_kwargs)) for _ in range(n)])
         env.seed(seed)
@@ -290,7 +294,7 @@ def bench_ppo(kind: str, rollouts: int, seed: int) -> dict:
     env.reset()
     env.step(get_action_masks(env).argmax(1))
     env.seed(seed)
-    model = training.build_model(algo, env, hp, seed, None, "cpu")
+    model = build_model(algo, env, hp, seed, None, "cpu")
     spent = {"collect": [0.0, 0.0], "train": [0.0, 0.0]}
 
     def timed(name: str, fn: Callable) -> Callable:
@@ -527,16 +531,17 @@ PREVIOUS_DUEL_RECIPE = {"n_envs": 16, "n_steps": 256, "batch_size": 1024, "n_epo
 def duel_ppo_hp(side: str, recipe: str):
     """The hyperparameter block of ``configs/duel_<side>.yaml`` as training reads it (``resolve_config``
     + ``Config``), with ``recipe="previous"`` its speed settings replaced by :data:`PREVIOUS_DUEL_RECIPE`."""
-    from thermopylae_agents import training
+    from thermopylae_agents.training.config import Config, resolve_config
+    from thermopylae_env import GREEK_ID, PERSIAN_ID
 
-    data = training.resolve_config(f"duel-{side}")
-    env_id = training.GREEK_ID if side == "greek" else training.PERSIAN_ID
+    data = resolve_config(f"duel-{side}")
+    env_id = GREEK_ID if side == "greek" else PERSIAN_ID
     if recipe == "previous":
         block = data[env_id]
         for key in ("n_envs", "n_steps", "batch_size", "n_epochs"):
             block[key] = PREVIOUS_DUEL_RECIPE[key]
         block["policy_kwargs"] = dict(block["policy_kwargs"], net_arch=PREVIOUS_DUEL_RECIPE["net_arch"])
-    return data["run"]["algo"], training.Config(data)[env_id], env_id
+    return data["run"]["algo"], Config(data)[env_id], env_id
 
 
 def bench_duel_ppo(side: str, recipe: str, kind: str, rollouts: int, seed: int) -> Timer:
@@ -545,13 +550,15 @@ def bench_duel_ppo(side: str, recipe: str, kind: str, rollouts: int, seed: int) 
     ``recipe`` (``shipped`` or ``previous``) for ``rollouts`` whole rollouts, on ``kind``: ``native``
     (``DuelSB3VecEnv``, the other side's heuristic inside the engine) or ``dummy`` (``DummyVecEnv`` of
     ``Monitor`` of single envs)."""
-    from thermopylae_agents import training
+    from thermopylae_agents.training.envs import build_vec_env
+    from thermopylae_agents.training.ppo import build_model
+    from thermopylae_agents.training.runs import setup_torch
 
     algo, hp, env_id = duel_ppo_hp(side, recipe)
     n = int(hp["n_envs"])
-    training.setup_torch(seed)
-    env = training.build_vec_env(env_id, hp.plain("env_kwargs", {}), n, seed, kind)
-    model = training.build_model(algo, env, hp, seed, None, "cpu")
+    setup_torch(seed)
+    env = build_vec_env(env_id, hp.plain("env_kwargs", {}), n, seed, kind)
+    model = build_model(algo, env, hp, seed, None, "cpu")
     steps = rollouts * n * int(hp["n_steps"])
     w0, c0 = _clock()
     model.learn(total_timesteps=steps, use_masking=True)

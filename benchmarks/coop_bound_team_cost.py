@@ -27,7 +27,9 @@ import numpy as np
 from thermopylae_agents.evaluation.coop_bound import DeckClairvoyantSolver, deal_orders
 from thermopylae_agents.players.coop_heuristic import CoopHeuristic
 from thermopylae_agents.policies.provenance import git_commit
-from thermopylae_env.coop import SPARTAN_DECK_SIZE, CoopGame, CoopState
+from thermopylae_env.coop.layout import SPARTAN_DECK_SIZE
+from thermopylae_env.coop.rules import CoopGame
+from thermopylae_env.coop.state import CoopState
 
 
 def cards_left(state: CoopState) -> int:

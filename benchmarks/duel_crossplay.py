@@ -45,13 +45,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from thermopylae_agents.evaluation import EvalResult, GameRecord, paired_comparisons  # noqa: E402
 from thermopylae_agents.evaluation.duel_batch import (  # noqa: E402
     NativeGames,
     ReplayChance,
     batched_player,
     play_native,
 )
+from thermopylae_agents.evaluation.games import EvalResult, GameResult, paired_comparisons  # noqa: E402
 from thermopylae_agents.evaluation.stats import paired_comparison, wilson_interval  # noqa: E402
 from thermopylae_agents.policies.provenance import git_commit  # noqa: E402
 from thermopylae_agents.policies.registry import make_agent  # noqa: E402
@@ -66,7 +66,7 @@ PERSIANS = ("random", "heuristic", "duel_persian_maskable_ppo", "selfplay_persia
 def _result(greek: str, persian: str, games: NativeGames, seconds: float, agent_seed: int) -> EvalResult:
     wins = int(games.greek_won.sum())
     n = games.games
-    records = [GameRecord(seed=games.seed + i, won=bool(games.greek_won[i]), turns=int(games.turns[i]),
+    records = [GameResult(seed=games.seed + i, won=bool(games.greek_won[i]), turns=int(games.turns[i]),
                           steps=int(games.steps[GREEK, i])) for i in range(n)]
     return EvalResult(
         env_id=GREEK_ID, agent=greek, games=n, wins=wins, win_rate=wins / n, ci95=wilson_interval(wins, n),
@@ -136,7 +136,7 @@ def _z(k1: int, n1: int, k2: int, n2: int) -> float:
 
 def check_single_env(played: dict[tuple[str, str], NativeGames], games: int, log: Any = None) -> list[dict]:
     """The first ``games`` games of each pairing against the single-env path (module docstring)."""
-    from thermopylae_agents.evaluation import play_games
+    from thermopylae_agents.evaluation.games import play_games
 
     out = []
     for (greek, persian), native in played.items():
@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             Path(path).write_text(content, encoding="utf-8")
             print(f"wrote {path}")
     if args.plot:
-        from thermopylae_agents.evaluation import plot_results
+        from thermopylae_agents.evaluation.tables import plot_results
 
         plot_results(results, args.plot, title)
         print(f"wrote {args.plot}")

@@ -52,7 +52,8 @@ from thermopylae_env.duel.layout import (
     STRATEGY_KINDS,
 )
 from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
-from thermopylae_env.duel.rules import DuelGame, DuelState, Phase
+from thermopylae_env.duel.rules import DuelGame
+from thermopylae_env.duel.state import DuelState, Phase
 
 GAME = DuelGame()
 

@@ -7,9 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 # The exploitability table comes from the package's console script, installed beside that Python.
-EXPLOITABILITY=${EXPLOITABILITY:-$(dirname "$PY")/thermopylae-exploitability}
+THERMOPYLAE=${THERMOPYLAE:-$(dirname "$PY")/thermopylae}
 P=agents/thermopylae_agents/policies
 nice -n 5 "$PY" benchmarks/duel_crossplay.py --games 10000 --seed 0 --check-games 300 \
     --json "$P/duel_eval.json" --plot "$P/duel_eval.png" --markdown benchmarks/duel_crossplay.md
-nice -n 5 "$EXPLOITABILITY" --table --budget 1000000 --seeds 0 1 2 --curve-points 4 \
+nice -n 5 "$THERMOPYLAE" exploitability --table --budget 1000000 --seeds 0 1 2 --curve-points 4 \
     --eval-games 2000 --out benchmarks/exploitability.json --markdown benchmarks/exploitability.md

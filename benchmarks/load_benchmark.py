@@ -17,7 +17,7 @@ other seeds or jobs sharing the cores. The workloads:
   one timer;
 * ``ppo``: ``learn()`` of the default co-op training config (agents/thermopylae_agents/configs/coop.yaml,
   built as ``scripts/train.py coop`` builds it, no warm start) for ``--rollouts`` rollouts, steps/s;
-* ``ppo_native``: ``thermopylae-ppo-native`` (the torch-only PPO on ``CoopVectorEnv``) for ``--rollouts``
+* ``ppo_native``: ``thermopylae ppo-native`` (the torch-only PPO on ``CoopVectorEnv``) for ``--rollouts``
   rollouts of its defaults, no evaluation, its end-to-end steps/s.
 
 The settings (environment variables of the row's process; the caller's thread variables are removed):
@@ -141,17 +141,21 @@ def run_single(seconds: float) -> dict:
 def run_ppo(rollouts: int) -> dict:
     from sb3_contrib.common.maskable.utils import get_action_masks
 
-    from thermopylae_agents import training
+    from thermopylae_agents.training.config import Config, resolve_config
+    from thermopylae_agents.training.envs import build_vec_env
+    from thermopylae_agents.training.ppo import build_model
+    from thermopylae_agents.training.runs import setup_torch
+    from thermopylae_env import COOP_ID
 
-    data = training.resolve_config("coop")
-    hp = training.Config(data)[training.COOP_ID]
+    data = resolve_config("coop")
+    hp = Config(data)[COOP_ID]
     algo, n = data["run"]["algo"], int(hp["n_envs"])
-    training.setup_torch(0)
-    env = training.build_vec_env(training.COOP_ID, hp.plain("env_kwargs", {}), n, 0, str(hp.get("vec")))
+    setup_torch(0)
+    env = build_vec_env(COOP_ID, hp.plain("env_kwargs", {}), n, 0, str(hp.get("vec")))
     env.reset()
     env.step(get_action_masks(env).argmax(1))  # warm-up: the compiled kernels load on first use
     env.seed(0)
-    model = training.build_model(algo, env, hp, 0, None, "cpu")
+    model = build_model(algo, env, hp, 0, None, "cpu")
     steps = rollouts * n * int(hp["n_steps"])
     t0 = time.perf_counter()
     model.learn(total_timesteps=steps, **({"use_masking": True} if algo == "maskable_ppo" else {}))

@@ -155,7 +155,7 @@ LOAD_WORKLOADS = {
     "duel_vector": '`make_vec("thermopylae/DuelGreek-v0", 8192)`, heuristic Persians',
     "coop_single": '`make("thermopylae/Coop-v0")` (no threads)',
     "ppo": "PPO `learn()`, default co-op config",
-    "ppo_native": "`thermopylae-ppo-native`",
+    "ppo_native": "`thermopylae ppo-native`",
 }
 
 

@@ -45,23 +45,32 @@ import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
 import thermopylae_env  # noqa: E402, F401  (registers the environments)
-from thermopylae_env import coop, duel  # noqa: E402
+from thermopylae_env.coop.layout import (
+    GRAVEYARD_WIN,
+    LOSS_MARKER,
+    NUM_ACTIONS,
+    NUM_SUPPORT,
+    SPARTAN_DECK_SIZE,
+)
+from thermopylae_env.duel import layout as duel_layout
+from thermopylae_env.duel.layout import MAX_GAME_ACTIONS
+from thermopylae_env.duel.rules import check_invariants
 from thermopylae_env.errors import InvariantError  # noqa: E402
 from thermopylae_env.threads import configure_environment  # noqa: E402
 
 DEFAULT_STEPS = 10_000_000
 QUICK_STEPS = 30_000
 PENALTY = -5.0  # an illegal-action penalty no legal step can produce
-MAX_COOP_TURNS = coop.SPARTAN_DECK_SIZE + coop.LOSS_MARKER - 1  # 20 fights + 6 retreats
-MAX_DUEL_SIDE_ACTIONS = duel.MAX_GAME_ACTIONS // 2  # 816
+MAX_COOP_TURNS = SPARTAN_DECK_SIZE + LOSS_MARKER - 1  # 20 fights + 6 retreats
+MAX_DUEL_SIDE_ACTIONS = MAX_GAME_ACTIONS // 2  # 816
 VECTOR_GAMES = 64
 
 
 def coop_bound(num_players: int) -> int:
     """Most decisions in a co-op game: 26 turns, 46 draw offers, one discard per card the deck can give."""
     dealt = 4 if num_players == 1 else 3 * num_players
-    offers = coop.LOSS_MARKER - 1 + 2 * coop.SPARTAN_DECK_SIZE
-    return MAX_COOP_TURNS + offers + coop.SPARTAN_DECK_SIZE - dealt
+    offers = LOSS_MARKER - 1 + 2 * SPARTAN_DECK_SIZE
+    return MAX_COOP_TURNS + offers + SPARTAN_DECK_SIZE - dealt
 
 
 # Bad actions outside Discrete(n): each must raise TypeError/ValueError and change nothing.
@@ -84,7 +93,7 @@ OUT_OF_SPACE_BATCH: tuple[Callable[[int], Any], ...] = (
     lambda k: np.zeros(k, dtype=np.float64),
     lambda k: np.full(k, np.nan),
     lambda k: np.full(k, -1),
-    lambda k: np.full(k, coop.NUM_ACTIONS),
+    lambda k: np.full(k, NUM_ACTIONS),
     lambda k: np.zeros(k, dtype=bool),
     lambda k: ["0"] * k,
 )
@@ -205,7 +214,7 @@ def check_coop(raw: Any) -> None:
 
 
 def check_duel(raw: Any) -> None:
-    duel.check_invariants(raw.state, raw.game)
+    check_invariants(raw.state, raw.game)
 
 
 # --------------------------------------------------------------------------------------------- PettingZoo
@@ -254,7 +263,7 @@ def run_aec(report: Report, steps: int, illegal_rate: float, seed: int) -> None:
             report.bad_actions += 1
             before = state_snapshot(raw.state)
             if rng.random() < 0.5:
-                bad = OUT_OF_SPACE[rng.integers(len(OUT_OF_SPACE))](duel.NUM_ACTIONS)
+                bad = OUT_OF_SPACE[rng.integers(len(OUT_OF_SPACE))](duel_layout.NUM_ACTIONS)
                 try:
                     env.step(bad)
                     report.fail(f"out-of-space action {bad!r} was accepted")
@@ -277,10 +286,10 @@ def run_aec(report: Report, steps: int, illegal_rate: float, seed: int) -> None:
         env.step(int(legal[rng.integers(legal.size)]))
         length += 1
         try:
-            duel.check_invariants(raw.state, raw.game)
+            check_invariants(raw.state, raw.game)
         except (AssertionError, InvariantError) as err:
             report.fail(f"invariant: {err}")
-        if length > duel.MAX_GAME_ACTIONS:
+        if length > MAX_GAME_ACTIONS:
             report.fail("game longer than 1632 micro-actions")
         if not raw.state.terminated and any(env.rewards.values()):
             report.fail(f"non-final rewards {env.rewards}")
@@ -304,9 +313,9 @@ def vector_problems(eng: Any) -> list[str]:
     if not np.array_equal(eng.hand_total, hands.sum(axis=(1, 2))):
         problems.append("hand_total disagrees with the hands")
     values = eng.t.spartan_value[eng.spartan_order].astype(np.intp)  # (n, 20)
-    drawn = (np.arange(coop.SPARTAN_DECK_SIZE) < eng.spartan_pos[:, None]).astype(np.int16)
+    drawn = (np.arange(SPARTAN_DECK_SIZE) < eng.spartan_pos[:, None]).astype(np.int16)
     per_value = np.zeros((n, 11), np.int16)
-    np.add.at(per_value, (np.repeat(np.arange(n), coop.SPARTAN_DECK_SIZE), values.reshape(-1)),
+    np.add.at(per_value, (np.repeat(np.arange(n), SPARTAN_DECK_SIZE), values.reshape(-1)),
               drawn.reshape(-1))
     if (per_value - hands.sum(axis=1) < 0).any():
         problems.append("a hand holds a Spartan card that was never drawn")
@@ -315,11 +324,11 @@ def vector_problems(eng: Any) -> list[str]:
         problems.append("Persian cards lost or duplicated (graveyard + discard + line != drawn)")
     if ((eng.slot1 >= 0) & (eng.slot1 == eng.slot2)).any():
         problems.append("the same Persian card in both slots")
-    for name, array, low, high in (("marker", eng.marker, 1, coop.LOSS_MARKER),
-                                   ("support", eng.support, 0, coop.NUM_SUPPORT),
-                                   ("graveyard", eng.graveyard, 0, coop.GRAVEYARD_WIN),
+    for name, array, low, high in (("marker", eng.marker, 1, LOSS_MARKER),
+                                   ("support", eng.support, 0, NUM_SUPPORT),
+                                   ("graveyard", eng.graveyard, 0, GRAVEYARD_WIN),
                                    ("offers", eng.offers, 0, 1), ("turn", eng.turn, 0, MAX_COOP_TURNS),
-                                   ("spartan_pos", eng.spartan_pos, 0, coop.SPARTAN_DECK_SIZE),
+                                   ("spartan_pos", eng.spartan_pos, 0, SPARTAN_DECK_SIZE),
                                    ("persian_pos", eng.persian_pos, 0, len(eng.persian))):
         if array.min() < low or array.max() > high:
             problems.append(f"{name} outside {low}..{high}")
@@ -332,7 +341,7 @@ def vector_problems(eng: Any) -> list[str]:
             problems.append("the mask kept in place differs from the one rebuilt from the state")
         if not np.array_equal(eng.obs[running], eng.observe_rows(running)):
             problems.append("the observation kept in place differs from the one rebuilt from the state")
-        if (eng.marker[running] >= coop.LOSS_MARKER).any():
+        if (eng.marker[running] >= LOSS_MARKER).any():
             problems.append("a running game with the marker on 7")
     return problems
 

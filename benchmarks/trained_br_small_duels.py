@@ -3,7 +3,7 @@ next to what a short MaskablePPO best response reaches.
 
 For each member (default ``small`` and ``medium``): the exact best-response Persian's win rate against
 ``HeuristicGreek`` (whole tree, ``thermopylae_agents.gametheory``), and MaskablePPO Persians trained
-against it with the hyperparameters of ``thermopylae exploitability`` (``training/exploitability.py``:
+against it with the hyperparameters of ``thermopylae exploitability`` (``training/best_response.py``:
 128-128 tanh, 3e-4, gamma 1, GAE 0.95, 4 epochs, entropy 0.003) on ``DuelPersianEnv(config=...)`` (the
 reference engine; the vector engine plays the full game only), without the warm start (it needs the
 vector engine), evaluated at ``--curve-points`` points on the same ``--eval-games`` deals (most likely
@@ -30,7 +30,7 @@ for path in (ROOT, ROOT / "agents"):
 
 from thermopylae_agents.evaluation.stats import wilson_interval  # noqa: E402
 from thermopylae_agents.gametheory.cfr import Evaluator, best_response  # noqa: E402
-from thermopylae_agents.gametheory.exact import player_profile  # noqa: E402
+from thermopylae_agents.gametheory.exact_exploitability import player_profile  # noqa: E402
 from thermopylae_agents.gametheory.tree import build_tree  # noqa: E402
 from thermopylae_agents.policies.provenance import Measurement  # noqa: E402
 from thermopylae_env.duel.config import SMALL_DUELS, DuelConfig  # noqa: E402
@@ -124,7 +124,7 @@ def run(argv: list[str] | None = None) -> int:
         "title": "Trained best responses against the heuristic Greek next to the exact one, on reduced duels",
         "method": ("exact: the Persian's best response to HeuristicGreek (member's hand limit) on the whole "
                    "tree, information sets respected; trained: MaskablePPO with the hyperparameters of "
-                   "training/exploitability.py, no warm start, DummyVecEnv of DuelPersianEnv(config), "
+                   "training/best_response.py, no warm start, DummyVecEnv of DuelPersianEnv(config), "
                    "most-likely-legal-action win rate on the same evaluation deals at each curve point"),
         "budget": args.budget, "num_envs": args.num_envs, "eval_games": args.eval_games,
         **measurement.header(__file__, argv),

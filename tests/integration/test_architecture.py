@@ -224,17 +224,6 @@ OWN_CODE = sorted(
     + [p for folder in ("scripts", "benchmarks") for p in (ROOT / folder).glob("*.py")]
     + list((ROOT / "tests").rglob("*.py"))
 )
-# Files that another change is rewriting at the same time, which still borrow names; strict, so that the
-# entry must go once the file is fixed.
-PENDING = {
-    "benchmarks/coop_bound_team_cost.py", "benchmarks/duel_crossplay.py", "benchmarks/duel_greek_headroom.py",
-    "agents/thermopylae_agents/cli/play.py", "thermopylae_agents.training.config",
-}
-
-
-def _pending(value: str) -> list:
-    return [pytest.mark.xfail(strict=True, reason="its edit is pending in another change")] \
-        if value in PENDING else []
 
 
 def _borrowed_imports(path: Path) -> list[str]:
@@ -256,9 +245,7 @@ def test_the_checker_finds_a_name_imported_through_another_module(tmp_path):
     assert _borrowed_imports(source) == ["thermopylae_env.duel.env.DuelGame"]
 
 
-@pytest.mark.parametrize(
-    "path", [pytest.param(p, marks=_pending(str(p.relative_to(ROOT))), id=str(p.relative_to(ROOT)))
-             for p in OWN_CODE])
+@pytest.mark.parametrize("path", OWN_CODE, ids=[str(p.relative_to(ROOT)) for p in OWN_CODE])
 def test_every_import_names_the_module_that_defines_the_name(path: Path):
     """A name has one home: the project's code, scripts and tests import it from there, not through a module
     that imports it in turn (so the cycle check above sees every real edge, and a moved name moves once)."""
@@ -267,8 +254,7 @@ def test_every_import_names_the_module_that_defines_the_name(path: Path):
         + ", ".join(borrowed)
 
 
-@pytest.mark.parametrize("module", [pytest.param(m, marks=_pending(m))
-                                    for m in sorted(set(MODULES) - KEPT_NAMES)])
+@pytest.mark.parametrize("module", sorted(set(MODULES) - KEPT_NAMES))
 def test_a_module_exports_only_the_names_it_defines(module):
     path, _ = MODULES[module]
     tree = ast.parse(path.read_text(encoding="utf-8"))

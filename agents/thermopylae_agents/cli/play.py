@@ -370,7 +370,8 @@ How to play (duel, Greek against Persian):
 
 def _duel_screen(game: Any, state: Any, side: int, opponent: str, seed: int, events: Sequence[dict]) -> str:
     from thermopylae_env.duel.layout import PLAYER_NAMES, START_TOKENS
-    from thermopylae_env.duel.rules import Phase, combat_total
+    from thermopylae_env.duel.rules import combat_total
+    from thermopylae_env.duel.state import Phase
     from thermopylae_env.records import describe_event
 
     me = PLAYER_NAMES[side].capitalize()
@@ -441,13 +442,14 @@ def _render_moment(moment: Any) -> str:
 def replay(args: argparse.Namespace, term: Terminal) -> int:
     """Replay a record; everything shown is recomputed by the replay and checked against the record
     first (the record's ``agent`` claim cannot be checked, so it is not shown)."""
-    from thermopylae_agents.evaluation.replay import iter_replay
+    from thermopylae_agents.evaluation.replay import replay_opponent
     from thermopylae_env.record_format import load_record
     from thermopylae_env.records import (
         RecordMismatchError,
         RecordNeedsOpponentError,
         describe_event,
         end_reason,
+        iter_replay,
     )
 
     try:
@@ -462,7 +464,7 @@ def replay(args: argparse.Namespace, term: Terminal) -> int:
     pause = bool(getattr(args, "step", False)) or (not args.all and term.interactive_in)
     outcome = None
     try:
-        moments = iter_replay(record, opponent=args.opponent)
+        moments = iter_replay(record, opponent=replay_opponent(record, args.opponent))
         first = True
         for moment in moments:
             if first:

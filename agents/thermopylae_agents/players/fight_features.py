@@ -2,9 +2,9 @@
 
 The torch features extractor of the co-op PPO recipe (``policy_kwargs.features_extractor: coop_fight``);
 the same vector in NumPy is [`thermopylae_agents.players.fight_odds.coop_fight_features`][]. Saved models
-name ``thermopylae_agents.training.CoopFightFeatures`` or ``thermopylae_agents.fight_features``
-in their pickles; both names still resolve ([`thermopylae_agents.training`][],
-`thermopylae_agents._moved`).
+name ``thermopylae_agents.training.CoopFightFeatures`` or
+``thermopylae_agents.fight_features.CoopFightFeatures`` in their pickles; both names resolve to this class
+([`thermopylae_agents.training`][] and the module ``thermopylae_agents.fight_features``).
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 
 __all__ = [
-    "check_device", "ALGOS", "LEARNERS", "PRECISIONS", "CONFIG_DIR", "CONFIG_FILES", "COOP_ID",
-    "ENV_IDS", "GREEK_ID", "PERSIAN_ID", "TARGETS", "VEC_KINDS", "BcSection", "Config", "EvalSection",
+    "check_device", "ALGOS", "LEARNERS", "PRECISIONS", "CONFIG_DIR", "CONFIG_FILES",
+    "ENV_IDS", "TARGETS", "VEC_KINDS", "BcSection", "Config", "EvalSection",
     "FastSection", "HyperparameterBlock", "LinearSchedule", "PolicyKwargs", "PPOKeywords", "ReportSection",
     "Schema", "SelfplaySection", "setting", "env_ids_of", "load_config", "parse_schedule", "policy_kwargs",
     "ppo_kwargs", "resolve_config", "size_to_budget", "sized_count", "sized_eval_freq", "env_count",
