@@ -7,7 +7,7 @@ stored in a form that cannot: for a policy named ``NAME``,
   options it was trained with (``env_options``, e.g. ``{"num_players": 2}``; options not recorded are
   the env's defaults), the features the network reads (``"flat"``: the observation itself;
   ``"coop_fight"``: the co-op observation plus the fight odds of
-  [`thermopylae_agents.players.fight_features.CoopFightFeatures.numpy_features`][]), the observation
+  [`thermopylae_agents.training.fight_features.CoopFightFeatures.numpy_features`][]), the observation
   size, the number of actions, the layers in order (``linear`` with the names of its weight and bias
   arrays, ``tanh``, ``relu``), the SHA-256 of the array file, and (``provenance``) the decks of the game
   (file names and hashes), the package version, commit and command that trained it (``"unknown"`` where
@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from thermopylae_agents.policies.frozen_policy import mlp_forward
+from thermopylae_agents.policies.frozen_policy import mlp_forward, numpy_features
 
 __all__ = [
     "FORMAT",
@@ -131,7 +131,7 @@ _MAX_PROVENANCE_ENTRIES = 32
 
 
 def _coop_fight_features() -> Callable[[np.ndarray], np.ndarray]:
-    from thermopylae_agents.players.fight_odds import coop_fight_features
+    from thermopylae_agents.policies.fight_odds import coop_fight_features
 
     return coop_fight_features
 
@@ -303,7 +303,7 @@ def _check_layer(layer: Any, where: str) -> None:
 def _features_size(features: str, observation_size: int, where: str) -> int:
     if features == "flat":
         return observation_size
-    from thermopylae_agents.players.fight_odds import coop_fight_features
+    from thermopylae_agents.policies.fight_odds import coop_fight_features
 
     try:
         return int(coop_fight_features(np.zeros(observation_size, np.float32)).shape[0])
@@ -584,18 +584,13 @@ def load_safe_policy(path_or_name: str | os.PathLike[str], deterministic: bool =
 
 
 def _extract_layers(model: Any) -> tuple[str, list[dict[str, Any]], dict[str, np.ndarray]]:
-    import torch as th
-    from stable_baselines3.common.torch_layers import FlattenExtractor
-
-    from thermopylae_agents.players.fight_features import CoopFightFeatures
+    import torch as th  # extra: train
 
     extractor = model.policy.pi_features_extractor
-    if isinstance(extractor, CoopFightFeatures):
-        features = "coop_fight"
-    elif isinstance(extractor, FlattenExtractor):
-        features = "flat"
-    else:
+    kind = numpy_features(extractor)
+    if kind is None:
         raise ValueError(f"cannot export a {type(extractor).__name__} features extractor")
+    features = kind[0]
     layers: list[dict[str, Any]] = []
     arrays: dict[str, np.ndarray] = {}
     for module in [*model.policy.mlp_extractor.policy_net, model.policy.action_net]:

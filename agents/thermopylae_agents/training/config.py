@@ -727,7 +727,7 @@ def policy_kwargs(raw: Mapping[str, Any] | None) -> dict[str, Any]:
     names become classes."""
     import torch as th
 
-    from thermopylae_agents.players.fight_features import CoopFightFeatures
+    from thermopylae_agents.training.fight_features import CoopFightFeatures
 
     PolicyKwargs.parse(raw or {}, "policy_kwargs")
     kwargs = dict(raw or {})

@@ -25,10 +25,10 @@ import torch as th  # noqa: F401  (configure_torch sets the threads of an import
 import yaml
 from stable_baselines3.common.callbacks import BaseCallback
 
-from thermopylae_agents.players.kernels import PINNED, kernel_settings
 from thermopylae_agents.training.callbacks import LearnProgress, save_atomically
 from thermopylae_agents.training.config import Config, env_ids_of, resolve_config
 from thermopylae_agents.training.fast_ppo import measure_threads
+from thermopylae_agents.training.kernels import PINNED, kernel_settings
 from thermopylae_agents.training.progress import format_seconds, log
 from thermopylae_env import COOP_ID
 from thermopylae_env.threads import configure_torch, free_threads
