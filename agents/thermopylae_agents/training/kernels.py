@@ -40,7 +40,7 @@ def kernel_settings() -> dict[str, str]:
     [`PINNED`][thermopylae_agents.training.kernels.PINNED] and torch's capability in use."""
     settings = {name: os.environ.get(name, "") for name in PINNED}
     try:
-        import torch
+        import torch  # extra: train
 
         settings["torch_cpu_capability"] = str(torch.backends.cpu.get_cpu_capability())
     except ImportError:  # pragma: no cover - torch is part of the train extra

@@ -307,7 +307,7 @@ def train(args: Args) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
     tracker = None
     if args.track:
-        import wandb
+        import wandb  # extra: none
 
         # monitor_gym (CleanRL's) is left out: wandb's gym hook patches the video recorder of Gymnasium
         # before 1.0; the videos are logged below instead.
