@@ -17,8 +17,8 @@ Behind the co-op fight-odds features
 observation plus 220 odds, each a row of a constant table (``fight_odds_table``) at one of four
 thresholds, times the presence of a slot (0 or 1). Their share of the first layer is therefore, for each
 threshold ``k``, one row of ``odds @ W_k.T`` (the first layer's weights of threshold ``k``'s odds
-columns): [`odds_share`][thermopylae_agents.training.lean_mlp.LeanMLP.odds_share] adds the four rows per
-observation, and the backward pass adds the gradient into the rows it read
+columns), a row of [`odds_tables`][thermopylae_agents.training.lean_mlp.LeanMLP.odds_tables]: the forward pass
+adds the four rows per observation, and the backward pass adds the gradient into the rows it read
 ([`thermopylae_agents.training._lean_kernels`][]). The function is the SB3 policy's; only the order of the
 floating-point sums differs.
 
