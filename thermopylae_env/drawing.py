@@ -38,7 +38,7 @@ _GREY = (170, 164, 152)
 def _pil() -> tuple[Any, Any, Any]:
     """``(Image, ImageDraw, ImageFont)`` from Pillow, or an ImportError that says how to install it."""
     try:
-        from PIL import Image, ImageDraw, ImageFont
+        from PIL import Image, ImageDraw, ImageFont  # extra: render
     except ImportError as err:  # pragma: no cover - depends on the installation
         raise ImportError(
             "drawing the table needs Pillow: pip install \"thermopylae-env[render]\" (or pip install pillow)"

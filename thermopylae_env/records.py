@@ -61,7 +61,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from thermopylae_env import __version__
 from thermopylae_env.actions import as_seed
+from thermopylae_env.duel.layout import card_name, duel_kinds
 from thermopylae_env.record_format import (
     BUILT_IN_OPPONENTS,
     FORMAT,
@@ -252,7 +254,6 @@ class RecordEpisode(gym.Wrapper):
         self._file = handle
         self._steps = 0
         self._return = 0.0
-        from thermopylae_env import __version__
 
         header = {"type": "header", "format": FORMAT, "version": VERSION, "env_id": self.env_id,
                   "options": self.options, "seed": int(seed)}
@@ -328,8 +329,6 @@ def record_game(
     says, for options that are objects (a model opponent: record its label, and pass the object to the
     replay). Returns the result line (``steps``, ``return``, ``won``, ``reason``, ...).
     """
-    import thermopylae_env  # noqa: F401 - registers the environments
-
     act, label = _as_act(agent)
     options = dict(options or {})
     written = _check_options(dict(options if recorded_options is None else recorded_options))
@@ -367,8 +366,6 @@ def make_record_env(record: GameRecord, render_mode: str | None = None, opponent
     else [`RecordNeedsOpponentError`][thermopylae_env.records.RecordNeedsOpponentError]. Options the env
     refuses raise ``ValueError`` naming the record.
     """
-    import thermopylae_env  # noqa: F401 - registers the environments
-
     name = record.path or "record"
     problem = record_options_problem(record.env_id, record.options)
     if problem:
@@ -546,8 +543,6 @@ def replay_record(path: str | os.PathLike[str] | GameRecord, *, opponent: Any = 
 
 
 def _duel_card(card: Any) -> str:
-    from thermopylae_env.duel.layout import card_name
-
     try:
         return card_name(int(card))
     except (IndexError, TypeError, ValueError):
@@ -635,7 +630,6 @@ def _describe_duel(event: dict[str, Any], viewer: int | None) -> str | None:
     if kind == "add":
         if hidden:
             return None
-        from thermopylae_env.duel.layout import duel_kinds
 
         try:
             label = duel_kinds()[player][int(event.get("kind"))].label

@@ -228,7 +228,7 @@ def _numba():  # noqa: ANN202
     first kernel ran would train on every core afterwards, its threads competing with the engines. The
     pool is started here, once, and torch's count put back."""
     try:
-        import numba
+        import numba  # late: importing the thread settings loads no engine (see the module docstring)
     except ImportError:  # pragma: no cover - numba is optional
         return None
     if not _launched:

@@ -47,7 +47,7 @@ def test_the_shipped_zips_name_exactly_the_kept_class_paths():
 @pytest.mark.parametrize(("module", "name"), sorted(PICKLED_PATHS))
 def test_each_pickled_class_path_is_the_class_of_its_home(module, name):
     pytest.importorskip("torch")
-    from thermopylae_agents.players.fight_features import CoopFightFeatures
+    from thermopylae_agents.training.fight_features import CoopFightFeatures
 
     assert getattr(importlib.import_module(module), name) is CoopFightFeatures
 

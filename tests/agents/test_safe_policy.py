@@ -332,8 +332,8 @@ def test_every_shipped_sb3_zip_still_loads(name):
     """The zips pickle ``thermopylae_agents.training.CoopFightFeatures`` or
     ``thermopylae_agents.fight_features.CoopFightFeatures``: both old names must keep resolving."""
     pytest.importorskip("sb3_contrib")
-    from thermopylae_agents.players.fight_features import CoopFightFeatures
     from thermopylae_agents.policies.sb3_agent import load_model
+    from thermopylae_agents.training.fight_features import CoopFightFeatures
 
     model = load_model(POLICY_DIR / f"{name}.zip")
     extractor = model.policy.pi_features_extractor

@@ -22,7 +22,6 @@ from sb3_contrib.common.maskable.distributions import MaskableCategorical  # noq
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.utils import set_random_seed  # noqa: E402
 
-from thermopylae_agents.players.fight_features import CoopFightFeatures  # noqa: E402
 from thermopylae_agents.training.fast_ppo import (  # noqa: E402
     FastMaskablePPO,
     _Rollout,
@@ -33,6 +32,7 @@ from thermopylae_agents.training.fast_ppo import (  # noqa: E402
     reuse_freed_memory,
     sample,
 )
+from thermopylae_agents.training.fight_features import CoopFightFeatures  # noqa: E402
 from thermopylae_env.coop.sb3 import CoopSB3VecEnv  # noqa: E402
 from thermopylae_env.duel.sb3 import DuelSB3VecEnv  # noqa: E402
 

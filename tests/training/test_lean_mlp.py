@@ -18,7 +18,7 @@ pytest.importorskip("sb3_contrib")
 from sb3_contrib import MaskablePPO  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
-from thermopylae_agents.players.fight_features import CoopFightFeatures  # noqa: E402
+from thermopylae_agents.training.fight_features import CoopFightFeatures  # noqa: E402
 from thermopylae_agents.training.lean_mlp import LeanMLP, ppo_gradients  # noqa: E402
 from thermopylae_env.coop.sb3 import CoopSB3VecEnv  # noqa: E402
 from thermopylae_env.duel.sb3 import DuelSB3VecEnv  # noqa: E402

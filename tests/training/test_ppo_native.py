@@ -230,9 +230,9 @@ def test_masked_sampling_is_legal_in_the_duel():
 
 def test_the_torch_fight_features_are_the_sb3_extractors_and_the_numpy_ones():
     pytest.importorskip("stable_baselines3")
-    from thermopylae_agents.players.fight_features import CoopFightFeatures
-    from thermopylae_agents.players.fight_odds import coop_fight_features
-    from thermopylae_agents.players.fight_torch import FightFeatures
+    from thermopylae_agents.policies.fight_odds import coop_fight_features
+    from thermopylae_agents.training.fight_features import CoopFightFeatures
+    from thermopylae_agents.training.fight_torch import FightFeatures
 
     ppo = _script()
     envs = CoopVectorEnv(num_envs=64)

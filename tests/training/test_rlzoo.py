@@ -52,7 +52,7 @@ def test_rl_zoo_coop_block_names_an_importable_warm_start_callback_that_takes_it
 
 def test_rl_zoo_coop_policy_kwargs_name_the_fight_odds_features_extractor():
     th = pytest.importorskip("torch")
-    from thermopylae_agents.players.fight_features import CoopFightFeatures
+    from thermopylae_agents.training.fight_features import CoopFightFeatures
 
     # rl_zoo3 evaluates the string with torch.nn imported as nn.
     kwargs = eval(_hyperparams()[COOP]["policy_kwargs"], {"nn": th.nn})  # noqa: S307 (the shipped file)
@@ -140,7 +140,7 @@ def test_rl_zoo_train_runs_with_the_shipped_file(tmp_path, env_id):
     pytest.importorskip("rl_zoo3")
     from stable_baselines3 import PPO
 
-    from thermopylae_agents.players.fight_features import CoopFightFeatures
+    from thermopylae_agents.training.fight_features import CoopFightFeatures
 
     command = [
         sys.executable, "-c", ZOO_TRAIN_WITH_LOG, "--algo", "ppo", "--env", env_id,

@@ -20,8 +20,7 @@ pytest.importorskip("sb3_contrib")
 
 from thermopylae_agents.cli.train import main
 from thermopylae_agents.evaluation.tables import read_tensorboard_curve
-from thermopylae_agents.players.fight_features import CoopFightFeatures
-from thermopylae_agents.players.fight_odds import dice_tail_table
+from thermopylae_agents.policies.fight_odds import dice_tail_table
 from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.config import (
     CONFIG_DIR,
@@ -34,6 +33,7 @@ from thermopylae_agents.training.config import (
     resolve_config,
 )
 from thermopylae_agents.training.distribution import speed_up_policy
+from thermopylae_agents.training.fight_features import CoopFightFeatures
 from thermopylae_agents.training.imitation import collect_bc_data
 from thermopylae_agents.training.ppo import build_model, train
 from thermopylae_agents.training.report import format_report
@@ -416,6 +416,25 @@ def test_frozen_numpy_policy_plays_what_sb3_agent_plays(extractor):
     assert decisions > 100
 
 
+def test_the_policies_recognise_the_fight_extractor_by_its_numpy_function_not_its_class():
+    """The policies layer copies and exports SB3 models without importing the training layer's extractor:
+    it knows the extractor by the NumPy function the extractor names, and refuses any other."""
+    import gymnasium as gym
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, FlattenExtractor
+
+    from thermopylae_agents.policies.fight_odds import coop_fight_features
+    from thermopylae_agents.policies.frozen_policy import numpy_features
+
+    space = gym.make(COOP_ID).observation_space
+
+    class Lookalike(BaseFeaturesExtractor):
+        numpy_features = staticmethod(lambda observation: observation)
+
+    assert numpy_features(CoopFightFeatures(space)) == ("coop_fight", coop_fight_features)
+    assert numpy_features(FlattenExtractor(space)) == ("flat", None)
+    assert numpy_features(Lookalike(space, features_dim=space.shape[0])) is None
+
+
 def test_fight_features_match_the_dice_odds():
     """Torch and NumPy fight features agree, and one entry is checked by hand."""
     import torch as th
@@ -575,7 +594,7 @@ def test_each_shipped_policy_file_loads_and_plays_a_legal_action(path):
 
 
 def test_fight_features_read_the_offsets_of_the_coop_layout():
-    from thermopylae_agents.players import fight_odds
+    from thermopylae_agents.policies import fight_odds
     from thermopylae_env.coop import rules as coop
 
     assert fight_odds.SLOT1 == coop._OBS_SLOT1 and fight_odds.SLOT2 == coop._OBS_SLOT2
@@ -801,7 +820,7 @@ def test_train_py_trains_the_same_weights_in_separate_processes_and_with_an_avx2
     import subprocess
     import sys
 
-    from thermopylae_agents.players.kernels import PINNED
+    from thermopylae_agents.training.kernels import PINNED
 
     config = shrunk_config("coop", tmp_path, bc_episodes=4)
     script = Path(__file__).resolve().parents[2] / "scripts" / "train.py"

@@ -26,6 +26,7 @@ from thermopylae_env.coop.layout import (
     encode_action,
 )
 from thermopylae_env.coop.observation import CoopView
+from thermopylae_env.coop.render import render_coop_rgb
 from thermopylae_env.coop.rules import CoopGame
 from thermopylae_env.coop.state import HAND_LIMIT, LOCATION_DIE_MARKERS, CoopState, Phase
 from thermopylae_env.core import TurnBasedEnv
@@ -210,8 +211,6 @@ class CoopEnv(TurnBasedEnv):
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' to the env")
             return None
         if self.render_mode == "rgb_array":
-            from thermopylae_env.coop.render import render_coop_rgb
-
             return render_coop_rgb(self._game, self._state)
         if self._state is None:
             return "Thermopyles co-op: not started (call reset())\n"

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from thermopylae_env.coop.layout import GRAVEYARD_WIN, LOSS_MARKER, NUM_SUPPORT
+from thermopylae_env.coop.state import HAND_LIMIT, LOCATION_DIE_MARKERS, Phase
 from thermopylae_env.drawing import (
     _BLUE,
     _BRONZE,
@@ -38,9 +40,6 @@ def render_coop_rgb(game: Any, state: Any) -> np.ndarray:
     [`CoopState`][thermopylae_env.coop.state.CoopState] (``None`` draws an empty table: the game has not
     started).
     """
-    from thermopylae_env.coop.layout import GRAVEYARD_WIN, LOSS_MARKER, NUM_SUPPORT
-    from thermopylae_env.coop.state import HAND_LIMIT, LOCATION_DIE_MARKERS, Phase
-
     img, draw = _new_canvas()
     if state is None:
         _header(draw, f"Thermopyles co-op | {game.num_players} player(s) | not started")

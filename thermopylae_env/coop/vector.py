@@ -19,6 +19,8 @@ from thermopylae_env.cards import PersianRows
 from thermopylae_env.coop.chance import ChanceFn
 from thermopylae_env.coop.kernel import MAIN, OVER
 from thermopylae_env.coop.layout import NUM_ACTIONS, OBS_SIZE
+from thermopylae_env.coop.render import render_coop_rgb
+from thermopylae_env.coop.rules import CoopGame
 from thermopylae_env.coop.vector_engine import CoopVectorEngine, Stepper
 
 __all__ = ["CoopVectorEnv"]
@@ -287,8 +289,6 @@ class CoopVectorEnv(VectorEnv):
             return None
         if not self._ready:
             raise RuntimeError("render() called before reset()")
-        from thermopylae_env.coop.render import render_coop_rgb
-        from thermopylae_env.coop.rules import CoopGame
 
         game = CoopGame(self.num_players, self.engine.persian)
         # The hidden deck orders are not drawn; any order consistent with the view gives the same picture.

@@ -95,6 +95,7 @@ from thermopylae_env.coop.layout import (
     OBS_SIZE,
     SPARTAN_DECK_SIZE,
     VALUE_SCALE,
+    decode_action,
 )
 from thermopylae_env.jit import HAVE_NUMBA
 from thermopylae_env.threads import kernel_threads
@@ -613,8 +614,6 @@ class CoopVectorEngine:
 
 def illegal_reason(engine: CoopVectorEngine, game: int, action: int) -> str:
     """Why ``action`` is illegal in game ``game`` (a sentence like the single engine's)."""
-    from thermopylae_env.coop.layout import decode_action
-
     phase = int(engine.phase[game])
     name = decode_action(action)
     if phase == OVER:

@@ -33,6 +33,7 @@ from thermopylae_env.duel.layout import (
     encode_action,
 )
 from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
+from thermopylae_env.duel.render import render_duel_rgb
 from thermopylae_env.duel.rules import DuelGame
 from thermopylae_env.duel.state import DuelState
 
@@ -352,8 +353,6 @@ class DuelEnv(TurnBasedEnv):
             gym.logger.warn("render() called without a render_mode; pass render_mode='ansi' to the env")
             return None
         if self.render_mode == "rgb_array":
-            from thermopylae_env.duel.render import render_duel_rgb
-
             return render_duel_rgb(self._game, self._state, self.side)
         who = f"Thermopylae duel | you: {PLAYER_NAMES[self.side]} | opponent: {self.opponent_label}"
         if self._state is None:

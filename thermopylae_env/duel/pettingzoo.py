@@ -76,6 +76,7 @@ from thermopylae_env.actions import (
 )
 from thermopylae_env.core import check_render_mode
 from thermopylae_env.duel.layout import NUM_ACTIONS, OBS_SIZE, PLAYER_NAMES, decode_action
+from thermopylae_env.duel.render import render_duel_rgb
 from thermopylae_env.duel.rules import DuelGame
 from thermopylae_env.duel.state import DuelState
 
@@ -244,8 +245,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if self.render_mode is None:
             return None
         if self.render_mode == "rgb_array":
-            from thermopylae_env.duel.render import render_duel_rgb
-
             state = self.state
             side = state.current_player if state is not None and not state.terminated else 0
             return render_duel_rgb(self.game, state, side)

@@ -31,6 +31,15 @@ from thermopylae_env.drawing import (
     _to_array,
     _wrap,
 )
+from thermopylae_env.duel.layout import (
+    ATTACK_KIND,
+    GREEK,
+    PERSIAN,
+    PLAYER_NAMES,
+    START_TOKENS,
+)
+from thermopylae_env.duel.rules import combat_total
+from thermopylae_env.duel.state import Phase
 
 __all__ = ["render_duel_rgb"]
 
@@ -84,16 +93,6 @@ def render_duel_rgb(game: Any, state: Any, side: int) -> np.ndarray:
     [`DuelState`][thermopylae_env.duel.state.DuelState] (``None``: not started). Only what ``side`` may see is
     drawn: the opponent's hand appears as card backs.
     """
-    from thermopylae_env.duel.layout import (
-        ATTACK_KIND,
-        GREEK,
-        PERSIAN,
-        PLAYER_NAMES,
-        START_TOKENS,
-    )
-    from thermopylae_env.duel.rules import combat_total
-    from thermopylae_env.duel.state import Phase
-
     if side not in (GREEK, PERSIAN):
         raise ValueError(f"side must be {GREEK} (Greek) or {PERSIAN} (Persian), got {side!r}")
     img, draw = _new_canvas()

@@ -48,6 +48,7 @@ from thermopylae_agents.cli.args import (
 )
 from thermopylae_agents.cli.console import EXIT_MISSING_EXTRA, missing_extra_message
 from thermopylae_agents.cli.play import Terminal, UsageError, play_coop, play_duel, replay
+from thermopylae_env import __version__
 from thermopylae_env.threads import configure_environment
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -74,7 +75,6 @@ def build_parser(prog: str = "thermopylae") -> argparse.ArgumentParser:
         description="Play the Thermopylae card games in the terminal, replay game records, train, evaluate "
         "and analyse agents.",
     )
-    from thermopylae_env import __version__
 
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

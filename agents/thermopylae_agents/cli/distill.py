@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     parser = build_parser(prog)
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)  # before the training imports: --help needs no extra
-    from thermopylae_agents.training.expert_iteration import load_distill_config, run
+    from thermopylae_agents.training.expert_iteration import load_distill_config, run  # extra: train
 
     for flag, value in (("--run-dir", args.run_dir), ("--config", args.config), ("--start", args.start)):
         if value is not None and not value.strip():

@@ -27,9 +27,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+import gymnasium as gym
+
 from thermopylae_agents.cli.args import GAMES, SIDES, env_id_of, int_argument
 from thermopylae_agents.cli.console import require_extra
-from thermopylae_agents.policies.model_card import DEFAULT_EPISODES
+from thermopylae_agents.policies.model_card import (
+    DEFAULT_EPISODES,
+    REPLAY_FILE,
+    check_repo_id,
+    push_to_hub,
+    write_hf_folder,
+)
 from thermopylae_agents.policies.safe_policy import (
     POLICY_DIR,
     SHIPPED_ENV_IDS,
@@ -37,6 +45,8 @@ from thermopylae_agents.policies.safe_policy import (
     export_sb3_policy,
     read_description,
 )
+from thermopylae_agents.policies.sb3_agent import load_model
+from thermopylae_env import __version__
 from thermopylae_env.render import safe_text
 
 __all__ = ["build_parser", "main"]
@@ -45,8 +55,6 @@ MAX_EVAL_GAMES = 1_000_000
 
 
 def _version() -> str:
-    from thermopylae_env import __version__
-
     return __version__
 
 
@@ -184,13 +192,6 @@ def _first_line(err: BaseException) -> str:
 def _hf_folder(parser: argparse.ArgumentParser, args: argparse.Namespace, prog: str) -> int:
     """``--policy SPEC --out-dir DIR [--push REPO]``: the folder ready to upload (NumPy and safetensors
     only; moviepy for the replay), then the upload. Every argument is checked before a game is played."""
-    from thermopylae_agents.policies.model_card import (
-        REPLAY_FILE,
-        check_repo_id,
-        push_to_hub,
-        write_hf_folder,
-    )
-
     if (args.models or args.shipped or args.game or args.side or args.players is not None
             or _given_provenance(args)):
         parser.error("--policy takes --out-dir, --eval-games, --eval-seed and --push only (export zips "
@@ -243,7 +244,6 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             parser.error(f"{option} is for --policy (a Hugging Face folder)")
     jobs = _jobs(parser, args)
     require_extra(prog, "stable_baselines3", "sb3_contrib", "torch")
-    from thermopylae_agents.policies.sb3_agent import load_model
 
     for zip_path, env_id, options, provenance in jobs:
         out_dir = Path(args.out_dir) if args.out_dir else zip_path.parent
@@ -264,10 +264,6 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
 def _check_game(model: Any, env_id: str, options: dict[str, Any]) -> None:
     """Raise a ``ValueError`` if the model's spaces are not those of ``env_id`` (a policy exported for the
     wrong game would load and play nonsense)."""
-    import gymnasium as gym
-
-    import thermopylae_env  # noqa: F401 - registers the environments
-
     env = gym.make(env_id, **options)
     want = (tuple(env.observation_space.shape), int(env.action_space.n))
     env.close()

@@ -23,12 +23,38 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+import gymnasium as gym
 import numpy as np
 
 from thermopylae_agents.cli.args import short, shown
 from thermopylae_agents.evaluation.labels import coop_action_label as _coop_label
 from thermopylae_agents.evaluation.labels import duel_action_label as _duel_label
 from thermopylae_agents.evaluation.labels import duel_cards_text as _group
+from thermopylae_agents.evaluation.replay import opponent_agent, replay_opponent
+from thermopylae_agents.policies.registry import (
+    check_agent_game,
+    make_agent,
+    model_path,
+    parse_spec,
+    shipped_policies,
+)
+from thermopylae_agents.policies.sb3_agent import SB3Agent
+from thermopylae_env.coop.env import marker_track, render_text
+from thermopylae_env.coop.layout import GRAVEYARD_WIN, LOSS_MARKER, NUM_SUPPORT
+from thermopylae_env.coop.state import Phase as CoopPhase
+from thermopylae_env.duel.layout import PLAYER_NAMES, START_TOKENS
+from thermopylae_env.duel.rules import combat_total
+from thermopylae_env.duel.state import Phase as DuelPhase
+from thermopylae_env.record_format import load_record
+from thermopylae_env.records import (
+    RecordEpisode,
+    RecordMismatchError,
+    RecordNeedsOpponentError,
+    check_writable,
+    describe_event,
+    end_reason,
+    iter_replay,
+)
 from thermopylae_env.render import safe_text
 
 __all__ = ["Terminal", "UsageError", "play_coop", "play_duel", "replay"]
@@ -159,17 +185,8 @@ def _hint_agent(hints: str, env_id: str, env: Any, env_kwargs: dict[str, Any]) -
     """The hint player: a shipped policy by name or an exported ``.json`` / ``.safetensors`` / Hugging Face
     folder (pickle-free), else the SB3 model file the user named; a policy trained on another game
     (``env_kwargs``: its options) is refused."""
-    from thermopylae_agents.policies.registry import (
-        check_agent_game,
-        make_agent,
-        model_path,
-        parse_spec,
-        shipped_policies,
-    )
-
     if hints in shipped_policies() or parse_spec(hints).kind in ("shipped", "weights"):
         return make_agent(hints, env_id, env_kwargs=env_kwargs)[0]
-    from thermopylae_agents.policies.sb3_agent import SB3Agent
 
     check_agent_game(hints, env_id, env_kwargs)
     return SB3Agent(model_path(hints), env=env)
@@ -195,19 +212,12 @@ def _make_play_env(env_id: str, hints: str | None, record: str | None, **options
     ``options["opponent"]`` (duel) is an agent spec: a built-in player by name, or a model loaded here
     (the user typed it). A bad opponent, hint model or record path raises
     [`UsageError`][thermopylae_agents.cli.play.UsageError]."""
-    import gymnasium as gym
-
-    import thermopylae_env  # noqa: F401 - registers the environments
-    from thermopylae_env.records import RecordEpisode, check_writable
-
     try:
         if record is not None:
             _check_record_target(record)
             check_writable(record)  # before anything is loaded or played
         recorded = dict(options)
         if "opponent" in options:
-            from thermopylae_agents.evaluation.replay import opponent_agent
-
             options["opponent"], recorded["opponent"] = opponent_agent(options["opponent"], env_id)
         env = gym.make(env_id, record_events=True, disable_env_checker=True, **options)
         hinter = None
@@ -235,11 +245,6 @@ How to play (co-op, the team against the Persian deck):
 
 
 def _coop_screen(game: Any, state: Any, seed: int, events: Sequence[dict]) -> str:
-    from thermopylae_env.coop.env import marker_track
-    from thermopylae_env.coop.layout import GRAVEYARD_WIN, LOSS_MARKER, NUM_SUPPORT
-    from thermopylae_env.coop.state import Phase
-    from thermopylae_env.records import describe_event
-
     lines = [f"=== Thermopyles (co-op) | {game.num_players} player(s) | turn {state.turn} | seed {seed} ==="]
     legend = f"(* = +1 die, {LOSS_MARKER} = defeat)"
     lines.append(f"Marker track:   {marker_track(state.marker)}    {legend}")
@@ -271,9 +276,9 @@ def _coop_screen(game: Any, state: Any, seed: int, events: Sequence[dict]) -> st
     lines.append("")
     if state.terminated:
         lines.append("GAME OVER: " + ("you WIN!" if state.won else "you lose."))
-    elif state.phase == Phase.MAIN:
+    elif state.phase == CoopPhase.MAIN:
         lines.append(f"Seat {state.current_player} to act: retreat or fight.")
-    elif state.phase == Phase.DRAW_OFFER:
+    elif state.phase == CoopPhase.DRAW_OFFER:
         lines.append("A Spartan card may be drawn: give it to a seat, or decline it.")
     else:
         lines.append(f"Seat {state.recipient} holds 6 cards: discard one.")
@@ -369,17 +374,13 @@ How to play (duel, Greek against Persian):
 
 
 def _duel_screen(game: Any, state: Any, side: int, opponent: str, seed: int, events: Sequence[dict]) -> str:
-    from thermopylae_env.duel.layout import PLAYER_NAMES, START_TOKENS
-    from thermopylae_env.duel.rules import combat_total
-    from thermopylae_env.duel.state import Phase
-    from thermopylae_env.records import describe_event
-
     me = PLAYER_NAMES[side].capitalize()
     them = PLAYER_NAMES[1 - side].capitalize()
     lines = [f"=== Thermopylae duel | you: {me} | opponent: {opponent} | turn {state.turn} | seed {seed} ==="]
     if not state.terminated:
-        phase = {Phase.PERSIAN_DISCARD: "Persian discard phase", Phase.GREEK_DISCARD: "Greek discard phase",
-                 Phase.ATTACK: "Persian attack", Phase.DEFENCE: "Greek defence"}[Phase(state.phase)]
+        phase = {DuelPhase.PERSIAN_DISCARD: "Persian discard phase",
+                 DuelPhase.GREEK_DISCARD: "Greek discard phase", DuelPhase.ATTACK: "Persian attack",
+                 DuelPhase.DEFENCE: "Greek defence"}[DuelPhase(state.phase)]
         who = "your move" if state.current_player == side else f"{them}'s move"
         lines.append(f"Phase:          {phase} - {who}")
     lines.append(f"Greek tokens:   {state.tokens}/{START_TOKENS}  " + "#" * state.tokens
@@ -434,7 +435,6 @@ def _render_moment(moment: Any) -> str:
     base = moment.env.unwrapped
     if hasattr(base, "side"):
         return base.game.render(base.state)
-    from thermopylae_env.coop.env import render_text
 
     return render_text(base.game, base.state).rstrip("\n")
 
@@ -442,16 +442,6 @@ def _render_moment(moment: Any) -> str:
 def replay(args: argparse.Namespace, term: Terminal) -> int:
     """Replay a record; everything shown is recomputed by the replay and checked against the record
     first (the record's ``agent`` claim cannot be checked, so it is not shown)."""
-    from thermopylae_agents.evaluation.replay import replay_opponent
-    from thermopylae_env.record_format import load_record
-    from thermopylae_env.records import (
-        RecordMismatchError,
-        RecordNeedsOpponentError,
-        describe_event,
-        end_reason,
-        iter_replay,
-    )
-
     try:
         record = load_record(args.file)
     except FileNotFoundError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import dataclasses
 import importlib.util
 import io
 import math
@@ -86,7 +87,7 @@ def _one_line(panel: str) -> str:
 
 def check(args: Args) -> None:
     """Raise `UsageError` naming the first bad value of ``args``."""
-    from thermopylae_agents.training.ppo_native import Args, default_run_dir
+    from thermopylae_agents.training.ppo_native import Args, default_run_dir  # extra: train
 
     defaults = Args()
     for name, (low, high, low_open) in BOUNDS.items():
@@ -153,11 +154,9 @@ def parse_args(argv: Sequence[str] | None = None, prog: str | None = None) -> Ar
     """``Args`` from the command line (``--help`` prints the flags and exits), checked by `check`, with
     ``run_dir`` named (``runs/{run_name}`` unless given); a bad flag prints one line and exits with
     status 2."""
-    import dataclasses
+    import tyro  # extra: train
 
-    import tyro
-
-    from thermopylae_agents.training.ppo_native import Args, default_run_dir
+    from thermopylae_agents.training.ppo_native import Args, default_run_dir  # extra: train
 
     prog = prog or Path(sys.argv[0]).name
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -227,7 +226,7 @@ def _help_without_training(prog: str) -> str | None:
 def train(args: Args) -> dict[str, Any]:
     """[`thermopylae_agents.training.ppo_native.train`][]: imported when a run starts, so that this module
     loads without torch."""
-    from thermopylae_agents.training.ppo_native import train as run
+    from thermopylae_agents.training.ppo_native import train as run  # extra: train
 
     return run(args)
 

@@ -27,6 +27,8 @@ from thermopylae_agents.rllib.config import (
 )
 from thermopylae_agents.rllib.sweep import SEARCHES, run_sweep
 from thermopylae_agents.rllib.train import evaluate_policy, start_ray, train
+from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
+from thermopylae_env.threads import configure_torch
 
 __all__ = ["add_sweep_parser", "build_parser", "main"]
 
@@ -187,10 +189,7 @@ def _machine() -> dict[str, Any]:
 
 
 def _run_training(args: argparse.Namespace) -> dict[str, Any]:
-    import torch  # noqa: F401  (configure_torch sets the threads of an imported torch)
-
-    from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
-    from thermopylae_env.threads import configure_torch
+    import torch  # extra: train  # noqa: F401  (configure_torch sets the threads of an imported torch)
 
     if args.torch_threads < 1:
         raise ValueError(f"--torch-threads must be a positive integer, got {args.torch_threads}")
@@ -257,7 +256,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         except ValueError as err:  # before Ray starts
             error(f"{parser.prog} train", str(err))
             return 2
-    import ray
+    import ray  # extra: rllib
 
     started = start_ray(args.address, args.num_cpus)
     try:

@@ -24,6 +24,7 @@ from thermopylae_agents.training.config import (
     TARGETS,
     VEC_KINDS,
 )
+from thermopylae_agents.training.progress import set_level
 
 __all__ = ["build_parser", "main"]
 
@@ -98,9 +99,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     prog = prog or PROG
     parser = build_parser(prog)
     args = parser.parse_args(argv)  # before the training imports: --help and usage errors need no torch
-    from thermopylae_agents.training.ppo import train
-    from thermopylae_agents.training.progress import set_level
-    from thermopylae_agents.training.selfplay import train_selfplay
+    from thermopylae_agents.training.ppo import train  # extra: train
+    from thermopylae_agents.training.selfplay import train_selfplay  # extra: train
 
     if args.quiet:
         set_level("WARNING")

@@ -17,6 +17,9 @@ import sys
 from collections.abc import Sequence
 
 from thermopylae_agents.cli.args import error, float_argument, int_argument
+from thermopylae_agents.policies.registry import check_agent_game, make_agent, parse_spec
+from thermopylae_agents.web.sessions import agent_choices
+from thermopylae_env import COOP_ID
 
 __all__ = ["build_parser", "main"]
 
@@ -47,10 +50,9 @@ def build_parser(prog: str = "thermopylae web") -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, prog: str = "thermopylae web") -> int:
     args = build_parser(prog).parse_args(argv)
-    import uvicorn  # noqa: F401 - a missing extra is reported before anything else is done
+    import uvicorn  # extra: web  # noqa: F401 - a missing extra is reported before anything else is done
 
-    from thermopylae_agents.policies.registry import parse_spec
-    from thermopylae_agents.web.app import create_app
+    from thermopylae_agents.web.app import create_app  # extra: web
 
     try:
         for spec in args.agent:
@@ -78,10 +80,6 @@ def main(argv: Sequence[str] | None = None, prog: str = "thermopylae web") -> in
 def _check_loads(spec: str) -> None:
     """Build the agent ``spec`` once, for a game it plays, before serving: a model file that is missing,
     a folder or not a model is one line now, not an error page when someone picks it."""
-    from thermopylae_agents.policies.registry import check_agent_game, make_agent
-    from thermopylae_agents.web.sessions import agent_choices
-    from thermopylae_env import COOP_ID
-
     for env_id, specs in agent_choices([spec]).items():
         if spec not in specs:
             continue
@@ -108,7 +106,7 @@ def _hosts(host: str) -> list[str]:
 
 
 def _serve(app: object, sock: socket.socket) -> int:
-    import uvicorn
+    import uvicorn  # extra: web
 
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from thermopylae_env.coop.env import CoopEnv
 from thermopylae_env.coop.layout import (
     FIGHT_BASE,
     GRAVEYARD_WIN,
@@ -43,6 +44,11 @@ from thermopylae_env.coop.layout import (
 )
 from thermopylae_env.coop.rules import CoopGame
 from thermopylae_env.coop.state import HAND_LIMIT, CoopState
+from thermopylae_env.jit import HAVE_NUMBA
+
+if HAVE_NUMBA:  # the compiled solvers are numba code itself (llvmlite intrinsics): no plain-Python stand-in
+    from thermopylae_agents.evaluation import _coop_bound_kernel as _kernel
+    from thermopylae_agents.evaluation import _coop_bound_team_kernel as _team
 
 __all__ = [
     "DeckClairvoyantSolver",
@@ -56,14 +62,6 @@ __all__ = [
 LOCATION_DIE_MARKERS = (3, 6)
 MODES = ("expect", "lucky")
 BACKENDS = ("auto", "numba", "python")
-
-
-def _numba_available() -> bool:
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def dice_sum_distribution(n: int) -> dict[int, float]:
@@ -118,8 +116,6 @@ def deal_orders(seed: int, num_players: int = 1) -> tuple[tuple[int, ...], tuple
     """The deck orders ``(spartan_order, persian_order)`` of evaluation deal ``seed``: exactly what
     ``thermopylae/Coop-v0``'s ``reset(seed=seed)`` deals (the evaluation plays game ``i`` with seed
     ``base_seed + i``)."""
-    from thermopylae_env.coop.env import CoopEnv
-
     env = CoopEnv(num_players=num_players)
     env.reset(seed=int(seed))
     state = env.state
@@ -158,7 +154,7 @@ class DeckClairvoyantSolver:
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         if backend == "auto":
-            backend = "numba" if _numba_available() else "python"
+            backend = "numba" if HAVE_NUMBA else "python"
         self.backend = backend
         self.game = game
         self.mode = mode
@@ -196,31 +192,27 @@ class DeckClairvoyantSolver:
 
     # -------------------------------------------------------------------------------- internals
     def _numba_main(self, state: CoopState, hands: tuple[tuple[int, ...], ...]) -> float:
-        from thermopylae_agents.evaluation import _coop_bound_kernel as kernel
-
         if self._kernel_tables is None:
             pmf = np.zeros((NUM_SUPPORT + 2, 6 * (NUM_SUPPORT + 1) + 1))
             for n, items in enumerate(self._pmfs):
                 for total, prob in items:
                     pmf[n, total] = prob
-            self._kernel_tables = (pmf, kernel.hand_info(), self._new_scratch())
+            self._kernel_tables = (pmf, _kernel.hand_info(), self._new_scratch())
         pmf, sizes, scratch = self._kernel_tables
-        fights = kernel.fight_tables(np.asarray(self._white, dtype=np.int64),
+        fights = _kernel.fight_tables(np.asarray(self._white, dtype=np.int64),
                                      np.asarray(self._red, dtype=np.int64),
                                      np.asarray(self._bonus, dtype=np.int64), pmf)
-        codes = [sum(int(kernel.POW3[v - 10]) for v in hand) for hand in hands]
+        codes = [sum(int(_kernel.POW3[v - 10]) for v in hand) for hand in hands]
         sv = np.asarray(self._sv, dtype=np.int64)
         counters = (state.persian_pos, len(state.graveyard), state.marker, state.support)
         if self._np == 1:
-            table, fill = kernel.new_table(self.max_states)
-            value = kernel.solve_main(state.spartan_pos, codes[0], *counters, 0, sv, self._n_persian,
+            table, fill = _kernel.new_table(self.max_states)
+            value = _kernel.solve_main(state.spartan_pos, codes[0], *counters, 0, sv, self._n_persian,
                                       *fights, sizes, table, fill, *scratch, self.mode == "lucky")
         else:
-            from thermopylae_agents.evaluation import _coop_bound_team_kernel as team
-
-            table, fill = team.new_table(self.max_states)
-            h0, h1, h2, h3 = codes + [0] * (team.MAX_SEATS - len(codes))
-            value = team.solve_team(state.spartan_pos, h0, h1, h2, h3, *counters, state.current_player,
+            table, fill = _team.new_table(self.max_states)
+            h0, h1, h2, h3 = codes + [0] * (_team.MAX_SEATS - len(codes))
+            value = _team.solve_team(state.spartan_pos, h0, h1, h2, h3, *counters, state.current_player,
                                     self._np, 0, sv, self._n_persian, *fights, sizes, table, fill, *scratch,
                                     self.mode == "lucky")
         self.stats.states = int(fill[0])
@@ -229,13 +221,9 @@ class DeckClairvoyantSolver:
         return float(value)
 
     def _new_scratch(self) -> tuple[np.ndarray, ...]:
-        from thermopylae_agents.evaluation import _coop_bound_kernel as kernel
-
         if self._np == 1:
-            return kernel.new_scratch()
-        from thermopylae_agents.evaluation import _coop_bound_team_kernel as team
-
-        return team.new_scratch()
+            return _kernel.new_scratch()
+        return _team.new_scratch()
 
     def _load(self, spartan_order, persian_order) -> None:
         game = self.game

@@ -43,6 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from thermopylae_agents.evaluation.stats import PairedComparison, paired_comparison, wilson_interval
@@ -111,10 +112,6 @@ class EvalResult:
 
 
 def _make_env(env_id: str, env_kwargs: dict[str, Any], opponent: Any = None):
-    import gymnasium as gym
-
-    import thermopylae_env  # noqa: F401 - registers the environments
-
     kwargs = dict(env_kwargs)
     if env_id != COOP_ID and opponent is not None:
         kwargs["opponent"] = opponent
@@ -312,8 +309,8 @@ class progress_bar:
             self.stream.write(f"{self.what}: {self.total} {self.unit}...\n")
             self.stream.flush()
             return lambda n: None
-        from rich.console import Console
-        from rich.progress import (
+        from rich.console import Console  # extra: train
+        from rich.progress import (  # extra: train
             BarColumn,
             MofNCompleteColumn,
             Progress,

@@ -19,17 +19,15 @@ import argparse
 import math
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
+
+from thermopylae_agents.evaluation.replay import agent_for_env as make_agent
+from thermopylae_env.render import render_env_rgb
 
 
 def play(args: argparse.Namespace) -> tuple[list[np.ndarray], dict]:
     """Frames of one game and a summary (steps, return, outcome)."""
-    import gymnasium as gym
-
-    import thermopylae_env  # noqa: F401 - registers the environments
-    from thermopylae_agents.evaluation.replay import agent_for_env as make_agent
-    from thermopylae_env.render import render_env_rgb
-
     if args.game == "coop":
         env = gym.make("thermopylae/Coop-v0", num_players=args.players, disable_env_checker=True)
     else:
@@ -64,7 +62,7 @@ def select(frames: list[np.ndarray], every: int, limit: int) -> list[np.ndarray]
 
 
 def save_gif(frames: list[np.ndarray], path: Path, fps: float) -> None:
-    from PIL import Image
+    from PIL import Image  # extra: render
 
     images = [Image.fromarray(f) for f in frames]
     duration = max(20, int(round(1000 / fps)))
@@ -74,7 +72,7 @@ def save_gif(frames: list[np.ndarray], path: Path, fps: float) -> None:
 
 
 def save_strip(frames: list[np.ndarray], path: Path, columns: int, scale: float) -> None:
-    from PIL import Image
+    from PIL import Image  # extra: render
 
     if columns < 1 or not 0 < scale <= 1:
         raise ValueError("--columns must be >= 1 and --scale in (0, 1]")

@@ -85,8 +85,6 @@ def record_agent_game(
 
     Returns the result line (``steps``, ``return``, ``won``, ``reason``, ...).
     """
-    import thermopylae_env  # noqa: F401 - registers the environments
-
     env_id = resolve_env_id(env_id)
     options = dict(options or {})
     recorded = dict(options)

@@ -43,7 +43,7 @@ def wilson_interval(successes: int, trials: int, z: float = 1.959963984540054) -
     if trials == 0:
         return 0.0, 1.0
     try:  # scipy comes with the train extra; the core package evaluates without it (the closed form)
-        from scipy.stats import binomtest, norm
+        from scipy.stats import binomtest, norm  # extra: train
     except ImportError:
         low, high = _wilson_closed_form(successes, trials, z)
     else:
@@ -102,7 +102,7 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     if only_a + only_b == 0:
         return 1.0
     try:
-        from scipy.stats import binomtest
+        from scipy.stats import binomtest  # extra: train
     except ImportError:  # scipy comes with the train extra; the exact sum needs nothing
         return _two_sided_half_binomial(min(only_a, only_b), only_a + only_b)
     return float(binomtest(only_a, only_a + only_b, 0.5, alternative="two-sided").pvalue)
@@ -158,7 +158,7 @@ def paired_comparison(a: str, wins_a: Sequence[bool], b: str, wins_b: Sequence[b
 def iqm(scores: Sequence[float] | np.ndarray) -> float:
     """The interquartile mean: the mean of the middle half of the scores (25% trimmed from each end,
     ``scipy.stats.trim_mean``), robust to one outlying seed yet less noisy than the median."""
-    from scipy.stats import trim_mean
+    from scipy.stats import trim_mean  # extra: train
 
     values = np.asarray(scores, dtype=float).ravel()
     if values.size == 0:
@@ -189,7 +189,7 @@ class SeedAggregate:
 
 def _stratified_interval(tasks: list[np.ndarray], statistic: str, resamples: int, seed: int,
                          confidence: float) -> tuple[float, float]:
-    from scipy.stats import bootstrap, trim_mean
+    from scipy.stats import bootstrap, trim_mean  # extra: train
 
     def pooled(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
         values = np.concatenate(samples, axis=axis)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 from collections.abc import Sequence
@@ -29,7 +30,7 @@ __all__ = [
 
 
 def _console() -> Any:
-    from rich.console import Console
+    from rich.console import Console  # extra: train
 
     console = Console()
     if not console.is_terminal:  # piped or captured: no terminal width to respect, keep rows whole
@@ -89,7 +90,7 @@ def print_table(results: Sequence[EvalResult], title: str) -> None:
     columns, rows = _result_rows(results)
     pairs = paired_comparisons(results)
     try:
-        from rich.table import Table
+        from rich.table import Table  # extra: train
     except ImportError:
         print(plain_table(title, columns, rows, left=2 if columns[1] == "Persian" else 1))
         if pairs:
@@ -110,7 +111,7 @@ def print_table(results: Sequence[EvalResult], title: str) -> None:
 
 def paired_table(pairs: Sequence[PairedComparison]) -> Any:
     """A rich table of paired comparisons: the discordant deals, the difference and McNemar's p."""
-    from rich.table import Table
+    from rich.table import Table  # extra: train
 
     table = Table(title=_PAIRED_TITLE)
     columns, rows, names = _paired_rows(pairs)
@@ -145,10 +146,10 @@ def _wrap_label(text: str, width: int = 16) -> str:
 
 def _style() -> Any:
     """matplotlib with the one style of every evaluation plot (Agg backend, no file-specific state)."""
-    import matplotlib
+    import matplotlib  # extra: train
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # extra: train
 
     plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "axes.spines.top": False,
                          "axes.spines.right": False, "axes.grid": True, "grid.alpha": 0.3,
@@ -286,7 +287,7 @@ def read_tensorboard_curve(run_dir: str | os.PathLike[str]) -> dict[str, np.ndar
     step order. Raises ``ValueError`` when no event file holds ``eval/`` scalars, or when they come from
     more than one self-play side.
     """
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # extra: train
 
     root = Path(run_dir)
     if (root / "tb").is_dir():
@@ -336,8 +337,6 @@ def _add_intervals(curve: dict[str, np.ndarray], wins: np.ndarray, episodes: np.
 
 
 def _load_progress_csv(path: Path) -> dict[str, np.ndarray]:
-    import csv
-
     with path.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
 

@@ -1,4 +1,5 @@
 """Players: the [`Agent`][thermopylae_agents.players.base.Agent] protocol, the co-op heuristic and search
-players with the decoding and fight statistics they use, the co-op fight features (NumPy and torch) and the
-CPU kernel pinning. The duel's heuristic and random players are part of the environments'
-definition: [`thermopylae_env.duel.opponents`][]."""
+players with the decoding and fight statistics they use. The duel's heuristic and random players are part
+of the environments' definition: [`thermopylae_env.duel.opponents`][]. The co-op fight odds live with their
+users: in NumPy with the pickle-free policies ([`thermopylae_agents.policies.fight_odds`][]), in torch with
+training ([`thermopylae_agents.training.fight_features`][])."""

@@ -47,6 +47,7 @@ from thermopylae_agents.players.coop_features import (
     fight_win_prob,
     location_dice,
 )
+from thermopylae_env.cards import load_persian_deck, load_spartan_deck
 from thermopylae_env.coop.layout import (
     DECLINE,
     FIGHT_BASE,
@@ -113,7 +114,6 @@ class CoopHeuristic:
         if unknown:
             raise ValueError(f"unknown heuristic parameter(s): {sorted(unknown)}")
         self.params = {**DEFAULT_PARAMS, **(params or {})}
-        from thermopylae_env.cards import load_persian_deck
 
         deck = load_persian_deck(persian_deck)
         rows = tuple((min(c.white, 30), min(c.red, 30), bool(c.bonus)) for c in deck)
@@ -125,7 +125,6 @@ class CoopHeuristic:
         self._quality_cache: dict[tuple[int, int, bool], float] = {}
         self._outcome_cache: dict[tuple, tuple[float, float, float, float]] = {}
         # Line quality: the average gain of a card drawn from the Spartan deck against the pair (i, j).
-        from thermopylae_env.cards import load_spartan_deck
 
         weights = np.bincount(np.asarray(load_spartan_deck()) - 10, minlength=len(VALUES)).astype(float)
         self._spartan_weights = weights / weights.sum()

@@ -64,6 +64,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from thermopylae_agents.players._coop_search_kernel import (
+    S_SIZE,
+    S_TERM,
+    S_WON,
+    rollout_roots,
+    step_rollouts,
+)
+from thermopylae_agents.players._coop_search_kernel import play_round as compiled_round
+from thermopylae_agents.players._coop_search_observe import observe_batch, slot_codes
+from thermopylae_agents.players._coop_search_tables import compact_state, engine_tables, heuristic_tables
 from thermopylae_agents.players.coop_features import (
     PHASE_MAIN,
     TeamView,
@@ -84,6 +94,7 @@ from thermopylae_env.coop.layout import (
     OBS_SIZE,
     RETREAT,
 )
+from thermopylae_env.coop.rules import CoopGame
 from thermopylae_env.coop.state import MAX_DICE
 
 __all__ = ["ActionEstimate", "CoopSearchExpert", "SearchEstimate"]
@@ -192,8 +203,6 @@ class CoopSearchExpert:
         engine: str = "compiled",
         rollout_policy: object | None = None,
     ) -> None:
-        from thermopylae_env.coop.rules import CoopGame
-
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
         if n_determinizations < 1 or rollouts < 1 or max_candidates < 1:
@@ -358,9 +367,6 @@ class CoopSearchExpert:
         ``state_from_observation`` makes them (a permutation of the hidden Spartan deck, then one of the
         unseen Persian rows), applied to the root inside one compiled call per round that also plays
         every rollout (`play_round`)."""
-        from thermopylae_agents.players._coop_search_kernel import play_round as compiled_round
-        from thermopylae_agents.players._coop_search_tables import compact_state
-
         tables = self._kernel_tables()
         root = self.game.state_from_observation(observation, _UNSHUFFLED)
         base = compact_state(self.game, root)
@@ -392,15 +398,6 @@ class CoopSearchExpert:
         round set up as `play_round` plays them (`rollout_roots`), then per step the observations and masks
         of the running ones (`observe_batch`), one batched network call, and their moves (`step_rollouts`).
         Returns ``round(spartan, persian, candidates, start)``: the returns, one row per candidate."""
-        from thermopylae_agents.players._coop_search_kernel import (
-            S_SIZE,
-            S_TERM,
-            S_WON,
-            rollout_roots,
-            step_rollouts,
-        )
-        from thermopylae_agents.players._coop_search_observe import observe_batch, slot_codes
-
         et, ht = self._kernel_tables()
         fixed = ht[1]
         codes = slot_codes(self.game)
@@ -437,8 +434,6 @@ class CoopSearchExpert:
 
     def _kernel_tables(self) -> tuple:
         if self._tables is None:
-            from thermopylae_agents.players._coop_search_tables import engine_tables, heuristic_tables
-
             self._tables = (engine_tables(self.game), heuristic_tables(self.heuristic))
         return self._tables
 

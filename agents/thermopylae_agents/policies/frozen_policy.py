@@ -8,14 +8,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FrozenPolicy"]
+from thermopylae_agents.policies.fight_odds import coop_fight_features
+
+__all__ = ["FrozenPolicy", "mlp_forward", "numpy_features"]
 
 
 class FrozenPolicy:
     """A frozen NumPy copy of a (Maskable)PPO actor: a self-play snapshot, or a fast evaluation player.
 
     Copies the features (flat observation, or
-    [`CoopFightFeatures`][thermopylae_agents.players.fight_features.CoopFightFeatures]),
+    [`CoopFightFeatures`][thermopylae_agents.training.fight_features.CoopFightFeatures]),
     the actor MLP and the action head (``mlp_extractor.policy_net`` + ``action_net``), so that later PPO
     updates of the live model leave the snapshot as it was, and one observation costs a few small matrix
     products instead of an SB3 ``predict``. ``act`` plays the most likely legal action
@@ -25,20 +27,15 @@ class FrozenPolicy:
     """
 
     def __init__(self, model: Any, name: str = "snapshot", deterministic: bool = True) -> None:
-        import torch as th
-        from stable_baselines3.common.torch_layers import FlattenExtractor
-
-        from thermopylae_agents.players.fight_features import CoopFightFeatures
+        import torch as th  # extra: train
 
         self.name = name
         self.deterministic = deterministic
         extractor = model.policy.pi_features_extractor
-        if isinstance(extractor, CoopFightFeatures):
-            self.features: Callable[[np.ndarray], np.ndarray] | None = CoopFightFeatures.numpy_features
-        elif isinstance(extractor, FlattenExtractor):
-            self.features = None
-        else:
+        kind = numpy_features(extractor)
+        if kind is None:
             raise TypeError(f"FrozenPolicy cannot copy a {type(extractor).__name__} features extractor")
+        self.features: Callable[[np.ndarray], np.ndarray] | None = kind[1]
         self.layers: list[tuple[str, Any]] = []
         modules = list(model.policy.mlp_extractor.policy_net) + [model.policy.action_net]
         for module in modules:
@@ -89,6 +86,25 @@ class FrozenPolicy:
 
     def __repr__(self) -> str:
         return f"FrozenPolicy({self.name!r})"
+
+
+def numpy_features(extractor: Any) -> tuple[str, Callable[[np.ndarray], np.ndarray] | None] | None:
+    """The features that an SB3 features extractor computes, as a policy file names them, with their NumPy
+    twin: ``("flat", None)`` for SB3's ``FlattenExtractor``, ``("coop_fight", coop_fight_features)`` for an
+    extractor whose ``numpy_features`` is
+    [`coop_fight_features`][thermopylae_agents.policies.fight_odds.coop_fight_features]
+    ([`CoopFightFeatures`][thermopylae_agents.training.fight_features.CoopFightFeatures]); ``None`` for any
+    other extractor.
+
+    The extractor is recognised by the NumPy function it names, not by its class: the class belongs to the
+    training layer, above this one, and a policy is copied or exported wherever it was trained."""
+    from stable_baselines3.common.torch_layers import FlattenExtractor  # extra: train
+
+    if getattr(type(extractor), "numpy_features", None) is coop_fight_features:
+        return "coop_fight", coop_fight_features
+    if isinstance(extractor, FlattenExtractor):
+        return "flat", None
+    return None
 
 
 def mlp_forward(x: np.ndarray, layers: list[tuple[str, Any]]) -> np.ndarray:

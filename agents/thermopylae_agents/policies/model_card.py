@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from thermopylae_agents.policies.safe_policy import (
@@ -285,7 +286,7 @@ def front_matter_yaml(description: Mapping[str, Any], name: str | None = None,
         use_hub = _hub_installed()
     if not use_hub:
         return to_yaml(front_matter(description, name, results))
-    from huggingface_hub import EvalResult, ModelCardData
+    from huggingface_hub import EvalResult, ModelCardData  # extra: rlzoo
 
     front = front_matter(description, name, results)
     data = ModelCardData(
@@ -385,10 +386,6 @@ def default_card(name: str, description: Mapping[str, Any], results: Sequence[Ma
 
 
 def _make_env(policy: SafePolicy, render_mode: str | None = None) -> Any:
-    import gymnasium as gym
-
-    import thermopylae_env  # noqa: F401 - registers the environments
-
     return gym.make(policy.env_id, disable_env_checker=True, render_mode=render_mode,
                     **policy.env_options).unwrapped
 
@@ -457,7 +454,7 @@ def _replay_frames(policy: SafePolicy, seed: int) -> list[np.ndarray]:
 
 
 def _write_video(frames: list[np.ndarray], path: Path, fps: int) -> None:
-    from moviepy.video.io.ImageSequenceClip import ImageSequenceClip  # moviepy 1 and 2 alike
+    from moviepy.video.io.ImageSequenceClip import ImageSequenceClip  # extra: video (moviepy 1 and 2 alike)
 
     clip = ImageSequenceClip([np.asarray(frame) for frame in frames], fps=fps)
     try:
@@ -563,7 +560,7 @@ def write_hf_folder(
 def check_repo_id(repo_id: str) -> str:
     """``repo_id`` if it names a Hub repository (``NAME`` or ``OWNER/NAME``), else a one-line
     ``ValueError``; needs ``huggingface_hub`` (an ``ImportError`` without it)."""
-    from huggingface_hub.utils import validate_repo_id
+    from huggingface_hub.utils import validate_repo_id  # extra: rlzoo
 
     if not isinstance(repo_id, str) or not repo_id.strip():
         raise ValueError("the repository id is empty")
@@ -579,7 +576,7 @@ def push_to_hub(folder: str | os.PathLike[str], repo_id: str, commit_message: st
     [`write_hf_folder`][thermopylae_agents.policies.model_card.write_hf_folder]) to the model repository
     ``repo_id`` of the Hugging Face Hub, creating the repository when it does not exist, with
     ``huggingface_hub``'s ``HfApi`` (its own login or ``HF_TOKEN``); returns the commit's address."""
-    from huggingface_hub import HfApi
+    from huggingface_hub import HfApi  # extra: rlzoo
 
     check_repo_id(repo_id)
     path = Path(folder)

@@ -4,6 +4,7 @@ files of its game, the package version, and the header of a benchmark's result f
 from __future__ import annotations
 
 import datetime
+import hashlib
 import os
 import platform
 import subprocess
@@ -11,6 +12,9 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from thermopylae_env import __version__
+from thermopylae_env.cards import seeds_dir
 
 __all__ = ["Measurement", "deck_files", "git_commit", "load_average", "policy_provenance"]
 
@@ -45,10 +49,6 @@ _GAME_DECKS = {
 def deck_files(env_id: str) -> dict[str, dict[str, str]]:
     """The default card files of ``env_id``'s game: for each deck its file name and the SHA-256 of the
     file (``ValueError`` for an env id of no game of this package)."""
-    import hashlib
-
-    from thermopylae_env.cards import seeds_dir
-
     if env_id not in _GAME_DECKS:
         raise ValueError(f"unknown env id {env_id!r}; expected one of {', '.join(sorted(_GAME_DECKS))}")
     folder = seeds_dir()
@@ -67,8 +67,6 @@ def policy_provenance(
     (names and hashes), the package version and git commit of the checkout that trained it and the
     training command (``"unknown"`` where they are not known: an SB3 zip records none of them), the
     package version and commit that wrote the description, and ``extra`` facts (strings)."""
-    from thermopylae_env import __version__
-
     return {
         "decks": deck_files(env_id),
         "package_version": package_version,

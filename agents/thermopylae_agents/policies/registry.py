@@ -71,7 +71,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+from thermopylae_agents.players.coop_search import CoopSearchExpert
+from thermopylae_agents.policies.frozen_policy import FrozenPolicy
+from thermopylae_agents.policies.rllib_policy import load_rllib_agent
+from thermopylae_agents.policies.safe_policy import (
+    ARRAY_SUFFIXES,
+    description_path,
+    is_path,
+    is_policy_folder,
+    load_safe_policy,
+    read_description,
+)
+from thermopylae_agents.policies.sb3_agent import SB3Agent, load_model
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
+from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian, RandomAgent
 
 __all__ = [
     "AgentSpec",
@@ -168,8 +182,6 @@ def register_kind(prefix: str, build: Builder) -> None:
 
 
 def _search_keywords() -> tuple[str, ...]:
-    from thermopylae_agents.players.coop_search import CoopSearchExpert
-
     skip = {"self", "num_players", "persian_deck", "heuristic_params", "rng", "seed", "engine",
             "rollout_policy"}
     return (*(p for p in inspect.signature(CoopSearchExpert.__init__).parameters if p not in skip),
@@ -180,8 +192,6 @@ _ROLLOUT_KEY = "rollout"  # search:rollout=POLICY: the policy that plays the sea
 
 
 def _search_default(key: str) -> Any:
-    from thermopylae_agents.players.coop_search import CoopSearchExpert
-
     return inspect.signature(CoopSearchExpert.__init__).parameters[key].default
 
 
@@ -256,14 +266,10 @@ def _parse_search_options(text: str, spec: str) -> dict[str, Any]:
 
 
 def _is_model_path(text: str) -> bool:
-    from thermopylae_agents.policies.safe_policy import is_path
-
     return is_path(text)
 
 
 def _is_policy_folder(text: str) -> bool:
-    from thermopylae_agents.policies.safe_policy import is_policy_folder
-
     return is_policy_folder(text)
 
 
@@ -360,8 +366,6 @@ def _game_text(env_id: str, options: dict[str, Any]) -> str:
 def _trained_game(parsed: AgentSpec) -> tuple[str, dict[str, Any]] | None:
     """The env id and game options the policy of ``parsed`` was trained on, read from its description
     (no model is loaded); ``None`` for built-in players and for zips without a description beside them."""
-    from thermopylae_agents.policies.safe_policy import ARRAY_SUFFIXES, description_path, read_description
-
     if parsed.kind in ("shipped", "weights"):
         json_path = description_path(parsed.argument)
     elif parsed.kind in ("model", "fast"):
@@ -405,21 +409,15 @@ def _build(parsed: AgentSpec, context: BuildContext) -> Any:
     env_id = context.env_id
     deck = context.env_kwargs.get("persian_deck")
     if parsed.kind == "random":
-        from thermopylae_env.duel.opponents import RandomAgent
-
         return RandomAgent(seed=context.seed)
     if parsed.kind == "heuristic":
         if env_id == COOP_ID:
-            from thermopylae_agents.players.coop_heuristic import CoopHeuristic
-
             return CoopHeuristic(persian_deck=deck)
-        from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
 
         return HeuristicGreek() if env_id == GREEK_ID else HeuristicPersian()
     if parsed.kind == "search":
         if env_id != COOP_ID:
             raise AgentSpecError("the search player plays the co-op game only")
-        from thermopylae_agents.players.coop_search import CoopSearchExpert
 
         options = {"num_players": context.env_kwargs.get("num_players", 1), "persian_deck": deck}
         options.update(parsed.options)
@@ -431,15 +429,10 @@ def _build(parsed: AgentSpec, context: BuildContext) -> Any:
         except ValueError as err:
             raise AgentSpecError(f"agent {parsed.label!r}: {err}") from None
     if parsed.kind == "fast":
-        from thermopylae_agents.policies.frozen_policy import FrozenPolicy
-        from thermopylae_agents.policies.sb3_agent import load_model
-
         return FrozenPolicy(load_model(model_path(parsed.argument)), name=parsed.label)
     if parsed.kind in ("shipped", "weights"):
         return _safe_policy(parsed, env_id)
     if parsed.kind == "model":
-        from thermopylae_agents.policies.sb3_agent import SB3Agent
-
         return SB3Agent(model_path(parsed.argument))
     return _KINDS[parsed.kind](parsed.argument, context)
 
@@ -447,8 +440,6 @@ def _build(parsed: AgentSpec, context: BuildContext) -> Any:
 def _safe_policy(parsed: AgentSpec, env_id: str) -> Any:
     """A pickle-free policy (shipped by name, or a ``.json`` path) that must have been trained on
     ``env_id``."""
-    from thermopylae_agents.policies.safe_policy import load_safe_policy
-
     try:
         policy = load_safe_policy(parsed.argument)
     except (OSError, ValueError) as err:
@@ -460,8 +451,6 @@ def _safe_policy(parsed: AgentSpec, env_id: str) -> Any:
 
 def _rllib_agent(argument: str, context: BuildContext) -> Any:
     """``rllib:PATH``: an exported RLlib policy (NumPy only; Ray is not needed to play it)."""
-    from thermopylae_agents.policies.rllib_policy import load_rllib_agent
-
     try:
         return load_rllib_agent(argument, seed=context.seed)
     except ValueError as err:

@@ -207,7 +207,7 @@ def load_rllib_agent(
 
 def _actor_layers(module: Any) -> list[tuple[str, Any]]:
     """The actor of a PPO RLModule (encoder's actor path, then the pi head) as ``(kind, params)`` pairs."""
-    import torch
+    import torch  # extra: train
 
     encoder = module.encoder
     actor = getattr(encoder, "actor_encoder", None) or getattr(encoder, "encoder", None)

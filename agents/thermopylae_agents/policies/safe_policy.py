@@ -7,7 +7,7 @@ stored in a form that cannot: for a policy named ``NAME``,
   options it was trained with (``env_options``, e.g. ``{"num_players": 2}``; options not recorded are
   the env's defaults), the features the network reads (``"flat"``: the observation itself;
   ``"coop_fight"``: the co-op observation plus the fight odds of
-  [`thermopylae_agents.players.fight_features.CoopFightFeatures.numpy_features`][]), the observation
+  [`thermopylae_agents.training.fight_features.CoopFightFeatures.numpy_features`][]), the observation
   size, the number of actions, the layers in order (``linear`` with the names of its weight and bias
   arrays, ``tanh``, ``relu``), the SHA-256 of the array file, and (``provenance``) the decks of the game
   (file names and hashes), the package version, commit and command that trained it (``"unknown"`` where
@@ -47,13 +47,18 @@ import json
 import os
 import zipfile
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.lib import format as npy
+from safetensors import SafetensorError
+from safetensors.numpy import load, save
 
-from thermopylae_agents.policies.frozen_policy import mlp_forward
+from thermopylae_agents.policies.fight_odds import coop_fight_features
+from thermopylae_agents.policies.frozen_policy import mlp_forward, numpy_features
+from thermopylae_agents.policies.provenance import policy_provenance
 
 __all__ = [
     "FORMAT",
@@ -130,12 +135,6 @@ _MAX_PROVENANCE_ENTRIES = 32
 # --------------------------------------------------------------------------------------------------------
 
 
-def _coop_fight_features() -> Callable[[np.ndarray], np.ndarray]:
-    from thermopylae_agents.players.fight_odds import coop_fight_features
-
-    return coop_fight_features
-
-
 class SafePolicy:
     """A policy network loaded from plain arrays: features, linear layers and activations, in NumPy.
 
@@ -162,7 +161,7 @@ class SafePolicy:
         self.num_actions: int = description["num_actions"]
         self.description = dict(description)
         self.arrays = {key: arrays[key] for key in _expected_arrays(description)}
-        self._features = _coop_fight_features() if self.features_kind == "coop_fight" else None
+        self._features = coop_fight_features if self.features_kind == "coop_fight" else None
         self.layers: list[tuple[str, tuple[np.ndarray, np.ndarray] | None]] = []
         for layer in description["layers"]:
             if layer["type"] == "linear":
@@ -303,7 +302,6 @@ def _check_layer(layer: Any, where: str) -> None:
 def _features_size(features: str, observation_size: int, where: str) -> int:
     if features == "flat":
         return observation_size
-    from thermopylae_agents.players.fight_odds import coop_fight_features
 
     try:
         return int(coop_fight_features(np.zeros(observation_size, np.float32)).shape[0])
@@ -477,12 +475,6 @@ def _read_safetensors(path: Path, d: Mapping[str, Any], where: str) -> dict[str,
         (len(shapes) + 1) * _SAFETENSORS_ENTRY_BYTES
     _check_array_file(path, d, where, limit)
     try:
-        from safetensors import SafetensorError
-        from safetensors.numpy import load
-    except ImportError as err:
-        raise _fail(where, f"reading {path.name} needs the safetensors package ({err.name} is missing; "
-                           "it is a dependency of thermopylae-env: pip install safetensors)") from None
-    try:
         arrays = load(path.read_bytes())
     except (SafetensorError, ValueError, TypeError, OSError) as err:
         problem = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
@@ -536,8 +528,6 @@ def _read_npz(npz_path: Path, d: Mapping[str, Any], where: str) -> dict[str, np.
 
 def _read_npy(stream: Any, key: str, shape: tuple[int, ...], where: str) -> np.ndarray:
     """One array of its ``.npy`` stream, its header checked (float32, C order, ``shape``) first."""
-    from numpy.lib import format as npy
-
     version = npy.read_magic(stream)
     if version == (1, 0):
         header = npy.read_array_header_1_0(stream, max_header_size=_NPY_HEADER_BYTES)
@@ -584,18 +574,13 @@ def load_safe_policy(path_or_name: str | os.PathLike[str], deterministic: bool =
 
 
 def _extract_layers(model: Any) -> tuple[str, list[dict[str, Any]], dict[str, np.ndarray]]:
-    import torch as th
-    from stable_baselines3.common.torch_layers import FlattenExtractor
-
-    from thermopylae_agents.players.fight_features import CoopFightFeatures
+    import torch as th  # extra: train
 
     extractor = model.policy.pi_features_extractor
-    if isinstance(extractor, CoopFightFeatures):
-        features = "coop_fight"
-    elif isinstance(extractor, FlattenExtractor):
-        features = "flat"
-    else:
+    kind = numpy_features(extractor)
+    if kind is None:
         raise ValueError(f"cannot export a {type(extractor).__name__} features extractor")
+    features = kind[0]
     layers: list[dict[str, Any]] = []
     arrays: dict[str, np.ndarray] = {}
     for module in [*model.policy.mlp_extractor.policy_net, model.policy.action_net]:
@@ -623,8 +608,6 @@ def write_policy(
     the arrays' SHA-256 filled in. The pair is loaded back and its arrays compared (bit for bit) before
     returning ``(json_path, arrays_path)``; a description that does not fit the arrays is refused
     before anything is written."""
-    from safetensors.numpy import save
-
     json_path = Path(json_path)
     if json_path.suffix != ".json":
         raise ValueError(f"{json_path}: a policy description is a .json file")
@@ -725,8 +708,6 @@ def export_sb3_policy(
     them, so they are facts of the file rather than of a config that may have changed since). The written
     pair is loaded back and checked before returning.
     """
-    from thermopylae_agents.policies.provenance import policy_provenance
-
     known = sorted(set(SHIPPED_ENV_IDS.values()))
     if env_id not in known:
         raise ValueError(f"unknown env id {env_id!r}; expected one of {', '.join(known)}")

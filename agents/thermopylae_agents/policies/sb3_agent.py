@@ -34,13 +34,13 @@ def load_model(path: str | os.PathLike[str], device: str = "cpu") -> Any:
         raise ValueError(f"not an SB3 model file (not a zip archive): {p}")
     errors = []
     try:
-        from sb3_contrib import MaskablePPO
+        from sb3_contrib import MaskablePPO  # extra: train
 
         return MaskablePPO.load(p, device=device)
     except Exception as err:  # noqa: BLE001 - any failure means: try the next class
         errors.append(f"MaskablePPO: {type(err).__name__}: {err}")
     try:
-        from stable_baselines3 import PPO
+        from stable_baselines3 import PPO  # extra: train
 
         return PPO.load(p, device=device)
     except Exception as err:  # noqa: BLE001
@@ -75,7 +75,7 @@ class SB3Agent:
         if env is not None:
             self.check_fits(env.observation_space, env.action_space)
         try:
-            from sb3_contrib import MaskablePPO
+            from sb3_contrib import MaskablePPO  # extra: train
 
             self.maskable = isinstance(model, MaskablePPO)
         except ImportError:  # pragma: no cover - sb3-contrib is part of the train extra
@@ -116,7 +116,7 @@ class SB3Agent:
         """The policy's probability of each action, restricted to the legal ones and renormalised
         (float64, zero on illegal actions). Used for hints in human play."""
         obs, mask = self._check(observation, action_mask)
-        import torch as th
+        import torch as th  # extra: train
 
         policy = self.model.policy
         obs_tensor, _ = policy.obs_to_tensor(obs)

@@ -11,6 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium as gym
+import numpy as np
+
+from thermopylae_env.duel.layout import NUM_ACTIONS, OBS_SIZE
+
 __all__ = [
     "AUDIT_ACTIONS",
     "AUDIT_ILLEGAL",
@@ -77,7 +82,7 @@ DUEL_DEFAULTS = PPOSettings(
 
 # ------------------------------------------------------------------------------------------------- configs
 def _model_config(settings: PPOSettings) -> Any:
-    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig  # extra: rllib
 
     return DefaultModelConfig(
         fcnet_hiddens=[int(h) for h in settings.hiddens],
@@ -88,7 +93,7 @@ def _model_config(settings: PPOSettings) -> Any:
 
 
 def _ppo(settings: PPOSettings, seed: int | None) -> Any:
-    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.algorithms.ppo import PPOConfig  # extra: rllib
 
     settings.check()
     return (
@@ -135,10 +140,10 @@ def coop_config(
     [`thermopylae_agents.rllib.envs.make_coop`][]. ``audit_masks`` adds a callback that checks every
     sampled action against its mask ([`count_illegal`][thermopylae_agents.rllib.config.count_illegal]).
     """
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # extra: rllib
 
-    from thermopylae_agents.rllib.envs import COOP_ENV, register_envs
-    from thermopylae_agents.rllib.modules import MaskedPPOTorchRLModule
+    from thermopylae_agents.rllib.envs import COOP_ENV, register_envs  # extra: rllib
+    from thermopylae_agents.rllib.modules import MaskedPPOTorchRLModule  # extra: rllib
 
     _check_runners(num_env_runners, envs_per_runner)
     if vector not in ("native", "sync"):
@@ -195,13 +200,11 @@ def duel_config(
     ([`DuelMultiAgentEnv`][thermopylae_agents.rllib.envs.DuelMultiAgentEnv]) with the policy mapping of
     ``mode`` (see [`duel_modules`][thermopylae_agents.rllib.config.duel_modules]); ``audit_masks`` as for
     [`coop_config`][thermopylae_agents.rllib.config.coop_config]."""
-    import gymnasium as gym
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec  # extra: rllib
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # extra: rllib
 
-    from thermopylae_agents.rllib.envs import DUEL_ENV, masked_space, register_envs
-    from thermopylae_agents.rllib.modules import DuelHeuristicRLModule, MaskedPPOTorchRLModule
-    from thermopylae_env.duel.layout import NUM_ACTIONS, OBS_SIZE
+    from thermopylae_agents.rllib.envs import DUEL_ENV, masked_space, register_envs  # extra: rllib
+    from thermopylae_agents.rllib.modules import DuelHeuristicRLModule, MaskedPPOTorchRLModule  # extra: rllib
 
     _check_runners(num_env_runners, envs_per_runner)
     table, to_train = duel_modules(mode)
@@ -250,8 +253,6 @@ AUDIT_ILLEGAL = "illegal_actions_sampled"
 def count_illegal(episodes: Sequence[Any]) -> tuple[int, int]:
     """``(actions, actions whose mask entry was 0)`` over sampled RLlib episodes (single- or multi-agent),
     each action checked against the mask in the observation it was chosen on."""
-    import numpy as np
-
     total = illegal = 0
     for episode in episodes:
         parts = list(episode.agent_episodes.values()) if hasattr(episode, "agent_episodes") else [episode]
@@ -269,7 +270,7 @@ def count_illegal(episodes: Sequence[Any]) -> tuple[int, int]:
 
 
 def _audit_callback_class() -> type:
-    from ray.rllib.callbacks.callbacks import RLlibCallback
+    from ray.rllib.callbacks.callbacks import RLlibCallback  # extra: rllib
 
     class MaskAudit(RLlibCallback):
         """Counts, in every env runner, the sampled actions and those the mask forbade (reported as

@@ -21,10 +21,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import batch_space
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.tune.registry import register_env
 
 import thermopylae_env  # noqa: F401 - registers the Gymnasium ids
 from thermopylae_env.coop.layout import NUM_ACTIONS as COOP_ACTIONS
 from thermopylae_env.coop.layout import OBS_SIZE as COOP_OBS
+from thermopylae_env.coop.vector import CoopVectorEnv
 from thermopylae_env.duel.layout import NUM_ACTIONS as DUEL_ACTIONS
 from thermopylae_env.duel.layout import OBS_SIZE as DUEL_OBS
 
@@ -91,8 +94,6 @@ class MaskedCoopVectorEnv(VectorEnv):
     """
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        from thermopylae_env.coop.vector import CoopVectorEnv
-
         self.env = CoopVectorEnv(num_envs=num_envs, **kwargs)
         self.num_envs = self.env.num_envs
         self.metadata = dict(self.env.metadata)
@@ -141,13 +142,7 @@ def make_coop(config: dict[str, Any] | None = None) -> gym.Env | VectorEnv:
     return MaskedCoopVectorEnv(num_envs=int(num_envs), **env_kwargs, **vector_kwargs)
 
 
-def _multi_agent_env_base() -> type:
-    from ray.rllib.env.multi_agent_env import MultiAgentEnv
-
-    return MultiAgentEnv
-
-
-class DuelMultiAgentEnv(_multi_agent_env_base()):
+class DuelMultiAgentEnv(MultiAgentEnv):
     """The duel as an RLlib ``MultiAgentEnv``: agents ``"greek"`` and ``"persian"``, turn by turn.
 
     Wraps the PettingZoo AEC game ``thermopylae_env.duel_v1.raw_env`` (the same rules engine, seeding and
@@ -161,7 +156,7 @@ class DuelMultiAgentEnv(_multi_agent_env_base()):
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         super().__init__()
-        from thermopylae_env import duel_v1
+        from thermopylae_env import duel_v1  # extra: rllib (pettingzoo)
 
         config = dict(config or {})
         config.pop("num_envs", None)
@@ -212,7 +207,5 @@ def make_duel(config: dict[str, Any] | None = None) -> DuelMultiAgentEnv:
 def register_envs() -> None:
     """Register ``thermopylae-coop`` and ``thermopylae-duel`` with Ray Tune (needs a running Ray or starts
     nothing: the registry is shipped to the workers with the algorithm)."""
-    from ray.tune.registry import register_env
-
     register_env(COOP_ENV, make_coop)
     register_env(DUEL_ENV, make_duel)

@@ -21,6 +21,8 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
+from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
+
 __all__ = ["MaskedPPOTorchRLModule", "DuelHeuristicRLModule"]
 
 
@@ -91,8 +93,6 @@ class DuelHeuristicRLModule(RLModule):
     """
 
     def setup(self) -> None:
-        from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
-
         side = (self.model_config or {}).get("side")
         if side not in ("greek", "persian"):
             raise ValueError(

@@ -34,6 +34,11 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from thermopylae_agents.policies.rllib_policy import export_rl_module
+from thermopylae_agents.rllib.config import COOP_DEFAULTS, coop_config
+from thermopylae_agents.rllib.train import evaluate_policy
+from thermopylae_env import COOP_ID
+
 __all__ = ["METRIC", "SEARCHES", "TIME_ATTR", "run_sweep", "search_algorithm", "search_space"]
 
 METRIC = "env_runners/episode_return_mean"
@@ -58,7 +63,7 @@ def search_space(lrs: Sequence[float], entropy_coeffs: Sequence[float], batch_si
                  search: str = "grid") -> dict[str, Any]:
     """The keyword arguments of ``AlgorithmConfig.training`` that Tune varies: a grid over every list
     (``search="grid"``) or a uniform choice from it (``"random"``, ``"optuna"``)."""
-    from ray import tune
+    from ray import tune  # extra: rllib
 
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
@@ -78,8 +83,8 @@ def search_algorithm(search: str, seed: int = 0) -> Any:
         raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
     if search != "optuna":
         return None
-    import optuna
-    from ray.tune.search.optuna import OptunaSearch
+    import optuna  # extra: rllib
+    from ray.tune.search.optuna import OptunaSearch  # extra: rllib
 
     return OptunaSearch(sampler=optuna.samplers.TPESampler(seed=seed))
 
@@ -106,13 +111,8 @@ def run_sweep(
 ) -> dict[str, Any]:
     """Run the sweep (see the module docstring) on the Ray that is running; returns a JSON-friendly summary
     with every trial's hyperparameters and last result, and the best trial with its evaluation."""
-    from ray import tune
-    from ray.tune.schedulers import ASHAScheduler
-
-    from thermopylae_agents.policies.rllib_policy import export_rl_module
-    from thermopylae_agents.rllib.config import COOP_DEFAULTS, coop_config
-    from thermopylae_agents.rllib.train import evaluate_policy
-    from thermopylae_env import COOP_ID
+    from ray import tune  # extra: rllib
+    from ray.tune.schedulers import ASHAScheduler  # extra: rllib
 
     space = search_space(lrs, entropy_coeffs, batch_sizes, search)
     lrs = _positive_list("lr", lrs, float)
@@ -213,13 +213,13 @@ def run_sweep(
 
 def _module_from_checkpoint(checkpoint: str) -> Any:
     """The co-op RLModule of an algorithm checkpoint (without building env runners)."""
-    from ray.rllib.core import (
+    from ray.rllib.core import (  # extra: rllib
         COMPONENT_LEARNER,
         COMPONENT_LEARNER_GROUP,
         COMPONENT_RL_MODULE,
         DEFAULT_MODULE_ID,
     )
-    from ray.rllib.core.rl_module.rl_module import RLModule
+    from ray.rllib.core.rl_module.rl_module import RLModule  # extra: rllib
 
     path = (
         Path(checkpoint)

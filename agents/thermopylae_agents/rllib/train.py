@@ -27,6 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from thermopylae_agents.evaluation.games import evaluate
+from thermopylae_agents.policies.rllib_policy import export_rl_module, load_rllib_agent
+
 # COOP_DEFAULTS .. duel_config: benchmarks/rllib_scaling.py imports them from here
 from thermopylae_agents.rllib.config import (  # noqa: F401
     COOP_DEFAULTS,
@@ -49,7 +52,7 @@ _RETURN_KEY = "episode_return_mean"
 def start_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
     """Join the cluster at ``address`` or start a local Ray with ``num_cpus``; returns whether this call
     started (or joined) Ray, i.e. whether the caller should shut it down. Does nothing when Ray runs."""
-    import ray
+    import ray  # extra: rllib
 
     if ray.is_initialized():
         return False
@@ -146,8 +149,6 @@ def export_policies(
     algo: Any, directory: str | os.PathLike[str], env_ids: Mapping[str, str]
 ) -> dict[str, str]:
     """Export each module of ``env_ids`` (module id -> Gymnasium id) of ``algo`` to ``directory/<id>.npz``."""
-    from thermopylae_agents.policies.rllib_policy import export_rl_module
-
     out = {}
     for module_id, env_id in env_ids.items():
         module = algo.get_module(module_id)
@@ -166,9 +167,6 @@ def evaluate_policy(
 ) -> dict[str, Any]:
     """Win rate of the exported policy at ``path`` on ``games`` fixed seeded deals (seeds ``base_seed`` ..),
     with its 95% Wilson interval, through [`thermopylae_agents.evaluation.games.evaluate`][]."""
-    from thermopylae_agents.evaluation.games import evaluate
-    from thermopylae_agents.policies.rllib_policy import load_rllib_agent
-
     agent = load_rllib_agent(path)
     result = evaluate(env_id, [agent], games, base_seed, env_kwargs=dict(env_kwargs or {}))[0]
     return {

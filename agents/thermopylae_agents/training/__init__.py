@@ -22,6 +22,9 @@ The package, one module per concern:
   tracked), budget sizing;
 * [`envs`][thermopylae_agents.training.envs] -- training and evaluation environments;
 * [`distribution`][thermopylae_agents.training.distribution] -- the one-pass masked categorical distribution;
+* [`fight_features`][thermopylae_agents.training.fight_features] -- the co-op fight-odds features extractor
+  (SB3); [`fight_torch`][thermopylae_agents.training.fight_torch] -- the same features in torch alone;
+* [`kernels`][thermopylae_agents.training.kernels] -- one choice of CPU kernels, pinned before torch loads;
 * [`callbacks`][thermopylae_agents.training.callbacks] -- throughput, progress, checkpoints, periodic
   evaluation, TensorBoard writers;
 * [`progress`][thermopylae_agents.training.progress] -- progress bars on a terminal, log lines elsewhere;
@@ -56,7 +59,7 @@ from typing import Any
 
 # the pickled name -> the module that defines the class now
 _PICKLED: dict[str, str] = {
-    "CoopFightFeatures": "thermopylae_agents.players.fight_features",
+    "CoopFightFeatures": "thermopylae_agents.training.fight_features",
     "LinearSchedule": "thermopylae_agents.training.config",
 }
 

@@ -47,9 +47,12 @@ from typing import Any
 import numpy as np
 
 from thermopylae_agents.evaluation.duel_batch import HeuristicPlayer, PolicyPlayer, batched_player
+from thermopylae_agents.evaluation.stats import seed_aggregate, wilson_interval
+from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 from thermopylae_agents.policies.provenance import git_commit
 from thermopylae_env.duel.layout import GREEK, PERSIAN
 from thermopylae_env.duel.vector import DuelVectorEnv
+from thermopylae_env.threads import configure_torch
 
 SIDES = {"greek": GREEK, "persian": PERSIAN}
 SIDE_NAMES = ("greek", "persian")
@@ -108,7 +111,7 @@ def play_against(player: Any, side: int, opponent: Any, games: int, seed: int,
     env.close()
     if not record:
         return wins, None
-    from thermopylae_agents.training.imitation import ExpertData
+    from thermopylae_agents.training.imitation import ExpertData  # extra: train
 
     rows = np.concatenate([r for r, _, _, _ in seen])
     return wins, ExpertData(
@@ -119,8 +122,6 @@ def play_against(player: Any, side: int, opponent: Any, games: int, seed: int,
 
 
 def _point(wins: np.ndarray, timesteps: int) -> dict:
-    from thermopylae_agents.evaluation.stats import wilson_interval
-
     n, k = int(wins.size), int(wins.sum())
     low, high = wilson_interval(k, n)
     return {"timesteps": int(timesteps), "wins": k, "games": n, "win_rate": k / n, "ci95": [low, high]}
@@ -130,7 +131,7 @@ def clone_heuristic(model: Any, side: int, opponent: Any, games: int, epochs: in
     """Behaviour cloning of ``side``'s heuristic (its games against ``opponent`` on the vector engine) into
     ``model``: the best response's warm start (the config-driven warm start of the training pipeline is
     [`thermopylae_agents.training.imitation.warm_start`][])."""
-    from thermopylae_agents.training.imitation import agreement, behaviour_cloning
+    from thermopylae_agents.training.imitation import agreement, behaviour_cloning  # extra: train
 
     _, data = play_against(HeuristicPlayer(), side, opponent, games, BC_SEED + 100_000 * seed, record=True)
     history = behaviour_cloning(model.policy, data, epochs=epochs, batch_size=1024, learning_rate=1e-3,
@@ -144,13 +145,11 @@ def best_response(opponent: Any, side: int, budget: int, seed: int, num_envs: in
                   bc_epochs: int = 10, keep_model: bool = False) -> dict:
     """Train one best response of ``side`` against ``opponent``; its learning curve (and, with
     ``keep_model``, the trained model under ``"model"``, for callers that freeze it as an opponent)."""
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
+    import torch  # extra: train
+    from sb3_contrib import MaskablePPO  # extra: train
+    from stable_baselines3.common.callbacks import BaseCallback  # extra: train
 
-    from thermopylae_agents.policies.frozen_policy import FrozenPolicy
-    from thermopylae_env.duel.sb3 import DuelSB3VecEnv
-    from thermopylae_env.threads import configure_torch
+    from thermopylae_env.duel.sb3 import DuelSB3VecEnv  # extra: train
 
     configure_torch(1)  # small networks on a shared machine: one thread is as fast and leaves a core
     start = time.perf_counter()
@@ -195,8 +194,6 @@ def reference(opponent: Any, side: int, eval_games: int) -> dict:
 def run(policy: str, side: str, budget: int, seeds: list[int], num_envs: int, points: int,
         eval_games: int, warm: str = "heuristic", bc_games: int = 4000, bc_epochs: int = 10) -> dict:
     """The whole measurement (see the module docstring), as a JSON-ready dict."""
-    from thermopylae_agents.evaluation.stats import seed_aggregate, wilson_interval
-
     if side not in SIDES:
         raise ValueError(f"--side must be greek or persian, got {side!r}")
     if len(seeds) < 1 or budget < 1 or points < 1 or eval_games < 1 or bc_games < 1 or bc_epochs < 1:
@@ -271,8 +268,6 @@ def compare(a: dict, b: dict) -> str:
 def _across_seeds(row: dict) -> str:
     """IQM of the seeds' final win rates with its stratified bootstrap interval (computed here when an
     older document lacks ``across_seeds``)."""
-    from thermopylae_agents.evaluation.stats import seed_aggregate
-
     agg = row.get("across_seeds") or seed_aggregate([r["final"]["win_rate"] for r in row["runs"]]).summary()
     if agg["iqm_ci95"] is None:
         return f"{agg['iqm']:.2%} (one seed)"

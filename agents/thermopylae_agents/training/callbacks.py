@@ -17,6 +17,7 @@ from typing import Any
 
 import torch as th
 from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback, EvalCallback
+from stable_baselines3.common.logger import HParam, configure
 
 from thermopylae_agents.training.config import Config
 from thermopylae_agents.training.progress import Stage
@@ -259,7 +260,7 @@ def build_callbacks(
             warn=False,  # the native co-op VecEnv records episodes itself; the eval env has no shaping
         )
         if algo == "maskable_ppo":
-            from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+            from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback  # extra: train
 
             evaluation: EvalCallback = MaskableEvalCallback(eval_env, **kwargs)
         else:
@@ -270,8 +271,6 @@ def build_callbacks(
 
 def scalar_writer(folder: Path) -> Any:
     """An SB3 logger writing TensorBoard scalars only (for the warm start and the summary)."""
-    from stable_baselines3.common.logger import configure
-
     return configure(str(folder), ["tensorboard"])
 
 
@@ -292,8 +291,6 @@ def hparam_dict(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 def write_summary(run_dir: Path, hparams: Mapping[str, Any], metrics: Mapping[str, float]) -> None:
     """``tb/summary``: the run's hyperparameters and final numbers (TensorBoard's HPARAMS tab), and the
     same final numbers as scalars."""
-    from stable_baselines3.common.logger import HParam
-
     writer = scalar_writer(run_dir / "tb" / "summary")
     writer.record("hparams", HParam(dict(hparams), dict(metrics)), exclude=("stdout", "log", "json", "csv"))
     for name, value in metrics.items():

@@ -456,7 +456,7 @@ MAX_CONFIG_DEPTH = 32
 def _data_loader() -> type:
     """The YAML loader of configs, made on first use (so that ``thermopylae train --help`` needs no
     PyYAML)."""
-    import yaml
+    import yaml  # extra: train
 
     class _DataLoader(yaml.SafeLoader):
         """YAML's safe loader without aliases: a config is data, and an alias (``*name``) lets a small file
@@ -505,7 +505,7 @@ def load_config(target: str, path: str | os.PathLike[str] | None = None) -> dict
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a UTF-8 text file") from None
-    import yaml
+    import yaml  # extra: train
 
     try:
         data = yaml.load(text, Loader=_data_loader())  # noqa: S506  (a SafeLoader that refuses aliases)
@@ -703,7 +703,7 @@ def check_device(device: Any) -> str:
         raise ValueError(f"device must be a torch device name such as cpu or cuda, got {_short(device)}")
     if device == "auto":
         return device
-    import torch as th
+    import torch as th  # extra: train
 
     try:
         parsed = th.device(device)
@@ -725,9 +725,9 @@ def policy_kwargs(raw: Mapping[str, Any] | None) -> dict[str, Any]:
     """SB3 ``policy_kwargs`` from a config's (checked against
     [`PolicyKwargs`][thermopylae_agents.training.config.PolicyKwargs]): activation and features extractor
     names become classes."""
-    import torch as th
+    import torch as th  # extra: train
 
-    from thermopylae_agents.players.fight_features import CoopFightFeatures
+    from thermopylae_agents.training.fight_features import CoopFightFeatures  # extra: train
 
     PolicyKwargs.parse(raw or {}, "policy_kwargs")
     kwargs = dict(raw or {})

@@ -2,37 +2,37 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
 
+from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.config import VEC_KINDS
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 
-__all__ = ["build_eval_env", "build_vec_env", "eval_env_kwargs", "make_env_fn", "register_envs"]
-
-
-def register_envs() -> None:
-    import thermopylae_env  # noqa: F401  (importing registers the environments)
+__all__ = ["build_eval_env", "build_vec_env", "eval_env_kwargs", "make_env_fn"]
 
 
 def make_env_fn(
     env_id: str, env_kwargs: Mapping[str, Any], wrapper: Callable[[gym.Env], gym.Env] | None = None
 ) -> Callable[[], gym.Env]:
     """A thunk building one Monitor-wrapped environment (what SB3's vectorized envs take)."""
-    from stable_baselines3.common.monitor import Monitor
+    return functools.partial(_monitored_env, env_id, dict(env_kwargs), wrapper)
 
-    kwargs = dict(env_kwargs)
 
-    def thunk() -> gym.Env:
-        register_envs()
-        env = gym.make(env_id, **kwargs)
-        if wrapper is not None:
-            env = wrapper(env)
-        return Monitor(env, info_keywords=("is_success",))
+def _monitored_env(
+    env_id: str, kwargs: dict[str, Any], wrapper: Callable[[gym.Env], gym.Env] | None
+) -> gym.Env:
+    # A function of this module, not a closure: a SubprocVecEnv worker (a fresh interpreter) that unpickles
+    # the thunk imports this module, and with it thermopylae_env, which registers the environments.
+    from stable_baselines3.common.monitor import Monitor  # extra: train
 
-    return thunk
+    env = gym.make(env_id, **kwargs)
+    if wrapper is not None:
+        env = wrapper(env)
+    return Monitor(env, info_keywords=("is_success",))
 
 
 def build_vec_env(
@@ -52,7 +52,7 @@ def build_vec_env(
     stack single environments in this process / in worker processes. Environment ``i`` is seeded with
     ``seed + i``.
     """
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv  # extra: train
 
     if vec not in VEC_KINDS:
         raise ValueError(f"vec must be one of {VEC_KINDS}, got {vec!r}")
@@ -64,7 +64,7 @@ def build_vec_env(
         if env_id in DUEL_SIDES:
             venv = build_duel_native(env_id, env_kwargs, n_envs)
         else:
-            from thermopylae_env.coop.sb3 import CoopSB3VecEnv
+            from thermopylae_env.coop.sb3 import CoopSB3VecEnv  # extra: train
 
             venv = CoopSB3VecEnv(n_envs, **dict(env_kwargs))
     else:
@@ -79,7 +79,7 @@ DUEL_SIDES = {GREEK_ID: "greek", PERSIAN_ID: "persian"}
 
 def build_duel_native(env_id: str, env_kwargs: Mapping[str, Any], n_envs: int):
     """``n_envs`` games of ``env_id``'s side on the native duel engine, as one SB3 ``VecEnv``."""
-    from thermopylae_env.duel.sb3 import DuelSB3VecEnv
+    from thermopylae_env.duel.sb3 import DuelSB3VecEnv  # extra: train
 
     kwargs = dict(env_kwargs)
     kwargs["opponent"] = native_opponent(kwargs.get("opponent", "heuristic"))
@@ -90,9 +90,7 @@ def native_opponent(opponent: Any) -> Any:
     """The duel engine's ``opponent=``: the built-in names as they are; a saved model's path (engines load no
     file) loaded here as a batched player of its most likely legal actions."""
     if isinstance(opponent, str) and opponent not in ("heuristic", "random"):
-        from sb3_contrib import MaskablePPO
-
-        from thermopylae_agents.policies.frozen_policy import FrozenPolicy
+        from sb3_contrib import MaskablePPO  # extra: train
 
         model = MaskablePPO.load(opponent, device="cpu")
         return FrozenPolicy(model, name=opponent, deterministic=True)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import multiprocessing
 import os
 import shlex
 import sys
@@ -38,11 +39,24 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import yaml
 
-from thermopylae_agents.training.config import CONFIG_DIR, MAX_SEED, env_count
-from thermopylae_agents.training.progress import log
+from thermopylae_agents.evaluation.games import play_games
+from thermopylae_agents.evaluation.stats import paired_comparison, wilson_interval
+from thermopylae_agents.players.coop_search import CoopSearchExpert
+from thermopylae_agents.policies.frozen_policy import FrozenPolicy
+from thermopylae_agents.policies.safe_policy import (
+    POLICY_DIR,
+    SHIPPED_ENV_OPTIONS,
+    export_sb3_policy,
+    is_path,
+)
+from thermopylae_agents.policies.sb3_agent import load_model
+from thermopylae_agents.training.config import CONFIG_DIR, MAX_SEED, Config, env_count, resolve_config
+from thermopylae_agents.training.envs import build_vec_env
+from thermopylae_agents.training.progress import Stage, log
 from thermopylae_env import COOP_ID
 
 __all__ = [
@@ -166,8 +180,6 @@ class ExpertIterationConfig:
 
     def make_search(self, game_seed: int, step: int = 0) -> Any:
         """The search that labels decision ``step`` of the deal ``game_seed`` (its own generator)."""
-        from thermopylae_agents.players.coop_search import CoopSearchExpert
-
         return CoopSearchExpert(num_players=self.num_players, rng=label_rng(self.seed, game_seed, step),
                                 **self.search)
 
@@ -241,7 +253,7 @@ class DistillData:
 
     def expert_data(self) -> Any:
         """As [`ExpertData`][thermopylae_agents.training.imitation.ExpertData], what cloning trains on."""
-        from thermopylae_agents.training.imitation import ExpertData
+        from thermopylae_agents.training.imitation import ExpertData  # extra: train
 
         return ExpertData(self.observations, self.masks, self.labels, self.returns, self.games, self.wins)
 
@@ -262,10 +274,6 @@ class DistillData:
 
 def _play_and_label(task: tuple) -> DistillData:
     """Play the deals ``seeds`` and label every state (a worker's entry point)."""
-    import gymnasium as gym
-
-    import thermopylae_env  # noqa: F401 - registers the environments
-
     cfg, actor, seeds, round_, beta = task
     env = gym.make(COOP_ID, num_players=cfg.num_players, disable_env_checker=True).unwrapped
     search = cfg.make_search(0)
@@ -320,8 +328,6 @@ def collect_round(cfg: ExpertIterationConfig, actor: Any, round_: int, progress:
     tasks = [(cfg, actor, seeds[i:i + chunk], round_, beta) for i in range(0, len(seeds), chunk)]
     parts: list[DistillData] = []
     if cfg.workers > 1 and len(tasks) > 1:
-        import multiprocessing
-
         with multiprocessing.get_context("fork").Pool(min(cfg.workers, len(tasks))) as pool:
             for part in pool.imap(_play_and_label, tasks):
                 parts.append(part)
@@ -353,9 +359,7 @@ class Distillation:
 
 def _load_start(cfg: ExpertIterationConfig, progress: bool) -> Any:
     """The start model: a shipped policy's zip, a zip path, or a fresh network cloned from the heuristic."""
-    from thermopylae_agents.policies.safe_policy import POLICY_DIR, SHIPPED_ENV_OPTIONS, is_path
-    from thermopylae_agents.policies.sb3_agent import load_model
-    from thermopylae_agents.training.distribution import speed_up_policy
+    from thermopylae_agents.training.distribution import speed_up_policy  # extra: train
 
     if cfg.start == BC_START:
         return _bc_start(cfg, progress)
@@ -378,10 +382,6 @@ def _load_start(cfg: ExpertIterationConfig, progress: bool) -> Any:
 
 
 def _coop_observation_shape(num_players: int) -> tuple[int, ...]:
-    import gymnasium as gym
-
-    import thermopylae_env  # noqa: F401 - registers the environments
-
     env = gym.make(COOP_ID, num_players=num_players, disable_env_checker=True)
     shape = tuple(env.observation_space.shape)
     env.close()
@@ -389,8 +389,6 @@ def _coop_observation_shape(num_players: int) -> tuple[int, ...]:
 
 
 def _ppo_block(cfg: ExpertIterationConfig, n_envs: int | None = None) -> Any:
-    from thermopylae_agents.training.config import Config, resolve_config
-
     data = resolve_config("coop", cfg.ppo_config_path(), seed=cfg.seed, n_envs=n_envs)
     hp = data[COOP_ID]
     if int((hp.get("env_kwargs") or {}).get("num_players", 1)) != cfg.num_players:
@@ -399,10 +397,8 @@ def _ppo_block(cfg: ExpertIterationConfig, n_envs: int | None = None) -> Any:
 
 
 def _bc_start(cfg: ExpertIterationConfig, progress: bool) -> Any:
-    from thermopylae_agents.training.config import Config
-    from thermopylae_agents.training.envs import build_vec_env
-    from thermopylae_agents.training.imitation import warm_start
-    from thermopylae_agents.training.ppo import build_model
+    from thermopylae_agents.training.imitation import warm_start  # extra: train
+    from thermopylae_agents.training.ppo import build_model  # extra: train
 
     hp = _ppo_block(cfg)
     env_kwargs = hp.plain("env_kwargs", {})
@@ -419,7 +415,7 @@ def setup(cfg: ExpertIterationConfig, out: str | os.PathLike[str] | None = None,
           progress: bool = True) -> Distillation:
     """Check everything, make the run folder (``out``, default ``runs/coop-distill-seedS``), write
     ``config.yaml``, seed torch and load or build the start policy."""
-    from thermopylae_agents.training.runs import default_run_dir, setup_torch, write_yaml
+    from thermopylae_agents.training.runs import default_run_dir, setup_torch, write_yaml  # extra: train
 
     cfg.validate()
     if out is not None and not os.fspath(out).strip():
@@ -437,9 +433,6 @@ def setup(cfg: ExpertIterationConfig, out: str | os.PathLike[str] | None = None,
 
 
 def _evaluate(exp: Distillation, agent: Any, label: str) -> tuple[dict[str, Any], list[bool]]:
-    from thermopylae_agents.evaluation.games import play_games
-    from thermopylae_agents.evaluation.stats import wilson_interval
-
     cfg = exp.cfg
     start = time.perf_counter()
     records = play_games(COOP_ID, agent, cfg.eval_games, cfg.eval_seed,
@@ -453,8 +446,6 @@ def _evaluate(exp: Distillation, agent: Any, label: str) -> tuple[dict[str, Any]
 
 
 def _fine_tune(exp: Distillation) -> int:
-    from thermopylae_agents.training.envs import build_vec_env
-
     cfg, model = exp.cfg, exp.model
     env = build_vec_env(COOP_ID, {"num_players": cfg.num_players}, model.n_envs,
                         cfg.seed * 1_000_003 + len(exp.rounds), "native")
@@ -469,10 +460,7 @@ def _fine_tune(exp: Distillation) -> int:
 
 def learn(exp: Distillation) -> list[dict[str, Any]]:
     """The rounds: play and label, aggregate, clone (and fine-tune), evaluate; returns one dict a round."""
-    from thermopylae_agents.evaluation.stats import paired_comparison
-    from thermopylae_agents.policies.frozen_policy import FrozenPolicy
-    from thermopylae_agents.training.imitation import agreement, behaviour_cloning
-    from thermopylae_agents.training.progress import Stage
+    from thermopylae_agents.training.imitation import agreement, behaviour_cloning  # extra: train
 
     cfg = exp.cfg
     if cfg.eval_games > 0 and exp.start_eval is None:
@@ -514,8 +502,7 @@ def save(exp: Distillation, command: str | None = None) -> dict[str, Any]:
     """``policy.zip`` (SB3, for play and further training), ``policy.json`` + ``policy.safetensors`` (the
     pickle-free export, so that ``RUN/policy.json`` or ``RUN/policy.zip`` is an agent spec),
     ``dataset.npz`` and ``report.json``; returns the report."""
-    from thermopylae_agents.policies.safe_policy import export_sb3_policy
-    from thermopylae_agents.training.runs import save_for_play
+    from thermopylae_agents.training.runs import save_for_play  # extra: train
 
     cfg, run_dir = exp.cfg, exp.run_dir
     zip_path = save_for_play(exp.model, run_dir / "policy.zip")

@@ -27,8 +27,10 @@ games (in worker processes), shows each stage's progress, and writes the curves 
 from __future__ import annotations
 
 import math
+import multiprocessing
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,13 +38,17 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch as th
+from stable_baselines3.common.evaluation import evaluate_policy as evaluate_unmasked
 
+from thermopylae_agents.players.coop_heuristic import CoopHeuristic
+from thermopylae_agents.players.coop_search import CoopSearchExpert
 from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.callbacks import scalar_writer
 from thermopylae_agents.training.config import Config
-from thermopylae_agents.training.envs import make_env_fn, register_envs
+from thermopylae_agents.training.envs import make_env_fn
 from thermopylae_agents.training.progress import Stage, log
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
+from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
 
 __all__ = [
     "ExpertData",
@@ -246,7 +252,7 @@ def behaviour_cloning(
 def is_maskable(policy: Any) -> bool:
     """Whether ``policy`` is sb3-contrib's ``MaskableActorCriticPolicy`` (it samples legal actions only)."""
     try:
-        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy  # extra: train
     except ImportError:  # pragma: no cover - sb3-contrib is part of the train extra
         return False
     return isinstance(policy, MaskableActorCriticPolicy)
@@ -290,16 +296,10 @@ def make_expert(env_id: str, name: str, seed: int = 0) -> Any:
     """The expert player ``name`` for ``env_id``: an [`thermopylae_agents.players.base.Agent`][]."""
     if env_id == COOP_ID:
         if name == "heuristic":
-            from thermopylae_agents.players.coop_heuristic import CoopHeuristic
-
             return CoopHeuristic()
         if name == "search":
-            from thermopylae_agents.players.coop_search import CoopSearchExpert
-
             return CoopSearchExpert(seed=seed)
     elif env_id in (GREEK_ID, PERSIAN_ID) and name == "heuristic":
-        from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
-
         return HeuristicGreek() if env_id == GREEK_ID else HeuristicPersian()
     raise ValueError(
         f"no expert {name!r} for {env_id}: the experts are heuristic (any game) and search (co-op)"
@@ -315,8 +315,6 @@ def _collect_part(
     gamma: float,
     actor: Any = None,
 ):
-
-    register_envs()
     return collect_expert_data(
         make_env_fn(env_id, env_kwargs),
         make_expert(env_id, expert, seed),
@@ -359,9 +357,6 @@ def collect_bc_data(
             if stage is not None:
                 stage.advance(job[3])
     else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             for job, part in zip(jobs, pool.map(_collect_part, *zip(*jobs, strict=True)), strict=True):
                 parts.append(part)
@@ -534,12 +529,10 @@ def policy_win_rate(
 
     The evaluation env has no reward shaping, so an episode's reward is +1 for a win and -1 otherwise.
     """
-    from sb3_contrib import MaskablePPO
+    from sb3_contrib import MaskablePPO  # extra: train
+    from sb3_contrib.common.maskable.evaluation import evaluate_policy as evaluate_masked  # extra: train
 
-    if isinstance(model, MaskablePPO):
-        from sb3_contrib.common.maskable.evaluation import evaluate_policy
-    else:
-        from stable_baselines3.common.evaluation import evaluate_policy
+    evaluate_policy = evaluate_masked if isinstance(model, MaskablePPO) else evaluate_unmasked
     with Stage(description, episodes, "games", bar) as stage:
 
         def count(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:

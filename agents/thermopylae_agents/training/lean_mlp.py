@@ -13,12 +13,12 @@ autograd's.
 The network: the actor's and the critic's hidden layers (``net_arch=dict(pi=[...], vf=[...])``, one
 activation, tanh or ReLU) and their heads. Their first layers read the same input and run as one product.
 Behind the co-op fight-odds features
-([`CoopFightFeatures`][thermopylae_agents.players.fight_features.CoopFightFeatures]) the input is the
+([`CoopFightFeatures`][thermopylae_agents.training.fight_features.CoopFightFeatures]) the input is the
 observation plus 220 odds, each a row of a constant table (``fight_odds_table``) at one of four
 thresholds, times the presence of a slot (0 or 1). Their share of the first layer is therefore, for each
 threshold ``k``, one row of ``odds @ W_k.T`` (the first layer's weights of threshold ``k``'s odds
-columns): [`odds_share`][thermopylae_agents.training.lean_mlp.LeanMLP.odds_share] adds the four rows per
-observation, and the backward pass adds the gradient into the rows it read
+columns), a row of [`odds_tables`][thermopylae_agents.training.lean_mlp.LeanMLP.odds_tables]: the forward pass
+adds the four rows per observation, and the backward pass adds the gradient into the rows it read
 ([`thermopylae_agents.training._lean_kernels`][]). The function is the SB3 policy's; only the order of the
 floating-point sums differs.
 
@@ -35,8 +35,7 @@ import numpy as np
 import torch as th
 from torch import nn
 
-from thermopylae_agents.players.fight_features import CoopFightFeatures
-from thermopylae_agents.players.fight_odds import (
+from thermopylae_agents.policies.fight_odds import (
     MARKER_3,
     MARKER_6,
     MAX_THRESHOLD,
@@ -50,6 +49,7 @@ from thermopylae_agents.players.fight_odds import (
     numpy_odds,
 )
 from thermopylae_agents.training._lean_kernels import add_rows, gather_rows, odds_rows
+from thermopylae_agents.training.fight_features import CoopFightFeatures
 from thermopylae_env.coop.state import MAX_DICE
 
 __all__ = ["PRECISIONS", "LeanMLP", "Loss", "ppo_gradients"]

@@ -10,7 +10,7 @@ docstring the flag's help, parsed with `tyro` by [`thermopylae_agents.cli.ppo_na
 checks the values), the actor-critic, the rollout on the native vector env, generalized advantage
 estimation, the clipped PPO update, a greedy evaluation on fixed deals and the videos. No
 Stable-Baselines3: torch, NumPy, Gymnasium and the env engine; the co-op fight odds are NumPy tables
-(`thermopylae_agents.players.fight_odds`).
+(`thermopylae_agents.policies.fight_odds`).
 
 Environments (``--env-id``): ``thermopylae/Coop-v0`` on ``thermopylae_env.coop.vector.CoopVectorEnv``,
 ``thermopylae/DuelGreek-v0`` and ``thermopylae/DuelPersian-v0`` on ``thermopylae_env.duel.vector``'s
@@ -25,7 +25,7 @@ row, whatever the env's autoreset mode gives for a finished game waiting for its
 
 The co-op network is the shipped co-op recipe's (``agents/thermopylae_agents/configs/coop.yaml``) without
 the behaviour-cloning warm start: the observation plus the exact fight odds
-([`FightFeatures`][thermopylae_agents.players.fight_torch.FightFeatures], the computation the SB3 extractor
+([`FightFeatures`][thermopylae_agents.training.fight_torch.FightFeatures], the computation the SB3 extractor
 ``CoopFightFeatures`` calls too), an actor MLP [128, 128] and a critic
 MLP [64, 64] (tanh), 256 games x 64 steps per rollout, 2 epochs of 4 minibatches. So its steps per second
 compare with SB3's MaskablePPO on the same recipe (``benchmarks/ppo_speed.py``). The duel's network sees
@@ -65,7 +65,7 @@ import torch  # torch and tensorboard: the train extra (the console script names
 import torch.nn as nn
 from torch.utils.tensorboard import SummaryWriter
 
-from thermopylae_agents.players.fight_torch import FightFeatures
+from thermopylae_agents.training.fight_torch import FightFeatures
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 from thermopylae_env.coop.vector import CoopVectorEnv
 from thermopylae_env.duel.vector import DuelGreekVectorEnv, DuelPersianVectorEnv
@@ -307,7 +307,7 @@ def train(args: Args) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
     tracker = None
     if args.track:
-        import wandb
+        import wandb  # extra: none
 
         # monitor_gym (CleanRL's) is left out: wandb's gym hook patches the video recorder of Gymnasium
         # before 1.0; the videos are logged below instead.

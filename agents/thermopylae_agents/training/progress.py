@@ -128,8 +128,14 @@ class Stage:
 
 def _rich_bar(description: str, total: int, unit: str) -> tuple[Any, Any]:
     """A started rich bar on standard error (cleared when it stops) and its task."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.console import Console  # extra: train
+    from rich.progress import (  # extra: train
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit),
                         TextColumn("left"), TimeRemainingColumn(), console=Console(file=sys.stderr),

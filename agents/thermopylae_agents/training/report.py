@@ -18,7 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from thermopylae_agents.evaluation.games import play_games
+from thermopylae_agents.evaluation.stats import paired_comparison, wilson_interval
 from thermopylae_agents.policies.frozen_policy import FrozenPolicy
+from thermopylae_agents.policies.sb3_agent import load_model
 from thermopylae_agents.training.config import ENV_IDS, Config
 from thermopylae_agents.training.envs import eval_env_kwargs
 from thermopylae_agents.training.progress import Stage, format_seconds, log
@@ -47,8 +50,6 @@ def _play(
     opponent: Any = None,
 ) -> list[Any]:
     """The records of ``games`` paired games of one player (game ``i`` on deal ``base_seed + i``)."""
-    from thermopylae_agents.evaluation.games import play_games
-
     versus = (
         f" against the {opponent if isinstance(opponent, str) else 'PPO'} " if opponent is not None else " "
     )
@@ -66,8 +67,6 @@ def _play(
 
 
 def _row(records: Sequence[Any], agent: str, opponent: str | None = None) -> dict[str, Any]:
-    from thermopylae_agents.evaluation.stats import wilson_interval
-
     games, wins = len(records), sum(bool(r.won) for r in records)
     low, high = wilson_interval(wins, games)
     return {
@@ -85,8 +84,6 @@ def _row(records: Sequence[Any], agent: str, opponent: str | None = None) -> dic
 def _search_deals(records: Mapping[str, list], games: int) -> dict[str, Any]:
     """Every co-op player's wins on the first ``games`` deals, the ones the slow search expert played too:
     a paired comparison with the search expert, however few its games."""
-    from thermopylae_agents.evaluation.stats import wilson_interval
-
     paired: dict[str, Any] = {"games": games}
     for name in ("search", "ppo", "heuristic"):
         wins = sum(r.won for r in records[name][:games])
@@ -99,8 +96,6 @@ def _paired(records: Mapping[str, list], pairs: Sequence[tuple[str, str]], games
             opponent: str | None = None) -> list[dict[str, Any]]:
     """McNemar's exact test and the paired win-rate difference for each pair of players, on the deals
     both played (the first ``games`` when given)."""
-    from thermopylae_agents.evaluation.stats import paired_comparison
-
     out = []
     for a, b in pairs:
         if a in records and b in records:
@@ -117,8 +112,6 @@ def evaluate_against_baselines(
 
     ``beats_heuristic`` is true when PPO's interval lies wholly above the heuristic's on the same games.
     """
-    from thermopylae_agents.policies.sb3_agent import load_model
-
     episodes = int(rep.get("episodes", 1000))
     base_seed = 20_000_000 + seed * 100_000  # deals no training or BC game used
     env_id = ENV_IDS[target]
@@ -226,14 +219,11 @@ def cross_play_report(
     """Cross-play of the self-play policies and the hand-written and random players (Greek win rates).
 
     The policies play through their NumPy copies (``fast:``), the same moves as the saved models."""
-    from thermopylae_agents.evaluation.stats import wilson_interval
-
     base_seed = 30_000_000 + seed * 100_000
     start = time.perf_counter()
     greeks = [(f"fast:{greek}", "selfplay"), ("heuristic", "heuristic"), ("random", "random")]
     persians = [(f"fast:{persian}", "selfplay"), ("heuristic", "heuristic"), ("random", "random")]
     matrix: dict[str, dict[str, dict[str, Any]]] = {}
-    from thermopylae_agents.evaluation.games import play_games
 
     with Stage("report: cross-play", len(greeks) * len(persians) * episodes, "games", bar) as stage:
         for persian_spec, p in persians:

@@ -24,11 +24,14 @@ import numpy as np
 import torch as th  # noqa: F401  (configure_torch sets the threads of an imported torch)
 import yaml
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.utils import set_random_seed
 
-from thermopylae_agents.players.kernels import PINNED, kernel_settings
+from thermopylae_agents.policies.registry import make_agent
 from thermopylae_agents.training.callbacks import LearnProgress, save_atomically
 from thermopylae_agents.training.config import Config, env_ids_of, resolve_config
 from thermopylae_agents.training.fast_ppo import measure_threads
+from thermopylae_agents.training.imitation import make_expert
+from thermopylae_agents.training.kernels import PINNED, kernel_settings
 from thermopylae_agents.training.progress import format_seconds, log
 from thermopylae_env import COOP_ID
 from thermopylae_env.threads import configure_torch, free_threads
@@ -70,8 +73,6 @@ def setup_torch(seed: int) -> None:
     """One torch thread and every generator seeded: what a run does before building anything (the
     learner's own thread count is set once its model exists, by
     [`set_learner_threads`][thermopylae_agents.training.runs.set_learner_threads])."""
-    from stable_baselines3.common.utils import set_random_seed
-
     configure_torch(1)
     set_random_seed(seed)
 
@@ -169,9 +170,6 @@ def model_zip_problem(path: Path) -> str | None:
 def check_players(data: dict[str, Any], target: str) -> None:
     """Refuse a malformed expert, report player or duel opponent of a resolved config (one clear error),
     before anything is written or trained."""
-    from thermopylae_agents.policies.registry import make_agent
-    from thermopylae_agents.training.imitation import make_expert
-
     for env_id in env_ids_of(target):
         hp = data[env_id]
         bc = hp.get("bc") or {}

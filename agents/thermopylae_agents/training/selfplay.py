@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv
 
 from thermopylae_agents.policies.frozen_policy import FrozenPolicy
 from thermopylae_agents.training.callbacks import (
@@ -31,7 +34,7 @@ from thermopylae_agents.training.callbacks import (
     write_summary,
 )
 from thermopylae_agents.training.config import env_count
-from thermopylae_agents.training.envs import eval_env_kwargs, make_env_fn, register_envs
+from thermopylae_agents.training.envs import eval_env_kwargs, make_env_fn
 from thermopylae_agents.training.imitation import warm_start
 from thermopylae_agents.training.ppo import algo_class, build_model, load_model, mark_model_keys_read
 from thermopylae_agents.training.progress import log
@@ -44,6 +47,8 @@ from thermopylae_agents.training.runs import (
     setup_experiment,
 )
 from thermopylae_env import GREEK_ID, PERSIAN_ID
+from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
+from thermopylae_env.duel.sb3 import DuelSB3VecEnv
 from thermopylae_env.threads import configure_torch
 
 __all__ = [
@@ -249,12 +254,9 @@ class ResampleOpponent(gym.Wrapper):
 
 
 def _pool_env_fn(env_id: str, env_kwargs: Mapping[str, Any], pool: OpponentPool) -> Callable[[], gym.Env]:
-    from stable_baselines3.common.monitor import Monitor
-
     kwargs = {k: v for k, v in env_kwargs.items() if k != "opponent"}
 
     def thunk() -> gym.Env:
-        register_envs()
         opponent = PoolOpponent(pool)
         env = ResampleOpponent(gym.make(env_id, opponent=opponent, **kwargs), opponent)
         return Monitor(env, info_keywords=("is_success",))
@@ -263,8 +265,6 @@ def _pool_env_fn(env_id: str, env_kwargs: Mapping[str, Any], pool: OpponentPool)
 
 
 def _completed_generations(snap_dir: os.PathLike[str] | str) -> int:
-    from pathlib import Path
-
     done = 0
     while all((Path(snap_dir) / f"{side}_gen{done + 1}.zip").is_file() for side, _ in SIDES):
         done += 1
@@ -273,13 +273,9 @@ def _completed_generations(snap_dir: os.PathLike[str] | str) -> int:
 
 def _side_envs(exp, side: str, env_id: str, pool: Any, n: int, vec: str):
     """The training env of one side (opponents from ``pool``) and its evaluation env (the heuristic)."""
-    from stable_baselines3.common.vec_env import DummyVecEnv
-
     env_kwargs = exp.cfg[env_id].plain("env_kwargs", {})
     eval_kwargs = dict(eval_env_kwargs(env_kwargs), opponent="heuristic")
     if vec == "native":
-        from thermopylae_env.duel.sb3 import DuelSB3VecEnv
-
         kwargs = {k: v for k, v in env_kwargs.items() if k != "opponent"}
         env = DuelSB3VecEnv(n, side=side, opponent="heuristic", **kwargs)
         eval_env = DuelSB3VecEnv(min(32, n), side=side, **eval_kwargs)
@@ -344,7 +340,6 @@ def _make_pools(sp: Any, vec: str) -> dict[str, Any]:
             "prior_games": float(sp.get("pfsp_prior_games", 2.0)),
         }
         return {"greek": PFSPPool(**kwargs), "persian": PFSPPool(**kwargs)}
-    from thermopylae_env.duel.opponents import HeuristicGreek, HeuristicPersian
 
     args = (
         float(sp.get("latest_prob", 0.4)),
@@ -391,8 +386,6 @@ def train_selfplay(
     in the fixed one (``vec: dummy``). Models and snapshots are saved per generation in
     ``snapshots/``; ``resume`` (the run folder) continues after the last completed generation.
     """
-    from pathlib import Path
-
     resume_dir = None
     if resume is not None:
         resume_dir = Path(resume)

@@ -8,23 +8,20 @@ API (every body is a JSON object sent as ``Content-Type: application/json``; eve
 A state-changing request (POST, PUT, PATCH, DELETE) is answered only when it comes from the app's own
 origin or from no web page at all (see [`create_app`][thermopylae_agents.web.app.create_app]):
 
-=======================================  =============================================================
-``GET  /api/options``                    the agent specs each game offers, the records of the command line
-``GET  /api/status``                     ``{"search": state}``: whether the search's compiled code is ready
-                                         (``cold``, ``warming``, ``ready`` or ``failed``)
-``POST /api/games``                      ``{"game": "coop", "seats": [...], "seed"?}`` or
-                                         ``{"game": "duel", "greek": ..., "persian": ..., "seed"?}``
-                                         (each side ``"human"`` or an agent; ``{"side": ..., "opponent":
-                                         ...}`` is a person against an agent)
-``GET  /api/games/ID``                   the position (table, legal actions, fight odds, log)
-``POST /api/games/ID/action``            ``{"action": index}``: the person to move plays
-``POST /api/games/ID/advance``           the agent to move plays one move (the page times the calls)
-``POST /api/games/ID/hint``              ``{"agent": spec}``: what that agent would do here
-``GET  /api/games/ID/record``            the game record so far (``.jsonl``, as ``--record`` writes)
-``DELETE /api/games/ID``                 free the game now
-``POST /api/replays``                    ``{"text": record, "name"?}`` (an upload) or ``{"listed": k}``
-``GET  /api/replays/ID?step=K``          moment ``K`` of the replay (0: the deal)
-=======================================  =============================================================
+* ``GET /api/options``: the agent specs each game offers, the records of the command line;
+* ``GET /api/status``: ``{"search": state}``, whether the search's compiled code is ready (``cold``,
+  ``warming``, ``ready`` or ``failed``);
+* ``POST /api/games``: ``{"game": "coop", "seats": [...], "seed"?}`` or ``{"game": "duel", "greek": ...,
+  "persian": ..., "seed"?}`` (each side ``"human"`` or an agent; ``{"side": ..., "opponent": ...}`` is a
+  person against an agent);
+* ``GET /api/games/ID``: the position (table, legal actions, fight odds, log);
+* ``POST /api/games/ID/action``: ``{"action": index}``, the person to move plays;
+* ``POST /api/games/ID/advance``: the agent to move plays one move (the page times the calls);
+* ``POST /api/games/ID/hint``: ``{"agent": spec}``, what that agent would do here;
+* ``GET /api/games/ID/record``: the game record so far (``.jsonl``, as ``--record`` writes);
+* ``DELETE /api/games/ID``: free the game now;
+* ``POST /api/replays``: ``{"text": record, "name"?}`` (an upload) or ``{"listed": k}``;
+* ``GET /api/replays/ID?step=K``: moment ``K`` of the replay (0: the deal).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import numpy as np
 
 from thermopylae_agents.evaluation.labels import coop_action_label, duel_action_label, duel_card_text
 from thermopylae_agents.players.coop_search import CoopSearchExpert, SearchEstimate
-from thermopylae_agents.players.fight_odds import dice_tail_table
+from thermopylae_agents.policies.fight_odds import dice_tail_table
 from thermopylae_env.cards import PERSIAN_DECK_SIZE
 from thermopylae_env.coop.layout import (
     DECLINE,

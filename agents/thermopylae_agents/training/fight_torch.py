@@ -1,8 +1,8 @@
 """The co-op fight features in torch, without Stable-Baselines3: the observation plus the exact dice odds
 of every fight against the current line (220 numbers; see
-[`CoopFightFeatures`][thermopylae_agents.players.fight_features.CoopFightFeatures] for what they are).
+[`CoopFightFeatures`][thermopylae_agents.training.fight_features.CoopFightFeatures] for what they are).
 
-[`fight_features`][thermopylae_agents.players.fight_torch.fight_features] is the one computation: the
+[`fight_features`][thermopylae_agents.training.fight_torch.fight_features] is the one computation: the
 SB3 features extractor and the single-file PPO's network both call it, so the two read the same
 features bit for bit.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from thermopylae_agents.players.fight_odds import (
+from thermopylae_agents.policies.fight_odds import (
     MARKER_3,
     MARKER_6,
     MAX_THRESHOLD,
@@ -44,7 +44,7 @@ def fight_features(obs: torch.Tensor, odds: torch.Tensor, slot_values: torch.Ten
 
 
 class FightFeatures(nn.Module):
-    """[`fight_features`][thermopylae_agents.players.fight_torch.fight_features] as a module with its
+    """[`fight_features`][thermopylae_agents.training.fight_torch.fight_features] as a module with its
     constant tables (not saved in a state dict: they are rebuilt here)."""
 
     def __init__(self, obs_size: int) -> None:

@@ -7,7 +7,7 @@ paths (what every x86-64 CPU of the last decade runs) makes the floating-point w
 OpenBLAS also gets one thread, for speed (its matrices here are small).
 
 The settings are environment variables that the libraries read once, when first used:
-[`pin_kernels`][thermopylae_agents.players.kernels.pin_kernels] must run before NumPy and torch are imported
+[`pin_kernels`][thermopylae_agents.training.kernels.pin_kernels] must run before NumPy and torch are imported
 (``scripts/train.py`` calls it first). A variable the user has set is left as it is.
 """
 
@@ -28,7 +28,7 @@ PINNED = {
 
 
 def pin_kernels() -> dict[str, str]:
-    """Set the variables of [`PINNED`][thermopylae_agents.players.kernels.PINNED] that are not set yet;
+    """Set the variables of [`PINNED`][thermopylae_agents.training.kernels.PINNED] that are not set yet;
     returns the values now in force."""
     for name, value in PINNED.items():
         os.environ.setdefault(name, value)
@@ -37,10 +37,10 @@ def pin_kernels() -> dict[str, str]:
 
 def kernel_settings() -> dict[str, str]:
     """The kernel choice of this process: the variables of
-    [`PINNED`][thermopylae_agents.players.kernels.PINNED] and torch's capability in use."""
+    [`PINNED`][thermopylae_agents.training.kernels.PINNED] and torch's capability in use."""
     settings = {name: os.environ.get(name, "") for name in PINNED}
     try:
-        import torch
+        import torch  # extra: train
 
         settings["torch_cpu_capability"] = str(torch.backends.cpu.get_cpu_capability())
     except ImportError:  # pragma: no cover - torch is part of the train extra

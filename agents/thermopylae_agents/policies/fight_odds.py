@@ -1,8 +1,8 @@
 """The co-op fight odds in NumPy: the exact dice odds of every fight against the line, read off the
-observation ([`coop_fight_features`][thermopylae_agents.players.fight_odds.coop_fight_features]), without
+observation ([`coop_fight_features`][thermopylae_agents.policies.fight_odds.coop_fight_features]), without
 torch.
 
-[`thermopylae_agents.players.fight_features.CoopFightFeatures`][] (the torch features extractor of the
+[`thermopylae_agents.training.fight_features.CoopFightFeatures`][] (the torch features extractor of the
 co-op PPO recipe) computes the same vector from these tables; the pickle-free policies
 ([`thermopylae_agents.policies.safe_policy`][], [`thermopylae_agents.policies.frozen_policy`][]) use this
 module, so that playing them imports neither torch nor SB3.
@@ -72,7 +72,7 @@ def fight_odds_table() -> np.ndarray:
     """``table[location * 91 + t + 30, (v - 10) * 5 + s]`` = P(``v`` + ``min(s + location, 5)`` dice
     >= ``t``) for locations 0..5 (dice from the marker), thresholds ``-30 <= t <= 60``, card values
     ``v`` 10..20 and support counts ``s`` 0..4: float32 (546, 55), entries of
-    [`dice_tail_table`][thermopylae_agents.players.fight_odds.dice_tail_table]."""
+    [`dice_tail_table`][thermopylae_agents.policies.fight_odds.dice_tail_table]."""
     tail = dice_tail_table()
     locations = np.arange(_MAX_DICE + 1)
     dice = np.minimum(np.arange(_NUM_SUPPORT + 1)[None, :] + locations[:, None], _MAX_DICE)  # (L, S)
@@ -83,7 +83,7 @@ def fight_odds_table() -> np.ndarray:
 
 
 def fight_rows(location: Any, w1: Any, r1: Any, w2: Any, r2: Any, lib: Any) -> Any:
-    """Rows of [`fight_odds_table`][thermopylae_agents.players.fight_odds.fight_odds_table] for the four
+    """Rows of [`fight_odds_table`][thermopylae_agents.policies.fight_odds.fight_odds_table] for the four
     thresholds of each observation, (B, 4)."""
     thresholds = lib.stack([w1, r1, lib.maximum(w1, w2), lib.maximum(w1, r2)], 1)
     return location[:, None] * _NUM_THRESHOLDS + thresholds - MIN_THRESHOLD

@@ -1,7 +1,7 @@
 """The co-op fight features: the observation plus the exact dice odds of every fight against the line.
 
 The torch features extractor of the co-op PPO recipe (``policy_kwargs.features_extractor: coop_fight``);
-the same vector in NumPy is [`thermopylae_agents.players.fight_odds.coop_fight_features`][]. Saved models
+the same vector in NumPy is [`thermopylae_agents.policies.fight_odds.coop_fight_features`][]. Saved models
 name ``thermopylae_agents.training.CoopFightFeatures`` or
 ``thermopylae_agents.fight_features.CoopFightFeatures`` in their pickles; both names resolve to this class
 ([`thermopylae_agents.training`][] and the module ``thermopylae_agents.fight_features``).
@@ -10,11 +10,10 @@ name ``thermopylae_agents.training.CoopFightFeatures`` or
 from __future__ import annotations
 
 import gymnasium as gym
-import numpy as np
 import torch as th
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
-from thermopylae_agents.players.fight_odds import (
+from thermopylae_agents.policies.fight_odds import (
     CARD_VALUES,
     NUM_ODDS,
     SLOT_VALUES,
@@ -22,10 +21,11 @@ from thermopylae_agents.players.fight_odds import (
     dice_tail_table,
     numpy_odds,
 )
-from thermopylae_agents.players.fight_torch import fight_features
+from thermopylae_agents.training.fight_torch import fight_features
 from thermopylae_env.coop.layout import NUM_SUPPORT
 
 __all__ = ["CoopFightFeatures"]
+
 
 class CoopFightFeatures(BaseFeaturesExtractor):
     """The co-op observation plus the exact odds of every fight against the current line.
@@ -40,7 +40,7 @@ class CoopFightFeatures(BaseFeaturesExtractor):
     ``numpy_features`` computes the same vector without torch (fast single-game inference).
 
     How: the 55 odds of one threshold are one row of
-    [`fight_odds_table`][thermopylae_agents.players.fight_odds.fight_odds_table] (a constant), so a batch
+    [`fight_odds_table`][thermopylae_agents.policies.fight_odds.fight_odds_table] (a constant), so a batch
     costs four row lookups per observation instead of 220 gathers with index tensors (the numbers are the
     same, bit for bit). The buffers ``tail``, ``values`` and ``supports`` of the first version are kept so
     that saved models load unchanged.
@@ -59,8 +59,8 @@ class CoopFightFeatures(BaseFeaturesExtractor):
     def forward(self, observations: th.Tensor) -> th.Tensor:
         return fight_features(observations.float(), self.odds, self.slot_values)
 
-    @staticmethod
-    def numpy_features(observation: np.ndarray) -> np.ndarray:
-        """The same features for one observation (115,) or a batch (B, 115), in NumPy
-        ([`thermopylae_agents.players.fight_odds.coop_fight_features`][])."""
-        return coop_fight_features(observation)
+    #: The same features for one observation (115,) or a batch (B, 115), in NumPy: the function itself,
+    #: [`coop_fight_features`][thermopylae_agents.policies.fight_odds.coop_fight_features], by which the
+    #: policies' NumPy copies recognise this extractor without importing the training code
+    #: ([`thermopylae_agents.policies.frozen_policy.numpy_features`][]).
+    numpy_features = staticmethod(coop_fight_features)
