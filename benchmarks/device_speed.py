@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rollouts", type=int, default=5, help="timed rollouts per learner row")
     parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "device_speed.json")
     args = parser.parse_args(argv)
-    from thermopylae_agents.players.kernels import pin_kernels
+    from thermopylae_agents.training.kernels import pin_kernels
 
     pin_kernels()
     from thermopylae_env.threads import configure_environment

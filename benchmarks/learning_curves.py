@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "learning_curves.json")
     parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "images" / "learning_curves.png")
     args = parser.parse_args(argv)
-    from thermopylae_agents.players.kernels import pin_kernels
+    from thermopylae_agents.training.kernels import pin_kernels
 
     pin_kernels()
     from thermopylae_env.threads import configure_environment

@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rollouts < 1 or args.repeats < 1:
         parser.error("--rollouts and --repeats must be at least 1")
-    from thermopylae_agents.players.kernels import pin_kernels
+    from thermopylae_agents.training.kernels import pin_kernels
 
     pin_kernels()  # before torch and NumPy load, as scripts/train.py does
     from thermopylae_env.threads import configure_environment
