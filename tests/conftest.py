@@ -1,12 +1,17 @@
-"""Shared test fakes and helpers: one scripted chance source for both co-op engines and snapshots of the
-vector engine's arrays (for the "a refused call changes nothing" checks); under pytest-xdist, one numba
-compile at a time across the workers."""
+"""Shared test fakes and helpers: one scripted chance source for both co-op engines, snapshots of the
+vector engine's arrays (for the "a refused call changes nothing" checks), a walk through random games of an
+env; under pytest-xdist, one numba compile at a time across the workers.
+
+This is the suite's only conftest.py: tests import its helpers as ``from conftest import ...`` from every
+folder (pytest's prepend import mode puts tests/ on ``sys.path``), and a conftest.py in a sub-folder would
+take the module name ``conftest`` from this one (tests/integration/test_layout.py holds that rule)."""
 
 from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -74,6 +79,22 @@ def assert_same_snapshot(a: dict[str, np.ndarray], b: dict[str, np.ndarray], whe
 def assert_same_engines(a: object, b: object, where: str = "") -> None:
     """Two vector engines hold the same arrays."""
     assert_same_snapshot(engine_snapshot(a), engine_snapshot(b), where)
+
+
+def visit_states(env: Any, games: int, seed: int, check: Callable[[np.ndarray, np.ndarray], None]) -> int:
+    """Walk ``games`` random games of ``env`` and call ``check(obs, mask)`` at every decision."""
+    rng = np.random.default_rng(seed)
+    visited = 0
+    for game in range(games):
+        obs, info = env.reset(seed=seed + game)
+        done = False
+        while not done:
+            mask = info["action_mask"].astype(bool)
+            check(obs, mask)
+            visited += 1
+            obs, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+            done = terminated or truncated
+    return visited
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -150,7 +150,7 @@ def test_numba_kernel_equals_the_python_solver_on_mid_game_states(seed, cards_le
 def test_numba_kernel_reproduces_the_recorded_bound_of_a_whole_deal():
     """Deal 1 of ``benchmarks/coop_bound.jsonl`` was computed by the first kernel (without pruning)."""
     pytest.importorskip("numba")
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "coop_bound.jsonl"
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "coop_bound.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     recorded = next(r for r in rows if r["deal"] == 1 and r["config"]["mode"] == "expect")
     solver = DeckClairvoyantSolver(CoopGame(), backend="numba")

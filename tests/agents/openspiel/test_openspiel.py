@@ -41,7 +41,7 @@ from thermopylae_env.duel.layout import (  # noqa: E402
 from thermopylae_env.duel.layout import NUM_ACTIONS as DUEL_ACTIONS  # noqa: E402
 from thermopylae_env.duel.rules import DuelGame, Phase  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 COOP = "python_thermopylae_coop"
 DUEL = "python_thermopylae_duel"
 # Every game the module offers: each co-op team size and each duel member.
