@@ -85,7 +85,7 @@ def test_tests_live_in_the_folders_of_the_code_they_check_with_unique_names() ->
     tests = sorted(TESTS.rglob("test_*.py"))
     folders = {p.parent.relative_to(TESTS).as_posix() for p in tests}
     assert {f for f in folders if not f.startswith("agents/")} == {
-        "env", "env/coop", "env/duel", "training", "integration"}
+        "env", "env/coop", "env/duel", "integration"}
     stems = [p.stem for p in tests]
     assert len(stems) == len(set(stems)), "test module names must stay unique (pytest's prepend imports)"
     assert [p.name for p in TESTS.glob("*.py")] == ["conftest.py"]
