@@ -1,6 +1,6 @@
 """Shared test fakes and helpers: one scripted chance source for both co-op engines, snapshots of the
 vector engine's arrays (for the "a refused call changes nothing" checks), a walk through random games of an
-env; under pytest-xdist, one numba compile at a time across the workers.
+env; under pytest-xdist, one numba compile per package of kernels at a time across the workers.
 
 This is the suite's only conftest.py: tests import its helpers as ``from conftest import ...`` from every
 folder (pytest's prepend import mode puts tests/ on ``sys.path``), and a conftest.py in a sub-folder would
@@ -97,12 +97,22 @@ def visit_states(env: Any, games: int, seed: int, check: Callable[[np.ndarray, n
     return visited
 
 
+def compile_lock_name(module: str) -> str:
+    """The lock a numba kernel of ``module`` compiles under: one per package (``thermopylae_env.coop``,
+    ``thermopylae_agents.players``, ...), since a kernel's compile also compiles the kernels it calls, which
+    live in its own module or a sibling (the co-op search's observations call its kernel, the team bound
+    calls the one-seat bound)."""
+    return "numba-compile-" + (module.rpartition(".")[0] or module or "kernels") + ".lock"
+
+
 @pytest.fixture(scope="session", autouse=True)
-def one_numba_compile_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def one_numba_compile_per_package_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Under pytest-xdist (scripts/test.sh runs two workers), a worker compiles a numba kernel only while it
-    holds a lock shared by the workers. A kernel that both workers need is then compiled once: the second
-    worker waits, then loads it from numba's cache (``cache=True``) instead of compiling it again at the same
-    time, which on a fresh clone would spend both cores on the same compile."""
+    holds a lock shared by the workers, one lock per package of kernels. A kernel that both workers need is
+    then compiled once: the second worker waits, then loads it from numba's cache (``cache=True``) instead
+    of compiling it again at the same time, which on a fresh clone would spend both cores on the same
+    compile. Kernels of different packages (the co-op engine's and the duel's, say) compile at the same
+    time, so that neither worker waits for a compile it does not need."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
         yield
         return
@@ -112,14 +122,15 @@ def one_numba_compile_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Ite
         yield
         return
     # Each worker's base temp is popen-gwN inside the run's shared directory.
-    lock_path = tmp_path_factory.getbasetemp().parent / "numba-compile.lock"
+    lock_folder = tmp_path_factory.getbasetemp().parent
     compile_one = Dispatcher.compile
-    held = [0]  # a kernel's compile compiles the kernels it calls: only the outermost takes the lock
+    held = [0]  # a kernel's compile compiles the kernels it calls: only the outermost takes a lock
 
     def locked_compile(self: Dispatcher, sig: object) -> object:
         if held[0]:
             return compile_one(self, sig)
-        with open(lock_path, "a") as lock:
+        module = getattr(self.py_func, "__module__", None) or ""
+        with open(lock_folder / compile_lock_name(module), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             held[0] += 1
             try:
