@@ -52,14 +52,22 @@ def late_state(game: CoopGame, seed: int, cards_left: int, support: int) -> Coop
 
 
 def _backends(num_players: int) -> list[str]:
-    """The solver backends that play this team size here (numba: every team size, when installed)."""
+    """The solver backends that play this team size in the default run: the Python solver, and the compiled
+    kernel of one seat when numba is installed. The team kernel (2 to 4 seats) is compiled by the slow run
+    only, as in test_coop_bound_team.py: its compile costs more than the rest of this file, and the checks
+    marked slow below hold it to the same references."""
     backends = ["python"]
+    if num_players == 1 and _numba_installed():
+        backends.append("numba")
+    return backends
+
+
+def _numba_installed() -> bool:
     try:
         import numba  # noqa: F401
     except ImportError:
-        return backends
-    backends.append("numba")
-    return backends
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------- dice
@@ -124,6 +132,18 @@ def test_solver_equals_plain_engine_brute_force_on_late_states(num_players, seed
             assert got == pytest.approx(exact, abs=1e-12)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(6))
+def test_team_kernel_equals_plain_engine_brute_force_on_late_states(seed):
+    pytest.importorskip("numba")
+    game = CoopGame(2)
+    state = late_state(game, seed, cards_left=3, support=1)
+    for mode in ("expect", "lucky"):
+        exact = engine_value(game, state, mode)
+        got = DeckClairvoyantSolver(game, mode, backend="numba").value(state)
+        assert got == pytest.approx(exact, abs=1e-12)
+
+
 @pytest.mark.parametrize("num_players", [1, 3])
 @pytest.mark.parametrize("seed", range(3))
 def test_solver_equals_memoized_engine_recursion_on_bigger_states(num_players, seed):
@@ -132,6 +152,16 @@ def test_solver_equals_memoized_engine_recursion_on_bigger_states(num_players, s
     exact = engine_value(game, state, "expect", memo={})
     for backend in _backends(num_players):
         assert DeckClairvoyantSolver(game, backend=backend).value(state) == pytest.approx(exact, abs=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(3))
+def test_team_kernel_equals_memoized_engine_recursion_on_bigger_states(seed):
+    pytest.importorskip("numba")
+    game = CoopGame(3)
+    state = late_state(game, 100 + seed, cards_left=6, support=2)
+    exact = engine_value(game, state, "expect", memo={})
+    assert DeckClairvoyantSolver(game, backend="numba").value(state) == pytest.approx(exact, abs=1e-12)
 
 
 @pytest.mark.parametrize("seed,cards_left",
@@ -281,9 +311,11 @@ def test_solver_rejects_an_unknown_mode_and_a_state_inside_an_action():
         DeckClairvoyantSolver(game).value(state)
 
 
-@pytest.mark.parametrize("num_players", [1, 3])
-@pytest.mark.parametrize("backend", _backends(1))
+@pytest.mark.parametrize(("backend", "num_players"), [  # numba with 3 seats is the team kernel: slow
+    ("python", 1), ("python", 3), ("numba", 1), pytest.param("numba", 3, marks=pytest.mark.slow)])
 def test_solver_memo_limit_raises_memory_error(backend, num_players):
+    if backend == "numba":
+        pytest.importorskip("numba")
     game = CoopGame(num_players)
     with pytest.raises(MemoryError, match="memo"):
         DeckClairvoyantSolver(game, max_states=10, backend=backend).solve(*deal_orders(0, num_players))
