@@ -1,6 +1,7 @@
 """Shared test fakes and helpers: one scripted chance source for both co-op engines, snapshots of the
 vector engine's arrays (for the "a refused call changes nothing" checks), a walk through random games of an
-env; under pytest-xdist, one numba compile per package of kernels at a time across the workers.
+env; under pytest-xdist, one numba compile per package of kernels at a time across the workers, and each
+worker's torch and OpenBLAS threads on its share of the CPUs.
 
 This is the suite's only conftest.py: tests import its helpers as ``from conftest import ...`` from every
 folder (pytest's prepend import mode puts tests/ on ``sys.path``), and a conftest.py in a sub-folder would
@@ -142,6 +143,32 @@ def one_numba_compile_per_package_at_a_time(tmp_path_factory: pytest.TempPathFac
     Dispatcher.compile = locked_compile
     yield
     Dispatcher.compile = compile_one
+
+
+@pytest.fixture(scope="session", autouse=True)
+def threads_shared_among_the_workers() -> Iterator[None]:
+    """Under pytest-xdist, each worker's torch and OpenBLAS (NumPy's matrix products) run on its share of
+    the CPUs (one thread when two workers share two cores) instead of one thread per CPU in each worker:
+    with more threads than cores, their threads spin while they wait for one another and take the cores
+    from the other worker's tests. In this process only: the environment that subprocesses inherit stays
+    as it was. A test that needs another torch count sets it and puts it back."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
+    if workers < 2:
+        yield
+        return
+    from thermopylae_env.threads import _limit_openblas
+
+    share = max(1, len(os.sched_getaffinity(0)) // workers)
+    _limit_openblas(share)
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(share)
+    yield
+    torch.set_num_threads(before)
 
 
 def shrink_block(hp: dict, **values: object) -> dict:
