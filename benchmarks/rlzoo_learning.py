@@ -13,7 +13,7 @@ each tenth of the training episodes, from rl_zoo3's monitor files), to a JSON fi
     python benchmarks/rlzoo_learning.py --timesteps 200000 --out /tmp/rlzoo_small.json
 
 ``--hyperparams`` passes more overrides to rl_zoo3 (its ``key:value`` syntax), for example smaller runs.
-Needs the ``rlzoo`` extra. tests/training/test_rlzoo.py runs a small budget of the same function.
+Needs the ``rlzoo`` extra. tests/agents/training/test_rlzoo.py runs a small budget of the same function.
 """
 
 from __future__ import annotations

@@ -1,12 +1,18 @@
-"""Shared test fakes and helpers: one scripted chance source for both co-op engines and snapshots of the
-vector engine's arrays (for the "a refused call changes nothing" checks); under pytest-xdist, one numba
-compile at a time across the workers."""
+"""Shared test fakes and helpers: one scripted chance source for both co-op engines, snapshots of the
+vector engine's arrays (for the "a refused call changes nothing" checks), a walk through random games of an
+env; under pytest-xdist, one numba compile per package of kernels at a time across the workers, and each
+worker's torch and OpenBLAS threads on its share of the CPUs.
+
+This is the suite's only conftest.py: tests import its helpers as ``from conftest import ...`` from every
+folder (pytest's prepend import mode puts tests/ on ``sys.path``), and a conftest.py in a sub-folder would
+take the module name ``conftest`` from this one (tests/integration/test_layout.py holds that rule)."""
 
 from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -76,12 +82,38 @@ def assert_same_engines(a: object, b: object, where: str = "") -> None:
     assert_same_snapshot(engine_snapshot(a), engine_snapshot(b), where)
 
 
+def visit_states(env: Any, games: int, seed: int, check: Callable[[np.ndarray, np.ndarray], None]) -> int:
+    """Walk ``games`` random games of ``env`` and call ``check(obs, mask)`` at every decision."""
+    rng = np.random.default_rng(seed)
+    visited = 0
+    for game in range(games):
+        obs, info = env.reset(seed=seed + game)
+        done = False
+        while not done:
+            mask = info["action_mask"].astype(bool)
+            check(obs, mask)
+            visited += 1
+            obs, _, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+            done = terminated or truncated
+    return visited
+
+
+def compile_lock_name(module: str) -> str:
+    """The lock a numba kernel of ``module`` compiles under: one per package (``thermopylae_env.coop``,
+    ``thermopylae_agents.players``, ...), since a kernel's compile also compiles the kernels it calls, which
+    live in its own module or a sibling (the co-op search's observations call its kernel, the team bound
+    calls the one-seat bound)."""
+    return "numba-compile-" + (module.rpartition(".")[0] or module or "kernels") + ".lock"
+
+
 @pytest.fixture(scope="session", autouse=True)
-def one_numba_compile_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def one_numba_compile_per_package_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Under pytest-xdist (scripts/test.sh runs two workers), a worker compiles a numba kernel only while it
-    holds a lock shared by the workers. A kernel that both workers need is then compiled once: the second
-    worker waits, then loads it from numba's cache (``cache=True``) instead of compiling it again at the same
-    time, which on a fresh clone would spend both cores on the same compile."""
+    holds a lock shared by the workers, one lock per package of kernels. A kernel that both workers need is
+    then compiled once: the second worker waits, then loads it from numba's cache (``cache=True``) instead
+    of compiling it again at the same time, which on a fresh clone would spend both cores on the same
+    compile. Kernels of different packages (the co-op engine's and the duel's, say) compile at the same
+    time, so that neither worker waits for a compile it does not need."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
         yield
         return
@@ -91,14 +123,15 @@ def one_numba_compile_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Ite
         yield
         return
     # Each worker's base temp is popen-gwN inside the run's shared directory.
-    lock_path = tmp_path_factory.getbasetemp().parent / "numba-compile.lock"
+    lock_folder = tmp_path_factory.getbasetemp().parent
     compile_one = Dispatcher.compile
-    held = [0]  # a kernel's compile compiles the kernels it calls: only the outermost takes the lock
+    held = [0]  # a kernel's compile compiles the kernels it calls: only the outermost takes a lock
 
     def locked_compile(self: Dispatcher, sig: object) -> object:
         if held[0]:
             return compile_one(self, sig)
-        with open(lock_path, "a") as lock:
+        module = getattr(self.py_func, "__module__", None) or ""
+        with open(lock_folder / compile_lock_name(module), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             held[0] += 1
             try:
@@ -110,6 +143,32 @@ def one_numba_compile_at_a_time(tmp_path_factory: pytest.TempPathFactory) -> Ite
     Dispatcher.compile = locked_compile
     yield
     Dispatcher.compile = compile_one
+
+
+@pytest.fixture(scope="session", autouse=True)
+def threads_shared_among_the_workers() -> Iterator[None]:
+    """Under pytest-xdist, each worker's torch and OpenBLAS (NumPy's matrix products) run on its share of
+    the CPUs (one thread when two workers share two cores) instead of one thread per CPU in each worker:
+    with more threads than cores, their threads spin while they wait for one another and take the cores
+    from the other worker's tests. In this process only: the environment that subprocesses inherit stays
+    as it was. A test that needs another torch count sets it and puts it back."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
+    if workers < 2:
+        yield
+        return
+    from thermopylae_env.threads import _limit_openblas
+
+    share = max(1, len(os.sched_getaffinity(0)) // workers)
+    _limit_openblas(share)
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(share)
+    yield
+    torch.set_num_threads(before)
 
 
 def shrink_block(hp: dict, **values: object) -> dict:

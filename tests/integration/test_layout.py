@@ -1,6 +1,7 @@
-"""The test suite's own layout: tests live beside the code they check (tests/env, tests/agents,
-tests/training, tests/integration), and no test imports a script of scripts/ or benchmarks/: a test runs
-such a file as a user does, in a subprocess."""
+"""The test suite's own layout: tests live in folders laid out like the code they check (tests/env/coop,
+tests/env/duel, tests/env; tests/agents/NAME for thermopylae_agents/NAME; tests/integration), one conftest.py,
+and no test imports a script of scripts/ or benchmarks/: a test runs such a file as a user does, in a
+subprocess."""
 
 from __future__ import annotations
 
@@ -82,9 +83,25 @@ def test_running_a_script_in_a_subprocess_is_not_an_import() -> None:
 
 def test_tests_live_in_the_folders_of_the_code_they_check_with_unique_names() -> None:
     tests = sorted(TESTS.rglob("test_*.py"))
-    assert {p.parent.relative_to(TESTS).as_posix() for p in tests} == {
-        "env", "env/coop", "env/duel", "agents", "training", "integration"}
+    folders = {p.parent.relative_to(TESTS).as_posix() for p in tests}
+    assert {f for f in folders if not f.startswith("agents/")} == {
+        "env", "env/coop", "env/duel", "integration"}
     stems = [p.stem for p in tests]
-    assert len(stems) == len(set(stems)), "test module names must stay unique (pytest's rootdir imports)"
+    assert len(stems) == len(set(stems)), "test module names must stay unique (pytest's prepend imports)"
     assert [p.name for p in TESTS.glob("*.py")] == ["conftest.py"]
     assert not list(TESTS.rglob("__init__.py"))
+
+
+def test_the_agents_tests_mirror_the_sub_packages_of_thermopylae_agents() -> None:
+    """tests/agents/NAME/ holds the tests of thermopylae_agents/NAME/; no test sits in tests/agents itself."""
+    packages = {p.parent.name for p in (ROOT / "agents" / "thermopylae_agents").glob("*/__init__.py")}
+    agents = TESTS / "agents"
+    folders = {p.parent.relative_to(agents).as_posix() for p in agents.rglob("test_*.py")}
+    assert folders <= packages, sorted(folders - packages)
+
+
+def test_the_root_conftest_is_the_only_one() -> None:
+    """Tests import its helpers as ``from conftest import ...``: pytest imports every conftest.py of a folder
+    without ``__init__.py`` under the one module name ``conftest``, so a second conftest.py would take that
+    name from the root's for the tests collected after it."""
+    assert [p.relative_to(TESTS).as_posix() for p in TESTS.rglob("conftest.py")] == ["conftest.py"]

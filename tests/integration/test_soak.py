@@ -45,12 +45,12 @@ def test_a_violation_gives_exit_code_1_and_is_reported():
     # Run the soak in-process with one engine made to lose a card, through the script's own entry point.
     code = (
         "import runpy, sys; sys.argv = ['soak.py', '--steps', '300', '--envs', 'coop-1p'];"
-        "from thermopylae_env import coop;"
-        "apply = coop.CoopGame.apply\n"  # the envs apply each checked action through the engine's apply
+        "from thermopylae_env.coop.rules import CoopGame;"
+        "apply = CoopGame.apply\n"  # the envs apply each checked action through the engine's apply
         "def broken(self, state, action, rng, events=None):\n"
         "    apply(self, state, action, rng, events)\n"
         "    if state.spartan_discard: state.spartan_discard.pop()\n"
-        "coop.CoopGame.apply = broken\n"
+        "CoopGame.apply = broken\n"
         f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')"
     )
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

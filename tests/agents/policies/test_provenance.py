@@ -7,7 +7,7 @@ from pathlib import Path
 
 from thermopylae_agents.policies.provenance import Measurement, git_commit, load_average
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_measurement_header_names_the_command_commit_clocks_and_the_load_at_both_ends():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ZOO_DIR = ROOT / "agents" / "thermopylae_agents" / "configs" / "rl_zoo"
 ENV_IDS = ("thermopylae/Coop-v0", "thermopylae/DuelGreek-v0", "thermopylae/DuelPersian-v0")
 COOP = "thermopylae/Coop-v0"

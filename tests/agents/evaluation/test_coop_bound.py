@@ -1,4 +1,7 @@
-"""The deck-clairvoyant upper bound: the fast solver against brute force over the engine itself."""
+"""The deck-clairvoyant upper bound: the solver against brute force over the engine itself. The default run
+holds the Python solver to the engine; the slow run holds the compiled kernels (numba: the one-seat kernel
+here, the team kernel in test_coop_bound_team.py) to the same references and to the Python solver, since
+compiling them costs more than every other check of this file."""
 
 from __future__ import annotations
 
@@ -53,15 +56,11 @@ def late_state(game: CoopGame, seed: int, cards_left: int, support: int) -> Coop
     raise AssertionError("no such late state found")
 
 
-def _backends(num_players: int) -> list[str]:
-    """The solver backends that play this team size here (numba: every team size, when installed)."""
-    backends = ["python"]
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return backends
-    backends.append("numba")
-    return backends
+def _recorded_bound(deal: int) -> dict:
+    """The row of ``deal`` (mode "expect") in ``benchmarks/coop_bound.jsonl``, from the first kernel."""
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "coop_bound.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return next(r for r in rows if r["deal"] == deal and r["config"]["mode"] == "expect")
 
 
 # ---------------------------------------------------------------------------------------- dice
@@ -114,28 +113,51 @@ def test_deal_orders_are_the_deals_the_evaluation_plays():
 # ---------------------------------------------------------------------------------------- against the engine
 
 
-@pytest.mark.parametrize("num_players", [1, 2])
-@pytest.mark.parametrize("seed", range(6))
-def test_solver_equals_plain_engine_brute_force_on_late_states(num_players, seed):
+def _equals_plain_engine_brute_force(num_players: int, seed: int, backend: str) -> None:
     game = CoopGame(num_players)
     state = late_state(game, seed, cards_left=3, support=1)
     for mode in ("expect", "lucky"):
         exact = engine_value(game, state, mode)  # no memo: every action and dice sum, recursively
-        for backend in _backends(num_players):
-            got = DeckClairvoyantSolver(game, mode, backend=backend).value(state)
-            assert got == pytest.approx(exact, abs=1e-12)
+        got = DeckClairvoyantSolver(game, mode, backend=backend).value(state)
+        assert got == pytest.approx(exact, abs=1e-12)
+
+
+@pytest.mark.parametrize("num_players", [1, 2])
+@pytest.mark.parametrize("seed", range(6))
+def test_solver_equals_plain_engine_brute_force_on_late_states(num_players, seed):
+    _equals_plain_engine_brute_force(num_players, seed, "python")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("num_players", [1, 2])
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_solver_equals_plain_engine_brute_force_on_late_states(num_players, seed):
+    pytest.importorskip("numba")
+    _equals_plain_engine_brute_force(num_players, seed, "numba")
+
+
+def _equals_memoized_engine_recursion(num_players: int, seed: int, backend: str) -> None:
+    game = CoopGame(num_players)
+    state = late_state(game, 100 + seed, cards_left=6, support=2)
+    exact = engine_value(game, state, "expect", memo={})
+    assert DeckClairvoyantSolver(game, backend=backend).value(state) == pytest.approx(exact, abs=1e-12)
 
 
 @pytest.mark.parametrize("num_players", [1, 3])
 @pytest.mark.parametrize("seed", range(3))
 def test_solver_equals_memoized_engine_recursion_on_bigger_states(num_players, seed):
-    game = CoopGame(num_players)
-    state = late_state(game, 100 + seed, cards_left=6, support=2)
-    exact = engine_value(game, state, "expect", memo={})
-    for backend in _backends(num_players):
-        assert DeckClairvoyantSolver(game, backend=backend).value(state) == pytest.approx(exact, abs=1e-12)
+    _equals_memoized_engine_recursion(num_players, seed, "python")
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("num_players", [1, 3])
+@pytest.mark.parametrize("seed", range(3))
+def test_compiled_solver_equals_memoized_engine_recursion_on_bigger_states(num_players, seed):
+    pytest.importorskip("numba")
+    _equals_memoized_engine_recursion(num_players, seed, "numba")
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("seed,cards_left",
                          [(700, 13), (701, 13), (702, 13), (703, 11), (704, 13), (705, 13)])
 def test_numba_kernel_equals_the_python_solver_on_mid_game_states(seed, cards_left):
@@ -152,14 +174,13 @@ def test_numba_kernel_equals_the_python_solver_on_mid_game_states(seed, cards_le
 def test_numba_kernel_reproduces_the_recorded_bound_of_a_whole_deal():
     """Deal 1 of ``benchmarks/coop_bound.jsonl`` was computed by the first kernel (without pruning)."""
     pytest.importorskip("numba")
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "coop_bound.jsonl"
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
-    recorded = next(r for r in rows if r["deal"] == 1 and r["config"]["mode"] == "expect")
+    recorded = _recorded_bound(1)
     solver = DeckClairvoyantSolver(CoopGame(), backend="numba")
     assert solver.solve(*deal_orders(1)) == pytest.approx(recorded["bound"], abs=1e-9)
     assert 0 < solver.stats.states <= recorded["bound_states"]
 
 
+@pytest.mark.slow
 def test_fight_tables_hold_the_distinct_outcomes_of_every_fight():
     pytest.importorskip("numba")
     from thermopylae_agents.evaluation import _coop_bound_kernel as kernel
@@ -193,7 +214,7 @@ def test_solver_does_not_change_the_state_it_is_given():
     game = CoopGame()
     state = late_state(game, 7, cards_left=5, support=2)
     before = state.key()
-    DeckClairvoyantSolver(game).value(state)
+    DeckClairvoyantSolver(game, backend="python").value(state)
     assert state.key() == before
 
 
@@ -201,8 +222,8 @@ def test_lucky_value_is_at_least_the_expected_value_and_is_zero_or_one():
     game = CoopGame()
     for seed in range(4):
         state = late_state(game, 200 + seed, cards_left=6, support=2)
-        expect = DeckClairvoyantSolver(game).value(state)
-        lucky = DeckClairvoyantSolver(game, "lucky").value(state)
+        expect = DeckClairvoyantSolver(game, backend="python").value(state)
+        lucky = DeckClairvoyantSolver(game, "lucky", backend="python").value(state)
         assert lucky in (0.0, 1.0)
         assert lucky >= expect - 1e-12
         assert (expect > 0) == (lucky == 1.0)
@@ -221,7 +242,7 @@ def test_heuristic_exact_value_is_at_most_the_bound_on_late_states(seed):
     game = CoopGame()
     state = late_state(game, 300 + seed, cards_left=6, support=3)
     heuristic = policy_value(game, state, _heuristic_policy(), memo={})
-    assert heuristic <= DeckClairvoyantSolver(game).value(state) + 1e-12
+    assert heuristic <= DeckClairvoyantSolver(game, backend="python").value(state) + 1e-12
 
 
 def test_policy_value_memo_does_not_change_the_value():
@@ -283,9 +304,11 @@ def test_solver_rejects_an_unknown_mode_and_a_state_inside_an_action():
         DeckClairvoyantSolver(game).value(state)
 
 
-@pytest.mark.parametrize("num_players", [1, 3])
-@pytest.mark.parametrize("backend", _backends(1))
+@pytest.mark.parametrize(("backend", "num_players"), [
+    ("python", 1), ("python", 3), *(pytest.param("numba", n, marks=pytest.mark.slow) for n in (1, 3))])
 def test_solver_memo_limit_raises_memory_error(backend, num_players):
+    if backend == "numba":
+        pytest.importorskip("numba")
     game = CoopGame(num_players)
     with pytest.raises(MemoryError, match="memo"):
         DeckClairvoyantSolver(game, max_states=10, backend=backend).solve(*deal_orders(0, num_players))
@@ -378,7 +401,7 @@ def test_command_line_merges_and_reports_the_gaps_without_solving(tmp_path, caps
 
 def test_add_heuristic_computes_the_missing_exact_values_of_merged_deals(tmp_path):
     game = CoopGame()
-    bound = DeckClairvoyantSolver(game).solve(*deal_orders(1))
+    bound = _recorded_bound(1)["bound"]  # the slow run holds the kernel to it
     progress = tmp_path / "a.jsonl"
     progress.write_text(_progress_line(1, bound) + "\n")
     added = tmp_path / "h.jsonl"

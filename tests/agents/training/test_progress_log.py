@@ -16,7 +16,7 @@ from thermopylae_agents.cli import train as train_cli
 from thermopylae_agents.training import progress
 from thermopylae_agents.training.progress import LOGGER, Stage, log, set_level
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(autouse=True)

@@ -24,7 +24,7 @@ import pytest
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 WIDTHS = {"narrow": (390, 844), "wide": (1280, 800)}
 
 pytestmark = pytest.mark.slow

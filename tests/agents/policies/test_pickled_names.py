@@ -17,7 +17,7 @@ import pytest
 
 from thermopylae_env import COOP_ID
 
-POLICY_DIR = Path(__file__).resolve().parents[2] / "agents" / "thermopylae_agents" / "policies"
+POLICY_DIR = Path(__file__).resolve().parents[3] / "agents" / "thermopylae_agents" / "policies"
 ZIPS = sorted(POLICY_DIR.glob("*.zip"))
 PICKLED_PATHS = {
     ("thermopylae_agents.training", "CoopFightFeatures"),

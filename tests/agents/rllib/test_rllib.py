@@ -41,7 +41,7 @@ from thermopylae_agents.rllib.envs import DuelMultiAgentEnv, make_coop  # noqa: 
 from thermopylae_agents.rllib.train import train  # noqa: E402
 from thermopylae_env import COOP_ID, GREEK_ID, PERSIAN_ID
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TINY = PPOSettings(
     total_timesteps=600, train_batch_size=256, minibatch_size=128, num_epochs=1, hiddens=(32, 32)
 )

@@ -18,7 +18,7 @@ from thermopylae_agents.policies.registry import make_agent, resolve_env_id
 from thermopylae_env import COOP_ID, GREEK_ID
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-POLICIES = Path(__file__).resolve().parents[2] / "agents" / "thermopylae_agents" / "policies"
+POLICIES = Path(__file__).resolve().parents[3] / "agents" / "thermopylae_agents" / "policies"
 
 
 # --------------------------------------------------------------------------------------------- Wilson
@@ -402,7 +402,7 @@ def test_bad_arguments_are_one_line_errors_naming_the_program(tmp_path, argv, me
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     games = [] if "--games" in argv else ["--games", "1"]
     done = subprocess.run([sys.executable, str(root / "scripts" / "evaluate.py"), *argv, *games],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)

@@ -18,7 +18,7 @@ import pytest
 from thermopylae_agents.cli import app
 from thermopylae_agents.cli.app import COMMANDS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # ppo-native keeps CleanRL's flag names on purpose (docs/cli.md): its parser is left out of the checks of
 # spelling and metavars, not of the help lines.

@@ -540,7 +540,7 @@ def test_selfplay_resume_continues_after_the_last_completed_generation(tmp_path)
 def test_benchmark_ppo_rows_time_the_default_coop_config_on_both_envs(tmp_path):
     """benchmarks/benchmark.py --ppo-only --quick, run as a user runs it: learn() of the default co-op config
     (one rollout) on the adapter and on DummyVecEnv, the time split into collection and updates."""
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "benchmark.py"
+    script = Path(__file__).resolve().parents[3] / "benchmarks" / "benchmark.py"
     out = tmp_path / "ppo.json"
     run = subprocess.run([sys.executable, str(script), "--ppo-only", "--quick", "--json", str(out)],
                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
@@ -823,7 +823,7 @@ def test_train_py_trains_the_same_weights_in_separate_processes_and_with_an_avx2
     from thermopylae_agents.training.kernels import PINNED
 
     config = shrunk_config("coop", tmp_path, bc_episodes=4)
-    script = Path(__file__).resolve().parents[2] / "scripts" / "train.py"
+    script = Path(__file__).resolve().parents[3] / "scripts" / "train.py"
     base_env = {k: v for k, v in os.environ.items() if k not in PINNED and k != "MKL_ENABLE_INSTRUCTIONS"}
     digests = []
     for name, extra in (("a", {}), ("avx2_mkl", {"MKL_ENABLE_INSTRUCTIONS": "AVX2"})):
@@ -847,7 +847,7 @@ def test_the_fast_learner_in_bfloat16_trains_the_same_weights_twice_on_one_machi
     import sys
 
     config = shrunk_config("coop", tmp_path, bc_episodes=4)
-    script = Path(__file__).resolve().parents[2] / "scripts" / "train.py"
+    script = Path(__file__).resolve().parents[3] / "scripts" / "train.py"
     digests = []
     for name in ("a", "b"):
         out = tmp_path / name

@@ -42,7 +42,7 @@ from thermopylae_env.duel.layout import NUM_ACTIONS as DUEL_ACTIONS  # noqa: E40
 from thermopylae_env.duel.rules import DuelGame  # noqa: E402
 from thermopylae_env.duel.state import Phase  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 COOP = "python_thermopylae_coop"
 DUEL = "python_thermopylae_duel"
 # Every game the module offers: each co-op team size and each duel member.
@@ -394,12 +394,31 @@ def _games(name: str, params: dict) -> int:
     return 8 if name == COOP else 4 if params["member"] == "full" else 25
 
 
-@pytest.mark.parametrize(("name", "params"), VARIANTS, ids=VARIANT_IDS)
-def test_a_chance_node_refuses_every_outcome_it_does_not_list_and_changes_nothing(name, params):
+def _games_in_the_default_run(name: str, params: dict) -> int:
+    """How many of those games the node-by-node refusal checks play in the default run (the first ones);
+    the slow run plays the rest, so that the two together play every game."""
+    return 2 if name == COOP else 1 if params["member"] == "full" else _games(name, params)
+
+
+def _split_games() -> list:
+    """Each variant's refusal check with its first games (``[coop-1]``; the default run) and, where it plays
+    more, with the rest (``[coop-1-more-games]``; the slow run)."""
+    cases = []
+    for (name, params), case in zip(VARIANTS, VARIANT_IDS, strict=True):
+        first, total = _games_in_the_default_run(name, params), _games(name, params)
+        cases.append(pytest.param(name, params, range(first), id=case))
+        if first < total:
+            cases.append(pytest.param(name, params, range(first, total), id=f"{case}-more-games",
+                                      marks=pytest.mark.slow))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "params", "games"), _split_games())
+def test_a_chance_node_refuses_every_outcome_it_does_not_list_and_changes_nothing(name, params, games):
     game = pyspiel.load_game(name, params)
     outside = [-47, -2, -1, game.max_chance_outcomes(), game.max_chance_outcomes() + 12, 10**6]
     kinds: set[str] = set()
-    for seed in range(_games(name, params)):
+    for seed in games:
         # The duel plays its discard card whenever it can, so that its random discards come up.
         for state in _random_play(game, seed, prefer=(PLAY_DISCARD_CARD,) if name == DUEL else ()):
             if not state.is_chance_node():
@@ -453,12 +472,12 @@ def test_an_unlisted_outcome_is_refused_naming_the_node_and_what_it_lists():
             pick.apply_action(card)
 
 
-@pytest.mark.parametrize(("name", "params"), VARIANTS, ids=VARIANT_IDS)
-def test_a_decision_or_terminal_node_refuses_every_action_not_legal_and_changes_nothing(name, params):
+@pytest.mark.parametrize(("name", "params", "games"), _split_games())
+def test_a_decision_or_terminal_node_refuses_every_action_not_legal_and_changes_nothing(name, params, games):
     game = pyspiel.load_game(name, params)
     actions = [*range(-3, game.num_distinct_actions() + 3), 10**6]
     terminals = 0
-    for seed in range(_games(name, params)):
+    for seed in games:
         for state in _random_play(game, 100 + seed):
             if state.is_chance_node():
                 continue
@@ -468,7 +487,7 @@ def test_a_decision_or_terminal_node_refuses_every_action_not_legal_and_changes_
             for action in actions:
                 if action not in legal:
                     _refuses(state, action, before)
-    assert terminals == _games(name, params)
+    assert terminals == len(games)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from thermopylae_agents.policies.safe_policy import (
 )
 
 yaml = pytest.importorskip("yaml")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 REQUIRED = {"library_name", "license", "tags", "model-index"}
 HUB_TAGS = {"reinforcement-learning", "deep-reinforcement-learning", "stable-baselines3"}
 

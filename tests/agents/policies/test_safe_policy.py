@@ -320,7 +320,7 @@ def test_playing_a_shipped_pickle_free_policy_imports_neither_torch_nor_sb3(spec
         "training = sorted(m for m in sys.modules if m.startswith('thermopylae_agents.training'))\n"
         "print(heavy, training)\n"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "agents")])}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr

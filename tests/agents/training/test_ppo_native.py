@@ -24,7 +24,7 @@ pytest.importorskip("torch.utils.tensorboard")
 
 from thermopylae_env.coop.vector import CoopVectorEnv  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 COMMAND = [sys.executable, "-m", "thermopylae_agents", "ppo-native"]
 
 

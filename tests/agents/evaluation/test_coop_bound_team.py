@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_coop_bound import late_state  # tests/agents is on the path (pytest rootdir imports)
+from test_coop_bound import late_state  # this folder is on the path (pytest prepend imports)
 
 from thermopylae_agents.evaluation.coop_bound import DeckClairvoyantSolver, deal_orders
 from thermopylae_env.coop.env import CoopEnv

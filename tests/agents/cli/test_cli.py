@@ -16,7 +16,7 @@ from thermopylae_agents.cli.app import COMMANDS, main
 from thermopylae_env.record_format import load_record
 from thermopylae_env.records import replay_record
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 USAGE = "Type a number from 1 to"
 
 
