@@ -92,8 +92,21 @@ def _benchmark_rows(path: Path) -> str:
 
 
 def speed_table() -> str:
-    """Every row of the last full ``benchmarks/benchmark.py`` run (``benchmarks/results.json``)."""
-    return _benchmark_rows(BENCH / "results.json")
+    """Every row of the last full ``benchmarks/benchmark.py`` run (``benchmarks/results.json``), then when
+    and where it ran and its same-run ratios against the peers."""
+    result = _load(BENCH / "results.json")
+    rows = _rows_by_name(result)
+    machine = result["machine"]
+    loads = [*machine["load_average_start"][:1], *machine["load_average_end"][:1]]
+    when = (f"{result['date']}, commit {result['commit']}, " if "date" in result else "")
+    ratios = []
+    for ours, peer in (("single make", "peer rlcard leduc"), ("native 8192 numba", "peer pgx leduc 8192"),
+                       ("duel engine 8192 parallel", "peer pgx leduc 8192")):
+        if ours in rows and peer in rows:
+            ratios.append(f"`{ours}` / `{peer}` {rows[ours]['steps_per_s'] / rows[peer]['steps_per_s']:.2f}x")
+    line = (f"\nMeasured {when}{machine['cpus']} CPUs, load average {_load_range(loads)} (start, end). "
+            f"Same-run ratios: {', '.join(ratios)}.\n" if ratios else "")
+    return _benchmark_rows(BENCH / "results.json") + line
 
 
 def duel_speed_table() -> str:
@@ -901,6 +914,146 @@ def _team_search_cell() -> str:
     return " / ".join(parts) + f" points, {sizes['2']['results'][0]['games']:,} deals each"
 
 
+RESULTS = BENCH / "results"
+LEARNER_GAMES = (("coop", "co-op"), ("duel_greek", "duel, Greek"), ("duel_persian", "duel, Persian"),
+                 ("selfplay", "self-play, Greek"))
+LEARNER_NAMES = {"sb3": "sb3 (sb3-contrib's loop)", "fast": "fast", "fast-sb3-recipe": "fast, sb3's recipe",
+                 "ppo-native": "ppo-native (CleanRL style)", "sb3@1": "sb3 on 1 torch thread",
+                 "fast:n_epochs=1": "fast, 1 epoch"}
+
+
+def _recipe(run: dict) -> str:
+    recipe = run["recipe"]
+    return (f"{recipe['n_envs']} x {recipe['n_steps']}, {recipe['n_epochs']} epoch"
+            f"{'s' if recipe['n_epochs'] != 1 else ''}, {recipe['precision']}")
+
+
+def _machine(doc: dict) -> str:
+    machine = doc["machine"]
+    loads = [*machine["load_average_start"][:1], *machine["load_average_end"][:1]]
+    return (f"{doc['date']}, commit {doc['commit']}, {machine['cpus']} CPUs, "
+            f"{doc['config'].get('torch_threads', 1)} torch threads, load average {_load_range(loads)}")
+
+
+def learner_speed_table() -> str:
+    """``benchmarks/results/ppo_speed_*.json``: every learner's median steps/s beside sb3's, per game."""
+    rows, notes = [], []
+    for name, label in LEARNER_GAMES:
+        path = RESULTS / f"ppo_speed_{name}.json"
+        if not path.is_file():
+            continue
+        doc = _load(path)
+        medians, runs = doc["medians"], doc["runs"]
+        base = medians["sb3"]["steps_per_s"]
+        all_peaks = doc["matmul_peak_gflops"]  # by torch threads
+        for learner, row in medians.items():
+            run = next(r for r in runs if r["learner"] == learner)
+            work = doc["flops_per_step"][learner]["lean" if learner.startswith("fast") else "dense"]
+            achieved = work * row["steps_per_s"] / 1e9
+            share = achieved / all_peaks[str(row["threads"])][row["precision"]]
+            rows.append([label, LEARNER_NAMES.get(learner, learner), _recipe(run), _count(row["steps_per_s"]),
+                         f"{row['steps_per_s'] / base:.2f}x", _count(row["cpu_steps_per_s"]),
+                         f"{work / 1e3:,.0f} k", f"{achieved:.1f} ({share:.0%})"])
+        config = doc["config"]
+        peaks = "; ".join(f"{peak['float32']:.0f} float32, {peak['bfloat16']:.0f} bfloat16 on {threads}"
+                          for threads, peak in sorted(all_peaks.items()))
+        notes.append(f"{label}: {_machine(doc)}; {config['repeats']} repeats of {config['rollouts']} "
+                     f"rollouts; matrix-product peak (GFLOP/s, by torch threads) {peaks}")
+    table = _table(["game", "learner", "games x steps, epochs, precision", "steps/s", "vs sb3",
+                    "steps per CPU s", "FLOP per step", "GFLOP/s (of peak)"],
+                   ["---", "---", "---", "---:", "---:", "---:", "---:", "---:"], rows)
+    return table + "\n" + "".join(f"* {note}\n" for note in notes)
+
+
+def learning_curves_table() -> str:
+    """``benchmarks/results/learning_curves.json``: each learner's report win rate and time per seed."""
+    doc = _load(RESULTS / "learning_curves.json")
+    target = doc["config"]["target"]
+    rows = []
+    for run in doc["runs"]:
+        report = run["report"]
+        reached = run["seconds_to_target"]
+        rows.append([str(run["seed"]), LEARNER_NAMES.get(run["learner"], run["learner"]), _recipe(run),
+                     f"{run['train_seconds']:,.0f}",
+                     f"{_pct(report['win_rate'])} {_interval(report['ci_low'], report['ci_high'])}",
+                     "not reached" if reached is None else f"{reached:,.0f}"])
+    table = _table(["seed", "learner", "games x steps, epochs, precision", "training seconds",
+                    f"win rate on {doc['runs'][0]['report']['games']:,} report deals",
+                    f"seconds to {target:.0%} on the curve"],
+                   ["---:", "---", "---", "---:", "---:", "---:"], rows)
+    config = doc["config"]
+    return table + (f"\n{_machine(doc)}; {config['steps']:,} steps per learner; curve points every "
+                    f"{config['eval_every']:,} steps on {config['eval_games']:,} deals.\n")
+
+
+def _variant(name: str) -> str:
+    """``fast:n_envs=1024,n_steps=16,n_epochs=1`` as ``fast, 1024 x 16, 1 epoch``."""
+    learner, _, changes = name.partition(":")
+    if not changes:
+        return LEARNER_NAMES.get(learner, learner)
+    keys = dict(change.split("=") for change in changes.split(","))
+    epochs = keys.get("n_epochs", "")
+    shape = f"{keys['n_envs']} x {keys['n_steps']}" if "n_envs" in keys else ""
+    return ", ".join(part for part in (learner, shape, f"{epochs} epoch{'s' if epochs != '1' else ''}"
+                                       if epochs else "") if part)
+
+
+def learner_parity_table() -> str:
+    """``benchmarks/results/learner_parity.json``: each learner's trained policy in the pipeline's report."""
+    doc = _load(RESULTS / "learner_parity.json")
+    rows = []
+    for run in doc["runs"]:
+        for row in run["rows"]:
+            if row["agent"] != "ppo" or row.get("opponent", "heuristic") != "heuristic":
+                continue
+            against = f" against the {row['opponent']}" if row.get("opponent") else ""
+            rows.append([run["target"], str(run["seed"]), _variant(run["learner"]),
+                         f"{row['games']:,} games{against}",
+                         f"{_pct(row['win_rate'])} {_interval(row['ci_low'], row['ci_high'])}",
+                         _count(run["steps_per_second"])])
+    machine = doc["machine"]
+    loads = [*machine["load_average_start"][:1], *machine["load_average_end"][:1]]
+    return _table(["target", "seed", "learner", "report", "trained policy's win rate", "env steps/s"],
+                  ["---", "---:", "---", "---", "---:", "---:"], rows) + (
+        f"\n{doc['date']}, commit {doc['commit']}, {machine['cpus']} CPUs, torch threads "
+        f"{doc['config']['threads']}, load average {_load_range(loads)}: the steps/s say how busy the "
+        "machine was, not what a learner can do (that is the table above); the JSON's note says how its "
+        "two runs were joined.\n")
+
+
+def main_job_table() -> str:
+    """``benchmarks/results/main_job.json``: the main job's times from a fresh clone and its report."""
+    doc = _load(RESULTS / "main_job.json")
+    split, throughput = doc["time_split"], doc["throughput"]
+    rows = [
+        ["setup (`scripts/setup.sh`: a new `.venv`, torch 2.13.0 CPU, the package and its extras)",
+         f"{doc['setup_seconds']:,.0f} s"],
+        ["after setup, in all (`scripts/train.py coop`)", f"{doc['after_setup_seconds']:,.0f} s"],
+        ["warm start (expert games and cloning)", f"{split['warm_start_seconds']:,.0f} s"],
+        [f"PPO, {doc['learner']} learner ({doc['precision']}, {doc['threads']['threads']} torch threads)",
+         f"{split['ppo_seconds']:,.0f} s ({_count(throughput['steps_per_second'])} env steps/s)"],
+        ["evaluation: the clone's games, the periodic evaluations, the final report",
+         f"{split['clone_evaluation_seconds']:,.0f} + {split['periodic_evaluation_seconds']:,.0f} + "
+         f"{split['report_seconds']:,.0f} s"],
+    ]
+    for agent, row in doc["report_rows"].items():
+        rows.append([f"report: {agent} on {row['games']:,} deals",
+                     f"{_pct(row['win_rate'])} {_interval(row['ci_low'], row['ci_high'])}"])
+    machine = doc["machine"]
+    loads = [*machine["load_average_start"][:1], *machine["load_average_end"][:1]]
+    return _table(["stage", "measured"], ["---", "---:"], rows) + (
+        f"\n{doc['date']}, commit {doc['commit']}, {machine['cpus']} CPUs, load average "
+        f"{_load_range(loads)} (start, end).\n")
+
+
+def _learner_speed_cell() -> str:
+    doc = _load(RESULTS / "ppo_speed_coop.json")
+    medians = doc["medians"]
+    fast, sb3 = medians["fast"]["steps_per_s"], medians["sb3"]["steps_per_s"]
+    return (f"{_count(fast)} vs {_count(sb3)} env steps/s ({fast / sb3:.1f}x), {doc['date'][:10]}, "
+            f"{doc['machine']['cpus']} CPUs")
+
+
 def headline_table() -> str:
     """The README's headline: one row per result, each linking the page with its method and command."""
     coop = _load(BENCH / "coop_bound_agents_eval.json")
@@ -977,17 +1130,26 @@ def headline_table() -> str:
             f"move ({search_speed['speedup_cpu']:.1f}x), same moves",
         ],
         [
+            "[Co-op PPO, the fast learner vs SB3 MaskablePPO, same recipe network, same run]"
+            "(docs/training.md#the-fast-learner)",
+            _learner_speed_cell(),
+        ],
+        [
             "[Single co-op env vs RLCard's Leduc hold'em, same run](docs/speed.md)",
             f"{_count(speed['single make']['steps_per_s'])} vs "
             f"{_count(speed['peer rlcard leduc']['steps_per_s'])} steps/s",
         ],
         [
-            "[Co-op native vector engine, 8,192 games](docs/speed.md)",
-            f"{_count(speed['native 8192 numba']['steps_per_s'])} steps/s",
+            "[Co-op native vector engine vs Pgx's Leduc hold'em (JAX, CPU), 8,192 games each, same run]"
+            "(docs/speed.md)",
+            f"{_count(speed['native 8192 numba']['steps_per_s'])} vs "
+            f"{_count(speed['peer pgx leduc 8192']['steps_per_s'])} steps/s",
         ],
         [
-            "[Duel engine, 8,192 games, both sides](docs/speed.md#duel-vector-engine)",
-            f"{_count(speed['duel engine 8192 parallel']['steps_per_s'])} steps/s",
+            "[Duel engine, both sides, vs Pgx's Leduc hold'em, 8,192 games each, same run]"
+            "(docs/speed.md#duel-vector-engine)",
+            f"{_count(speed['duel engine 8192 parallel']['steps_per_s'])} vs "
+            f"{_count(speed['peer pgx leduc 8192']['steps_per_s'])} steps/s",
         ],
     ]
     return _table(["result (method and command behind the link)", "measured"], ["---", "---"], rows)
@@ -1023,6 +1185,10 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "versus-search": versus_search_table,
     "strongest-players": strongest_players_table,
     "rlzoo-coop": rlzoo_coop_table,
+    "learner-speed": learner_speed_table,
+    "main-job": main_job_table,
+    "learner-parity": learner_parity_table,
+    "learning-curves": learning_curves_table,
     "coop-search-yardstick": coop_search_yardstick_table,
     "duel-small-mmd": duel_small_mmd_table,
     "duel-small-trained-br": duel_small_trained_br_table,
