@@ -7,7 +7,7 @@ A generated table sits between two markers in a Markdown page:
     <!-- end generated -->
 
 and everything between them is replaced by the table that ``NAME`` builds from the JSON files of
-``benchmarks/`` and ``agents/thermopylae_agents/policies/``. The numbers in those tables are therefore
+``benchmarks/results/`` and ``agents/thermopylae_agents/policies/``. The numbers in those tables are therefore
 never typed by hand: rerun a measurement, commit its JSON, then run
 
     python benchmarks/make_docs.py            # rewrite every generated table
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT / "benchmarks"
+RESULTS = ROOT / "benchmarks" / "results"
 POLICIES = ROOT / "agents" / "thermopylae_agents" / "policies"
 sys.path[:0] = [str(ROOT), str(ROOT / "agents")]
 
@@ -92,9 +92,9 @@ def _benchmark_rows(path: Path) -> str:
 
 
 def speed_table() -> str:
-    """Every row of the last full ``benchmarks/benchmark.py`` run (``benchmarks/results.json``), then when
+    """Every row of the last full ``benchmarks/benchmark.py`` run (``engine_speed.json``), then when
     and where it ran and its same-run ratios against the peers."""
-    result = _load(BENCH / "results.json")
+    result = _load(RESULTS / "engine_speed.json")
     rows = _rows_by_name(result)
     machine = result["machine"]
     loads = [*machine["load_average_start"][:1], *machine["load_average_end"][:1]]
@@ -106,17 +106,17 @@ def speed_table() -> str:
             ratios.append(f"`{ours}` / `{peer}` {rows[ours]['steps_per_s'] / rows[peer]['steps_per_s']:.2f}x")
     line = (f"\nMeasured {when}{machine['cpus']} CPUs, load average {_load_range(loads)} (start, end). "
             f"Same-run ratios: {', '.join(ratios)}.\n" if ratios else "")
-    return _benchmark_rows(BENCH / "results.json") + line
+    return _benchmark_rows(RESULTS / "engine_speed.json") + line
 
 
 def duel_speed_table() -> str:
     """Every row of the last ``benchmark.py --duel-only --duel-ppo`` run (``duel_results.json``)."""
-    return _benchmark_rows(BENCH / "duel_results.json")
+    return _benchmark_rows(RESULTS / "duel_results.json")
 
 
 def speed_single_table() -> str:
     """The single-env rows and RLCard's Leduc of the last ``--single-only`` round."""
-    return _benchmark_rows(BENCH / "results_single.json")
+    return _benchmark_rows(RESULTS / "engine_speed_single.json")
 
 
 def _speed(value: float, ratio: bool) -> str:
@@ -131,7 +131,7 @@ def _load_range(values: list[float]) -> str:
 def restructure_speed_table() -> str:
     """Old and new checkout in alternating rounds (``benchmarks/compare_commits.py``,
     ``restructure_speed.json``): each row's median per checkout and the ratio new / old."""
-    result = _load(BENCH / "restructure_speed.json")
+    result = _load(RESULTS / "restructure_speed.json")
     commits, config = result["commits"], result["config"]
     loads = [load[0] for run in result["runs"] for load in (run["load_before"], run["load_after"])]
     rounds = {case: max(r["round"] for r in result["runs"] if r["case"] == case) + 1
@@ -175,7 +175,7 @@ LOAD_WORKLOADS = {
 def load_benchmark_table() -> str:
     """Each workload and thread setting alone and beside busy loops, median of the rounds
     (``benchmarks/load_benchmark.py``, ``load_benchmark.json``)."""
-    result = _load(BENCH / "load_benchmark.json")
+    result = _load(RESULTS / "load_benchmark.json")
     machine, arguments = result["machine"], result["arguments"]
     rows = result["rows"]
     rounds = arguments.get("rounds", 1)
@@ -260,12 +260,12 @@ def _team_rows(players: int, result: dict, policy: str) -> list[list[str]]:
 
 
 def _team_table(files: dict[int, str]) -> str:
-    """The rows of each team size's file of ``benchmarks/``; ``coop_{N}p_maskable_ppo`` is the policy of
-    ``N`` players, ``coop_maskable_ppo`` the solo one, whose table has no team column."""
+    """The rows of each team size's file of ``benchmarks/results/``; ``coop_{N}p_maskable_ppo`` is the policy
+    of ``N`` players, ``coop_maskable_ppo`` the solo one, whose table has no team column."""
     rows = []
     for players, name in files.items():
         policy = "coop_maskable_ppo" if players == 1 else f"coop_{players}p_maskable_ppo"
-        rows += _team_rows(players, _load(BENCH / name), policy)
+        rows += _team_rows(players, _load(RESULTS / name), policy)
     header = ["team", "player", "games", "win rate", "95% interval", "mean turns", "policy - player, paired"]
     align = ["---", "---", "---:", "---:", "---", "---:", "---"]
     if set(files) == {1}:
@@ -290,7 +290,7 @@ def coop_search_table() -> str:
 
 def duel_baselines_table() -> str:
     """The built-in duel players against each other (``thermopylae duel-table``, ``duel_table.json``)."""
-    result = _load(BENCH / "duel_table.json")
+    result = _load(RESULTS / "duel_table.json")
     rows = [
         [
             f"`{row['greek']}`",
@@ -310,8 +310,8 @@ def duel_baselines_table() -> str:
 
 
 def coop_bound_table() -> str:
-    """The solo bound and each agent's paired gap to it on deals 0..999 (``benchmarks/coop_bound.json``)."""
-    bound = _load(BENCH / "coop_bound.json")
+    """The solo bound and each agent's paired gap to it on deals 0..999 (``coop_bound.json``)."""
+    bound = _load(RESULTS / "coop_bound.json")
     exact_gap = bound["gap_bound_minus_heuristic"]
     rows = [
         [
@@ -349,7 +349,7 @@ def coop_bound_table() -> str:
 def coop_bound_search_table() -> str:
     """Each agent's gap to the bound on deals 0..299, the deals the search expert played."""
     rows = []
-    for gap in _load(BENCH / "coop_bound_search_gaps.json")["gaps"]:
+    for gap in _load(RESULTS / "coop_bound_search_gaps.json")["gaps"]:
         rows.append(
             [
                 f"`{gap['agent']}`",
@@ -375,9 +375,9 @@ def coop_bound_search_table() -> str:
 
 
 def coop_bound_speed_table() -> str:
-    """The first, second and final solo kernels on the same deals (``benchmarks/coop_bound_speed.json``)."""
+    """The first, second and final solo kernels on the same deals (``coop_bound_speed.json``)."""
     rows = []
-    for row in _load(BENCH / "coop_bound_speed.json")["rows"]:
+    for row in _load(RESULTS / "coop_bound_speed.json")["rows"]:
         old, new, final = row["old"], row["new"], row["final"]
         rows.append(
             [
@@ -410,9 +410,9 @@ def coop_bound_speed_table() -> str:
 
 
 def coop_bound_first_deals_table() -> str:
-    """Deals 0..5 of the first kernel, with the heuristic's exact value (``benchmarks/coop_bound.jsonl``)."""
+    """Deals 0..5 of the first kernel, with the heuristic's exact value (``coop_bound.jsonl``)."""
     rows = []
-    with (BENCH / "coop_bound.jsonl").open(encoding="utf-8") as handle:
+    with (RESULTS / "coop_bound.jsonl").open(encoding="utf-8") as handle:
         for line in handle:
             deal = json.loads(line)
             rows.append(
@@ -433,7 +433,7 @@ def coop_bound_first_deals_table() -> str:
 def coop_bound_team_cost_table() -> str:
     """States and CPU seconds of the compiled kernel per team size (``coop_bound_team_cost*.json``)."""
     rows = []
-    paths = sorted(BENCH.glob("coop_bound_team_cost*.json"))
+    paths = sorted(RESULTS.glob("coop_bound_team_cost*.json"))
     for row in (row for path in paths for row in _load(path)["rows"]):
         start = "whole deal" if row.get("whole_deal") else f"{row['cards_left']} cards left"
         full = row["memo_full"]
@@ -527,8 +527,8 @@ def _exploit_table(seeds: list[int], rows: list[list[str]]) -> str:
 
 
 def exploitability_table() -> str:
-    """Best responses to every duel player, pooled over seeds (``benchmarks/exploitability.json``)."""
-    result = _load(BENCH / "exploitability.json")
+    """Best responses to every duel player, pooled over seeds (``benchmarks/results/exploitability.json``)."""
+    result = _load(RESULTS / "exploitability.json")
     seeds = result["rows"][0]["seeds"]
     rows = [_exploit_row(f"`{row['frozen_player']}`", row, seeds, row["measured"]["commit"])
             for row in result["rows"]]
@@ -537,11 +537,11 @@ def exploitability_table() -> str:
 
 def exploitability_exploiters_table() -> str:
     """The exploiter-trained Greek's best responses after 6 and 12 rounds
-    (``benchmarks/exploitability_exploiters.json``), beside the shipped PPO Greek and the heuristic Greek
-    (``benchmarks/exploitability.json``)."""
-    result = _load(BENCH / "exploitability_exploiters.json")
+    (``exploitability_exploiters.json``), beside the shipped PPO Greek and the heuristic Greek
+    (``benchmarks/results/exploitability.json``)."""
+    result = _load(RESULTS / "exploitability_exploiters.json")
     shipped = {(row["frozen_player"], row["frozen_side"]): row
-               for row in _load(BENCH / "exploitability.json")["rows"]}
+               for row in _load(RESULTS / "exploitability.json")["rows"]}
     measured = result["exploitability"]
     seeds = next(iter(measured.values()))["seeds"]
     commit = result["commit"].split()[0]
@@ -569,8 +569,8 @@ def duel_vec_eval_table() -> str:
 
 
 def rllib_measured_table() -> str:
-    """Each phase of an RLlib PPO iteration, one and two env runners (``benchmarks/rllib_scaling.json``)."""
-    measured = _load(BENCH / "rllib_scaling.json")["measured"]
+    """Each phase of an RLlib PPO iteration, one and two env runners (``rllib_scaling.json``)."""
+    measured = _load(RESULTS / "rllib_scaling.json")["measured"]
     names = {
         "coop_native": "co-op, native vector engine",
         "coop_sync": "co-op, `SyncVectorEnv` of single envs",
@@ -599,8 +599,8 @@ def rllib_measured_table() -> str:
 
 
 def rllib_projection_table() -> str:
-    """The projected throughput with more env runners (``benchmarks/rllib_scaling.json``)."""
-    projection = _load(BENCH / "rllib_scaling.json")["projection"]
+    """The projected throughput with more env runners (``benchmarks/results/rllib_scaling.json``)."""
+    projection = _load(RESULTS / "rllib_scaling.json")["projection"]
     rows = []
     for key, label in (
         ("coop_native", "co-op"),
@@ -630,8 +630,8 @@ def _deck(counts: list[int]) -> str:
 
 
 def duel_small_games_table() -> str:
-    """Each reduced duel, its tree and its solution (``benchmarks/duel_small_games.json``)."""
-    result = _load(BENCH / "duel_small_games.json")
+    """Each reduced duel, its tree and its solution (``benchmarks/results/duel_small_games.json``)."""
+    result = _load(RESULTS / "duel_small_games.json")
     rows = []
     for member in result["members"]:
         config, tree, solver = member["config"], member["tree"], member["solver"]
@@ -651,7 +651,7 @@ def duel_small_games_table() -> str:
 
 def duel_small_players_table() -> str:
     """The exact exploitability of the built-in players on each reduced duel (``duel_small_games.json``)."""
-    result = _load(BENCH / "duel_small_games.json")
+    result = _load(RESULTS / "duel_small_games.json")
     rows = []
     for member in result["members"]:
         for name, report in member["players"].items():
@@ -670,8 +670,8 @@ def duel_small_players_table() -> str:
 
 def search_speed_table() -> str:
     """The co-op search's Python and compiled engines on the same positions, same run
-    (``benchmarks/search_speed.json``)."""
-    result = _load(BENCH / "search_speed.json")
+    (``benchmarks/results/search_speed.json``)."""
+    result = _load(RESULTS / "search_speed.json")
     search = result["search"]
     rows = [
         [
@@ -725,8 +725,8 @@ _EFFORT_HEADER = ["setting (determinizations x rollouts)", "wins", "win rate", "
 
 def search_effort_table() -> str:
     """The compiled co-op search at several settings on the same deals, each paired with the default
-    (``benchmarks/search_effort.json``, written by ``benchmarks/search_effort.py``)."""
-    result = _load(BENCH / "search_effort.json")
+    (``benchmarks/results/search_effort.json``, written by ``benchmarks/search_effort.py``)."""
+    result = _load(RESULTS / "search_effort.json")
     machine = result["machine"]
     text = (
         f"{result['games']:,} solo deals (seeds {result['deal_seeds'][0]}..{result['deal_seeds'][1]}), every "
@@ -738,11 +738,11 @@ def search_effort_table() -> str:
 
 
 def search_effort_teams_table() -> str:
-    """The same for teams of 2 to 4 (``benchmarks/search_effort_{N}p.json``): the default search with
+    """The same for teams of 2 to 4 (``benchmarks/results/search_effort_{N}p.json``): the default search with
     heuristic and with policy rollouts on the same deals."""
     rows, notes = [], []
     for players in (2, 3, 4):
-        path = BENCH / f"search_effort_{players}p.json"
+        path = RESULTS / f"search_effort_{players}p.json"
         if not path.exists():
             continue
         result = _load(path)
@@ -766,8 +766,8 @@ def _unique_plays(plays: dict[str, list[dict]]) -> list[dict]:
 def rlzoo_coop_table() -> str:
     """rl_zoo3's plain PPO with the shipped file (right after its warm start, and trained), the heuristic
     and random on the same deals, and the trained policy paired with the heuristic and with its warm start
-    (``benchmarks/rlzoo_coop.json``)."""
-    result = _load(BENCH / "rlzoo_coop.json")
+    (``benchmarks/results/rlzoo_coop.json``)."""
+    result = _load(RESULTS / "rlzoo_coop.json")
     illegal = result["illegal_choice_rate"]
     rows = [
         [f"`{name}`", f"{entry['wins']:,} / {entry['games']:,}", _pct(entry["win_rate"]),
@@ -795,8 +795,8 @@ def rlzoo_coop_table() -> str:
 
 def coop_search_yardstick_table() -> str:
     """The search expert with random, the heuristic and each team size's policy on the same deals
-    (``benchmarks/coop_search_yardstick.json``, joined by ``benchmarks/search_yardstick.py``)."""
-    result = _load(BENCH / "coop_search_yardstick.json")
+    (``benchmarks/results/coop_search_yardstick.json``, joined by ``benchmarks/search_yardstick.py``)."""
+    result = _load(RESULTS / "coop_search_yardstick.json")
     rows = []
     for players, size in sorted(result["team_sizes"].items(), key=lambda item: int(item[0])):
         rows += _team_rows(int(players), size, "search")
@@ -806,9 +806,9 @@ def coop_search_yardstick_table() -> str:
 
 def versus_search_table() -> str:
     """A distilled policy and its start policy paired with the default search on the yardstick's deals, and
-    the distill run's rounds (``benchmarks/expert_iteration_versus_search.json``, written by
+    the distill run's rounds (``benchmarks/results/expert_iteration_versus_search.json``, written by
     ``benchmarks/versus_search.py``)."""
-    result = _load(BENCH / "expert_iteration_versus_search.json")
+    result = _load(RESULTS / "expert_iteration_versus_search.json")
     distill = result["distill"]
     minutes = distill["wall_seconds"] / 60
     text = (f"{result['title']}. The distill run read the settings of `{distill['settings_file']}` "
@@ -844,7 +844,8 @@ def _search_spec(row: dict) -> str:
 def strongest_players_table() -> str:
     """Per team size, the measured search setting with the highest win rate on its effort file's deals,
     as the agent spec that plays it, with its cost per move and its paired difference to the default."""
-    files = [(1, BENCH / "search_effort.json")] + [(n, BENCH / f"search_effort_{n}p.json") for n in (2, 3, 4)]
+    files = [(1, RESULTS / "search_effort.json")] + [(n, RESULTS / f"search_effort_{n}p.json")
+                                                     for n in (2, 3, 4)]
     rows = []
     for players, path in files:
         if not path.exists():
@@ -871,7 +872,7 @@ def _small_duel(result: dict, name: str) -> dict:
     raise KeyError(f"no reduced duel named {name!r}")
 def duel_small_mmd_table() -> str:
     """MMD against CFR+: iterations to each NashConv tolerance per reduced duel (``duel_small_mmd.json``)."""
-    result = _load(BENCH / "duel_small_mmd.json")
+    result = _load(RESULTS / "duel_small_mmd.json")
     rows = []
     for member in result["members"]:
         for label, run in (("MMD (last iterate)", member["mmd"]), ("CFR+ (average)", member["cfr_plus"])):
@@ -886,7 +887,7 @@ def duel_small_mmd_table() -> str:
 
 def duel_small_trained_br_table() -> str:
     """Trained against exact best responses to the heuristic Greek (``duel_small_trained_br.json``)."""
-    result = _load(BENCH / "duel_small_trained_br.json")
+    result = _load(RESULTS / "duel_small_trained_br.json")
     rows = []
     for member in result["members"]:
         exact = member["exact_best_response"]["persian_win_rate"]
@@ -902,7 +903,7 @@ def duel_small_trained_br_table() -> str:
 
 def _team_search_cell() -> str:
     """The headline's search-versus-policy cell of the team sizes (``coop_search_yardstick.json``)."""
-    sizes = _load(BENCH / "coop_search_yardstick.json")["team_sizes"]
+    sizes = _load(RESULTS / "coop_search_yardstick.json")["team_sizes"]
     parts = []
     for players in ("2", "3", "4"):
         size = sizes[players]
@@ -914,7 +915,6 @@ def _team_search_cell() -> str:
     return " / ".join(parts) + f" points, {sizes['2']['results'][0]['games']:,} deals each"
 
 
-RESULTS = BENCH / "results"
 LEARNER_GAMES = (("coop", "co-op"), ("duel_greek", "duel, Greek"), ("duel_persian", "duel, Persian"),
                  ("selfplay", "self-play, Greek"))
 LEARNER_NAMES = {"sb3": "sb3 (sb3-contrib's loop)", "fast": "fast", "fast-sb3-recipe": "fast, sb3's recipe",
@@ -1056,28 +1056,28 @@ def _learner_speed_cell() -> str:
 
 def headline_table() -> str:
     """The README's headline: one row per result, each linking the page with its method and command."""
-    coop = _load(BENCH / "coop_bound_agents_eval.json")
+    coop = _load(RESULTS / "coop_bound_agents_eval.json")
     rates = {entry["agent"]: entry for entry in coop["results"]}
     ppo, heuristic = rates["coop_maskable_ppo"], rates["heuristic"]
     pair = _paired(coop, "coop_maskable_ppo", "heuristic")
-    bound = _load(BENCH / "coop_bound.json")["bound"]
+    bound = _load(RESULTS / "coop_bound.json")["bound"]
     _, _, cells = _crossplay_players(_load(POLICIES / "duel_eval.json"))
     learned = cells["heuristic", "duel_persian_maskable_ppo"]
     baseline = cells["heuristic", "heuristic"]
     exploit = {
         (row["frozen_player"], row["frozen_side"]): row["pooled_final"]
-        for row in _load(BENCH / "exploitability.json")["rows"]
+        for row in _load(RESULTS / "exploitability.json")["rows"]
     }
-    speed = _rows_by_name(_load(BENCH / "results.json"))
-    yardstick = _load(BENCH / "coop_search_yardstick.json")["team_sizes"]["1"]
+    speed = _rows_by_name(_load(RESULTS / "engine_speed.json"))
+    yardstick = _load(RESULTS / "coop_search_yardstick.json")["team_sizes"]["1"]
     by_agent = {entry["agent"]: entry for entry in yardstick["results"]}
     search, search_ppo = by_agent["search"], by_agent["coop_maskable_ppo"]
     search_pair = _paired(yardstick, "search", "coop_maskable_ppo")
-    search_speed = _load(BENCH / "search_speed.json")["speed"][0]
-    zoo = _load(BENCH / "rlzoo_coop.json")
+    search_speed = _load(RESULTS / "search_speed.json")["speed"][0]
+    zoo = _load(RESULTS / "rlzoo_coop.json")
     zoo_pair = _paired(zoo, "rl_zoo3 PPO", "heuristic")
     zoo_ppo, zoo_heuristic = zoo["agents"]["rl_zoo3 PPO"], zoo["agents"]["heuristic"]
-    medium = _small_duel(_load(BENCH / "duel_small_games.json"), "medium")
+    medium = _small_duel(_load(RESULTS / "duel_small_games.json"), "medium")
     greek = medium["players"]["heuristic_greek"]["exploitability_bounds"]
     rows = [
         [

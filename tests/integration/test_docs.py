@@ -238,7 +238,7 @@ def test_getting_started_lists_every_developer_experiment_of_benchmarks():
 
 def test_result_files_named_in_the_pages_exist():
     for page in _pages():
-        named = re.findall(r"`benchmarks/([\w.]+\.(?:jsonl|json|md))`", page.read_text())
+        named = re.findall(r"`benchmarks/((?:results/)?[\w.]+\.(?:jsonl|json|md))`", page.read_text())
         for name in set(named):
             assert (ROOT / "benchmarks" / name).is_file(), (page.name, name)
 

@@ -20,11 +20,11 @@ def _make_docs(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _copy_inputs(target: Path) -> None:
     """The generator, the pages and the result files it reads, outside the checkout."""
-    (target / "benchmarks").mkdir()
+    (target / "benchmarks" / "results").mkdir(parents=True)
     shutil.copy2(ROOT / MAKE_DOCS, target / MAKE_DOCS)
     for pattern in ("*.json", "*.jsonl"):
-        for path in (ROOT / "benchmarks").glob(pattern):
-            shutil.copy2(path, target / "benchmarks" / path.name)
+        for path in (ROOT / "benchmarks" / "results").glob(pattern):
+            shutil.copy2(path, target / "benchmarks" / "results" / path.name)
     shutil.copytree(
         ROOT / "agents" / "thermopylae_agents" / "policies",
         target / "agents" / "thermopylae_agents" / "policies",
