@@ -11,7 +11,7 @@ the load of other jobs on a shared machine falls on both alike. The 1, 5 and 15 
 recorded before and after every run. The result (``--json``, default
 ``benchmarks/results/restructure_speed.json``) keeps every run's rows, the median of each row over the rounds
 per checkout and the ratio new / old of those medians (wall-clock and CPU-time steps per second);
-``benchmarks/make_docs.py`` renders it.
+``docs/_scripts/make_docs.py`` renders it.
 
 Cases (``--repeats`` is each row's repeats inside one run, whose median the run reports):
 

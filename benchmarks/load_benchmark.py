@@ -47,7 +47,7 @@ every setting alike. The table reports the median of the rounds.
 
 The JSON records every round's row (the setting, the round, the threads the kernels chose, the load
 average before and after), the medians and the machine (CPU count, git commit, the load averages at the
-start and the end); ``benchmarks/make_docs.py`` renders it in docs/speed.md.
+start and the end); ``docs/_scripts/make_docs.py`` renders it in docs/speed.md.
 """
 
 from __future__ import annotations

@@ -223,7 +223,7 @@ def test_tutorial_notebook_runs_and_shows_every_step():
 
 def test_pages_name_only_the_scripts_that_scripts_keeps():
     for page in _pages():
-        named = set(re.findall(r"scripts/([A-Za-z0-9_]+\.(?:py|sh))", page.read_text()))
+        named = set(re.findall(r"(?<!\w)scripts/([A-Za-z0-9_]+\.(?:py|sh))", page.read_text()))
         assert named <= SCRIPTS, (page.name, named - SCRIPTS)
         assert all((ROOT / "scripts" / name).is_file() for name in named), page.name
 
