@@ -2,10 +2,11 @@
 
 Usage::
 
-    python benchmarks/benchmark.py                # full run (a few minutes), table + benchmarks/results.json
+    python benchmarks/benchmark.py                # full run (a few minutes): a table and
+                                                  # benchmarks/results/engine_speed.json
     python benchmarks/benchmark.py --quick        # smoke run (well under a minute)
     python benchmarks/benchmark.py --json out.json --repeats 5
-    python benchmarks/benchmark.py --markdown benchmarks/results.md   # also a Markdown table
+    python benchmarks/benchmark.py --markdown benchmarks/results/engine_speed.md   # also a Markdown table
 
 Every row plays random *legal* actions: the action is drawn uniformly from the current mask. Only the
 environment's own work is timed (``step``, plus ``reset`` when a single env's episode ends; the vector
@@ -648,7 +649,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short smoke run")
     parser.add_argument("--repeats", type=int, default=None, help="runs per row (default 5, quick 2)")
-    default_json = str(ROOT / "benchmarks" / "results.json")
+    default_json = str(ROOT / "benchmarks" / "results" / "engine_speed.json")
     parser.add_argument("--json", default=default_json, help="where to write the JSON results")
     parser.add_argument("--markdown", default=None, help="also write the table as Markdown to this path")
     parser.add_argument("--skip-ppo", action="store_true", help="leave out the PPO rows")
@@ -669,7 +670,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.single_only:
         args.skip_ppo = True
         if args.json == default_json:  # the full run's results stay where they are
-            args.json = str(ROOT / "benchmarks" / "results_single.json")
+            args.json = str(ROOT / "benchmarks" / "results" / "engine_speed_single.json")
     if args.duel_only:
         args.skip_ppo = True
     quick = args.quick

@@ -8,9 +8,10 @@ Usage::
 Each round runs one case's benchmark command in the old checkout, then in the new one, each in a fresh
 process with that checkout (and its ``agents/``) first on ``PYTHONPATH`` and the same interpreter, so that
 the load of other jobs on a shared machine falls on both alike. The 1, 5 and 15 minute load averages are
-recorded before and after every run. The result (``--json``, default ``benchmarks/restructure_speed.json``)
-keeps every run's rows, the median of each row over the rounds per checkout and the ratio new / old of
-those medians (wall-clock and CPU-time steps per second); ``benchmarks/make_docs.py`` renders it.
+recorded before and after every run. The result (``--json``, default
+``benchmarks/results/restructure_speed.json``) keeps every run's rows, the median of each row over the rounds
+per checkout and the ratio new / old of those medians (wall-clock and CPU-time steps per second);
+``docs/_scripts/make_docs.py`` renders it.
 
 Cases (``--repeats`` is each row's repeats inside one run, whose median the run reports):
 
@@ -157,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="set NUMBA_NUM_THREADS for the runs (both checkouts take it as a fixed "
                         "count); the cases are recorded as 'CASE, NUMBA_NUM_THREADS=N'")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds one run may take")
-    parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "restructure_speed.json")
+    parser.add_argument("--json", type=Path,
+                        default=ROOT / "benchmarks" / "results" / "restructure_speed.json")
     parser.add_argument("--add", action="store_true",
                         help="keep the runs of other cases already in --json (each run names its commit)")
     args = parser.parse_args(argv)

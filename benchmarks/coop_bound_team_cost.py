@@ -9,7 +9,7 @@ with ``--deal-max-states``. A solve that fills the memo is recorded as such (its
 row says how many states and CPU seconds it had used.
 
     nice -n 19 python benchmarks/coop_bound_team_cost.py --players 1 2 3 4 --deals 0 1 \
-        --json benchmarks/coop_bound_team_cost.json
+        --json benchmarks/results/coop_bound_team_cost.json
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cards", type=int, nargs="+", default=[10, 12, 14, 16, 18])
     parser.add_argument("--max-states", type=int, default=5_000_000)
     parser.add_argument("--deal-max-states", type=int, default=20_000_000)
-    parser.add_argument("--json", type=Path, default=Path("benchmarks/coop_bound_team_cost.json"))
+    parser.add_argument("--json", type=Path, default=Path("benchmarks/results/coop_bound_team_cost.json"))
     args = parser.parse_args(argv)
     if any(not 1 <= n <= 4 for n in args.players):
         parser.error("--players must be 1..4")

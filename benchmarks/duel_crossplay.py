@@ -6,7 +6,8 @@ Usage::
     python benchmarks/duel_crossplay.py                                   # the shipped players, 10,000 games
     python benchmarks/duel_crossplay.py --games 10000 --check-games 300 \
         --json agents/thermopylae_agents/policies/duel_eval.json \
-        --plot agents/thermopylae_agents/policies/duel_eval.png --markdown benchmarks/duel_crossplay.md
+        --plot agents/thermopylae_agents/policies/duel_eval.png \
+        --markdown benchmarks/results/duel_crossplay.md
 
 Players (``--greek`` / ``--persian``): ``random``, ``heuristic`` (the compiled twin of the hand-written
 player), or a registry spec of a policy: a shipped policy's name (its pickle-free ``.json``/``.npz``

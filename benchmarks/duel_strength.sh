@@ -10,6 +10,6 @@ PY=${PYTHON:-.venv/bin/python}
 THERMOPYLAE=${THERMOPYLAE:-$(dirname "$PY")/thermopylae}
 P=agents/thermopylae_agents/policies
 nice -n 5 "$PY" benchmarks/duel_crossplay.py --games 10000 --seed 0 --check-games 300 \
-    --json "$P/duel_eval.json" --plot "$P/duel_eval.png" --markdown benchmarks/duel_crossplay.md
+    --json "$P/duel_eval.json" --plot "$P/duel_eval.png" --markdown benchmarks/results/duel_crossplay.md
 nice -n 5 "$THERMOPYLAE" exploitability --table --budget 1000000 --seeds 0 1 2 --curve-points 4 \
-    --eval-games 2000 --out benchmarks/exploitability.json --markdown benchmarks/exploitability.md
+    --eval-games 2000 --out benchmarks/results/exploitability.json --markdown benchmarks/results/exploitability.md

@@ -1,6 +1,6 @@
 """How the engines and PPO training share a busy machine: each thread setting alone and beside busy loops.
 
-    python benchmarks/load_benchmark.py            # minutes; writes benchmarks/load_benchmark.json
+    python benchmarks/load_benchmark.py            # minutes; writes benchmarks/results/load_benchmark.json
     python benchmarks/load_benchmark.py --seconds 1 --only coop_vector --json /tmp/look.json
     python benchmarks/load_benchmark.py --rounds 3 --settings default serial old   # the docs' table
 
@@ -47,7 +47,7 @@ every setting alike. The table reports the median of the rounds.
 
 The JSON records every round's row (the setting, the round, the threads the kernels chose, the load
 average before and after), the medians and the machine (CPU count, git commit, the load averages at the
-start and the end); ``benchmarks/make_docs.py`` renders it in docs/speed.md.
+start and the end); ``docs/_scripts/make_docs.py`` renders it in docs/speed.md.
 """
 
 from __future__ import annotations
@@ -336,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--row-timeout", type=float, default=90.0, help="seconds before a row is given up")
     parser.add_argument("--old-commit", default=_git("merge-base", "HEAD", "main") or "HEAD",
                         help="the code of the 'old' rows (default: where this branch left main)")
-    parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "load_benchmark.json")
+    parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "load_benchmark.json")
     parser.add_argument("--markdown", type=Path, default=None, help="also write the table here")
     args = parser.parse_args(argv)
     if args.child:

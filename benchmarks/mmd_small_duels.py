@@ -30,7 +30,7 @@ from thermopylae_agents.gametheory.tree import build_tree  # noqa: E402
 from thermopylae_agents.policies.provenance import Measurement  # noqa: E402
 from thermopylae_env.duel.config import SMALL_DUELS  # noqa: E402
 
-OUT = ROOT / "benchmarks" / "duel_small_mmd.json"
+OUT = ROOT / "benchmarks" / "results" / "duel_small_mmd.json"
 
 
 def _reached(history: list[tuple[int, float]], tolerances: list[float]) -> dict[str, int | None]:

@@ -12,15 +12,15 @@ left for ``git rm``.
 
 ``cards`` writes each card's YAML front matter (``thermopylae_agents.policies.model_card``: with
 ``huggingface_hub``'s ``ModelCardData`` where it is installed), whose ``model-index`` holds one result per
-game setting of the committed result files (``benchmarks/coop_*_eval.json``; ``duel_eval.json`` of the
+game setting of the committed result files (``benchmarks/results/coop_*_eval.json``; ``duel_eval.json`` of the
 policies' folder: one per opponent, the env's default opponent first), each with ``mean_reward`` (the mean
 and standard deviation of the episode returns, +1 a win and -1 a loss) and the win rate and number of
 deals, and the list of the *Training* section (from the description's ``provenance``), between
 ``<!-- provenance -->`` and ``<!-- end provenance -->``, and the measured tables between ``<!-- measured -->``
 and ``<!-- end measured -->`` (the co-op evaluations and the search's first deals, ``duel_vec_eval.json``, the
-cross-play and ``benchmarks/exploitability.json``). Nothing measured is typed by hand. ``--check`` compares
-the front matter as data (PyYAML reads it), so a card written with or without ``huggingface_hub`` is not
-stale for the other writer's spacing.
+cross-play and ``benchmarks/results/exploitability.json``). Nothing measured is typed by hand. ``--check``
+compares the front matter as data (PyYAML reads it), so a card written with or without ``huggingface_hub`` is
+not stale for the other writer's spacing.
 """
 
 from __future__ import annotations
@@ -72,19 +72,19 @@ TRAINING_COMMANDS = {
 }
 # The committed evaluation of each co-op policy (the same deals for every player of one file).
 COOP_RESULTS = {
-    "coop_maskable_ppo": "benchmarks/coop_solo_eval.json",
-    "coop_2p_maskable_ppo": "benchmarks/coop_2p_eval.json",
-    "coop_3p_maskable_ppo": "benchmarks/coop_3p_eval.json",
-    "coop_4p_maskable_ppo": "benchmarks/coop_4p_eval.json",
+    "coop_maskable_ppo": "benchmarks/results/coop_solo_eval.json",
+    "coop_2p_maskable_ppo": "benchmarks/results/coop_2p_eval.json",
+    "coop_3p_maskable_ppo": "benchmarks/results/coop_3p_eval.json",
+    "coop_4p_maskable_ppo": "benchmarks/results/coop_4p_eval.json",
 }
 DUEL_RESULTS = "agents/thermopylae_agents/policies/duel_eval.json"
 # The search expert on the first deals of a team size's evaluation (too slow for all of them).
 COOP_SEARCH_RESULTS = {
-    "coop_2p_maskable_ppo": "benchmarks/coop_2p_search_40.json",
-    "coop_4p_maskable_ppo": "benchmarks/coop_4p_search_40.json",
+    "coop_2p_maskable_ppo": "benchmarks/results/coop_2p_search_40.json",
+    "coop_4p_maskable_ppo": "benchmarks/results/coop_4p_search_40.json",
 }
 DUEL_VEC_RESULTS = "agents/thermopylae_agents/policies/duel_vec_eval.json"
-EXPLOITABILITY_RESULTS = "benchmarks/exploitability.json"
+EXPLOITABILITY_RESULTS = "benchmarks/results/exploitability.json"
 # Each retrained duel file's name in duel_vec_eval.json (which also holds the files it replaced).
 DUEL_VEC_LABELS = {
     "duel_greek_maskable_ppo": "PPO Greek (new)",

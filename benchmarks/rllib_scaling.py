@@ -13,7 +13,7 @@ measured one-runner rate ``r`` and a learner of rate ``U`` on a batch of ``B`` s
 It assumes each runner gets a CPU of its own (a node per 16 runners, say) and a single CPU learner as
 measured here; the driver must also take in ``steps/s x bytes/step`` from the network.
 
-    python benchmarks/rllib_scaling.py                 # writes benchmarks/rllib_scaling.json
+    python benchmarks/rllib_scaling.py                 # writes benchmarks/results/rllib_scaling.json
     python benchmarks/rllib_scaling.py --quick         # smaller batches, one repeat (a smoke run)
 """
 
@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     # runtime reads them once, when it loads.
     configure_environment()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json", default="benchmarks/rllib_scaling.json")
+    parser.add_argument("--json", default="benchmarks/results/rllib_scaling.json")
     parser.add_argument("--quick", action="store_true", help="small batches, one repeat")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray")

@@ -34,7 +34,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 ZOO_FILE = ROOT / "agents" / "thermopylae_agents" / "configs" / "rl_zoo" / "ppo.yml"
 ENV_ID = "thermopylae/Coop-v0"
-DEFAULT_OUT = ROOT / "benchmarks" / "rlzoo_coop.json"
+DEFAULT_OUT = ROOT / "benchmarks" / "results" / "rlzoo_coop.json"
 CLONE = "rl_zoo3 PPO, warm start only"
 TRAINED = "rl_zoo3 PPO"
 

@@ -3,7 +3,7 @@
     python benchmarks/search_effort.py play --runs runs/effort --games 500 --settings 128x16
     python benchmarks/search_effort.py play --runs runs/effort --games 500 --settings 8x4 16x8 32x8 64x16
     python benchmarks/search_effort.py play --runs runs/effort --games 500 --settings 32x8+policy
-    python benchmarks/search_effort.py join --runs runs/effort --json benchmarks/search_effort.json \\
+    python benchmarks/search_effort.py join --runs runs/effort --json benchmarks/results/search_effort.json \\
         --plot docs/images/search_effort.png
 
 A developer script, not a test. ``play`` plays

@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-determinizations", type=int, default=32)
     parser.add_argument("--rollouts", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0, help="first deal seed (positions, games)")
-    parser.add_argument("--json", type=Path, default=HERE / "search_speed.json")
+    parser.add_argument("--json", type=Path, default=HERE / "results" / "search_speed.json")
     args = parser.parse_args(argv)
     if any(p not in (1, 2, 3, 4) for p in args.players):
         parser.error("team sizes are 1..4")

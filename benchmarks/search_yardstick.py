@@ -10,7 +10,8 @@ of the search with each other agent (McNemar's exact test, Newcombe's interval o
 
 Usage (from the repository root)::
 
-    python benchmarks/search_yardstick.py --chunks runs/yard --json benchmarks/coop_search_yardstick.json
+    python benchmarks/search_yardstick.py --chunks runs/yard \
+        --json benchmarks/results/coop_search_yardstick.json
 
 Chunk files are named ``p{N}_{OFFSET}.json`` (N the team size); their ``base_seed`` says which deals they
 played.
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from thermopylae_agents.evaluation.stats import paired_comparison, wilson_interval
 
-BENCH = Path(__file__).resolve().parent
+RESULTS = Path(__file__).resolve().parent / "results"
 REFERENCE = {1: "coop_solo_eval.json", 2: "coop_2p_eval.json", 3: "coop_3p_eval.json", 4: "coop_4p_eval.json"}
 
 
@@ -75,7 +76,7 @@ def team_size(directory: Path, players: int) -> dict | None:
     search, chunks = _search_chunks(directory, players)
     if not search:
         return None
-    reference = json.loads((BENCH / REFERENCE[players]).read_text())
+    reference = json.loads((RESULTS / REFERENCE[players]).read_text())
     others = {entry["agent"]: _outcomes(entry) for entry in reference["results"]}
     seeds = sorted(s for s in search if all(s in games for games in others.values()))
     if len(seeds) != len(search):

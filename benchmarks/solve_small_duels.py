@@ -26,7 +26,7 @@ from thermopylae_agents.gametheory.players import solve_member  # noqa: E402
 from thermopylae_agents.policies.provenance import Measurement  # noqa: E402
 from thermopylae_env.duel.config import SMALL_DUELS, DuelConfigError, load_duel_config  # noqa: E402
 
-OUT = ROOT / "benchmarks" / "duel_small_games.json"
+OUT = ROOT / "benchmarks" / "results" / "duel_small_games.json"
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -38,7 +38,7 @@ from thermopylae_env.duel.env import DuelPersianEnv  # noqa: E402
 from thermopylae_env.duel.layout import GREEK, PERSIAN  # noqa: E402
 from thermopylae_env.threads import configure_environment  # noqa: E402
 
-OUT = ROOT / "benchmarks" / "duel_small_trained_br.json"
+OUT = ROOT / "benchmarks" / "results" / "duel_small_trained_br.json"
 EVAL_SEED = 1_000_000_007
 
 

@@ -2,11 +2,11 @@
 
 Issue #24 asks for a pure policy that beats the default search paired (the difference, its 95% interval and
 McNemar's p) on the yardstick's deals. The search's games are committed in
-``benchmarks/coop_search_yardstick.json`` (per game); this script takes a ``thermopylae evaluate --out``
-file of other agents on the same seeds (per game, as ``evaluate`` writes it), keeps the deals both played,
-and writes each agent's win rate and its paired comparison with the search. With ``--distill-report`` the
-``report.json`` of the ``thermopylae distill`` run behind a policy is summarized in the result (its config,
-its rounds' agreement and held-out win rates, its wall time).
+``benchmarks/results/coop_search_yardstick.json`` (per game); this script takes a
+``thermopylae evaluate --out`` file of other agents on the same seeds (per game, as ``evaluate`` writes it),
+keeps the deals both played, and writes each agent's win rate and its paired comparison with the search. With
+``--distill-report`` the ``report.json`` of the ``thermopylae distill`` run behind a policy is summarized in
+the result (its config, its rounds' agreement and held-out win rates, its wall time).
 
 Usage (from the repository root)::
 
@@ -15,7 +15,7 @@ Usage (from the repository root)::
     python benchmarks/versus_search.py --players 1 --eval runs/ei/eval.json \\
         --eval-command "thermopylae evaluate ..." --distill-report runs/ei/report.json \\
         --distill-settings benchmarks/expert_iteration_64x16.yaml \\
-        --json benchmarks/expert_iteration_versus_search.json
+        --json benchmarks/results/expert_iteration_versus_search.json
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from pathlib import Path
 from thermopylae_agents.evaluation.stats import paired_comparison, wilson_interval
 from thermopylae_agents.policies.provenance import Measurement
 
-BENCH = Path(__file__).resolve().parent
-YARDSTICK = BENCH / "coop_search_yardstick.json"
+YARDSTICK = Path(__file__).resolve().parent / "results" / "coop_search_yardstick.json"
 _ROUND_KEYS = ("round", "beta", "games", "decisions", "dataset_decisions", "agreement_before_training",
                "agreement_after_training", "seconds")
 

@@ -281,7 +281,7 @@ DEFINED = {module: _defined_names(path) for module, (path, _) in MODULES.items()
 KEPT_NAMES = {"thermopylae_agents.fight_features", "thermopylae_agents.training", "thermopylae_env.duel_v1"}
 OWN_CODE = sorted(
     [path for _, (path, _) in MODULES.items()]
-    + [p for folder in ("scripts", "benchmarks") for p in (ROOT / folder).glob("*.py")]
+    + [p for folder in ("scripts", "benchmarks", "docs/_scripts") for p in (ROOT / folder).glob("*.py")]
     + list((ROOT / "tests").rglob("*.py"))
 )
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-MAKE_DOCS = Path("benchmarks") / "make_docs.py"
+MAKE_DOCS = Path("docs") / "_scripts" / "make_docs.py"
 
 
 def _make_docs(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -19,18 +19,17 @@ def _make_docs(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _copy_inputs(target: Path) -> None:
-    """The generator, the pages and the result files it reads, outside the checkout."""
-    (target / "benchmarks").mkdir()
-    shutil.copy2(ROOT / MAKE_DOCS, target / MAKE_DOCS)
+    """The generator (in docs/_scripts/), the pages and the result files it reads, outside the checkout."""
+    (target / "benchmarks" / "results").mkdir(parents=True)
     for pattern in ("*.json", "*.jsonl"):
-        for path in (ROOT / "benchmarks").glob(pattern):
-            shutil.copy2(path, target / "benchmarks" / path.name)
+        for path in (ROOT / "benchmarks" / "results").glob(pattern):
+            shutil.copy2(path, target / "benchmarks" / "results" / path.name)
     shutil.copytree(
         ROOT / "agents" / "thermopylae_agents" / "policies",
         target / "agents" / "thermopylae_agents" / "policies",
         ignore=shutil.ignore_patterns("*.zip", "*.npz", "*.png"),
     )
-    shutil.copytree(ROOT / "docs", target / "docs")
+    shutil.copytree(ROOT / "docs", target / "docs", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy2(ROOT / "README.md", target / "README.md")
 
 

@@ -1,7 +1,7 @@
 """The test suite's own layout: tests live in folders laid out like the code they check (tests/env/coop,
 tests/env/duel, tests/env; tests/agents/NAME for thermopylae_agents/NAME; tests/integration), one conftest.py,
-and no test imports a script of scripts/ or benchmarks/: a test runs such a file as a user does, in a
-subprocess."""
+and no test imports a script of scripts/, benchmarks/ or docs/_scripts/: a test runs such a file as a user
+does, in a subprocess."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
-SCRIPT_FOLDERS = ("scripts", "benchmarks")
+SCRIPT_FOLDERS = ("scripts", "benchmarks", "docs/_scripts")
 # Calls that load or run Python code in the test's own process from a path or a module name.
 LOADERS = {"spec_from_file_location", "SourceFileLoader", "run_path", "run_module", "import_module",
            "__import__", "exec_module", "load_module"}

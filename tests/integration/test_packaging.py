@@ -76,11 +76,11 @@ def test_changelog_names_every_registered_environment_version():
 # The scripts of the repository that stay thin wrappers of the command line (the others are subcommands).
 WRAPPER_SCRIPTS = {"train.py", "evaluate.py"}
 # The developer experiments in benchmarks/: benchmarks and checks that write into
-# the repository's benchmarks/ or study the shipped players, not tools for one's own agents.
+# the repository's benchmarks/results/ or study the shipped players, not tools for one's own agents.
 DEVELOPER_SCRIPTS = {
     "benchmark.py", "soak.py", "rllib_scaling.py", "duel_greek_headroom.py", "rollout_coop.py",
     "rlzoo_learning.py",
-    "duel_crossplay.py", "duel_vec_eval.py", "train_exploiters.py", "load_benchmark.py", "make_docs.py",
+    "duel_crossplay.py", "duel_vec_eval.py", "train_exploiters.py", "load_benchmark.py",
     "compare_commits.py", "policy_files.py", "ppo_speed.py", "solve_small_duels.py", "search_speed.py",
     "coop_bound_team_cost.py", "search_yardstick.py", "search_effort.py", "versus_search.py",
     "mmd_small_duels.py", "trained_br_small_duels.py", "learning_curves.py", "learner_parity.py",

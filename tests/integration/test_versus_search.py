@@ -20,11 +20,11 @@ def versus(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 def test_pairs_each_agent_with_the_search_on_the_yardsticks_deals(tmp_path: Path) -> None:
     out = tmp_path / "versus.json"
-    done = versus("--players", "1", "--eval", str(ROOT / "benchmarks" / "coop_solo_eval.json"),
+    done = versus("--players", "1", "--eval", str(ROOT / "benchmarks" / "results" / "coop_solo_eval.json"),
                   "--eval-command", "evaluate", "--json", str(out), cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     doc = json.loads(out.read_text())
-    yardstick_file = ROOT / "benchmarks" / "coop_search_yardstick.json"
+    yardstick_file = ROOT / "benchmarks" / "results" / "coop_search_yardstick.json"
     yardstick = json.loads(yardstick_file.read_text())["team_sizes"]["1"]
     (expected,) = [p for p in yardstick["paired"] if p["b"] == "coop_maskable_ppo"]
     (pair,) = [p for p in doc["paired"] if p["a"] == "coop_maskable_ppo"]

@@ -18,7 +18,7 @@ is its deal: game ``i`` of ``--seed 0`` is deal ``i``):
 the mean over deals of ``bound(deal) - won(deal)``, an unbiased estimate of how far the agent's win
 rate is below the bound on those deals (its expected win on a deal is at most the bound).
 
-    nice -n 19 thermopylae bound --deals 1000 --out benchmarks/coop_bound.json --resume
+    nice -n 19 thermopylae bound --deals 1000 --out benchmarks/results/coop_bound.json --resume
     thermopylae-coop-bound --deals 20 --out bound.json           # the same command, installed
     thermopylae bound --merge a.jsonl b.jsonl --gaps eval.json --out bound.json
     thermopylae bound --players 3 --deals 10 --no-heuristic --out bound_3p.json    # a team: deal i is game i
@@ -281,8 +281,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--no-heuristic", action="store_true", help="skip the heuristic's exact value")
     parser.add_argument("--max-states", type=int_argument(1, 10**10), default=40_000_000,
                         help="memo limit per deal")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/coop_bound.json"), metavar="FILE",
-                        help="write the summary (JSON) to FILE (default benchmarks/coop_bound.json)")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/coop_bound.json"),
+                        metavar="FILE",
+                        help="write the summary (JSON) to FILE (default benchmarks/results/coop_bound.json)")
     parser.add_argument("--deal-log", type=Path, default=None, metavar="JSONL",
                         help="one JSON line per finished deal (default: --out with .jsonl)")
     parser.add_argument("--resume", action="store_true", help="skip deals already in the deal log")

@@ -53,7 +53,7 @@ their product rollouts per candidate), ``max_candidates``. With the defaults (32
 won 277 of 864 games of the default deck (32.1%, 95% Wilson interval [29.0%, 35.3%]; the heuristic
 won 226 of the same 864 deals, 26.2%) at about 10 seconds per game on one core with the Python engine
 (``scripts/evaluate.py search --seed 0 --games 96 --workers 16`` repeated for seeds 0..863); the
-compiled engine plays the same games (``benchmarks/search_speed.json`` holds its time per move).
+compiled engine plays the same games (``benchmarks/results/search_speed.json`` holds its time per move).
 """
 
 from __future__ import annotations

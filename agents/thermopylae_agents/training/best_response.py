@@ -7,8 +7,8 @@ Usage:
     thermopylae exploitability heuristic --side persian             # best-response Greek vs it
     thermopylae exploitability duel_persian_maskable_ppo --side persian --budget 2000000
     thermopylae exploitability path/to/model.zip --side greek --seeds 0 1 2 --out out.json
-    thermopylae exploitability --table --out benchmarks/exploitability.json \
-        --markdown benchmarks/exploitability.md                           # every shipped duel player
+    thermopylae exploitability --table --out benchmarks/results/exploitability.json \
+        --markdown benchmarks/results/exploitability.md                           # every shipped duel player
 
 ``POLICY`` is the frozen player: ``heuristic``, ``random``, a shipped policy by name (its pickle-free
 ``.json``/``.safetensors`` weights, through [`thermopylae_agents.policies.registry`][]), the path of such a

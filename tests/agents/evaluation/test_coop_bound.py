@@ -57,8 +57,9 @@ def late_state(game: CoopGame, seed: int, cards_left: int, support: int) -> Coop
 
 
 def _recorded_bound(deal: int) -> dict:
-    """The row of ``deal`` (mode "expect") in ``benchmarks/coop_bound.jsonl``, from the first kernel."""
-    path = Path(__file__).resolve().parents[3] / "benchmarks" / "coop_bound.jsonl"
+    """The row of ``deal`` (mode "expect") in ``benchmarks/results/coop_bound.jsonl``, from the first
+    kernel."""
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "coop_bound.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     return next(r for r in rows if r["deal"] == deal and r["config"]["mode"] == "expect")
 
@@ -172,7 +173,8 @@ def test_numba_kernel_equals_the_python_solver_on_mid_game_states(seed, cards_le
 
 @pytest.mark.slow
 def test_numba_kernel_reproduces_the_recorded_bound_of_a_whole_deal():
-    """Deal 1 of ``benchmarks/coop_bound.jsonl`` was computed by the first kernel (without pruning)."""
+    """Deal 1 of ``benchmarks/results/coop_bound.jsonl`` was computed by the first kernel (without
+    pruning)."""
     pytest.importorskip("numba")
     recorded = _recorded_bound(1)
     solver = DeckClairvoyantSolver(CoopGame(), backend="numba")

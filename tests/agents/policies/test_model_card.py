@@ -35,6 +35,7 @@ from thermopylae_agents.policies.safe_policy import (
 
 yaml = pytest.importorskip("yaml")
 ROOT = Path(__file__).resolve().parents[3]
+RESULTS = ROOT / "benchmarks" / "results"
 REQUIRED = {"library_name", "license", "tags", "model-index"}
 HUB_TAGS = {"reinforcement-learning", "deep-reinforcement-learning", "stable-baselines3"}
 
@@ -80,7 +81,7 @@ def test_every_shipped_card_has_front_matter_with_the_required_keys_and_sections
 @pytest.mark.parametrize("players", [1, 2, 3, 4])
 def test_coop_card_win_rates_and_deals_are_those_of_the_committed_evaluation(players):
     name = "coop_maskable_ppo" if players == 1 else f"coop_{players}p_maskable_ppo"
-    results = json.loads((ROOT / "benchmarks" / f"coop_{'solo' if players == 1 else f'{players}p'}_eval.json")
+    results = json.loads((RESULTS / f"coop_{'solo' if players == 1 else f'{players}p'}_eval.json")
                          .read_text())
     (row,) = [r for r in results["results"] if r["agent"] == name]
     (result,) = _results(_front(name))
@@ -412,7 +413,7 @@ def test_every_table_of_a_card_is_generated_from_the_result_files(name):
 @pytest.mark.parametrize("players", [1, 2, 3, 4])
 def test_coop_card_tables_show_the_committed_win_rates(players):
     name = "coop_maskable_ppo" if players == 1 else f"coop_{players}p_maskable_ppo"
-    results = json.loads((ROOT / "benchmarks" / f"coop_{'solo' if players == 1 else f'{players}p'}_eval.json")
+    results = json.loads((RESULTS / f"coop_{'solo' if players == 1 else f'{players}p'}_eval.json")
                          .read_text())
     (row,) = [r for r in results["results"] if r["agent"] == name]
     low, high = row["ci95"]
@@ -432,7 +433,7 @@ def test_duel_card_tables_show_the_committed_strength_and_exploitability(name):
     kind = "self-play" if name.startswith("selfplay") else "PPO"
     assert label.startswith(kind) and "(new)" in label
     rows = {(r["frozen_player"], r["frozen_side"]): r
-            for r in json.loads((ROOT / "benchmarks" / "exploitability.json").read_text())["rows"]}
+            for r in json.loads((RESULTS / "exploitability.json").read_text())["rows"]}
     for player in (name, "heuristic"):
         pooled = rows[player, side]["pooled_final"]
         low, high = pooled["ci95"]

@@ -166,10 +166,11 @@ def test_rl_zoo_train_runs_with_the_shipped_file(tmp_path, env_id):
 
 @pytest.mark.slow
 def test_rl_zoo_ppo_learns_the_coop_game_from_the_warm_start_on_a_small_budget(tmp_path):
-    # A small budget of benchmarks/rlzoo_learning.py (the full one writes benchmarks/rlzoo_coop.json): a
-    # warm start on 600 heuristic games, then 8,192 PPO steps, the shipped file otherwise. Random never
-    # wins the solo game; the plain PPO policy wins some, choosing the legal actions nearly always although
-    # it never sees the mask (from scratch it chose an illegal action on most moves).
+    # A small budget of benchmarks/rlzoo_learning.py (the full one writes
+    # benchmarks/results/rlzoo_coop.json): a warm start on 600 heuristic games, then 8,192 PPO steps, the
+    # shipped file otherwise. Random never wins the solo game; the plain PPO policy wins some, choosing the
+    # legal actions nearly always although it never sees the mask (from scratch it chose an illegal action
+    # on most moves).
     pytest.importorskip("rl_zoo3")
     out = tmp_path / "rlzoo.json"
     command = [sys.executable, str(ROOT / "benchmarks" / "rlzoo_learning.py"), "--timesteps", "8192",
