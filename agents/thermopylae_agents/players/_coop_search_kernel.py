@@ -14,7 +14,7 @@ each pair's gain is split into two integers of 30 bits (units of 2**-30 and 2**-
 whatever the order of the updates. Floating-point sums updated by subtraction leave rounding residues where
 the Python heuristic's sums are exact (a zero gain stays zero there), and such residues change tied decisions;
 the exact sums are rounded once, so a decision could differ from the Python heuristic's only where two scores
-tie to within the last bit (``tests/agents/test_coop_search_kernel.py`` checks move for move).
+tie to within the last bit (``tests/agents/players/test_coop_search_kernel.py`` checks move for move).
 
 **The rules** are the reference engine's
 ([`thermopylae_env.coop.CoopGame`][thermopylae_env.coop.rules.CoopGame]: ``resolve_fight``, ``_start_offers``,

@@ -7,7 +7,7 @@ a policy network reads when it plays the search's rollouts
 [`CoopGame.observe`][thermopylae_env.coop.rules.CoopGame.observe] (the pieces of
 [`thermopylae_env.coop.layout`][]) and the mask of
 [`CoopGame.legal_action_mask`][thermopylae_env.coop.rules.CoopGame.legal_action_mask];
-``tests/agents/test_coop_search_policy_rollouts.py`` holds them to those on the states of real games.
+``tests/agents/players/test_coop_search_policy_rollouts.py`` holds them to those on the states of real games.
 
 Why a module of its own: `_coop_search_kernel` would pass the 800 lines a module may have. Its functions call
 nothing compiled, so numba's disk cache (which checks only the source file of the function it compiles) cannot

@@ -40,13 +40,13 @@ rollout through the reference engine (``CoopState.copy()``, ``game.step``) and t
 is the reference the compiled engine is tested against. Both engines draw everything from the player's
 generator in the same order (the dice tables first, then per sample a permutation of the hidden Spartan
 deck and one of the unseen Persian rows, the very calls ``state_from_observation`` makes), and the
-compiled rules and heuristic make the Python ones' moves (``tests/agents/test_coop_search_kernel.py``),
-so for the same seed both engines search the same samples with the same dice and play the same moves;
-only the time differs (``benchmarks/search_speed.py`` measures both on the same positions, plays both on
-the same deals and counts the games whose moves differed). The one exception: where two of the
-heuristic's scores are equal up to rounding, the compiled heuristic's sums (exact, then rounded once)
-may break the tie the other way than NumPy's; such ties are rare, and a rollout that meets one plays
-an action the heuristic values the same.
+compiled rules and heuristic make the Python ones' moves
+(``tests/agents/players/test_coop_search_kernel.py``), so for the same seed both engines search the same
+samples with the same dice and play the same moves; only the time differs (``benchmarks/search_speed.py``
+measures both on the same positions, plays both on the same deals and counts the games whose moves
+differed). The one exception: where two of the heuristic's scores are equal up to rounding, the compiled
+heuristic's sums (exact, then rounded once) may break the tie the other way than NumPy's; such ties are
+rare, and a rollout that meets one plays an action the heuristic values the same.
 
 Strength and time: ``n_determinizations`` samples per round, at most ``rollouts`` rounds (so at most
 their product rollouts per candidate), ``max_candidates``. With the defaults (32 x 8, 5 candidates) it

@@ -27,8 +27,8 @@ NumPy and ``safetensors`` only (no torch, no SB3).
 The network is the actor of a (Maskable)PPO policy: features, the actor MLP
 (``mlp_extractor.policy_net``) and the action head (``action_net``); its outputs are the action logits.
 [`SafePolicy`][thermopylae_agents.policies.safe_policy.SafePolicy] plays the most likely legal action, the
-action an SB3 model plays with ``deterministic=True`` (``tests/agents/test_safe_policy.py`` checks this game
-for game on hundreds of games).
+action an SB3 model plays with ``deterministic=True`` (``tests/agents/policies/test_safe_policy.py`` checks
+this game for game on hundreds of games).
 
 [`load_safe_policy`][thermopylae_agents.policies.safe_policy.load_safe_policy] loads a policy by path (either
 file of the pair; see [`is_path`][thermopylae_agents.policies.safe_policy.is_path]) or by the name of a

@@ -31,7 +31,7 @@ What makes it faster:
   the instructions are.
 
 Reproducibility: the same seed, thread count (``torch.get_num_threads()``) and precision give the same
-weights on the same machine (``tests/training/test_fast_ppo.py`` trains twice and compares); another
+weights on the same machine (``tests/agents/training/test_fast_ppo.py`` trains twice and compares); another
 thread count sums in another order, so it trains other weights.
 """
 

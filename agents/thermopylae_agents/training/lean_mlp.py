@@ -7,7 +7,7 @@ network on the very same parameter tensors, and
 ``.grad``, in closed form. Why by hand: the network is small and the batches large, so autograd's
 temporaries and its one pass over memory per elementary operation cost more than the matrix products
 themselves; written out, each layer is one matrix product into a kept buffer, its activation in place,
-and two products backwards. ``tests/training/test_lean_mlp.py`` holds the outputs and every gradient to
+and two products backwards. ``tests/agents/training/test_lean_mlp.py`` holds the outputs and every gradient to
 autograd's.
 
 The network: the actor's and the critic's hidden layers (``net_arch=dict(pi=[...], vf=[...])``, one

@@ -12,7 +12,7 @@ from conftest import visit_states
 
 import thermopylae_env  # noqa: F401  (registers the environments)
 from thermopylae_agents.policies.sb3_agent import SB3Agent, load_model
-from thermopylae_env.coop import OBS_SIZE
+from thermopylae_env.coop.layout import OBS_SIZE
 
 
 def test_load_model_refuses_a_missing_path(tmp_path):
