@@ -56,7 +56,7 @@ def _machine(doc: dict) -> str:
     machine = doc["machine"]
     loads = [*machine["load_average_start"][:1], *machine["load_average_end"][:1]]
     return (f"{doc['date']}, commit {doc['commit']}, {machine['cpus']} CPUs, "
-            f"{doc['config'].get('torch_threads', 1)} torch threads, load average {_load_range(loads)}")
+            f"{_threads(doc['config'].get('torch_threads', 1))}, load average {_load_range(loads)}")
 
 
 def learner_speed_table() -> str:
@@ -154,7 +154,7 @@ def main_job_table() -> str:
          f"{doc['setup_seconds']:,.0f} s"],
         ["after setup, in all (`scripts/train.py coop`)", f"{doc['after_setup_seconds']:,.0f} s"],
         ["warm start (expert games and cloning)", f"{split['warm_start_seconds']:,.0f} s"],
-        [f"PPO, {doc['learner']} learner ({doc['precision']}, {doc['threads']['threads']} torch threads)",
+        [f"PPO, {doc['learner']} learner ({doc['precision']}, {_threads(doc['threads']['threads'])})",
          f"{split['ppo_seconds']:,.0f} s ({_count(throughput['steps_per_second'])} env steps/s)"],
         ["evaluation: the clone's games, the periodic evaluations, the final report",
          f"{split['clone_evaluation_seconds']:,.0f} + {split['periodic_evaluation_seconds']:,.0f} + "
@@ -168,3 +168,7 @@ def main_job_table() -> str:
     return _table(["stage", "measured"], ["---", "---:"], rows) + (
         f"\n{doc['date']}, commit {doc['commit']}, {machine['cpus']} CPUs, load average "
         f"{_load_range(loads)} (start, end).\n")
+
+
+def _threads(count: int) -> str:
+    return f"{count} torch thread" + ("" if count == 1 else "s")
