@@ -235,7 +235,7 @@ def _sync_masks(env: gym.vector.VectorEnv, infos: dict) -> np.ndarray:
 
 def coop_training_config() -> tuple:
     """``(algo, hyperparameter block, env kwargs, n_envs)`` of the default co-op config, read the way
-    ``agents/thermopylae_agents/training.py`` reads it (``resolve_config`` + ``Config``)."""
+    ``thermopylae train`` reads it (``resolve_config`` + ``Config``)."""
     from thermopylae_agents.training.config import Config, resolve_config
     from thermopylae_env import COOP_ID
 

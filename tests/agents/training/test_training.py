@@ -546,7 +546,7 @@ def test_benchmark_ppo_rows_time_the_default_coop_config_on_both_envs(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     result = json.loads(out.read_text())
-    hp = load_config("coop")[COOP_ID]
+    hp = resolve_config("coop")[COOP_ID]  # the learner the config chooses, with its recipe
     summary = result["ppo"]["config"]
     assert (summary["n_envs"], summary["n_steps"], summary["n_epochs"], summary["batch_size"]) == (
         hp["n_envs"], hp["n_steps"], hp["n_epochs"], hp["batch_size"])
