@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from common import RESULTS, _count, _load, _table
+from common import RESULTS, count_text, load_json, md_table
 
 
 def rllib_measured_table() -> str:
     """Each phase of an RLlib PPO iteration, one and two env runners (``rllib_scaling.json``)."""
-    measured = _load(RESULTS / "rllib_scaling.json")["measured"]
+    measured = load_json(RESULTS / "rllib_scaling.json")["measured"]
     names = {
         "coop_native": "co-op, native vector engine",
         "coop_sync": "co-op, `SyncVectorEnv` of single envs",
@@ -17,18 +17,18 @@ def rllib_measured_table() -> str:
     rows = []
     for key, label in names.items():
         one, two = measured[key]["1"], measured[key]["2"]
-        learn = _count(two["learn_steps_per_s"]) if "learn_steps_per_s" in two else "-"
+        learn = count_text(two["learn_steps_per_s"]) if "learn_steps_per_s" in two else "-"
         rows.append(
             [
                 label,
-                _count(one["batch"]),
-                _count(one["sample_steps_per_s"]),
-                _count(two["sample_steps_per_s"]),
+                count_text(one["batch"]),
+                count_text(one["sample_steps_per_s"]),
+                count_text(two["sample_steps_per_s"]),
                 learn,
-                _count(two["bytes_per_step"]),
+                count_text(two["bytes_per_step"]),
             ]
         )
-    return _table(
+    return md_table(
         ["case", "batch", "sampled steps/s, 1 runner", "2 runners", "learner steps/s", "bytes/step"],
         ["---", "---:", "---:", "---:", "---:", "---:"],
         rows,
@@ -37,7 +37,7 @@ def rllib_measured_table() -> str:
 
 def rllib_projection_table() -> str:
     """The projected throughput with more env runners (``benchmarks/results/rllib_scaling.json``)."""
-    projection = _load(RESULTS / "rllib_scaling.json")["projection"]
+    projection = load_json(RESULTS / "rllib_scaling.json")["projection"]
     rows = []
     for key, label in (
         ("coop_native", "co-op"),
@@ -50,11 +50,11 @@ def rllib_projection_table() -> str:
                 [
                     label,
                     str(row["workers"]),
-                    _count(row["steps_per_s"]),
-                    f"{60 * row['wall_hours']:.1f} min for {_count(block['total_timesteps'])} steps",
+                    count_text(row["steps_per_s"]),
+                    f"{60 * row['wall_hours']:.1f} min for {count_text(block['total_timesteps'])} steps",
                     f"{row['limit']} ({100 * row['learner_share']:.0f}% learner)",
                 ]
             )
-    return _table(
+    return md_table(
         ["case", "workers", "steps/s", "time", "limit"], ["---", "---:", "---:", "---", "---"], rows
     )

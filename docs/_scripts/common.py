@@ -14,47 +14,47 @@ POLICIES = ROOT / "agents" / "thermopylae_agents" / "policies"
 sys.path[:0] = [str(ROOT), str(ROOT / "agents")]
 
 
-def _load(path: Path) -> dict:
+def load_json(path: Path) -> dict:
     with path.open(encoding="utf-8") as handle:
         return json.load(handle)
 
 
-def _pct(rate: float) -> str:
+def pct(rate: float) -> str:
     return f"{100 * rate:.2f}%"
 
 
-def _interval(low: float, high: float) -> str:
+def ci(low: float, high: float) -> str:
     return f"[{100 * low:.2f}, {100 * high:.2f}]"
 
 
-def _signed_interval(low: float, high: float) -> str:
+def signed_ci(low: float, high: float) -> str:
     return f"[{100 * low:+.2f}, {100 * high:+.2f}]"
 
 
-def _count(value: float) -> str:
+def count_text(value: float) -> str:
     return f"{round(value):,}"
 
 
-def _p(value: float) -> str:
+def p_text(value: float) -> str:
     return "0" if value == 0 else f"{value:.3g}"
 
 
-def _table(header: list[str], align: list[str], rows: list[list[str]]) -> str:
+def md_table(header: list[str], align: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
-def _rows_by_name(result: dict) -> dict[str, dict]:
+def rows_by_name(result: dict) -> dict[str, dict]:
     return {row["name"]: row for row in result["rows"]}
 
 
-def _load_range(values: list[float]) -> str:
+def load_range(values: list[float]) -> str:
     low, high = min(values), max(values)
     return f"{low:.1f}" if f"{low:.1f}" == f"{high:.1f}" else f"{low:.1f}-{high:.1f}"
 
 
-def _paired(result: dict, a: str, b: str) -> dict:
+def paired_result(result: dict, a: str, b: str) -> dict:
     for pair in result["paired"]:
         if pair["a"] == a and pair["b"] == b:
             return pair
@@ -64,7 +64,7 @@ def _paired(result: dict, a: str, b: str) -> dict:
     raise KeyError(f"no paired comparison of {a} and {b}")
 
 
-def _crossplay_players(result: dict) -> tuple[list[str], list[str], dict[tuple[str, str], dict]]:
+def crossplay_players(result: dict) -> tuple[list[str], list[str], dict[tuple[str, str], dict]]:
     greeks: list[str] = []
     persians: list[str] = []
     cells = {}

@@ -4,27 +4,27 @@ from __future__ import annotations
 
 import json
 
-from common import RESULTS, _count, _interval, _load, _pct, _table
+from common import RESULTS, ci, count_text, load_json, md_table, pct
 
 
 def coop_bound_table() -> str:
     """The solo bound and each agent's paired gap to it on deals 0..999 (``coop_bound.json``)."""
-    bound = _load(RESULTS / "coop_bound.json")
+    bound = load_json(RESULTS / "coop_bound.json")
     exact_gap = bound["gap_bound_minus_heuristic"]
     rows = [
         [
             "deck-clairvoyant bound `V*`",
             str(bound["bound"]["n"]),
-            _pct(bound["bound"]["mean"]),
-            _interval(bound["bound"]["low"], bound["bound"]["high"]),
+            pct(bound["bound"]["mean"]),
+            ci(bound["bound"]["low"], bound["bound"]["high"]),
             "",
         ],
         [
             "heuristic, exact win probability",
             str(bound["heuristic"]["n"]),
-            _pct(bound["heuristic"]["mean"]),
-            _interval(bound["heuristic"]["low"], bound["heuristic"]["high"]),
-            f"{100 * exact_gap['mean']:.2f} {_interval(exact_gap['low'], exact_gap['high'])}",
+            pct(bound["heuristic"]["mean"]),
+            ci(bound["heuristic"]["low"], bound["heuristic"]["high"]),
+            f"{100 * exact_gap['mean']:.2f} {ci(exact_gap['low'], exact_gap['high'])}",
         ],
     ]
     for gap in bound["gaps"]:
@@ -32,12 +32,12 @@ def coop_bound_table() -> str:
             [
                 f"`{gap['agent']}`, played once",
                 str(gap["deals"]),
-                _pct(gap["win_rate"]["mean"]),
-                _interval(gap["win_rate"]["low"], gap["win_rate"]["high"]),
-                f"{100 * gap['gap']['mean']:.2f} {_interval(gap['gap']['low'], gap['gap']['high'])}",
+                pct(gap["win_rate"]["mean"]),
+                ci(gap["win_rate"]["low"], gap["win_rate"]["high"]),
+                f"{100 * gap['gap']['mean']:.2f} {ci(gap['gap']['low'], gap['gap']['high'])}",
             ]
         )
-    return _table(
+    return md_table(
         ["player", "deals", "win rate", "95% interval", "bound - player, points [95%]"],
         ["---", "---:", "---:", "---", "---"],
         rows,
@@ -47,18 +47,18 @@ def coop_bound_table() -> str:
 def coop_bound_search_table() -> str:
     """Each agent's gap to the bound on deals 0..299, the deals the search expert played."""
     rows = []
-    for gap in _load(RESULTS / "coop_bound_search_gaps.json")["gaps"]:
+    for gap in load_json(RESULTS / "coop_bound_search_gaps.json")["gaps"]:
         rows.append(
             [
                 f"`{gap['agent']}`",
                 str(gap["deals"]),
-                _pct(gap["win_rate"]["mean"]),
-                _interval(gap["win_rate"]["low"], gap["win_rate"]["high"]),
-                f"{_pct(gap['bound']['mean'])} {_interval(gap['bound']['low'], gap['bound']['high'])}",
-                f"{100 * gap['gap']['mean']:.2f} {_interval(gap['gap']['low'], gap['gap']['high'])}",
+                pct(gap["win_rate"]["mean"]),
+                ci(gap["win_rate"]["low"], gap["win_rate"]["high"]),
+                f"{pct(gap['bound']['mean'])} {ci(gap['bound']['low'], gap['bound']['high'])}",
+                f"{100 * gap['gap']['mean']:.2f} {ci(gap['gap']['low'], gap['gap']['high'])}",
             ]
         )
-    return _table(
+    return md_table(
         [
             "player",
             "deals",
@@ -75,22 +75,22 @@ def coop_bound_search_table() -> str:
 def coop_bound_speed_table() -> str:
     """The first, second and final solo kernels on the same deals (``coop_bound_speed.json``)."""
     rows = []
-    for row in _load(RESULTS / "coop_bound_speed.json")["rows"]:
+    for row in load_json(RESULTS / "coop_bound_speed.json")["rows"]:
         old, new, final = row["old"], row["new"], row["final"]
         rows.append(
             [
                 str(row["deal"]),
-                _count(old["states"]),
+                count_text(old["states"]),
                 f"{old['cpu_s']:.1f}",
-                _count(new["states"]),
+                count_text(new["states"]),
                 f"{new['cpu_s']:.1f}",
-                _count(final["states"]),
+                count_text(final["states"]),
                 f"{final['cpu_s']:.1f}",
                 f"{row['cpu_speedup_final']:.1f}x",
                 f"{row['abs_diff_old_final']:.0e}",
             ]
         )
-    return _table(
+    return md_table(
         [
             "deal",
             "old states",
@@ -119,11 +119,11 @@ def coop_bound_first_deals_table() -> str:
                     f"{deal['bound']:.4f}",
                     f"{deal['heuristic']:.4f}",
                     f"{deal['bound'] - deal['heuristic']:.4f}",
-                    _count(deal["bound_states"]),
-                    _count(deal["bound_seconds"]),
+                    count_text(deal["bound_states"]),
+                    count_text(deal["bound_seconds"]),
                 ]
             )
-    return _table(
+    return md_table(
         ["deal", "bound", "heuristic (exact)", "gap", "states", "seconds (wall)"], ["---:"] * 6, rows
     )
 
@@ -132,7 +132,7 @@ def coop_bound_team_cost_table() -> str:
     """States and CPU seconds of the compiled kernel per team size (``coop_bound_team_cost*.json``)."""
     rows = []
     paths = sorted(RESULTS.glob("coop_bound_team_cost*.json"))
-    for row in (row for path in paths for row in _load(path)["rows"]):
+    for row in (row for path in paths for row in load_json(path)["rows"]):
         start = "whole deal" if row.get("whole_deal") else f"{row['cards_left']} cards left"
         full = row["memo_full"]
         rows.append(
@@ -140,12 +140,12 @@ def coop_bound_team_cost_table() -> str:
                 str(row["players"]),
                 str(row["deal"]),
                 f"{start}, support {row['support']}, marker {row['marker']}",
-                f"> {_count(row['max_states'])} (memo full)" if full else _count(row["states"]),
+                f"> {count_text(row['max_states'])} (memo full)" if full else count_text(row["states"]),
                 f"{row['cpu_seconds']:.1f}",
                 "not reached" if full else f"{row['value']:.4f}",
             ]
         )
-    return _table(
+    return md_table(
         ["players", "deal", "solved from", "memoized states", "CPU s", "value"],
         ["---:", "---:", "---", "---:", "---:", "---:"],
         rows,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from common import RESULTS, _count, _load, _table
+from common import RESULTS, count_text, load_json, md_table
 
 
 def _deck(counts: list[int]) -> str:
@@ -13,7 +13,7 @@ def _deck(counts: list[int]) -> str:
 
 def duel_small_games_table() -> str:
     """Each reduced duel, its tree and its solution (``benchmarks/results/duel_small_games.json``)."""
-    result = _load(RESULTS / "duel_small_games.json")
+    result = load_json(RESULTS / "duel_small_games.json")
     rows = []
     for member in result["members"]:
         config, tree, solver = member["config"], member["tree"], member["solver"]
@@ -21,19 +21,19 @@ def duel_small_games_table() -> str:
         rows.append([
             f"`{config['name']}`", _deck(config["greek"]), _deck(config["persian"]),
             f"{config['start_hand']} / {config['hand_limit']} / {config['start_tokens']}",
-            _count(tree["nodes"]),
-            f"{_count(tree['infosets']['greek'])} / {_count(tree['infosets']['persian'])}",
-            _count(solver["iterations"]), f"{member['equilibrium']['nash_conv']:.1e}",
+            count_text(tree["nodes"]),
+            f"{count_text(tree['infosets']['greek'])} / {count_text(tree['infosets']['persian'])}",
+            count_text(solver["iterations"]), f"{member['equilibrium']['nash_conv']:.1e}",
             f"[{low:+.4f}, {high:+.4f}]", f"{member['seconds']:.0f}",
         ])
     header = ["duel", "Greek deck", "Persian deck", "hand / limit / tokens", "tree nodes",
               "infosets G / P", "CFR+ iterations", "NashConv", "game value (Greek) in", "seconds"]
-    return _table(header, ["---"] * 4 + ["---:"] * 6, rows)
+    return md_table(header, ["---"] * 4 + ["---:"] * 6, rows)
 
 
 def duel_small_players_table() -> str:
     """The exact exploitability of the built-in players on each reduced duel (``duel_small_games.json``)."""
-    result = _load(RESULTS / "duel_small_games.json")
+    result = load_json(RESULTS / "duel_small_games.json")
     rows = []
     for member in result["members"]:
         for name, report in member["players"].items():
@@ -47,10 +47,10 @@ def duel_small_players_table() -> str:
                          f"{profile['nash_conv']:.4f}", ""])
     header = ["duel", "player", "its return against a best response", "exploitability in",
               "its return against the equilibrium"]
-    return _table(header, ["---", "---", "---:", "---:", "---:"], rows)
+    return md_table(header, ["---", "---", "---:", "---:", "---:"], rows)
 
 
-def _small_duel(result: dict, name: str) -> dict:
+def small_duel(result: dict, name: str) -> dict:
     """The member ``name`` of ``duel_small_games.json``."""
     for member in result["members"]:
         if member["config"].get("name") == name:
@@ -60,30 +60,30 @@ def _small_duel(result: dict, name: str) -> dict:
 
 def duel_small_mmd_table() -> str:
     """MMD against CFR+: iterations to each NashConv tolerance per reduced duel (``duel_small_mmd.json``)."""
-    result = _load(RESULTS / "duel_small_mmd.json")
+    result = load_json(RESULTS / "duel_small_mmd.json")
     rows = []
     for member in result["members"]:
         for label, run in (("MMD (last iterate)", member["mmd"]), ("CFR+ (average)", member["cfr_plus"])):
-            reached = [("-" if n is None else _count(n)) for n in run["iterations_to_tolerance"].values()]
+            reached = [("-" if n is None else count_text(n)) for n in run["iterations_to_tolerance"].values()]
             rows.append([f"`{member['member']}`", label, *reached, f"{run['final_nash_conv']:.1e}",
-                         _count(run["iterations"]), f"{run['seconds']:.0f}"])
+                         count_text(run["iterations"]), f"{run['seconds']:.0f}"])
     tolerances = list(result["members"][0]["mmd"]["iterations_to_tolerance"])
     header = ["duel", "method", *(f"iterations to {t}" for t in tolerances), "final NashConv", "iterations",
               "seconds"]
-    return _table(header, ["---", "---"] + ["---:"] * (len(tolerances) + 3), rows)
+    return md_table(header, ["---", "---"] + ["---:"] * (len(tolerances) + 3), rows)
 
 
 def duel_small_trained_br_table() -> str:
     """Trained against exact best responses to the heuristic Greek (``duel_small_trained_br.json``)."""
-    result = _load(RESULTS / "duel_small_trained_br.json")
+    result = load_json(RESULTS / "duel_small_trained_br.json")
     rows = []
     for member in result["members"]:
         exact = member["exact_best_response"]["persian_win_rate"]
         for run in member["trained_best_responses"]:
-            curve = ", ".join(f"{_count(p['timesteps'])}: {p['win_rate']:.3f}" for p in run["curve"])
+            curve = ", ".join(f"{count_text(p['timesteps'])}: {p['win_rate']:.3f}" for p in run["curve"])
             low, high = run["final"]["ci95"]
             rows.append([f"`{member['member']}`", f"{exact:.3f}", str(run["seed"]),
                          f"{run['final']['win_rate']:.3f} [{low:.3f}, {high:.3f}]", curve])
     header = ["duel", "exact best response wins", "seed", "trained best response wins (95% CI)",
               "learning curve (steps: win rate)"]
-    return _table(header, ["---", "---:", "---:", "---:", "---"], rows)
+    return md_table(header, ["---", "---:", "---:", "---:", "---"], rows)

@@ -5,79 +5,79 @@ from __future__ import annotations
 from common import (
     POLICIES,
     RESULTS,
-    _count,
-    _crossplay_players,
-    _interval,
-    _load,
-    _p,
-    _paired,
-    _pct,
-    _rows_by_name,
-    _signed_interval,
-    _table,
+    ci,
+    count_text,
+    crossplay_players,
+    load_json,
+    md_table,
+    p_text,
+    paired_result,
+    pct,
+    rows_by_name,
+    signed_ci,
 )
-from duel_theory import _small_duel
+from duel_theory import small_duel
 
 
 def _team_search_cell() -> str:
     """The headline's search-versus-policy cell of the team sizes (``coop_search_yardstick.json``)."""
-    sizes = _load(RESULTS / "coop_search_yardstick.json")["team_sizes"]
+    sizes = load_json(RESULTS / "coop_search_yardstick.json")["team_sizes"]
     parts = []
     for players in ("2", "3", "4"):
         size = sizes[players]
         policy = f"coop_{players}p_maskable_ppo"
         rates = {entry["agent"]: entry for entry in size["results"]}
-        pair = _paired(size, "search", policy)
-        parts.append(f"{_pct(rates['search']['win_rate'])} vs {_pct(rates[policy]['win_rate'])}, paired "
-                     f"{100 * pair['difference']:+.2f} {_signed_interval(*pair['ci95'])}")
+        pair = paired_result(size, "search", policy)
+        parts.append(f"{pct(rates['search']['win_rate'])} vs {pct(rates[policy]['win_rate'])}, paired "
+                     f"{100 * pair['difference']:+.2f} {signed_ci(*pair['ci95'])}")
     return " / ".join(parts) + f" points, {sizes['2']['results'][0]['games']:,} deals each"
 
 
 def _learner_speed_cell() -> str:
-    doc = _load(RESULTS / "ppo_speed_coop.json")
+    doc = load_json(RESULTS / "ppo_speed_coop.json")
     medians = doc["medians"]
     fast, sb3 = medians["fast"]["steps_per_s"], medians["sb3"]["steps_per_s"]
-    return (f"{_count(fast)} vs {_count(sb3)} env steps/s ({fast / sb3:.1f}x), {doc['date'][:10]}, "
+    return (f"{count_text(fast)} vs {count_text(sb3)} env steps/s ({fast / sb3:.1f}x), {doc['date'][:10]}, "
             f"{doc['machine']['cpus']} CPUs")
 
 
 def headline_table() -> str:
     """The README's headline: one row per result, each linking the page with its method and command."""
-    coop = _load(RESULTS / "coop_bound_agents_eval.json")
+    coop = load_json(RESULTS / "coop_bound_agents_eval.json")
     rates = {entry["agent"]: entry for entry in coop["results"]}
     ppo, heuristic = rates["coop_maskable_ppo"], rates["heuristic"]
-    pair = _paired(coop, "coop_maskable_ppo", "heuristic")
-    bound = _load(RESULTS / "coop_bound.json")["bound"]
-    _, _, cells = _crossplay_players(_load(POLICIES / "duel_eval.json"))
+    pair = paired_result(coop, "coop_maskable_ppo", "heuristic")
+    bound = load_json(RESULTS / "coop_bound.json")["bound"]
+    _, _, cells = crossplay_players(load_json(POLICIES / "duel_eval.json"))
     learned = cells["heuristic", "duel_persian_maskable_ppo"]
     baseline = cells["heuristic", "heuristic"]
     exploit = {
         (row["frozen_player"], row["frozen_side"]): row["pooled_final"]
-        for row in _load(RESULTS / "exploitability.json")["rows"]
+        for row in load_json(RESULTS / "exploitability.json")["rows"]
     }
-    speed = _rows_by_name(_load(RESULTS / "engine_speed.json"))
-    yardstick = _load(RESULTS / "coop_search_yardstick.json")["team_sizes"]["1"]
+    speed = rows_by_name(load_json(RESULTS / "engine_speed.json"))
+    yardstick = load_json(RESULTS / "coop_search_yardstick.json")["team_sizes"]["1"]
     by_agent = {entry["agent"]: entry for entry in yardstick["results"]}
     search, search_ppo = by_agent["search"], by_agent["coop_maskable_ppo"]
-    search_pair = _paired(yardstick, "search", "coop_maskable_ppo")
-    search_speed = _load(RESULTS / "search_speed.json")["speed"][0]
-    zoo = _load(RESULTS / "rlzoo_coop.json")
-    zoo_pair = _paired(zoo, "rl_zoo3 PPO", "heuristic")
+    search_pair = paired_result(yardstick, "search", "coop_maskable_ppo")
+    search_speed = load_json(RESULTS / "search_speed.json")["speed"][0]
+    zoo = load_json(RESULTS / "rlzoo_coop.json")
+    zoo_pair = paired_result(zoo, "rl_zoo3 PPO", "heuristic")
     zoo_ppo, zoo_heuristic = zoo["agents"]["rl_zoo3 PPO"], zoo["agents"]["heuristic"]
-    medium = _small_duel(_load(RESULTS / "duel_small_games.json"), "medium")
+    medium = small_duel(load_json(RESULTS / "duel_small_games.json"), "medium")
     greek = medium["players"]["heuristic_greek"]["exploitability_bounds"]
     rows = [
         [
             "[Co-op solo, shipped MaskablePPO vs heuristic](docs/results.md#co-op-solo)",
-            f"{_pct(ppo['win_rate'])} vs {_pct(heuristic['win_rate'])} on the same {ppo['games']:,} deals, "
-            f"paired {100 * pair['difference']:+.2f} points {_signed_interval(*pair['ci95'])}",
+            f"{pct(ppo['win_rate'])} vs {pct(heuristic['win_rate'])} on the same {ppo['games']:,} deals, "
+            f"paired {100 * pair['difference']:+.2f} points {signed_ci(*pair['ci95'])}",
         ],
         [
             "[Co-op solo, the search expert vs the shipped MaskablePPO](docs/results.md"
             "#the-search-expert-on-thousands-of-deals)",
-            f"{_pct(search['win_rate'])} vs {_pct(search_ppo['win_rate'])} on the same {search['games']:,} "
+            f"{pct(search['win_rate'])} vs {pct(search_ppo['win_rate'])} on the same {search['games']:,} "
             f"deals, paired {100 * search_pair['difference']:+.2f} points "
-            f"{_signed_interval(*search_pair['ci95'])}, p = {_p(search_pair['p_value'])}",
+            f"{signed_ci(*search_pair['ci95'])}, p = {p_text(search_pair['p_value'])}",
         ],
         [
             "[Co-op teams of 2 / 3 / 4, the search expert vs each team's shipped MaskablePPO](docs/results.md"
@@ -87,22 +87,22 @@ def headline_table() -> str:
         [
             "[Co-op solo, rl_zoo3's plain PPO with the shipped file vs heuristic](docs/training.md"
             "#rl-baselines3-zoo)",
-            f"{_pct(zoo_ppo['win_rate'])} vs {_pct(zoo_heuristic['win_rate'])} on the same "
+            f"{pct(zoo_ppo['win_rate'])} vs {pct(zoo_heuristic['win_rate'])} on the same "
             f"{zoo_heuristic['games']:,} deals, paired "
-            f"{100 * zoo_pair['difference']:+.2f} points {_signed_interval(*zoo_pair['ci95'])}",
+            f"{100 * zoo_pair['difference']:+.2f} points {signed_ci(*zoo_pair['ci95'])}",
         ],
         [
             "[Co-op solo, deck-clairvoyant upper bound](docs/coop_bound.md)",
-            f"{_pct(bound['mean'])} {_interval(bound['low'], bound['high'])} on {bound['n']:,} deals",
+            f"{pct(bound['mean'])} {ci(bound['low'], bound['high'])} on {bound['n']:,} deals",
         ],
         [
             "[Duel, learned vs heuristic Persian, vs the heuristic Greek](docs/results.md#duel-cross-play)",
-            f"{_pct(1 - learned['win_rate'])} vs {_pct(1 - baseline['win_rate'])} of {learned['games']:,}",
+            f"{pct(1 - learned['win_rate'])} vs {pct(1 - baseline['win_rate'])} of {learned['games']:,}",
         ],
         [
             "[Duel: a best response's win rate against the learned / heuristic Persian](docs/strength.md)",
-            f"{_pct(exploit['duel_persian_maskable_ppo', 'persian']['win_rate'])} vs "
-            f"{_pct(exploit['heuristic', 'persian']['win_rate'])}",
+            f"{pct(exploit['duel_persian_maskable_ppo', 'persian']['win_rate'])} vs "
+            f"{pct(exploit['heuristic', 'persian']['win_rate'])}",
         ],
         [
             "[Duel, the reduced duel `medium` solved exactly (CFR+): the Greek's value, the heuristic "
@@ -123,20 +123,20 @@ def headline_table() -> str:
         ],
         [
             "[Single co-op env vs RLCard's Leduc hold'em, same run](docs/speed.md)",
-            f"{_count(speed['single make']['steps_per_s'])} vs "
-            f"{_count(speed['peer rlcard leduc']['steps_per_s'])} steps/s",
+            f"{count_text(speed['single make']['steps_per_s'])} vs "
+            f"{count_text(speed['peer rlcard leduc']['steps_per_s'])} steps/s",
         ],
         [
             "[Co-op native vector engine vs Pgx's Leduc hold'em (JAX, CPU), 8,192 games each, same run]"
             "(docs/speed.md)",
-            f"{_count(speed['native 8192 numba']['steps_per_s'])} vs "
-            f"{_count(speed['peer pgx leduc 8192']['steps_per_s'])} steps/s",
+            f"{count_text(speed['native 8192 numba']['steps_per_s'])} vs "
+            f"{count_text(speed['peer pgx leduc 8192']['steps_per_s'])} steps/s",
         ],
         [
             "[Duel engine, both sides, vs Pgx's Leduc hold'em, 8,192 games each, same run]"
             "(docs/speed.md#duel-vector-engine)",
-            f"{_count(speed['duel engine 8192 parallel']['steps_per_s'])} vs "
-            f"{_count(speed['peer pgx leduc 8192']['steps_per_s'])} steps/s",
+            f"{count_text(speed['duel engine 8192 parallel']['steps_per_s'])} vs "
+            f"{count_text(speed['peer pgx leduc 8192']['steps_per_s'])} steps/s",
         ],
     ]
-    return _table(["result (method and command behind the link)", "measured"], ["---", "---"], rows)
+    return md_table(["result (method and command behind the link)", "measured"], ["---", "---"], rows)

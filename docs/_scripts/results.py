@@ -6,15 +6,15 @@ from common import (
     POLICIES,
     RESULTS,
     ROOT,
-    _count,
-    _crossplay_players,
-    _interval,
-    _load,
-    _p,
-    _paired,
-    _pct,
-    _signed_interval,
-    _table,
+    ci,
+    count_text,
+    crossplay_players,
+    load_json,
+    md_table,
+    p_text,
+    paired_result,
+    pct,
+    signed_ci,
 )
 
 
@@ -25,18 +25,18 @@ def _team_rows(players: int, result: dict, policy: str) -> list[list[str]]:
         agent = entry["agent"]
         versus = ""
         if agent != policy:
-            pair = _paired(result, policy, agent)
+            pair = paired_result(result, policy, agent)
             versus = (
-                f"{100 * pair['difference']:+.2f} points {_signed_interval(*pair['ci95'])}, "
-                f"p = {_p(pair['p_value'])}"
+                f"{100 * pair['difference']:+.2f} points {signed_ci(*pair['ci95'])}, "
+                f"p = {p_text(pair['p_value'])}"
             )
         rows.append(
             [
                 str(players),
                 f"`{agent}`",
                 f"{entry['games']:,}",
-                _pct(entry["win_rate"]),
-                _interval(*entry["ci95"]),
+                pct(entry["win_rate"]),
+                ci(*entry["ci95"]),
                 f"{entry['mean_turns']:.1f}",
                 versus,
             ]
@@ -50,12 +50,12 @@ def _team_table(files: dict[int, str]) -> str:
     rows = []
     for players, name in files.items():
         policy = "coop_maskable_ppo" if players == 1 else f"coop_{players}p_maskable_ppo"
-        rows += _team_rows(players, _load(RESULTS / name), policy)
+        rows += _team_rows(players, load_json(RESULTS / name), policy)
     header = ["team", "player", "games", "win rate", "95% interval", "mean turns", "policy - player, paired"]
     align = ["---", "---", "---:", "---:", "---", "---:", "---"]
     if set(files) == {1}:
-        return _table(header[1:], align[1:], [row[1:] for row in rows])
-    return _table(header, align, rows)
+        return md_table(header[1:], align[1:], [row[1:] for row in rows])
+    return md_table(header, align, rows)
 
 
 def coop_solo_table() -> str:
@@ -75,19 +75,19 @@ def coop_search_table() -> str:
 
 def duel_baselines_table() -> str:
     """The built-in duel players against each other (``thermopylae duel-table``, ``duel_table.json``)."""
-    result = _load(RESULTS / "duel_table.json")
+    result = load_json(RESULTS / "duel_table.json")
     rows = [
         [
             f"`{row['greek']}`",
             f"`{row['persian']}`",
             f"{row['games']:,}",
-            _pct(row["greek_win_rate"]),
-            _interval(*row["greek_win_rate_ci95"]),
+            pct(row["greek_win_rate"]),
+            ci(*row["greek_win_rate_ci95"]),
             f"{row['mean_turns']:.1f}",
         ]
         for row in result["results"]
     ]
-    return _table(
+    return md_table(
         ["Greek", "Persian", "games", "Greek wins", "95% interval", "mean turns"],
         ["---", "---", "---:", "---:", "---", "---:"],
         rows,
@@ -96,26 +96,26 @@ def duel_baselines_table() -> str:
 
 def duel_crossplay_table() -> str:
     """Greek win rates of every shipped Greek against every shipped Persian (``policies/duel_eval.json``)."""
-    greeks, persians, cells = _crossplay_players(_load(POLICIES / "duel_eval.json"))
+    greeks, persians, cells = crossplay_players(load_json(POLICIES / "duel_eval.json"))
     rows = []
     for greek in greeks:
         row = [f"`{greek}`"]
         for persian in persians:
             cell = cells[greek, persian]
-            row.append(f"{_pct(cell['win_rate'])} {_interval(*cell['ci95'])}")
+            row.append(f"{pct(cell['win_rate'])} {ci(*cell['ci95'])}")
         rows.append(row)
-    return _table(["Greek \\ Persian"] + [f"`{p}`" for p in persians], ["---"] * (len(persians) + 1), rows)
+    return md_table(["Greek \\ Persian"] + [f"`{p}`" for p in persians], ["---"] * (len(persians) + 1), rows)
 
 
 def duel_vec_eval_table() -> str:
     """Each retrained duel file against the one it replaced, on the same deals (``duel_vec_eval.json``)."""
-    result = _load(POLICIES / "duel_vec_eval.json")
+    result = load_json(POLICIES / "duel_vec_eval.json")
     rows = []
     for side in ("greek", "persian"):
         block = result[side]
         for name, player in block["players"].items():
-            rows.append([side, name, str(block["games"]), _pct(player["win_rate"])])
-    return _table(
+            rows.append([side, name, str(block["games"]), pct(player["win_rate"])])
+    return md_table(
         ["side", "player", "games", "win rate against the other side's heuristic"],
         ["---", "---", "---:", "---:"],
         rows,
@@ -125,43 +125,43 @@ def duel_vec_eval_table() -> str:
 def coop_search_yardstick_table() -> str:
     """The search expert with random, the heuristic and each team size's policy on the same deals
     (``benchmarks/results/coop_search_yardstick.json``, joined by ``benchmarks/search_yardstick.py``)."""
-    result = _load(RESULTS / "coop_search_yardstick.json")
+    result = load_json(RESULTS / "coop_search_yardstick.json")
     rows = []
     for players, size in sorted(result["team_sizes"].items(), key=lambda item: int(item[0])):
         rows += _team_rows(int(players), size, "search")
     header = ["team", "player", "games", "win rate", "95% interval", "mean turns", "search - player, paired"]
-    return _table(header, ["---", "---", "---:", "---:", "---", "---:", "---"], rows)
+    return md_table(header, ["---", "---", "---:", "---:", "---", "---:", "---"], rows)
 
 
 def versus_search_table() -> str:
     """A distilled policy and its start policy paired with the default search on the yardstick's deals, and
     the distill run's rounds (``benchmarks/results/expert_iteration_versus_search.json``, written by
     ``benchmarks/versus_search.py``)."""
-    result = _load(RESULTS / "expert_iteration_versus_search.json")
+    result = load_json(RESULTS / "expert_iteration_versus_search.json")
     distill = result["distill"]
     minutes = distill["wall_seconds"] / 60
     text = (f"{result['title']}. The distill run read the settings of `{distill['settings_file']}` "
-            f"({_count(distill['dataset_decisions'])} labelled states, {minutes:.0f} min); the policies "
+            f"({count_text(distill['dataset_decisions'])} labelled states, {minutes:.0f} min); the policies "
             f"played `{result['evaluation_command']}`, paired by `benchmarks/versus_search.py` "
             f"({result['date']}, commit {result['commit']}).\n\n")
-    rounds = [[str(r["round"]), f"{r['beta']:.3g}", _count(r["decisions"]),
+    rounds = [[str(r["round"]), f"{r['beta']:.3g}", count_text(r["decisions"]),
                f"{r['agreement_before_training']:.3f} -> {r['agreement_after_training']:.3f}",
-               _pct(r["held_out_win_rate"])] for r in distill["rounds"]]
-    text += _table(["round", "beta", "states labelled", "agreement with the search (before -> after)",
+               pct(r["held_out_win_rate"])] for r in distill["rounds"]]
+    text += md_table(["round", "beta", "states labelled", "agreement with the search (before -> after)",
                     f"held-out win rate ({distill['config']['eval_games']:,} deals)"],
                    ["---:", "---:", "---:", "---", "---:"], rounds) + "\n"
     pairs = {pair["a"]: pair for pair in result["paired"]}
     rows = []
     for row in result["results"]:
         pair = pairs.get(row["agent"])
-        rows.append([f"`{row['agent']}`", f"{row['wins']:,} / {row['games']:,}", _pct(row["win_rate"]),
-                     _interval(*row["ci95"]),
+        rows.append([f"`{row['agent']}`", f"{row['wins']:,} / {row['games']:,}", pct(row["win_rate"]),
+                     ci(*row["ci95"]),
                      "" if pair is None else f"{100 * pair['difference']:+.2f}",
-                     "" if pair is None else _signed_interval(*pair["ci95"]),
-                     "" if pair is None else _p(pair["p_value"])])
+                     "" if pair is None else signed_ci(*pair["ci95"]),
+                     "" if pair is None else p_text(pair["p_value"])])
     header = ["player", "wins", "win rate", "95% interval", "minus the search (points)", "95% interval",
               "McNemar p"]
-    return text + _table(header, ["---", "---:", "---:", "---", "---:", "---", "---:"], rows)
+    return text + md_table(header, ["---", "---:", "---:", "---", "---:", "---", "---:"], rows)
 
 
 def _search_spec(row: dict) -> str:
@@ -179,15 +179,15 @@ def strongest_players_table() -> str:
     for players, path in files:
         if not path.exists():
             continue
-        result = _load(path)
+        result = load_json(path)
         best = max(result["settings"], key=lambda row: row["win_rate"])
         pair = best["paired_with_reference"]
         same = best["setting"] == result["reference"]
-        rows.append([str(players), f"`{_search_spec(best)}`", f"{best['games']:,}", _pct(best["win_rate"]),
-                     _interval(*best["ci95"]), f"{1000 * best['cpu_s_per_move']:.1f}",
+        rows.append([str(players), f"`{_search_spec(best)}`", f"{best['games']:,}", pct(best["win_rate"]),
+                     ci(*best["ci95"]), f"{1000 * best['cpu_s_per_move']:.1f}",
                      "(the default)" if same else f"{100 * pair['difference']:+.2f} "
-                     f"{_signed_interval(*pair['ci95'])}, p = {_p(pair['p_value'])}",
+                     f"{signed_ci(*pair['ci95'])}, p = {p_text(pair['p_value'])}",
                      f"`{path.relative_to(ROOT).as_posix()}`"])
     header = ["team", "agent spec", "deals", "win rate", "95% interval", "CPU ms/move",
               "minus the default search (points), paired", "result file"]
-    return _table(header, ["---:", "---", "---:", "---:", "---", "---:", "---", "---"], rows)
+    return md_table(header, ["---:", "---", "---:", "---:", "---", "---:", "---", "---"], rows)

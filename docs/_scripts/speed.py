@@ -7,29 +7,29 @@ from pathlib import Path
 
 from common import (
     RESULTS,
-    _count,
-    _interval,
-    _load,
-    _load_range,
-    _pct,
-    _rows_by_name,
-    _signed_interval,
-    _table,
+    ci,
+    count_text,
+    load_json,
+    load_range,
+    md_table,
+    pct,
+    rows_by_name,
+    signed_ci,
 )
 
 
 def _benchmark_rows(path: Path) -> str:
-    result = _load(path)
+    result = load_json(path)
     rows = [
         [
             f"`{row['name']}`",
             row["what"].replace("|", "\\|"),
-            _count(row["steps_per_s"]),
-            _count(row["cpu_steps_per_s"]),
+            count_text(row["steps_per_s"]),
+            count_text(row["cpu_steps_per_s"]),
         ]
         for row in result["rows"]
     ]
-    return _table(
+    return md_table(
         ["row", "what", "steps/s (wall)", "steps/s (CPU time)"], ["---", "---", "---:", "---:"], rows
     )
 
@@ -37,8 +37,8 @@ def _benchmark_rows(path: Path) -> str:
 def speed_table() -> str:
     """Every row of the last full ``benchmarks/benchmark.py`` run (``engine_speed.json``), then when
     and where it ran and its same-run ratios against the peers."""
-    result = _load(RESULTS / "engine_speed.json")
-    rows = _rows_by_name(result)
+    result = load_json(RESULTS / "engine_speed.json")
+    rows = rows_by_name(result)
     machine = result["machine"]
     loads = [*machine["load_average_start"][:1], *machine["load_average_end"][:1]]
     when = (f"{result['date']}, commit {result['commit']}, " if "date" in result else "")
@@ -47,7 +47,7 @@ def speed_table() -> str:
                        ("duel engine 8192 parallel", "peer pgx leduc 8192")):
         if ours in rows and peer in rows:
             ratios.append(f"`{ours}` / `{peer}` {rows[ours]['steps_per_s'] / rows[peer]['steps_per_s']:.2f}x")
-    line = (f"\nMeasured {when}{machine['cpus']} CPUs, load average {_load_range(loads)} (start, end). "
+    line = (f"\nMeasured {when}{machine['cpus']} CPUs, load average {load_range(loads)} (start, end). "
             f"Same-run ratios: {', '.join(ratios)}.\n" if ratios else "")
     return _benchmark_rows(RESULTS / "engine_speed.json") + line
 
@@ -63,13 +63,13 @@ def speed_single_table() -> str:
 
 
 def _speed(value: float, ratio: bool) -> str:
-    return f"{value:.2f}x" if ratio else _count(value)
+    return f"{value:.2f}x" if ratio else count_text(value)
 
 
 def restructure_speed_table() -> str:
     """Old and new checkout in alternating rounds (``benchmarks/compare_commits.py``,
     ``restructure_speed.json``): each row's median per checkout and the ratio new / old."""
-    result = _load(RESULTS / "restructure_speed.json")
+    result = load_json(RESULTS / "restructure_speed.json")
     commits, config = result["commits"], result["config"]
     loads = [load[0] for run in result["runs"] for load in (run["load_before"], run["load_after"])]
     rounds = {case: max(r["round"] for r in result["runs"] if r["case"] == case) + 1
@@ -82,7 +82,7 @@ def restructure_speed_table() -> str:
         f"{measured['new']} (`{commits['new']['script']}`). {result['machine']['nproc']} CPUs; "
         + (f"{min(rounds.values())} rounds per case" if len(set(rounds.values())) == 1
            else "rounds per case: " + "; ".join(f"{case}: {n}" for case, n in rounds.items()))
-        + f"; 1-minute load average {_load_range(loads)} around the runs (each run's in the JSON). "
+        + f"; 1-minute load average {load_range(loads)} around the runs (each run's in the JSON). "
         "Steps/s are medians over the rounds of each run's median; ratio rows are medians of each run's "
         "ratio.\n\n"
     )
@@ -98,7 +98,7 @@ def restructure_speed_table() -> str:
         for case_row in result["summary"]
     ]
     header = ["case", "row", "old (wall)", "new (wall)", "new / old (wall)", "new / old (CPU time)"]
-    return text + _table(header, ["---", "---", "---:", "---:", "---:", "---:"], rows)
+    return text + md_table(header, ["---", "---", "---:", "---:", "---:", "---:"], rows)
 
 
 LOAD_WORKLOADS = {
@@ -113,7 +113,7 @@ LOAD_WORKLOADS = {
 def load_benchmark_table() -> str:
     """Each workload and thread setting alone and beside busy loops, median of the rounds
     (``benchmarks/load_benchmark.py``, ``load_benchmark.json``)."""
-    result = _load(RESULTS / "load_benchmark.json")
+    result = load_json(RESULTS / "load_benchmark.json")
     machine, arguments = result["machine"], result["arguments"]
     rows = result["rows"]
     rounds = arguments.get("rounds", 1)
@@ -123,7 +123,7 @@ def load_benchmark_table() -> str:
         f"Machine: {machine['cpus']} CPUs, commit {machine['commit'][:7]}"
         + (f" (old: {machine['old_commit'][:7]})" if any(r.get("setting") == "old" for r in rows) else "")
         + ", "
-        + f"{load}{_load_range([r['load_before'] for r in rows])} before the rows. {rounds} round(s) per "
+        + f"{load}{load_range([r['load_before'] for r in rows])} before the rows. {rounds} round(s) per "
         f"row, interleaved; cells: the median steps/s (the kernel threads chosen; the load average before "
         f"each round). Last column: the row's median beside {machine['busy']} busy loops over `serial`'s.\n\n"
     )
@@ -138,7 +138,7 @@ def load_benchmark_table() -> str:
         before = ", ".join(f"{r['load_before']:.1f}" for r in mine)
         failed = sum("steps_per_s" not in r for r in mine)
         note = f"; {failed} failed" if failed else ""
-        return f"{_count(median)} ({threads}; {before}{note})", median
+        return f"{count_text(median)} ({threads}; {before}{note})", median
 
     table = []
     for workload in result["workloads"]:
@@ -158,13 +158,13 @@ def load_benchmark_table() -> str:
             first = False
     busy = f"beside {machine['busy']} busy loops"
     header = ["workload", "setting", "alone", busy, f"{busy}: / serial"]
-    return text + _table(header, ["---", "---", "---:", "---:", "---:"], table)
+    return text + md_table(header, ["---", "---", "---:", "---:", "---:"], table)
 
 
 def search_speed_table() -> str:
     """The co-op search's Python and compiled engines on the same positions, same run
     (``benchmarks/results/search_speed.json``)."""
-    result = _load(RESULTS / "search_speed.json")
+    result = load_json(RESULTS / "search_speed.json")
     search = result["search"]
     rows = [
         [
@@ -186,7 +186,7 @@ def search_speed_table() -> str:
     )
     header = ["team", "positions", "same moves", "Python CPU ms/move", "compiled CPU ms/move",
               "speed-up (CPU)", "speed-up (wall)"]
-    return text + _table(header, ["---", "---:", "---", "---:", "---:", "---:", "---:"], rows)
+    return text + md_table(header, ["---", "---:", "---", "---:", "---:", "---:", "---:"], rows)
 
 
 def _effort_rows(result: dict, team: bool) -> list[list[str]]:
@@ -196,11 +196,11 @@ def _effort_rows(result: dict, team: bool) -> list[list[str]]:
         pair = row["paired_with_reference"]
         same = row["setting"] == result["reference"]
         rows.append([*([str(result["players"])] if team else []), f"`{row['setting']}`",
-                     f"{row['wins']:,} / {row['games']:,}", _pct(row["win_rate"]),
-                     _interval(*row["ci95"]), f"{row['cpu_s_per_game']:.2f}",
+                     f"{row['wins']:,} / {row['games']:,}", pct(row["win_rate"]),
+                     ci(*row["ci95"]), f"{row['cpu_s_per_game']:.2f}",
                      f"{1000 * row['cpu_s_per_move']:.1f}",
                      "(the default)" if same else f"{100 * pair['difference']:+.2f}",
-                     "" if same else _signed_interval(*pair["ci95"]),
+                     "" if same else signed_ci(*pair["ci95"]),
                      "" if same else f"{pair['p_value']:.3g}"])
     return rows
 
@@ -219,7 +219,7 @@ _EFFORT_HEADER = ["setting (determinizations x rollouts)", "wins", "win rate", "
 def search_effort_table() -> str:
     """The compiled co-op search at several settings on the same deals, each paired with the default
     (``benchmarks/results/search_effort.json``, written by ``benchmarks/search_effort.py``)."""
-    result = _load(RESULTS / "search_effort.json")
+    result = load_json(RESULTS / "search_effort.json")
     machine = result["machine"]
     text = (
         f"{result['games']:,} solo deals (seeds {result['deal_seeds'][0]}..{result['deal_seeds'][1]}), every "
@@ -227,7 +227,7 @@ def search_effort_table() -> str:
         f"`{result['command']}`.\n\n"
     )
     align = ["---", "---:", "---:", "---", "---:", "---:", "---:", "---", "---:"]
-    return text + _table(_EFFORT_HEADER, align, _effort_rows(result, team=False))
+    return text + md_table(_EFFORT_HEADER, align, _effort_rows(result, team=False))
 
 
 def search_effort_teams_table() -> str:
@@ -238,12 +238,12 @@ def search_effort_teams_table() -> str:
         path = RESULTS / f"search_effort_{players}p.json"
         if not path.exists():
             continue
-        result = _load(path)
+        result = load_json(path)
         rows += _effort_rows(result, team=True)
         notes.append(f"{players} players: {result['games']:,} deals (seeds {result['deal_seeds'][0]}.."
                      f"{result['deal_seeds'][1]});{_effort_plays(result)} joined by `{result['command']}`.")
     text = "".join(f"* {note}\n" for note in notes) + "\n"
-    return text + _table(["team", *_EFFORT_HEADER],
+    return text + md_table(["team", *_EFFORT_HEADER],
                          ["---:", "---", "---:", "---:", "---", "---:", "---:", "---:", "---", "---:"], rows)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from common import RESULTS, _interval, _load, _pct, _table
+from common import RESULTS, ci, load_json, md_table, pct
 
 # common has put the checkout's packages first on sys.path.
 from thermopylae_agents.evaluation.stats import seed_aggregate
@@ -25,8 +25,8 @@ def _seed_iqm(row: dict) -> str:
     per-seed results (a fixed bootstrap seed)."""
     agg = seed_aggregate([run["final"]["win_rate"] for run in row["runs"]], seed=BOOTSTRAP_SEED)
     if agg.iqm_ci95 is None:
-        return f"{_pct(agg.iqm)} (one seed)"
-    return f"{_pct(agg.iqm)} {_interval(*agg.iqm_ci95)}"
+        return f"{pct(agg.iqm)} (one seed)"
+    return f"{pct(agg.iqm)} {ci(*agg.iqm_ci95)}"
 
 
 def _exploit_row(label: str, row: dict, seeds: list[int], commit: str) -> list[str]:
@@ -35,11 +35,11 @@ def _exploit_row(label: str, row: dict, seeds: list[int], commit: str) -> list[s
     pooled, reference = row["pooled_final"], row["reference"]
     return (
         [label, row["frozen_side"]]
-        + [_pct(finals[seed]) for seed in seeds]
+        + [pct(finals[seed]) for seed in seeds]
         + [
-            f"{_pct(pooled['win_rate'])} {_interval(*pooled['ci95'])}",
+            f"{pct(pooled['win_rate'])} {ci(*pooled['ci95'])}",
             _seed_iqm(row),
-            f"{_pct(reference['win_rate'])} {_interval(*reference['ci95'])}",
+            f"{pct(reference['win_rate'])} {ci(*reference['ci95'])}",
             _curve(row),
             commit,
         ]
@@ -53,12 +53,12 @@ def _exploit_table(seeds: list[int], rows: list[list[str]]) -> str:
         + ["BR pooled [95%]", "BR IQM of seeds [95% bootstrap]", "other side's heuristic vs it [95%]",
            "BR curve, mean of seeds (%)", "commit"]
     )
-    return _table(header, ["---", "---"] + ["---:"] * len(seeds) + ["---"] * 5, rows)
+    return md_table(header, ["---", "---"] + ["---:"] * len(seeds) + ["---"] * 5, rows)
 
 
 def exploitability_table() -> str:
     """Best responses to every duel player, pooled over seeds (``benchmarks/results/exploitability.json``)."""
-    result = _load(RESULTS / "exploitability.json")
+    result = load_json(RESULTS / "exploitability.json")
     seeds = result["rows"][0]["seeds"]
     rows = [_exploit_row(f"`{row['frozen_player']}`", row, seeds, row["measured"]["commit"])
             for row in result["rows"]]
@@ -69,9 +69,9 @@ def exploitability_exploiters_table() -> str:
     """The exploiter-trained Greek's best responses after 6 and 12 rounds
     (``exploitability_exploiters.json``), beside the shipped PPO Greek and the heuristic Greek
     (``benchmarks/results/exploitability.json``)."""
-    result = _load(RESULTS / "exploitability_exploiters.json")
+    result = load_json(RESULTS / "exploitability_exploiters.json")
     shipped = {(row["frozen_player"], row["frozen_side"]): row
-               for row in _load(RESULTS / "exploitability.json")["rows"]}
+               for row in load_json(RESULTS / "exploitability.json")["rows"]}
     measured = result["exploitability"]
     seeds = next(iter(measured.values()))["seeds"]
     commit = result["commit"].split()[0]

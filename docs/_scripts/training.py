@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import json
 
-from common import RESULTS, _count, _interval, _load, _load_range, _paired, _pct, _signed_interval, _table
+from common import RESULTS, ci, count_text, load_json, load_range, md_table, paired_result, pct, signed_ci
 
 
 def rlzoo_coop_table() -> str:
     """rl_zoo3's plain PPO with the shipped file (right after its warm start, and trained), the heuristic
     and random on the same deals, and the trained policy paired with the heuristic and with its warm start
     (``benchmarks/results/rlzoo_coop.json``)."""
-    result = _load(RESULTS / "rlzoo_coop.json")
+    result = load_json(RESULTS / "rlzoo_coop.json")
     illegal = result["illegal_choice_rate"]
     rows = [
-        [f"`{name}`", f"{entry['wins']:,} / {entry['games']:,}", _pct(entry["win_rate"]),
-         _interval(*entry["ci95"]), _pct(illegal[name]) if name in illegal else "-"]
+        [f"`{name}`", f"{entry['wins']:,} / {entry['games']:,}", pct(entry["win_rate"]),
+         ci(*entry["ci95"]), pct(illegal[name]) if name in illegal else "-"]
         for name, entry in result["agents"].items()
     ]
     text = (
@@ -24,15 +24,15 @@ def rlzoo_coop_table() -> str:
         f"{result['seed']}, commit {result['commit']}); illegal choices: how often the policy's choice was "
         f"masked out (and replaced).\n\n"
     )
-    table = _table(["player", "wins", "win rate", "95% interval", "illegal choices"],
+    table = md_table(["player", "wins", "win rate", "95% interval", "illegal choices"],
                    ["---", "---:", "---:", "---", "---:"], rows)
     trained = "rl_zoo3 PPO"
     pairs = []
     for other in ("heuristic", "rl_zoo3 PPO, warm start only"):
-        pair = _paired(result, trained, other)
+        pair = paired_result(result, trained, other)
         pairs.append([f"`{trained}` - `{other}`", f"{100 * pair['difference']:+.2f}",
-                      _signed_interval(*pair["ci95"]), f"{pair['p_value']:.3g}"])
-    paired = _table(["paired on the same deals", "difference (points)", "95% interval", "McNemar p"],
+                      signed_ci(*pair["ci95"]), f"{pair['p_value']:.3g}"])
+    paired = md_table(["paired on the same deals", "difference (points)", "95% interval", "McNemar p"],
                     ["---", "---:", "---", "---:"], pairs)
     return text + table + "\n" + paired
 
@@ -56,7 +56,7 @@ def _machine(doc: dict) -> str:
     machine = doc["machine"]
     loads = [*machine["load_average_start"][:1], *machine["load_average_end"][:1]]
     return (f"{doc['date']}, commit {doc['commit']}, {machine['cpus']} CPUs, "
-            f"{_threads(doc['config'].get('torch_threads', 1))}, load average {_load_range(loads)}")
+            f"{_threads(doc['config'].get('torch_threads', 1))}, load average {load_range(loads)}")
 
 
 def learner_speed_table() -> str:
@@ -66,7 +66,7 @@ def learner_speed_table() -> str:
         path = RESULTS / f"ppo_speed_{name}.json"
         if not path.is_file():
             continue
-        doc = _load(path)
+        doc = load_json(path)
         medians, runs = doc["medians"], doc["runs"]
         base = medians["sb3"]["steps_per_s"]
         all_peaks = doc["matmul_peak_gflops"]  # by torch threads
@@ -75,15 +75,16 @@ def learner_speed_table() -> str:
             work = doc["flops_per_step"][learner]["lean" if learner.startswith("fast") else "dense"]
             achieved = work * row["steps_per_s"] / 1e9
             share = achieved / all_peaks[str(row["threads"])][row["precision"]]
-            rows.append([label, LEARNER_NAMES.get(learner, learner), _recipe(run), _count(row["steps_per_s"]),
-                         f"{row['steps_per_s'] / base:.2f}x", _count(row["cpu_steps_per_s"]),
+            rows.append([label, LEARNER_NAMES.get(learner, learner), _recipe(run),
+                         count_text(row["steps_per_s"]), f"{row['steps_per_s'] / base:.2f}x",
+                         count_text(row["cpu_steps_per_s"]),
                          f"{work / 1e3:,.0f} k", f"{achieved:.1f} ({share:.0%})"])
         config = doc["config"]
         peaks = "; ".join(f"{peak['float32']:.0f} float32, {peak['bfloat16']:.0f} bfloat16 on {threads}"
                           for threads, peak in sorted(all_peaks.items()))
         notes.append(f"{label}: {_machine(doc)}; {config['repeats']} repeats of {config['rollouts']} "
                      f"rollouts; matrix-product peak (GFLOP/s, by torch threads) {peaks}")
-    table = _table(["game", "learner", "games x steps, epochs, precision", "steps/s", "vs sb3",
+    table = md_table(["game", "learner", "games x steps, epochs, precision", "steps/s", "vs sb3",
                     "steps per CPU s", "FLOP per step", "GFLOP/s (of peak)"],
                    ["---", "---", "---", "---:", "---:", "---:", "---:", "---:"], rows)
     return table + "\n" + "".join(f"* {note}\n" for note in notes)
@@ -91,7 +92,7 @@ def learner_speed_table() -> str:
 
 def learning_curves_table() -> str:
     """``benchmarks/results/learning_curves.json``: each learner's report win rate and time per seed."""
-    doc = _load(RESULTS / "learning_curves.json")
+    doc = load_json(RESULTS / "learning_curves.json")
     target = doc["config"]["target"]
     rows = []
     for run in doc["runs"]:
@@ -99,9 +100,9 @@ def learning_curves_table() -> str:
         reached = run["seconds_to_target"]
         rows.append([str(run["seed"]), LEARNER_NAMES.get(run["learner"], run["learner"]), _recipe(run),
                      f"{run['train_seconds']:,.0f}",
-                     f"{_pct(report['win_rate'])} {_interval(report['ci_low'], report['ci_high'])}",
+                     f"{pct(report['win_rate'])} {ci(report['ci_low'], report['ci_high'])}",
                      "not reached" if reached is None else f"{reached:,.0f}"])
-    table = _table(["seed", "learner", "games x steps, epochs, precision", "training seconds",
+    table = md_table(["seed", "learner", "games x steps, epochs, precision", "training seconds",
                     f"win rate on {doc['runs'][0]['report']['games']:,} report deals",
                     f"seconds to {target:.0%} on the curve"],
                    ["---:", "---", "---", "---:", "---:", "---:"], rows)
@@ -124,7 +125,7 @@ def _variant(name: str) -> str:
 
 def learner_parity_table() -> str:
     """``benchmarks/results/learner_parity.json``: each learner's trained policy in the pipeline's report."""
-    doc = _load(RESULTS / "learner_parity.json")
+    doc = load_json(RESULTS / "learner_parity.json")
     rows = []
     for run in doc["runs"]:
         for row in run["rows"]:
@@ -133,21 +134,21 @@ def learner_parity_table() -> str:
             against = f" against the {row['opponent']}" if row.get("opponent") else ""
             rows.append([run["target"], str(run["seed"]), _variant(run["learner"]),
                          f"{row['games']:,} games{against}",
-                         f"{_pct(row['win_rate'])} {_interval(row['ci_low'], row['ci_high'])}",
-                         _count(run["steps_per_second"])])
+                         f"{pct(row['win_rate'])} {ci(row['ci_low'], row['ci_high'])}",
+                         count_text(run["steps_per_second"])])
     machine = doc["machine"]
     loads = [*machine["load_average_start"][:1], *machine["load_average_end"][:1]]
-    return _table(["target", "seed", "learner", "report", "trained policy's win rate", "env steps/s"],
+    return md_table(["target", "seed", "learner", "report", "trained policy's win rate", "env steps/s"],
                   ["---", "---:", "---", "---", "---:", "---:"], rows) + (
         f"\n{doc['date']}, commit {doc['commit']}, {machine['cpus']} CPUs, torch threads "
-        f"{doc['config']['threads']}, load average {_load_range(loads)}: the steps/s say how busy the "
+        f"{doc['config']['threads']}, load average {load_range(loads)}: the steps/s say how busy the "
         "machine was, not what a learner can do (that is the table above); the JSON's note says how its "
         "two runs were joined.\n")
 
 
 def main_job_table() -> str:
     """``benchmarks/results/main_job.json``: the main job's times from a fresh clone and its report."""
-    doc = _load(RESULTS / "main_job.json")
+    doc = load_json(RESULTS / "main_job.json")
     split, throughput = doc["time_split"], doc["throughput"]
     rows = [
         ["setup (`scripts/setup.sh`: a new `.venv`, torch 2.13.0 CPU, the package and its extras)",
@@ -155,19 +156,19 @@ def main_job_table() -> str:
         ["after setup, in all (`scripts/train.py coop`)", f"{doc['after_setup_seconds']:,.0f} s"],
         ["warm start (expert games and cloning)", f"{split['warm_start_seconds']:,.0f} s"],
         [f"PPO, {doc['learner']} learner ({doc['precision']}, {_threads(doc['threads']['threads'])})",
-         f"{split['ppo_seconds']:,.0f} s ({_count(throughput['steps_per_second'])} env steps/s)"],
+         f"{split['ppo_seconds']:,.0f} s ({count_text(throughput['steps_per_second'])} env steps/s)"],
         ["evaluation: the clone's games, the periodic evaluations, the final report",
          f"{split['clone_evaluation_seconds']:,.0f} + {split['periodic_evaluation_seconds']:,.0f} + "
          f"{split['report_seconds']:,.0f} s"],
     ]
     for agent, row in doc["report_rows"].items():
         rows.append([f"report: {agent} on {row['games']:,} deals",
-                     f"{_pct(row['win_rate'])} {_interval(row['ci_low'], row['ci_high'])}"])
+                     f"{pct(row['win_rate'])} {ci(row['ci_low'], row['ci_high'])}"])
     machine = doc["machine"]
     loads = [*machine["load_average_start"][:1], *machine["load_average_end"][:1]]
-    return _table(["stage", "measured"], ["---", "---:"], rows) + (
+    return md_table(["stage", "measured"], ["---", "---:"], rows) + (
         f"\n{doc['date']}, commit {doc['commit']}, {machine['cpus']} CPUs, load average "
-        f"{_load_range(loads)} (start, end).\n")
+        f"{load_range(loads)} (start, end).\n")
 
 
 def _threads(count: int) -> str:
