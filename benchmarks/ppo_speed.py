@@ -30,7 +30,12 @@ fast learner runs (the odds tables instead of the 220 odds columns), and divides
 by the machine's matrix-product peak measured in the same run (a large product in float32 and in
 bfloat16 on ``--threads`` threads): how close the learner runs to what this machine's cores can do.
 
-The JSON (default ``benchmarks/results/ppo_speed_<game>.json``; ``--json`` to choose) holds each learner's
+On a shared machine: ``--busy N`` starts N processes that spin on a CPU for the whole measurement (as
+other trainings beside this one would), killed at the end; ``NAME@1`` rows show a learner on one torch
+thread, the count a training's threads setting keeps when the other processes leave no core free.
+
+The JSON (default ``benchmarks/results/ppo_speed_<game>.json``, ``..._busy<N>.json`` with ``--busy``;
+``--json`` to choose) holds each learner's
 median ``steps_per_s`` under its own name (``medians``), every repeat, the configuration, the FLOP counts,
 the peaks, the machine and its load averages, and the commit.
 """
@@ -40,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -263,6 +269,22 @@ def table(medians: dict[str, dict], flops: dict[str, dict], peaks: dict[str, dic
     return "\n".join(lines)
 
 
+def run_all(args: argparse.Namespace, chosen: list[str], available: dict[str, Callable[..., dict[str, Any]]],
+            threads: int) -> list[dict[str, Any]]:
+    """Every chosen learner ``args.repeats`` times, alternating the order between repeats."""
+    runs: list[dict[str, Any]] = []
+    for repeat in range(args.repeats):
+        order = chosen if repeat % 2 == 0 else list(reversed(chosen))
+        for name in order:
+            learner, _, own = name.partition("@")  # NAME@N: that learner on N torch threads
+            result = available[learner](args.game, learner, args.rollouts, int(own or threads), args.seed)
+            result |= {"learner": name, "threads": int(own or threads), "repeat": repeat}
+            runs.append(result)
+            print(f"repeat {repeat + 1}/{args.repeats}  {name:<16} {result['steps_per_s']:>9,.0f} steps/s",
+                  flush=True)
+    return runs
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--game", choices=GAMES, default="coop", help="what the learners train")
@@ -271,11 +293,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="runs of each learner (the table: medians)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: the CPU count)")
     parser.add_argument("--seed", type=int, default=SEED, help="seed of every run")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="processes that spin on a CPU beside the run, as other trainings on a shared "
+                             "machine do (default: none)")
     parser.add_argument("--json", type=Path, default=None,
-                        help="where to write the results (default: benchmarks/results/ppo_speed_<game>.json)")
+                        help="where to write the results (default: benchmarks/results/ppo_speed_<game>.json, "
+                             "ppo_speed_<game>_busy<N>.json with --busy N)")
     args = parser.parse_args(argv)
     if args.rollouts < 1 or args.repeats < 1:
         parser.error("--rollouts and --repeats must be at least 1")
+    if not 0 <= args.busy <= 64:
+        parser.error("--busy must be in 0..64")
     from thermopylae_agents.training.kernels import pin_kernels
 
     pin_kernels()  # before torch and NumPy load, as scripts/train.py does
@@ -295,16 +323,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted({name.partition("@")[0] for name in chosen} - set(available))
     if unknown:
         parser.error(f"unknown learner(s) {unknown} for {args.game}; choose from {list(available)}")
-    runs: list[dict[str, Any]] = []
-    for repeat in range(args.repeats):
-        order = chosen if repeat % 2 == 0 else list(reversed(chosen))
-        for name in order:
-            learner, _, own = name.partition("@")  # NAME@N: that learner on N torch threads
-            result = available[learner](args.game, learner, args.rollouts, int(own or threads), args.seed)
-            result |= {"learner": name, "threads": int(own or threads), "repeat": repeat}
-            runs.append(result)
-            print(f"repeat {repeat + 1}/{args.repeats}  {name:<16} {result['steps_per_s']:>9,.0f} steps/s",
-                  flush=True)
+    neighbours = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    try:
+        runs = run_all(args, chosen, available, threads)
+    finally:
+        for process in neighbours:
+            process.kill()
+            process.wait()
     keys = ("steps_per_s", "cpu_steps_per_s", "collect_steps_per_s", "update_s_per_rollout")
     medians = {}
     flops = {}
@@ -328,13 +353,15 @@ def main(argv: list[str] | None = None) -> int:
         "title": f"PPO training speed of every learner beside sb3-contrib's MaskablePPO ({args.game})",
         **clock.header(__file__, argv),
         "config": {"game": args.game, "rollouts": args.rollouts, "repeats": args.repeats, "seed": args.seed,
-                   "torch_threads": threads, "learners": chosen},
+                   "torch_threads": threads, "learners": chosen,
+                   "busy_processes": args.busy},
         "medians": medians,
         "flops_per_step": flops,
         "matmul_peak_gflops": peaks,
         "runs": runs,
     }
-    path = args.json or RESULTS / f"ppo_speed_{args.game.replace('-', '_')}.json"
+    suffix = f"_busy{args.busy}" if args.busy else ""
+    path = args.json or RESULTS / f"ppo_speed_{args.game.replace('-', '_')}{suffix}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"wrote {path}")

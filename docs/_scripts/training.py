@@ -38,11 +38,12 @@ def rlzoo_coop_table() -> str:
 
 
 LEARNER_GAMES = (("coop", "co-op"), ("duel_greek", "duel, Greek"), ("duel_persian", "duel, Persian"),
-                 ("selfplay", "self-play, Greek"))
+                 ("selfplay", "self-play, Greek"), ("coop_busy2", "co-op, 2 busy processes beside"))
 
 
 LEARNER_NAMES = {"sb3": "sb3 (sb3-contrib's loop)", "fast": "fast", "fast-sb3-recipe": "fast, sb3's recipe",
                  "ppo-native": "ppo-native (CleanRL style)", "sb3@1": "sb3 on 1 torch thread",
+                 "fast@1": "fast on 1 torch thread",
                  "fast:n_epochs=1": "fast, 1 epoch"}
 
 
@@ -56,7 +57,9 @@ def _machine(doc: dict) -> str:
     machine = doc["machine"]
     loads = [*machine["load_average_start"][:1], *machine["load_average_end"][:1]]
     return (f"{doc['date']}, commit {doc['commit']}, {machine['cpus']} CPUs, "
-            f"{_threads(doc['config'].get('torch_threads', 1))}, load average {load_range(loads)}")
+            f"{_threads(doc['config'].get('torch_threads', 1))}, load average {load_range(loads)}"
+            + (f", {doc['config']['busy_processes']} spinning processes beside"
+               if doc["config"].get("busy_processes") else ""))
 
 
 def learner_speed_table() -> str:
